@@ -1,0 +1,64 @@
+//! kiln-cpu: the CPU backend, the reference every other backend is checked against.
+//!
+//! Design choices:
+//! - **Eager streams.** Work runs on the calling thread at the moment it is
+//!   enqueued (kernels fan out over rayon's pool), so a stream's order is
+//!   program order, [`RawStream::synchronize`](kiln_core::RawStream::synchronize)
+//!   has nothing to wait for and returns at once, and waiting on an event
+//!   never blocks.
+//! - **Events** hold the monotonic-clock instant at which they were recorded;
+//!   since work is eager, that is when everything before them finished, and
+//!   elapsed time between two events is host wall time of the work between.
+//! - **Buffers** are zero-initialised, 8-byte-aligned host allocations; an
+//!   allocation the system refuses is an `OutOfMemory` error, not an abort.
+//! - **Kernels** are Rust functions ([`HostFn`](kiln_core::HostFn)) given the
+//!   whole launch at once, taking typed slices from their
+//!   [`HostArgs`](kiln_core::HostArgs).
+//!
+//! # Examples
+//! ```
+//! use kiln_core::Device;
+//! use kiln_cpu::Cpu;
+//! # fn main() -> kiln_core::Result<()> {
+//! let dev = Device::<Cpu>::open(0)?;
+//! let mut buf = dev.alloc::<i32>(5)?;
+//! buf.fill(-3)?;
+//! assert_eq!(buf.to_vec()?, vec![-3; 5]);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod device;
+mod memory;
+mod stream;
+
+pub use device::{CpuDevice, CpuEvent, CpuKernel};
+pub use memory::CpuMemory;
+pub use stream::CpuStream;
+
+use kiln_core::{Backend, BackendKind, DeviceInfo, Error, Result};
+
+/// The CPU backend.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cpu;
+
+impl Backend for Cpu {
+    const KIND: BackendKind = BackendKind::Cpu;
+    type Device = CpuDevice;
+    type Stream = CpuStream;
+    type Buffer = CpuMemory;
+    type HostBuffer = CpuMemory;
+    type Event = CpuEvent;
+    type Kernel = CpuKernel;
+
+    fn devices() -> Result<Vec<DeviceInfo>> {
+        Ok(vec![device::host_info()])
+    }
+
+    fn open(ordinal: usize) -> Result<CpuDevice> {
+        if ordinal != 0 {
+            return Err(Error::DeviceNotFound { backend: BackendKind::Cpu, ordinal, count: 1 });
+        }
+        Ok(CpuDevice::new())
+    }
+}

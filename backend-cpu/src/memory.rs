@@ -1,0 +1,111 @@
+//! Host allocations standing in for device buffers (and for page-locked host buffers).
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+
+use kiln_core::{RawBuffer, RawHostBuffer, Result};
+
+/// Alignment of every allocation: enough for every kiln element type.
+const ALIGN: usize = 16;
+
+/// A zero-initialised, 16-byte-aligned host allocation.
+///
+/// Access goes through raw pointers because kiln's typed layer, not this
+/// type, guarantees that a writable range is not used by anything else at the
+/// same time (the `# Safety` contracts of [`kiln_core::RawStream`]).
+pub struct CpuMemory {
+    ptr: NonNull<u8>,
+    len: usize,
+    _cell: UnsafeCell<()>,
+}
+
+// SAFETY: the memory is a plain heap allocation owned by this value; concurrent
+// access is governed by the RawStream/RawHostBuffer safety contracts.
+unsafe impl Send for CpuMemory {}
+// SAFETY: as above.
+unsafe impl Sync for CpuMemory {}
+
+impl std::fmt::Debug for CpuMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CpuMemory({} bytes)", self.len)
+    }
+}
+
+impl CpuMemory {
+    /// Allocate `len` zeroed bytes; `None` when the system refuses.
+    pub fn new(len: usize) -> Option<Self> {
+        if len == 0 {
+            return Some(CpuMemory { ptr: NonNull::<u128>::dangling().cast(), len, _cell: UnsafeCell::new(()) });
+        }
+        let layout = Layout::from_size_align(len, ALIGN).ok()?;
+        // SAFETY: the layout has non-zero size.
+        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
+        Some(CpuMemory { ptr, len, _cell: UnsafeCell::new(()) })
+    }
+
+    /// Pointer to the first byte.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Bytes `offset..offset + len`.
+    ///
+    /// # Safety
+    /// - The range is inside the allocation.
+    /// - Nothing writes the range while the slice lives.
+    pub unsafe fn range(&self, offset: usize, len: usize) -> &[u8] {
+        // SAFETY: the caller keeps the range in bounds and free of writers.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(offset), len) }
+    }
+
+    /// Bytes `offset..offset + len`, writable.
+    ///
+    /// # Safety
+    /// - The range is inside the allocation.
+    /// - Nothing else reads or writes the range while the slice lives.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn range_mut(&self, offset: usize, len: usize) -> &mut [u8] {
+        // SAFETY: the caller keeps the range in bounds and exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(offset), len) }
+    }
+}
+
+impl Drop for CpuMemory {
+    fn drop(&mut self) {
+        if self.len != 0 {
+            // SAFETY: allocated in `new` with this very layout.
+            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len, ALIGN)) }
+        }
+    }
+}
+
+impl RawBuffer for CpuMemory {
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl RawHostBuffer for CpuMemory {
+    fn len(&self) -> usize {
+        self.len
+    }
+    unsafe fn bytes(&self) -> &[u8] {
+        // SAFETY: whole allocation; the caller guarantees no writer.
+        unsafe { self.range(0, self.len) }
+    }
+    unsafe fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: whole allocation; `&mut self` is exclusive.
+        unsafe { self.range_mut(0, self.len) }
+    }
+}
+
+/// Allocate or report why not.
+pub(crate) fn allocate(bytes: usize, what: &str, device: &str) -> Result<CpuMemory> {
+    CpuMemory::new(bytes).ok_or_else(|| kiln_core::Error::OutOfMemory {
+        device: device.to_string(),
+        what: what.to_string(),
+        requested: bytes as u64,
+        free: None,
+    })
+}

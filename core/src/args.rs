@@ -1,0 +1,298 @@
+//! Kernel arguments: the untyped form backends receive, and the typed builder.
+
+use crate::{Backend, Buffer, BufferView, BufferViewMut, DType, Element, Error, LaunchConfig, Result};
+use half::{bf16, f16};
+
+/// A scalar kernel argument: its bytes (little-endian, at most 8) and type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scalar {
+    bytes: [u8; 8],
+    dtype: DType,
+}
+
+impl Scalar {
+    /// Wrap a value.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{DType, Scalar};
+    /// let s = Scalar::new(7u32);
+    /// assert_eq!(s.dtype(), DType::U32);
+    /// assert_eq!(s.as_bytes(), &7u32.to_le_bytes());
+    /// assert_eq!(s.get::<u32>(), Some(7));
+    /// ```
+    pub fn new<T: Element>(value: T) -> Self {
+        let src = bytemuck::bytes_of(&value);
+        let mut bytes = [0u8; 8];
+        bytes[..src.len()].copy_from_slice(src);
+        Scalar { bytes, dtype: T::DTYPE }
+    }
+
+    /// The value's type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The value's bytes (`dtype().size()` of them).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.dtype.size()]
+    }
+
+    /// The value, if `T` is its type.
+    pub fn get<T: Element>(&self) -> Option<T> {
+        (T::DTYPE == self.dtype).then(|| bytemuck::pod_read_unaligned(self.as_bytes()))
+    }
+}
+
+/// One untyped kernel argument, as a backend receives it.
+#[derive(Debug)]
+pub enum RawArg<'a, B: Backend> {
+    /// A range of a device buffer.
+    Buffer {
+        /// The storage.
+        buffer: &'a B::Buffer,
+        /// Start of the range, in bytes.
+        offset: usize,
+        /// Length of the range, in bytes.
+        len: usize,
+        /// Element type the kernel sees.
+        dtype: DType,
+        /// Whether the kernel may write it.
+        writable: bool,
+    },
+    /// A value passed by copy.
+    Scalar(Scalar),
+}
+
+/// Anything that can be passed to a kernel: buffers and views (`&buf` is
+/// read-only, `&mut buf` writable) and scalars of every [`Element`] type.
+pub trait KernelArg<'a, B: Backend> {
+    /// The untyped argument, and the device it lives on (scalars: none).
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>);
+}
+
+impl<'a, B: Backend, T: Element> KernelArg<'a, B> for &'a Buffer<B, T> {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+        self.view().into_raw()
+    }
+}
+
+impl<'a, B: Backend, T: Element> KernelArg<'a, B> for &'a mut Buffer<B, T> {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+        self.view_mut().into_raw()
+    }
+}
+
+impl<'a, B: Backend, T: Element> KernelArg<'a, B> for BufferView<'a, B, T> {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+        let (buffer, offset, len) = self.parts();
+        let arg = RawArg::Buffer {
+            buffer: buffer.raw(),
+            offset: offset * T::DTYPE.size(),
+            len: len * T::DTYPE.size(),
+            dtype: T::DTYPE,
+            writable: false,
+        };
+        (arg, Some(buffer.device()))
+    }
+}
+
+impl<'a, B: Backend, T: Element> KernelArg<'a, B> for BufferViewMut<'a, B, T> {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+        let (buffer, offset, len) = self.into_parts();
+        let arg = RawArg::Buffer {
+            buffer: buffer.raw(),
+            offset: offset * T::DTYPE.size(),
+            len: len * T::DTYPE.size(),
+            dtype: T::DTYPE,
+            writable: true,
+        };
+        (arg, Some(buffer.device()))
+    }
+}
+
+macro_rules! scalar_arg {
+    ($($t:ty),*) => {$(
+        impl<'a, B: Backend> KernelArg<'a, B> for $t {
+            fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+                (RawArg::Scalar(Scalar::new(self)), None)
+            }
+        }
+    )*};
+}
+scalar_arg!(u8, i32, u32, i64, u64, f16, bf16, f32, f64);
+
+/// The argument list of one launch, built in the kernel's parameter order.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{Args, Device};
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let x = dev.upload(&[1.0f32, 2.0])?;
+/// let mut y = dev.alloc::<f32>(2)?;
+/// let args = Args::new().arg(&x).arg(&mut y).arg(2u32);
+/// assert_eq!(args.len(), 3);
+/// # Ok(()) }
+/// ```
+pub struct Args<'a, B: Backend> {
+    raw: Vec<RawArg<'a, B>>,
+    devices: Vec<&'a crate::Device<B>>,
+}
+
+impl<B: Backend> Default for Args<'_, B> {
+    fn default() -> Self {
+        Args { raw: Vec::new(), devices: Vec::new() }
+    }
+}
+
+impl<'a, B: Backend> Args<'a, B> {
+    /// An empty argument list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Append one argument.
+    pub fn arg(mut self, value: impl KernelArg<'a, B>) -> Self {
+        self.push(value);
+        self
+    }
+
+    /// Append one argument in place.
+    pub fn push(&mut self, value: impl KernelArg<'a, B>) -> &mut Self {
+        let (raw, device) = value.into_raw();
+        self.raw.push(raw);
+        self.devices.extend(device);
+        self
+    }
+
+    /// Number of arguments.
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+
+    /// The untyped arguments.
+    pub fn raw(&self) -> &[RawArg<'a, B>] {
+        &self.raw
+    }
+
+    pub(crate) fn devices(&self) -> &[&'a crate::Device<B>] {
+        &self.devices
+    }
+}
+
+/// A CPU kernel's view of its arguments, typed on access.
+///
+/// Inputs are shared slices, outputs exclusive ones; [`output`](Self::output)
+/// hands out each writable buffer once, so a kernel can hold its inputs and
+/// outputs at the same time.
+pub struct HostArgs<'a> {
+    kernel: &'a str,
+    config: LaunchConfig,
+    args: Vec<HostArg<'a>>,
+}
+
+/// One argument of a CPU kernel.
+#[derive(Debug)]
+pub enum HostArg<'a> {
+    /// A read-only buffer range.
+    Input(&'a [u8], DType),
+    /// A writable buffer range.
+    Output(&'a mut [u8], DType),
+    /// A scalar.
+    Scalar(Scalar),
+    /// An output already handed out by [`HostArgs::output`].
+    Taken(DType),
+}
+
+impl<'a> HostArgs<'a> {
+    /// Arguments for a launch of `kernel` with `config`.
+    pub fn new(kernel: &'a str, config: LaunchConfig, args: Vec<HostArg<'a>>) -> Self {
+        HostArgs { kernel, config, args }
+    }
+
+    /// The launch shape the kernel was launched with.
+    pub fn config(&self) -> &LaunchConfig {
+        &self.config
+    }
+
+    /// Number of arguments.
+    pub fn len(&self) -> usize {
+        self.args.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.args.is_empty()
+    }
+
+    fn bad(&self, index: usize, reason: String) -> Error {
+        Error::invalid(format!("kernel `{}` argument {index}", self.kernel), reason)
+    }
+
+    fn cast<T: Element>(&self, index: usize, found: DType) -> Result<()> {
+        if found == T::DTYPE {
+            Ok(())
+        } else {
+            Err(self.bad(index, format!("expected a {} buffer, got {found}", T::DTYPE)))
+        }
+    }
+
+    /// Read-only buffer argument `index` (passed as `&buf`).
+    pub fn input<T: Element>(&self, index: usize) -> Result<&'a [T]> {
+        match self.args.get(index) {
+            Some(HostArg::Input(bytes, d)) => {
+                self.cast::<T>(index, *d)?;
+                bytemuck::try_cast_slice(bytes).map_err(|e| self.bad(index, e.to_string()))
+            }
+            Some(other) => Err(self.bad(index, format!("expected a read-only buffer, got {}", kind(other)))),
+            None => Err(self.bad(index, format!("missing: {} argument(s) given", self.args.len()))),
+        }
+    }
+
+    /// Writable buffer argument `index`; each can be taken once.
+    pub fn output<T: Element>(&mut self, index: usize) -> Result<&'a mut [T]> {
+        match self.args.get(index) {
+            Some(HostArg::Output(_, d)) => self.cast::<T>(index, *d)?,
+            Some(other) => return Err(self.bad(index, format!("expected a writable buffer, got {}", kind(other)))),
+            None => return Err(self.bad(index, format!("missing: {} argument(s) given", self.args.len()))),
+        }
+        let slot = &mut self.args[index];
+        let taken = HostArg::Taken(T::DTYPE);
+        match std::mem::replace(slot, taken) {
+            HostArg::Output(bytes, _) => {
+                bytemuck::try_cast_slice_mut(bytes).map_err(|e| self.bad(index, e.to_string()))
+            }
+            other => {
+                *slot = other;
+                Err(self.bad(index, "expected a writable buffer".to_string()))
+            }
+        }
+    }
+
+    /// Scalar argument `index`.
+    pub fn scalar<T: Element>(&self, index: usize) -> Result<T> {
+        match self.args.get(index) {
+            Some(HostArg::Scalar(s)) => s
+                .get::<T>()
+                .ok_or_else(|| self.bad(index, format!("expected a {} scalar, got {}", T::DTYPE, s.dtype()))),
+            Some(other) => Err(self.bad(index, format!("expected a scalar, got {}", kind(other)))),
+            None => Err(self.bad(index, format!("missing: {} argument(s) given", self.args.len()))),
+        }
+    }
+}
+
+fn kind(arg: &HostArg<'_>) -> String {
+    match arg {
+        HostArg::Input(_, d) => format!("a read-only {d} buffer"),
+        HostArg::Output(_, d) => format!("a writable {d} buffer"),
+        HostArg::Scalar(s) => format!("a {} scalar", s.dtype()),
+        HostArg::Taken(d) => format!("a writable {d} buffer already taken"),
+    }
+}

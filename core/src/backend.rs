@@ -1,0 +1,226 @@
+//! The backend contract: associated types, and the traits of the active roles.
+//!
+//! Backends deal in untyped storage and byte ranges; the typed, checked API in
+//! this crate ([`Device`](crate::Device), [`Buffer`](crate::Buffer), ...) is
+//! built on top. Methods that trust their caller with ranges, lifetimes or
+//! kernel behaviour are `unsafe fn`, each with its `# Safety` bullets.
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use crate::{BackendKind, DeviceInfo, LaunchConfig, MemoryInfo, Priority, Program, RawArg, Result};
+
+/// A backend: a set of associated types, in the manner of wgpu-hal's `Api`.
+pub trait Backend: 'static + Sized + Send + Sync + Debug {
+    /// Which backend this is.
+    const KIND: BackendKind;
+    /// An opened device.
+    type Device: RawDevice<B = Self>;
+    /// An ordered queue of work.
+    type Stream: RawStream<B = Self>;
+    /// Untyped device storage, freed in stream order when dropped.
+    type Buffer: RawBuffer;
+    /// Host memory the device can copy to and from asynchronously (page-locked on CUDA).
+    type HostBuffer: RawHostBuffer;
+    /// A point in a stream.
+    type Event: RawEvent;
+    /// A compiled entry point.
+    type Kernel: RawKernel;
+
+    /// The devices this backend sees; `Err(BackendUnavailable)` when it cannot
+    /// run on this machine (no driver, no adapter), saying why.
+    fn devices() -> Result<Vec<DeviceInfo>>;
+
+    /// Open device `ordinal`.
+    fn open(ordinal: usize) -> Result<Self::Device>;
+}
+
+/// An opened device.
+pub trait RawDevice: Send + Sync + Sized + 'static {
+    /// The backend.
+    type B: Backend<Device = Self>;
+
+    /// Identity, limits and features.
+    fn info(&self) -> &DeviceInfo;
+
+    /// Free and total memory now.
+    fn memory(&self) -> Result<MemoryInfo>;
+
+    /// A new stream; the priority is clamped to what the device supports.
+    fn create_stream(&self, priority: Priority) -> Result<<Self::B as Backend>::Stream>;
+
+    /// A new event, not yet recorded.
+    fn create_event(&self) -> Result<<Self::B as Backend>::Event>;
+
+    /// Host memory of `bytes` bytes the device can copy asynchronously, zeroed.
+    fn alloc_host(&self, bytes: usize) -> Result<<Self::B as Backend>::HostBuffer>;
+
+    /// Compile `program`'s source for this backend; `Unsupported` when it has none.
+    fn compile(&self, program: &Program) -> Result<<Self::B as Backend>::Kernel>;
+
+    /// Block until all work on every stream of this device is done; reports
+    /// errors kept from earlier asynchronous work (frees in `Drop`, faults).
+    fn synchronize(&self) -> Result<()>;
+}
+
+/// An ordered queue of work on one device.
+pub trait RawStream: Send + Sync + Sized + 'static {
+    /// The backend.
+    type B: Backend<Stream = Self>;
+
+    /// The stream's priority after clamping.
+    fn priority(&self) -> Priority;
+
+    /// Allocate `bytes` bytes of device storage, ordered on this stream; its
+    /// contents are unspecified until written. It is freed on this stream when dropped.
+    fn alloc(&self, bytes: usize) -> Result<<Self::B as Backend>::Buffer>;
+
+    /// Copy `src` into `dst` at `dst_offset`. `src` is no longer read once this returns.
+    ///
+    /// # Safety
+    /// - `dst` belongs to this stream's device.
+    /// - `dst_offset + src.len() <= dst.len()`.
+    unsafe fn write(&self, dst: &<Self::B as Backend>::Buffer, dst_offset: usize, src: &[u8]) -> Result<()>;
+
+    /// Copy `dst.len()` bytes from `src` at `src_offset` into `dst`; blocks
+    /// until they are there (all earlier work on the stream is done).
+    ///
+    /// # Safety
+    /// - `src` belongs to this stream's device.
+    /// - `src_offset + dst.len() <= src.len()`.
+    unsafe fn read(&self, src: &<Self::B as Backend>::Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()>;
+
+    /// Enqueue a copy of `bytes` bytes from host buffer `src` to `dst`; returns
+    /// before the copy is done.
+    ///
+    /// # Safety
+    /// - `dst` belongs to this stream's device and `src` to the same device.
+    /// - `src_offset + bytes <= src.len()` and `dst_offset + bytes <= dst.len()`.
+    /// - `src` is neither written on the host nor freed until the copy is done
+    ///   (an event recorded after it has completed).
+    unsafe fn write_async(
+        &self,
+        dst: &<Self::B as Backend>::Buffer,
+        dst_offset: usize,
+        src: &<Self::B as Backend>::HostBuffer,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<()>;
+
+    /// Enqueue a copy of `bytes` bytes from `src` to host buffer `dst`; returns
+    /// before the copy is done.
+    ///
+    /// # Safety
+    /// - `src` belongs to this stream's device and `dst` to the same device.
+    /// - `src_offset + bytes <= src.len()` and `dst_offset + bytes <= dst.len()`.
+    /// - `dst` is neither read nor written on the host, nor freed, until the
+    ///   copy is done (an event recorded after it has completed).
+    unsafe fn read_async(
+        &self,
+        src: &<Self::B as Backend>::Buffer,
+        src_offset: usize,
+        dst: &<Self::B as Backend>::HostBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> Result<()>;
+
+    /// Enqueue a device-to-device copy of `bytes` bytes.
+    ///
+    /// # Safety
+    /// - Both buffers belong to this stream's device.
+    /// - `src_offset + bytes <= src.len()` and `dst_offset + bytes <= dst.len()`.
+    /// - If `src` and `dst` are the same buffer the ranges do not overlap.
+    unsafe fn copy(
+        &self,
+        src: &<Self::B as Backend>::Buffer,
+        src_offset: usize,
+        dst: &<Self::B as Backend>::Buffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> Result<()>;
+
+    /// Enqueue a fill of `bytes` bytes of `dst` with a repeated `pattern`.
+    ///
+    /// # Safety
+    /// - `dst` belongs to this stream's device and `offset + bytes <= dst.len()`.
+    /// - `pattern.len()` is 1, 2, 4 or 8, and divides both `offset` and `bytes`.
+    unsafe fn fill(
+        &self,
+        dst: &<Self::B as Backend>::Buffer,
+        offset: usize,
+        bytes: usize,
+        pattern: &[u8],
+    ) -> Result<()>;
+
+    /// Enqueue a kernel launch.
+    ///
+    /// # Safety
+    /// - `kernel` was compiled on this stream's device, and every buffer in `args` belongs to it.
+    /// - `config` has passed [`LaunchConfig::validate`] against the device's limits and is not empty.
+    /// - The kernel reads and writes only inside the byte ranges of its buffer
+    ///   arguments, writes only those marked writable, and takes `args` in its
+    ///   parameter order and types.
+    /// - No writable range overlaps another argument's range.
+    unsafe fn launch(
+        &self,
+        kernel: &<Self::B as Backend>::Kernel,
+        config: &LaunchConfig,
+        args: &[RawArg<'_, Self::B>],
+    ) -> Result<()>;
+
+    /// Record `event` at the current end of this stream.
+    fn record(&self, event: &<Self::B as Backend>::Event) -> Result<()>;
+
+    /// Make later work on this stream wait until `event` has completed.
+    fn wait(&self, event: &<Self::B as Backend>::Event) -> Result<()>;
+
+    /// Block until everything enqueued so far is done; reports errors kept
+    /// from earlier asynchronous work.
+    fn synchronize(&self) -> Result<()>;
+}
+
+/// Untyped device storage.
+pub trait RawBuffer: Send + Sync + Debug + 'static {
+    /// Size in bytes.
+    fn len(&self) -> usize;
+    /// Whether the size is zero.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Host memory for asynchronous copies.
+pub trait RawHostBuffer: Send + Sync + 'static {
+    /// Size in bytes.
+    fn len(&self) -> usize;
+    /// Whether the size is zero.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The bytes.
+    ///
+    /// # Safety
+    /// - No asynchronous copy into this buffer is in flight.
+    unsafe fn bytes(&self) -> &[u8];
+    /// The bytes, writable.
+    ///
+    /// # Safety
+    /// - No asynchronous copy from or into this buffer is in flight.
+    unsafe fn bytes_mut(&mut self) -> &mut [u8];
+}
+
+/// A point in a stream.
+pub trait RawEvent: Send + Sync + 'static {
+    /// Whether the work before the event has completed (true if never recorded).
+    fn query(&self) -> Result<bool>;
+    /// Block until the work before the event has completed.
+    fn synchronize(&self) -> Result<()>;
+    /// Device time from `start` to this event; both must be recorded and complete.
+    fn elapsed_since(&self, start: &Self) -> Result<Duration>;
+}
+
+/// A compiled entry point.
+pub trait RawKernel: Send + Sync + 'static {
+    /// The entry-point name.
+    fn name(&self) -> &str;
+}

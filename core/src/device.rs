@@ -1,0 +1,212 @@
+//! Typed devices: the entry point to buffers, streams, events and kernels.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ndarray::{ArrayBase, Data, Dimension};
+
+use crate::{
+    Backend, BackendKind, Buffer, DeviceInfo, Element, Error, Event, HostBuffer, Kernel, MemoryInfo, Priority, Program,
+    RawDevice, Result, Stream,
+};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+struct Shared<B: Backend> {
+    id: u64,
+    raw: B::Device,
+    default_stream: Arc<B::Stream>,
+    kernels: Mutex<HashMap<u64, Kernel<B>>>,
+    lost: Mutex<Option<String>>,
+}
+
+/// An opened device of backend `B`. Cloning gives another handle to the same device.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{BackendKind, Device};
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// assert_eq!(dev.kind(), BackendKind::Cpu);
+/// let buf = dev.upload(&[1.0f32, 2.0, 3.0])?;
+/// assert_eq!(buf.to_vec()?, vec![1.0, 2.0, 3.0]);
+/// assert!(Device::<Cpu>::open(7).is_err());
+/// # Ok(()) }
+/// ```
+pub struct Device<B: Backend> {
+    shared: Arc<Shared<B>>,
+}
+
+impl<B: Backend> Clone for Device<B> {
+    fn clone(&self) -> Self {
+        Device { shared: self.shared.clone() }
+    }
+}
+
+impl<B: Backend> std::fmt::Debug for Device<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Device({})", self.info())
+    }
+}
+
+impl<B: Backend> Device<B> {
+    /// The devices backend `B` sees, or why it cannot run here.
+    pub fn list() -> Result<Vec<DeviceInfo>> {
+        B::devices()
+    }
+
+    /// Open device `ordinal` of backend `B`.
+    pub fn open(ordinal: usize) -> Result<Self> {
+        Self::from_raw(B::open(ordinal)?)
+    }
+
+    /// Wrap an opened backend device.
+    pub fn from_raw(raw: B::Device) -> Result<Self> {
+        let default_stream = Arc::new(raw.create_stream(Priority::Normal)?);
+        Ok(Device {
+            shared: Arc::new(Shared {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                raw,
+                default_stream,
+                kernels: Mutex::new(HashMap::new()),
+                lost: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The backend's device.
+    pub fn raw(&self) -> &B::Device {
+        &self.shared.raw
+    }
+
+    /// Identity, limits and features.
+    pub fn info(&self) -> &DeviceInfo {
+        self.shared.raw.info()
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        &self.info().name
+    }
+
+    /// The backend.
+    pub fn kind(&self) -> BackendKind {
+        B::KIND
+    }
+
+    /// A number unique to this opened device within the process.
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// Whether `other` is a handle to the same opened device.
+    pub fn same(&self, other: &Device<B>) -> bool {
+        self.shared.id == other.shared.id
+    }
+
+    /// Free and total memory now.
+    pub fn memory(&self) -> Result<MemoryInfo> {
+        self.shared.raw.memory()
+    }
+
+    /// The device's default stream, used by the convenience methods of
+    /// `Device` and by buffers allocated through them.
+    pub fn stream(&self) -> Stream<B> {
+        Stream::from_parts(self.clone(), self.shared.default_stream.clone())
+    }
+
+    /// A new stream with `priority`.
+    pub fn create_stream(&self, priority: Priority) -> Result<Stream<B>> {
+        self.check_usable()?;
+        Ok(Stream::from_parts(self.clone(), Arc::new(self.shared.raw.create_stream(priority)?)))
+    }
+
+    /// A new, unrecorded event.
+    pub fn create_event(&self) -> Result<Event<B>> {
+        Ok(Event::from_parts(self.shared.raw.create_event()?, self.clone()))
+    }
+
+    /// Compile `program` for this device, or return the kernel compiled
+    /// earlier in this process from the same program (sources, options).
+    /// Backends may add an on-disk cache under this one.
+    pub fn kernel(&self, program: &Program) -> Result<Kernel<B>> {
+        self.check_usable()?;
+        let key = program.fingerprint();
+        let mut cache = self.shared.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = cache.get(&key) {
+            return Ok(k.clone());
+        }
+        let raw = self.shared.raw.compile(program)?;
+        let kernel = Kernel::from_parts(raw, self.id());
+        cache.insert(key, kernel.clone());
+        Ok(kernel)
+    }
+
+    /// Allocate `len` elements on the default stream (contents unspecified).
+    pub fn alloc<T: Element>(&self, len: usize) -> Result<Buffer<B, T>> {
+        self.stream().alloc(len)
+    }
+
+    /// Allocate `len` zeroed elements on the default stream.
+    pub fn alloc_zeroed<T: Element>(&self, len: usize) -> Result<Buffer<B, T>> {
+        self.stream().alloc_zeroed(len)
+    }
+
+    /// A device copy of `data`, on the default stream.
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<B, T>> {
+        self.stream().upload(data)
+    }
+
+    /// A device copy of an ndarray array, its elements in row-major order.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use ndarray::array;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let dev = Device::<Cpu>::open(0)?;
+    /// let a = array![[1, 2], [3, 4]];
+    /// let buf = dev.upload_array(&a.t())?;          // a transposed view
+    /// assert_eq!(buf.to_vec()?, vec![1, 3, 2, 4]);
+    /// # Ok(()) }
+    /// ```
+    pub fn upload_array<T: Element, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        array: &ArrayBase<S, D>,
+    ) -> Result<Buffer<B, T>> {
+        match array.as_slice() {
+            Some(s) => self.upload(s),
+            None => self.upload(&array.iter().copied().collect::<Vec<_>>()),
+        }
+    }
+
+    /// `len` elements of zeroed host memory the device copies to and from
+    /// asynchronously (page-locked on CUDA).
+    pub fn alloc_host<T: Element>(&self, len: usize) -> Result<HostBuffer<B, T>> {
+        HostBuffer::new(self, len)
+    }
+
+    /// Block until all work on every stream of this device is done.
+    pub fn synchronize(&self) -> Result<()> {
+        self.shared.raw.synchronize().inspect_err(|e| self.note_failure(e))
+    }
+
+    /// `Err(DeviceLost)` if an earlier fault made the device unusable.
+    pub fn check_usable(&self) -> Result<()> {
+        match &*self.shared.lost.lock().unwrap_or_else(|p| p.into_inner()) {
+            None => Ok(()),
+            Some(cause) => Err(Error::DeviceLost { device: self.name().to_string(), cause: cause.clone() }),
+        }
+    }
+
+    /// Remember the first fatal error (a device fault), so later calls report it.
+    pub fn note_failure(&self, error: &Error) {
+        if error.is_fatal() {
+            let mut lost = self.shared.lost.lock().unwrap_or_else(|p| p.into_inner());
+            lost.get_or_insert_with(|| error.to_string());
+        }
+    }
+}

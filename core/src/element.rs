@@ -1,0 +1,126 @@
+//! Element types a buffer can hold, and their names in each kernel language.
+
+use half::{bf16, f16};
+use std::fmt;
+
+/// The element types kiln moves and computes on.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{DType, Element};
+/// assert_eq!(f32::DTYPE, DType::F32);
+/// assert_eq!(DType::F32.cuda_name(), "float");
+/// assert_eq!(DType::F32.size(), 4);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// `u8`
+    U8,
+    /// `i32`
+    I32,
+    /// `u32`
+    U32,
+    /// `i64`
+    I64,
+    /// `u64`
+    U64,
+    /// IEEE half precision.
+    F16,
+    /// bfloat16.
+    BF16,
+    /// `f32`
+    F32,
+    /// `f64`
+    F64,
+}
+
+impl DType {
+    /// Every dtype, in declaration order.
+    pub const ALL: [DType; 9] =
+        [DType::U8, DType::I32, DType::U32, DType::I64, DType::U64, DType::F16, DType::BF16, DType::F32, DType::F64];
+
+    /// Size of one element in bytes.
+    pub const fn size(self) -> usize {
+        match self {
+            DType::U8 => 1,
+            DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::U64 | DType::F64 => 8,
+        }
+    }
+
+    /// Short name, as used in kernel names and reports ("f32").
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::U8 => "u8",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::I64 => "i64",
+            DType::U64 => "u64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+
+    /// The CUDA C type ("float", "__half", "unsigned int").
+    pub const fn cuda_name(self) -> &'static str {
+        match self {
+            DType::U8 => "unsigned char",
+            DType::I32 => "int",
+            DType::U32 => "unsigned int",
+            DType::I64 => "long long",
+            DType::U64 => "unsigned long long",
+            DType::F16 => "__half",
+            DType::BF16 => "__nv_bfloat16",
+            DType::F32 => "float",
+            DType::F64 => "double",
+        }
+    }
+
+    /// The WGSL type, where WGSL has one (no 8-bit, 64-bit integer or bf16 types).
+    pub const fn wgsl_name(self) -> Option<&'static str> {
+        match self {
+            DType::I32 => Some("i32"),
+            DType::U32 => Some("u32"),
+            DType::F16 => Some("f16"),
+            DType::F32 => Some("f32"),
+            DType::F64 => Some("f64"),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a floating-point type.
+    pub const fn is_float(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// Parse a short name ("f32").
+    pub fn parse(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A plain-old-data type that can live in a kiln buffer.
+///
+/// Implemented for `u8`, `i32`, `u32`, `i64`, `u64`, `f32`, `f64`,
+/// [`half::f16`] and [`half::bf16`]; every bit pattern is a valid value, so
+/// device memory can be read back without undefined behaviour.
+pub trait Element: bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + Default + 'static {
+    /// The runtime tag of this type.
+    const DTYPE: DType;
+}
+
+macro_rules! element {
+    ($($t:ty => $d:ident),* $(,)?) => {$(
+        impl Element for $t { const DTYPE: DType = DType::$d; }
+    )*};
+}
+element!(u8 => U8, i32 => I32, u32 => U32, i64 => I64, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);

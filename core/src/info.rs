@@ -1,0 +1,142 @@
+//! What a device is and what it can do: names, limits, optional features.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::{Error, Result};
+
+/// The backends kiln knows.
+///
+/// # Examples
+/// ```
+/// use kiln_core::BackendKind;
+/// assert_eq!("cuda".parse::<BackendKind>().unwrap(), BackendKind::Cuda);
+/// assert!("opencl".parse::<BackendKind>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BackendKind {
+    /// The CPU reference backend (rayon).
+    Cpu,
+    /// NVIDIA CUDA through cudarc.
+    Cuda,
+    /// wgpu (Vulkan, Metal, DX12).
+    Wgpu,
+}
+
+impl BackendKind {
+    /// Every backend, in order of preference for [`best`](crate::dynamic) selection: GPU first.
+    pub const ALL: [BackendKind; 3] = [BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu];
+
+    /// Lower-case name ("cuda").
+    pub const fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+            BackendKind::Wgpu => "wgpu",
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "cpu" => Ok(BackendKind::Cpu),
+            "cuda" => Ok(BackendKind::Cuda),
+            "wgpu" => Ok(BackendKind::Wgpu),
+            _ => Err(Error::UnknownBackend { name: s.to_string() }),
+        }
+    }
+}
+
+/// Launch and memory limits of a device; [`LaunchConfig`](crate::LaunchConfig)
+/// is checked against these before every launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Most threads (work items) in one block (workgroup).
+    pub max_threads_per_block: u32,
+    /// Most threads along each block dimension.
+    pub max_block: [u32; 3],
+    /// Most blocks along each grid dimension.
+    pub max_grid: [u32; 3],
+    /// Most shared (workgroup) memory one block may use, in bytes.
+    pub max_shared_mem_per_block: u32,
+    /// Largest single buffer, in bytes.
+    pub max_buffer_bytes: u64,
+    /// Largest range one kernel argument may bind, in bytes (wgpu's storage
+    /// binding limit; equal to `max_buffer_bytes` where there is none).
+    pub max_binding_bytes: u64,
+    /// Threads that execute in lock-step (warp, subgroup); 1 on the CPU.
+    pub warp_size: u32,
+}
+
+/// Optional features a device may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Features {
+    /// 64-bit floats in kernels.
+    pub f64: bool,
+    /// 16-bit floats in kernels.
+    pub f16: bool,
+    /// Atomic add on 32-bit floats.
+    pub float_atomics: bool,
+    /// Subgroup (warp) operations.
+    pub subgroups: bool,
+    /// Device-side timestamps, so events can measure elapsed time.
+    pub timestamps: bool,
+}
+
+/// A device's identity, limits and features.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceInfo {
+    /// The backend the device belongs to.
+    pub backend: BackendKind,
+    /// Its position in the backend's device list.
+    pub ordinal: usize,
+    /// Human-readable name ("NVIDIA H100 80GB HBM3").
+    pub name: String,
+    /// Multiprocessors, compute units or CPU threads.
+    pub compute_units: u32,
+    /// Total device memory in bytes (host memory on the CPU).
+    pub memory_bytes: u64,
+    /// CUDA compute capability, where it applies.
+    pub compute_capability: Option<(u32, u32)>,
+    /// Driver or API version, free text ("CUDA driver 13.0", "Vulkan 1.3 (lavapipe)").
+    pub driver: String,
+    /// Launch and memory limits.
+    pub limits: Limits,
+    /// Optional features.
+    pub features: Features,
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{} {} ({} compute units, {:.1} GiB",
+            self.backend,
+            self.ordinal,
+            self.name,
+            self.compute_units,
+            self.memory_bytes as f64 / (1u64 << 30) as f64
+        )?;
+        if let Some((ma, mi)) = self.compute_capability {
+            write!(f, ", sm_{ma}{mi}")?;
+        }
+        write!(f, ", {})", self.driver)
+    }
+}
+
+/// Free and total memory of a device, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryInfo {
+    /// Bytes free now.
+    pub free: u64,
+    /// Bytes in all.
+    pub total: u64,
+}

@@ -1,0 +1,76 @@
+//! kiln-core: the trait layer and the typed API of kiln.
+//!
+//! kiln runs the same host code on CUDA, wgpu and the CPU. This crate holds
+//! what they share and depends on none of them:
+//!
+//! - the backend contract ([`Backend`] with its associated types, and the
+//!   traits of the active roles [`RawDevice`], [`RawStream`], [`RawEvent`], ...),
+//!   which deals in untyped storage and byte ranges and whose trusting methods
+//!   are `unsafe fn` with written `# Safety` contracts;
+//! - the typed, checked API users write against: [`Device`], [`Buffer`] and its
+//!   views, [`HostBuffer`], [`Stream`], [`Event`], [`Kernel`] built from a
+//!   [`Program`], [`LaunchConfig`] validated against the device's [`Limits`];
+//! - one error type, [`Error`], whose messages name what, where and why;
+//! - [`dynamic`], the one place where backends are erased for run-time choice.
+//!
+//! Design choices: static dispatch everywhere inside the workspace; explicit
+//! stream order (a buffer is freed on the stream it was allocated on, and
+//! streams are ordered only by events the user records and waits on); calls
+//! that block the host say so in their docs; no panics in library paths.
+//!
+//! # Examples
+//! ```
+//! use kiln_core::{Args, Device, LaunchConfig, Program};
+//! use kiln_cpu::Cpu;
+//!
+//! fn add_host(args: &mut kiln_core::HostArgs<'_>) -> kiln_core::Result<()> {
+//!     let (a, b) = (args.input::<f32>(0)?, args.input::<f32>(1)?);
+//!     for ((c, a), b) in args.output::<f32>(2)?.iter_mut().zip(a).zip(b) {
+//!         *c = a + b;
+//!     }
+//!     Ok(())
+//! }
+//!
+//! # fn main() -> kiln_core::Result<()> {
+//! let dev = Device::<Cpu>::open(0)?;
+//! let kernel = dev.kernel(&Program::new("add").host(add_host))?;
+//! let a = dev.upload(&[1.0f32, 2.0, 3.0])?;
+//! let b = dev.upload(&[10.0f32, 20.0, 30.0])?;
+//! let mut c = dev.alloc::<f32>(3)?;
+//! let args = Args::new().arg(&a).arg(&b).arg(&mut c).arg(3u32);
+//! // SAFETY: `add_host` stays inside its arguments and writes only `c`.
+//! unsafe { dev.stream().launch(&kernel, LaunchConfig::for_elements(3, 256), args)? };
+//! assert_eq!(c.to_vec()?, vec![11.0, 22.0, 33.0]);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod args;
+mod backend;
+mod buffer;
+mod device;
+pub mod dynamic;
+mod element;
+mod error;
+mod event;
+mod host;
+mod info;
+mod kernel;
+mod launch;
+mod program;
+mod stream;
+
+pub use args::{Args, HostArg, HostArgs, KernelArg, RawArg, Scalar};
+pub use backend::{Backend, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel, RawStream};
+pub use buffer::{Buffer, BufferView, BufferViewMut, View, ViewMut};
+pub use device::Device;
+pub use element::{DType, Element};
+pub use error::{Error, Result};
+pub use event::Event;
+pub use half::{bf16, f16};
+pub use host::HostBuffer;
+pub use info::{BackendKind, DeviceInfo, Features, Limits, MemoryInfo};
+pub use kernel::Kernel;
+pub use launch::{Dim3, LaunchConfig};
+pub use program::{CompileOptions, HostFn, Program};
+pub use stream::{Priority, Stream};
