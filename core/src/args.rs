@@ -122,6 +122,12 @@ macro_rules! scalar_arg {
 }
 scalar_arg!(u8, i32, u32, i64, u64, f16, bf16, f32, f64);
 
+impl<'a, B: Backend> KernelArg<'a, B> for Scalar {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+        (RawArg::Scalar(self), None)
+    }
+}
+
 /// The argument list of one launch, built in the kernel's parameter order.
 ///
 /// # Examples
@@ -157,6 +163,12 @@ impl<'a, B: Backend> Args<'a, B> {
     pub fn arg(mut self, value: impl KernelArg<'a, B>) -> Self {
         self.push(value);
         self
+    }
+
+    /// Append a scalar of any element type (for generic code, where `.arg(x)`
+    /// cannot name the type).
+    pub fn scalar<T: Element>(self, value: T) -> Self {
+        self.arg(Scalar::new(value))
     }
 
     /// Append one argument in place.

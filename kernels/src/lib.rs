@@ -1,1 +1,36 @@
-//! kiln-kernels
+//! kiln-kernels: the classic parallel patterns, each written for every backend.
+//!
+//! Every pattern is a folder: `mod.rs` holds the safe API, generic over the
+//! backend and taking the [`Stream`](kiln_core::Stream) to run on;
+//! `kernel.cu` the CUDA source (NVRTC), `kernel.wgsl` the WGSL source, and
+//! `cpu.rs` the CPU implementation. The argument conventions every source
+//! follows are in this crate's README (the kernel ABI).
+//!
+//! The safe functions check lengths and devices, compile each kernel once per
+//! device (the device's kernel cache), and return `Err` for what a backend or
+//! dtype cannot do (`Sqrt` on integers, f64 on an adapter without it).
+//!
+//! # Examples
+//! ```
+//! use kiln_core::Device;
+//! use kiln_cpu::Cpu;
+//! use kiln_kernels::elementwise::{binary, BinaryOp};
+//! # fn main() -> kiln_core::Result<()> {
+//! let dev = Device::<Cpu>::open(0)?;
+//! let s = dev.stream();
+//! let a = s.upload(&[1.0f32, 2.0, 3.0])?;
+//! let b = s.upload(&[4.0f32, 5.0, 6.0])?;
+//! let mut c = s.alloc::<f32>(3)?;
+//! binary(&s, BinaryOp::Add, &a, &b, &mut c)?;
+//! assert_eq!(c.to_vec()?, vec![5.0, 7.0, 9.0]);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod elementwise;
+pub mod fill;
+mod launch;
+pub mod map;
+mod num;
+
+pub use num::Number;

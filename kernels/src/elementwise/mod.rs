@@ -1,0 +1,301 @@
+//! Elementwise binary operations (`c = a + b`, the seed's vector add) and
+//! axpy (`z = alpha * x + y`), out of place and in place.
+
+mod cpu;
+
+use std::sync::Arc;
+
+use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, View, ViewMut};
+
+use crate::launch::{check_dtype, cuda_source, elementwise_config, program, push_len, wgsl_source, Access};
+use crate::Number;
+
+/// A binary operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `a + b` (wrapping for integers).
+    Add,
+    /// `a - b` (wrapping for integers).
+    Sub,
+    /// `a * b` (wrapping for integers).
+    Mul,
+    /// `a / b`; for integers `a` when `b == 0` or the quotient overflows.
+    Div,
+}
+
+impl BinaryOp {
+    /// Every operation.
+    pub const ALL: [BinaryOp; 4] = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div];
+
+    /// Lower-case name ("add").
+    pub const fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+        }
+    }
+
+    const fn from_code(code: u8) -> BinaryOp {
+        match code {
+            0 => BinaryOp::Add,
+            1 => BinaryOp::Sub,
+            2 => BinaryOp::Mul,
+            _ => BinaryOp::Div,
+        }
+    }
+
+    fn wgsl(self) -> &'static str {
+        // WGSL's integer division already gives `a` for b == 0 and for MIN / -1.
+        match self {
+            BinaryOp::Add => "a + b",
+            BinaryOp::Sub => "a - b",
+            BinaryOp::Mul => "a * b",
+            BinaryOp::Div => "a / b",
+        }
+    }
+
+    fn host<T: Number>(self, in_place: bool) -> HostFn {
+        match (self, in_place) {
+            (BinaryOp::Add, false) => cpu::binary::<T, 0>,
+            (BinaryOp::Sub, false) => cpu::binary::<T, 1>,
+            (BinaryOp::Mul, false) => cpu::binary::<T, 2>,
+            (BinaryOp::Div, false) => cpu::binary::<T, 3>,
+            (BinaryOp::Add, true) => cpu::binary_in_place::<T, 0>,
+            (BinaryOp::Sub, true) => cpu::binary_in_place::<T, 1>,
+            (BinaryOp::Mul, true) => cpu::binary_in_place::<T, 2>,
+            (BinaryOp::Div, true) => cpu::binary_in_place::<T, 3>,
+        }
+    }
+}
+
+impl std::fmt::Display for BinaryOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How one elementwise kernel is assembled: op code, WGSL pieces, host fn.
+struct Spec {
+    name: String,
+    code: u8,
+    combine: &'static str,
+    fields: &'static str,
+    buffers: &'static [(&'static str, Access)],
+    alias: Option<(&'static str, &'static str)>,
+    host: HostFn,
+    in_place: bool,
+}
+
+fn build(spec: Spec, dtype: DType) -> Arc<Program> {
+    let name = spec.name.clone();
+    program(&name, move || {
+        let mut p = Program::new(&spec.name)
+            .cuda(cuda_source(dtype, include_str!("kernel.cu")))
+            .wgsl(wgsl_source(dtype, spec.buffers, include_str!("kernel.wgsl")))
+            .host(spec.host)
+            .define("KERNEL", &spec.name)
+            .define("OP", spec.code)
+            .define("COMBINE", spec.combine)
+            .define("PARAMS_FIELDS", spec.fields);
+        if spec.in_place {
+            p = p.define("IN_PLACE", 1);
+        }
+        if let Some((from, to)) = spec.alias {
+            p = p.define(from, to);
+        }
+        p
+    })
+}
+
+const OUT_OF_PLACE: &[(&str, Access)] =
+    &[("ew_a", Access::Read), ("ew_b", Access::Read), ("ew_out", Access::ReadWrite)];
+
+fn lengths(what: String, n: usize, others: &[(&str, usize)]) -> Result<()> {
+    match others.iter().find(|(_, len)| *len != n) {
+        Some((name, len)) => Err(Error::LengthMismatch { what: format!("{what}: {name}"), expected: n, actual: *len }),
+        None => Ok(()),
+    }
+}
+
+/// `c[i] = a[i] op b[i]`, on `stream`; all three of the same length.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::elementwise::{binary, BinaryOp};
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let (a, b) = (s.upload(&[7i32, -9])?, s.upload(&[2i32, 0])?);
+/// let mut c = s.alloc::<i32>(2)?;
+/// binary(&s, BinaryOp::Div, &a, &b, &mut c)?;
+/// assert_eq!(c.to_vec()?, vec![3, -9]);     // x / 0 gives x
+/// # Ok(()) }
+/// ```
+pub fn binary<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    op: BinaryOp,
+    a: &impl View<B, T>,
+    b: &impl View<B, T>,
+    c: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    let n = a.view().len();
+    lengths(format!("elementwise {op}"), n, &[("b vs a", b.view().len()), ("output c vs a", c.view().len())])?;
+    check_dtype(stream, T::DTYPE, &format!("elementwise {op}"))?;
+    if n == 0 {
+        return Ok(());
+    }
+    let spec = Spec {
+        name: format!("kiln_{op}_{}", T::DTYPE),
+        code: op as u8,
+        combine: op.wgsl(),
+        fields: "n: u32,",
+        buffers: OUT_OF_PLACE,
+        alias: None,
+        host: op.host::<T>(false),
+        in_place: false,
+    };
+    let prog = build(spec, T::DTYPE);
+    let kernel = stream.device().kernel(&prog)?;
+    let args = push_len(Args::new().arg(a.view()).arg(b.view()).arg(c.view_mut()), n, prog.name())?;
+    // SAFETY: the kernel reads a[0..n), b[0..n) and writes c[0..n), the common length.
+    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+}
+
+/// `a[i] = a[i] op b[i]`, on `stream`.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::elementwise::{binary_in_place, BinaryOp};
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let mut a = s.upload(&[1.0f64, 2.0])?;
+/// binary_in_place(&s, BinaryOp::Mul, &mut a, &s.upload(&[3.0, 4.0])?)?;
+/// assert_eq!(a.to_vec()?, vec![3.0, 8.0]);
+/// # Ok(()) }
+/// ```
+pub fn binary_in_place<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    op: BinaryOp,
+    a: &mut impl ViewMut<B, T>,
+    b: &impl View<B, T>,
+) -> Result<()> {
+    let n = a.view().len();
+    lengths(format!("elementwise {op} in place"), n, &[("b vs a", b.view().len())])?;
+    check_dtype(stream, T::DTYPE, &format!("elementwise {op}"))?;
+    if n == 0 {
+        return Ok(());
+    }
+    let spec = Spec {
+        name: format!("kiln_{op}_{}_inplace", T::DTYPE),
+        code: op as u8,
+        combine: op.wgsl(),
+        fields: "n: u32,",
+        buffers: &[("ew_out", Access::ReadWrite), ("ew_b", Access::Read)],
+        alias: Some(("ew_a", "ew_out")),
+        host: op.host::<T>(true),
+        in_place: true,
+    };
+    let prog = build(spec, T::DTYPE);
+    let kernel = stream.device().kernel(&prog)?;
+    let args = push_len(Args::new().arg(a.view_mut()).arg(b.view()), n, prog.name())?;
+    // SAFETY: the kernel reads and writes a[0..n) and reads b[0..n), the common length.
+    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+}
+
+/// `z[i] = alpha * x[i] + y[i]`, on `stream` (BLAS's axpy, out of place).
+/// On GPUs the multiply-add may be fused into one rounding.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let (x, y) = (s.upload(&[1.0f32, 2.0])?, s.upload(&[10.0f32, 20.0])?);
+/// let mut z = s.alloc::<f32>(2)?;
+/// kiln_kernels::elementwise::axpy(&s, 2.0, &x, &y, &mut z)?;
+/// assert_eq!(z.to_vec()?, vec![12.0, 24.0]);
+/// # Ok(()) }
+/// ```
+pub fn axpy<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    alpha: T,
+    x: &impl View<B, T>,
+    y: &impl View<B, T>,
+    z: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    let n = x.view().len();
+    lengths("axpy".to_string(), n, &[("y vs x", y.view().len()), ("output z vs x", z.view().len())])?;
+    check_dtype(stream, T::DTYPE, "axpy")?;
+    if n == 0 {
+        return Ok(());
+    }
+    let spec = Spec {
+        name: format!("kiln_axpy_{}", T::DTYPE),
+        code: 4,
+        combine: "params.alpha * a + b",
+        fields: "alpha: T, n: u32,",
+        buffers: OUT_OF_PLACE,
+        alias: None,
+        host: cpu::axpy::<T>,
+        in_place: false,
+    };
+    let prog = build(spec, T::DTYPE);
+    let kernel = stream.device().kernel(&prog)?;
+    let args = Args::new().arg(x.view()).arg(y.view()).arg(z.view_mut()).scalar(alpha);
+    let args = push_len(args, n, prog.name())?;
+    // SAFETY: the kernel reads x[0..n), y[0..n) and writes z[0..n), the common length.
+    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+}
+
+/// `y[i] = alpha * x[i] + y[i]`, on `stream` (BLAS's axpy).
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let x = s.upload(&[1u32, 2])?;
+/// let mut y = s.upload(&[5u32, 5])?;
+/// kiln_kernels::elementwise::axpy_in_place(&s, 3, &x, &mut y)?;
+/// assert_eq!(y.to_vec()?, vec![8, 11]);
+/// # Ok(()) }
+/// ```
+pub fn axpy_in_place<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    alpha: T,
+    x: &impl View<B, T>,
+    y: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    let n = x.view().len();
+    lengths("axpy in place".to_string(), n, &[("y vs x", y.view().len())])?;
+    check_dtype(stream, T::DTYPE, "axpy")?;
+    if n == 0 {
+        return Ok(());
+    }
+    let spec = Spec {
+        name: format!("kiln_axpy_{}_inplace", T::DTYPE),
+        code: 4,
+        combine: "params.alpha * a + b",
+        fields: "alpha: T, n: u32,",
+        buffers: &[("ew_a", Access::Read), ("ew_out", Access::ReadWrite)],
+        alias: Some(("ew_b", "ew_out")),
+        host: cpu::axpy_in_place::<T>,
+        in_place: true,
+    };
+    let prog = build(spec, T::DTYPE);
+    let kernel = stream.device().kernel(&prog)?;
+    let args = push_len(Args::new().arg(x.view()).arg(y.view_mut()).scalar(alpha), n, prog.name())?;
+    // SAFETY: the kernel reads x[0..n) and reads and writes y[0..n), the common length.
+    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+}

@@ -1,0 +1,56 @@
+// kiln's CUDA prelude, prepended to every kernel source after `typedef ... T;`.
+//
+// Integer arithmetic goes through unsigned types so that overflow wraps
+// (signed overflow is undefined behaviour in C++, and the optimiser exploits
+// it); integer division follows WGSL's definition, which every kiln backend
+// shares: x / 0 == x and INT_MIN / -1 == INT_MIN.
+
+__device__ __forceinline__ int kiln_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
+__device__ __forceinline__ int kiln_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
+__device__ __forceinline__ int kiln_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ int kiln_div(int a, int b) {
+    return (b == 0 || (a == (int)0x80000000 && b == -1)) ? a : a / b;
+}
+__device__ __forceinline__ int kiln_neg(int a) { return (int)(0u - (unsigned)a); }
+__device__ __forceinline__ int kiln_abs(int a) { return a < 0 ? kiln_neg(a) : a; }
+__device__ __forceinline__ int kiln_sqrt(int a) { return a; }
+
+__device__ __forceinline__ unsigned kiln_add(unsigned a, unsigned b) { return a + b; }
+__device__ __forceinline__ unsigned kiln_sub(unsigned a, unsigned b) { return a - b; }
+__device__ __forceinline__ unsigned kiln_mul(unsigned a, unsigned b) { return a * b; }
+__device__ __forceinline__ unsigned kiln_div(unsigned a, unsigned b) { return b == 0 ? a : a / b; }
+__device__ __forceinline__ unsigned kiln_neg(unsigned a) { return 0u - a; }
+__device__ __forceinline__ unsigned kiln_abs(unsigned a) { return a; }
+__device__ __forceinline__ unsigned kiln_sqrt(unsigned a) { return a; }
+
+__device__ __forceinline__ float kiln_add(float a, float b) { return a + b; }
+__device__ __forceinline__ float kiln_sub(float a, float b) { return a - b; }
+__device__ __forceinline__ float kiln_mul(float a, float b) { return a * b; }
+__device__ __forceinline__ float kiln_div(float a, float b) { return a / b; }
+__device__ __forceinline__ float kiln_neg(float a) { return -a; }
+__device__ __forceinline__ float kiln_abs(float a) { return fabsf(a); }
+__device__ __forceinline__ float kiln_sqrt(float a) { return sqrtf(a); }
+
+__device__ __forceinline__ double kiln_add(double a, double b) { return a + b; }
+__device__ __forceinline__ double kiln_sub(double a, double b) { return a - b; }
+__device__ __forceinline__ double kiln_mul(double a, double b) { return a * b; }
+__device__ __forceinline__ double kiln_div(double a, double b) { return a / b; }
+__device__ __forceinline__ double kiln_neg(double a) { return -a; }
+__device__ __forceinline__ double kiln_abs(double a) { return fabs(a); }
+__device__ __forceinline__ double kiln_sqrt(double a) { return sqrt(a); }
+
+// Exact (never fused) multiply and add, for results the CPU must reproduce bit for bit.
+__device__ __forceinline__ int kiln_mul_rn(int a, int b) { return kiln_mul(a, b); }
+__device__ __forceinline__ int kiln_add_rn(int a, int b) { return kiln_add(a, b); }
+__device__ __forceinline__ unsigned kiln_mul_rn(unsigned a, unsigned b) { return a * b; }
+__device__ __forceinline__ unsigned kiln_add_rn(unsigned a, unsigned b) { return a + b; }
+__device__ __forceinline__ float kiln_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float kiln_add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double kiln_mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double kiln_add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+// Grid-stride loop over [0, n): one thread per element while the grid is
+// large enough, each thread looping when the grid was capped.
+#define KILN_FOR_EACH(i, n) \
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+         i += (unsigned long long)gridDim.x * blockDim.x)
