@@ -1,1 +1,266 @@
-//! kiln-benches
+//! kiln-benches: every pattern on every backend, against the ceiling and the peers.
+//!
+//! A bench run visits each device (through [`kiln_core::dynamic`]), times every
+//! selected [`Case`] with device events (warm-up first, median and min of
+//! many runs, random inputs rotated among buffer sets past the size of any
+//! cache), measures the ceiling (a large device-to-device copy) on the same
+//! device in the same run, and merges in the peers (CuPy and PyCUDA scripts
+//! run on the same machine). Every row carries its bytes and flops model, so
+//! GB/s, the fraction of the ceiling and the ratio to each peer follow.
+//!
+//! # Examples
+//! ```
+//! use kiln_benches::{BenchConfig, BenchVisitor, Pattern};
+//! use kiln_core::dynamic::DeviceVisitor;
+//! use kiln_core::Device;
+//! use kiln_cpu::Cpu;
+//! # fn main() -> kiln_core::Result<()> {
+//! let config = BenchConfig { patterns: vec!["vector_add".into()], sizes: vec![1 << 12], runs: 3, ..Default::default() };
+//! let result = BenchVisitor::new(&config, &mut |_| {}).visit(&Device::<Cpu>::open(0)?)?;
+//! let row = &result.rows[0];
+//! assert_eq!(row.pattern, "vector_add");
+//! assert!(row.gb_per_s.unwrap() > 0.0);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod case;
+mod peers;
+mod plot;
+mod report;
+mod run;
+mod table;
+mod timing;
+
+use std::collections::BTreeMap;
+
+pub use case::{quick_sizes, sweep_sizes, Case, Pattern};
+pub use peers::{python_peer_names, run_python_peers, Peer, PeerRow};
+pub use plot::write_charts;
+pub use report::{utc_now, Header, PeerCell, Report, Row};
+pub use run::{run_case, skip_reason, RunOptions};
+pub use table::{render, size_label};
+pub use timing::{time_runs, Timer, Timing};
+
+use kiln_core::dynamic::DeviceVisitor;
+use kiln_core::{Backend, BackendKind, DType, Device, Result};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Pattern names to run (substring match); empty for all.
+    pub patterns: Vec<String>,
+    /// Elements per array.
+    pub sizes: Vec<usize>,
+    /// Element type.
+    pub dtype: DType,
+    /// Timed runs per case (at least 20 for published numbers).
+    pub runs: usize,
+    /// Untimed runs first.
+    pub warmup: usize,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        BenchConfig { patterns: Vec::new(), sizes: sweep_sizes(), dtype: DType::F32, runs: 20, warmup: 3 }
+    }
+}
+
+impl BenchConfig {
+    /// The selected patterns.
+    pub fn selected(&self) -> Vec<Pattern> {
+        Pattern::ALL
+            .into_iter()
+            .filter(|p| self.patterns.is_empty() || self.patterns.iter().any(|f| p.name().contains(f.as_str())))
+            .collect()
+    }
+
+    /// The selected cases, small sizes first.
+    pub fn cases(&self) -> Vec<Case> {
+        let mut sizes = self.sizes.clone();
+        sizes.sort_unstable();
+        sizes.dedup();
+        sizes
+            .iter()
+            .flat_map(|&n| self.selected().into_iter().map(move |pattern| Case { pattern, dtype: self.dtype, n }))
+            .collect()
+    }
+}
+
+/// Everything measured on one device.
+#[derive(Debug, Clone)]
+pub struct DeviceResult {
+    /// The backend.
+    pub backend: BackendKind,
+    /// Device name and driver, for the header.
+    pub device: String,
+    /// The device-to-device copy rate measured first, GB/s.
+    pub ceiling_gb_per_s: Option<f64>,
+    /// One row per case.
+    pub rows: Vec<Row>,
+}
+
+/// Runs a [`BenchConfig`] on whatever device it visits.
+pub struct BenchVisitor<'a> {
+    config: &'a BenchConfig,
+    progress: &'a mut dyn FnMut(&str),
+}
+
+impl<'a> BenchVisitor<'a> {
+    /// A visitor that reports each case's name to `progress` before running it.
+    pub fn new(config: &'a BenchConfig, progress: &'a mut dyn FnMut(&str)) -> Self {
+        BenchVisitor { config, progress }
+    }
+}
+
+/// The elements of the ceiling copy: 64 Mi f32 (256 MiB, five times the
+/// H100's L2), or the largest array the device binds.
+fn ceiling_elements(limit_bytes: u64) -> usize {
+    ((1u64 << 26).min(limit_bytes / 4)) as usize
+}
+
+impl DeviceVisitor for BenchVisitor<'_> {
+    type Output = Result<DeviceResult>;
+
+    fn visit<B: Backend>(self, device: &Device<B>) -> Result<DeviceResult> {
+        let stream = device.create_stream(kiln_core::Priority::Normal)?;
+        let info = device.info();
+        let opts = RunOptions { warmup: self.config.warmup, runs: self.config.runs, ..Default::default() };
+        let limit = info.limits.max_binding_bytes.min(info.limits.max_buffer_bytes);
+        (self.progress)(&format!("{}: ceiling (device-to-device copy)", B::KIND));
+        let ceiling_case = Case { pattern: Pattern::CopyD2d, dtype: DType::F32, n: ceiling_elements(limit) };
+        let ceiling = run_case(&stream, &ceiling_case, &opts)
+            .ok()
+            .and_then(|t| Row::gbps(ceiling_case.pattern.bytes(ceiling_case.n, DType::F32), t.median_ms));
+        let mut rows = Vec::new();
+        for case in self.config.cases() {
+            (self.progress)(&format!("{} {} {}", B::KIND, case.pattern.name(), size_label(case.n)));
+            rows.push(measure(&stream, &case, &opts, ceiling));
+        }
+        Ok(DeviceResult {
+            backend: B::KIND,
+            device: format!("{} ({})", info.name, info.driver),
+            ceiling_gb_per_s: ceiling,
+            rows,
+        })
+    }
+}
+
+fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOptions, ceiling: Option<f64>) -> Row {
+    let info = stream.device().info();
+    let bytes = case.pattern.bytes(case.n, case.dtype);
+    let mut row = Row {
+        backend: B::KIND.to_string(),
+        device: info.name.clone(),
+        pattern: case.pattern.name(),
+        dtype: case.dtype.to_string(),
+        size: case.n,
+        bytes,
+        flops: case.pattern.flops(case.n),
+        median_ms: None,
+        min_ms: None,
+        runs: 0,
+        timer: None,
+        gb_per_s: None,
+        tflop_per_s: None,
+        ceiling_fraction: None,
+        peers: BTreeMap::new(),
+        note: skip_reason(stream, case),
+    };
+    if row.note.is_some() {
+        return row;
+    }
+    match run_case(stream, case, opts) {
+        Ok(t) => {
+            row.median_ms = Some(t.median_ms);
+            row.min_ms = Some(t.min_ms);
+            row.runs = t.runs;
+            row.timer = Some(t.timer);
+            row.gb_per_s = Row::gbps(bytes, t.median_ms);
+            row.ceiling_fraction = row.gb_per_s.zip(ceiling).map(|(g, c)| g / c);
+        }
+        Err(e) => row.note = Some(format!("failed: {e}")),
+    }
+    row
+}
+
+/// Fill each row's peer columns. Python peers ran on this machine's CUDA
+/// device, so they are compared with CUDA rows; `per_backend` peers (CubeCL
+/// on wgpu) with rows of their backend. An absent peer is marked absent on
+/// every row, so its column says so.
+pub fn attach_peers(rows: &mut [Row], peers: &[(Peer, BackendKind)]) {
+    for row in rows.iter_mut() {
+        for (peer, backend) in peers {
+            let cell = match &peer.status {
+                Err(reason) => PeerCell::Absent { reason: reason.clone() },
+                Ok(_) if row.backend != backend.name() => PeerCell::NoCase,
+                Ok(_) => match (peer.get(&row.pattern, &row.dtype, row.size), row.gb_per_s) {
+                    (Some(p), Some(ours)) => {
+                        let theirs = Row::gbps(row.bytes, p.median_ms);
+                        PeerCell::Measured {
+                            median_ms: p.median_ms,
+                            gb_per_s: theirs,
+                            ratio: theirs.map(|t| ours / t).unwrap_or(p.median_ms / row.median_ms.unwrap_or(f64::NAN)),
+                        }
+                    }
+                    _ => PeerCell::NoCase,
+                },
+            };
+            row.peers.insert(peer.name.clone(), cell);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(backend: &str, ms: f64) -> Row {
+        Row {
+            backend: backend.into(),
+            device: "d".into(),
+            pattern: "axpy".into(),
+            dtype: "f32".into(),
+            size: 1000,
+            bytes: 12_000,
+            flops: 2000,
+            median_ms: Some(ms),
+            min_ms: Some(ms),
+            runs: 20,
+            timer: Some(Timer::DeviceEvents),
+            gb_per_s: Row::gbps(12_000, ms),
+            tflop_per_s: None,
+            ceiling_fraction: None,
+            peers: BTreeMap::new(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn ratios_compare_like_with_like() {
+        let peer = Peer::measured(
+            "cupy",
+            "14",
+            vec![PeerRow { pattern: "axpy".into(), dtype: "f32".into(), size: 1000, median_ms: 0.002, min_ms: 0.002 }],
+        );
+        let mut rows = vec![row("cuda", 0.001), row("wgpu", 0.001)];
+        attach_peers(
+            &mut rows,
+            &[(peer, BackendKind::Cuda), (Peer::absent("pycuda", "not installed"), BackendKind::Cuda)],
+        );
+        match &rows[0].peers["cupy"] {
+            PeerCell::Measured { ratio, .. } => assert!((ratio - 2.0).abs() < 1e-9, "{ratio}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rows[1].peers["cupy"], PeerCell::NoCase);
+        assert!(matches!(rows[0].peers["pycuda"], PeerCell::Absent { .. }));
+    }
+
+    #[test]
+    fn selection_filters_by_name() {
+        let c = BenchConfig { patterns: vec!["map".into()], sizes: vec![8, 4], ..Default::default() };
+        let cases = c.cases();
+        assert!(cases.iter().all(|c| c.pattern.name().starts_with("map_")));
+        assert_eq!(cases[0].n, 4);
+    }
+}

@@ -1,0 +1,78 @@
+"""PyCUDA on the same cases and sizes as `kiln bench`, timed with CUDA events.
+
+Usage: python3 pycuda_bench.py --cases vector_add --sizes 1024,67108864 --dtype f32 --runs 20 --json OUT
+Exits with status 3 and a one-line reason on stderr when PyCUDA cannot run here.
+"""
+import argparse, json, sys
+
+try:
+    import numpy as np
+    import pycuda.autoinit  # noqa: F401
+    import pycuda
+    import pycuda.driver as drv
+    import pycuda.gpuarray as gpuarray
+    from pycuda.elementwise import ElementwiseKernel
+except Exception as e:  # noqa: BLE001 - any failure means the peer is absent
+    print(f"pycuda unavailable: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
+    sys.exit(3)
+
+CACHE_BYTES = 64 << 20
+ap = argparse.ArgumentParser()
+ap.add_argument("--cases", required=True)
+ap.add_argument("--sizes", required=True)
+ap.add_argument("--dtype", default="f32")
+ap.add_argument("--runs", type=int, default=20)
+ap.add_argument("--json", required=True)
+args = ap.parse_args()
+np_dt = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32}[args.dtype]
+c_t = {"f32": "float", "f64": "double", "i32": "int", "u32": "unsigned int"}[args.dtype]
+arrays = {"copy_d2d": 2, "fill": 1, "map_square": 2, "vector_add": 3, "axpy": 3}
+add = ElementwiseKernel(f"{c_t} *a, {c_t} *b, {c_t} *c", "c[i] = a[i] + b[i]", "kiln_peer_add")
+sq = ElementwiseKernel(f"{c_t} *a, {c_t} *b", "b[i] = a[i] * a[i]", "kiln_peer_sq")
+axpy = ElementwiseKernel(f"{c_t} alpha, {c_t} *x, {c_t} *y, {c_t} *z", "z[i] = alpha * x[i] + y[i]", "kiln_peer_axpy")
+
+
+def op(pattern, s, alpha):
+    if pattern == "copy_d2d":
+        return lambda: drv.memcpy_dtod(s[1].gpudata, s[0].gpudata, s[0].nbytes)
+    if pattern == "fill":
+        return lambda: s[0].fill(alpha)
+    if pattern == "map_square":
+        return lambda: sq(s[0], s[1])
+    if pattern == "vector_add":
+        return lambda: add(s[0], s[1], s[2])
+    if pattern == "axpy":
+        return lambda: axpy(alpha, s[0], s[1], s[2])
+    return None
+
+
+def timed(fns, runs):
+    for f in fns[:3]:
+        f()
+    start, stop = drv.Event(), drv.Event()
+    ts = []
+    for i in range(runs):
+        start.record(); fns[i % len(fns)](); stop.record(); stop.synchronize()
+        ts.append(start.time_till(stop))
+    return np.sort(np.asarray(ts))
+
+
+rows = []
+rng = np.random.default_rng(0x6B696C6E)
+for size in [int(v) for v in args.sizes.split(",") if v]:
+    for pattern in [c for c in args.cases.split(",") if c]:
+        if pattern not in arrays:
+            continue
+        nbytes = arrays[pattern] * size * np.dtype(np_dt).itemsize
+        sets_n = max(1, min(8, -(-2 * CACHE_BYTES // max(nbytes, 1))))
+        try:
+            base = (rng.random(size) * 1.5 + 0.5).astype(np_dt)
+            sets = [[gpuarray.to_gpu(base) for _ in range(arrays[pattern])] for _ in range(sets_n)]
+            t = timed([op(pattern, s, np_dt(1.25)) for s in sets], args.runs)
+            rows.append({"pattern": pattern, "dtype": args.dtype, "size": size,
+                         "median_ms": float(np.median(t)), "min_ms": float(t[0])})
+            del sets
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"pycuda {pattern} {size}: {e}", file=sys.stderr)
+with open(args.json, "w") as f:
+    json.dump({"peer": "pycuda", "version": pycuda.VERSION_TEXT, "rows": rows}, f)

@@ -1,0 +1,136 @@
+//! The Python peers (CuPy, PyCUDA): scripts kept in `benches/peers/`, run on
+//! the machine where `kiln bench` runs, their JSON merged into the table.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde::Deserialize;
+
+/// A peer's measurement of one case.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct PeerRow {
+    /// Pattern name, as kiln names it.
+    pub pattern: String,
+    /// Element type.
+    pub dtype: String,
+    /// Elements per array.
+    pub size: usize,
+    /// Median time, ms.
+    pub median_ms: f64,
+    /// Fastest time, ms.
+    pub min_ms: f64,
+}
+
+#[derive(Deserialize)]
+struct PeerFile {
+    version: String,
+    rows: Vec<PeerRow>,
+}
+
+/// A peer's results, or why it has none.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    /// Its name ("cupy").
+    pub name: String,
+    /// Its version, or why it is absent.
+    pub status: Result<String, String>,
+    rows: HashMap<(String, String, usize), PeerRow>,
+}
+
+impl Peer {
+    /// A peer that did not run, with the reason.
+    pub fn absent(name: &str, reason: impl Into<String>) -> Self {
+        Peer { name: name.to_string(), status: Err(reason.into()), rows: HashMap::new() }
+    }
+
+    /// A peer with the given results (for peers measured in-process, such as CubeCL).
+    pub fn measured(name: &str, version: &str, rows: Vec<PeerRow>) -> Self {
+        let rows = rows.into_iter().map(|r| ((r.pattern.clone(), r.dtype.clone(), r.size), r)).collect();
+        Peer { name: name.to_string(), status: Ok(version.to_string()), rows }
+    }
+
+    /// Its result for one case.
+    pub fn get(&self, pattern: &str, dtype: &str, size: usize) -> Option<&PeerRow> {
+        self.rows.get(&(pattern.to_string(), dtype.to_string(), size))
+    }
+}
+
+/// The script sources, built into the binary so `kiln bench` needs no checkout.
+const SCRIPTS: [(&str, &str); 2] =
+    [("cupy", include_str!("../peers/cupy_bench.py")), ("pycuda", include_str!("../peers/pycuda_bench.py"))];
+
+/// Names of the Python peers.
+pub fn python_peer_names() -> Vec<&'static str> {
+    SCRIPTS.iter().map(|(n, _)| *n).collect()
+}
+
+/// Run every Python peer on `patterns` x `sizes` (one dtype), each as a
+/// separate process with `python3` (or `KILN_PYTHON`).
+pub fn run_python_peers(patterns: &[String], sizes: &[usize], dtype: &str, runs: usize) -> Vec<Peer> {
+    SCRIPTS.iter().map(|(name, src)| run_script(name, src, patterns, sizes, dtype, runs)).collect()
+}
+
+fn run_script(name: &str, src: &str, patterns: &[String], sizes: &[usize], dtype: &str, runs: usize) -> Peer {
+    let dir = std::env::temp_dir().join(format!("kiln-peers-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return Peer::absent(name, format!("cannot create {}: {e}", dir.display()));
+    }
+    let script: PathBuf = dir.join(format!("{name}_bench.py"));
+    let out = dir.join(format!("{name}.json"));
+    if let Err(e) = std::fs::write(&script, src) {
+        return Peer::absent(name, format!("cannot write {}: {e}", script.display()));
+    }
+    let python = std::env::var("KILN_PYTHON").unwrap_or_else(|_| "python3".into());
+    let sizes: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
+    let result = Command::new(&python)
+        .arg(&script)
+        .args(["--cases", &patterns.join(","), "--sizes", &sizes.join(","), "--dtype", dtype])
+        .args(["--runs", &runs.to_string(), "--json"])
+        .arg(&out)
+        .output();
+    let peer = match result {
+        Err(e) => Peer::absent(name, format!("{python} not runnable: {e}")),
+        Ok(o) if !o.status.success() => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            let reason = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("exited with an error").trim();
+            Peer::absent(name, reason.to_string())
+        }
+        Ok(_) => match std::fs::read_to_string(&out)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<PeerFile>(&t).map_err(|e| format!("unreadable results: {e}")))
+        {
+            Ok(f) => Peer::measured(name, &f.version, f.rows),
+            Err(e) => Peer::absent(name, e),
+        },
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    peer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_by_case() {
+        let p = Peer::measured(
+            "x",
+            "1.0",
+            vec![PeerRow { pattern: "axpy".into(), dtype: "f32".into(), size: 4, median_ms: 2.0, min_ms: 1.0 }],
+        );
+        assert_eq!(p.get("axpy", "f32", 4).map(|r| r.median_ms), Some(2.0));
+        assert!(p.get("axpy", "f32", 8).is_none());
+    }
+
+    #[test]
+    fn a_missing_interpreter_is_absent_with_its_reason() {
+        std::env::set_var("KILN_PYTHON", "/nonexistent/python3");
+        let peers = run_python_peers(&["axpy".into()], &[16], "f32", 1);
+        std::env::remove_var("KILN_PYTHON");
+        for p in peers {
+            let reason = p.status.unwrap_err();
+            assert!(reason.contains("/nonexistent/python3"), "{reason}");
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Bench rows and the report that holds them, as JSON.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::timing::Timer;
+
+/// A peer's result for the same pattern, dtype and size as a kiln row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum PeerCell {
+    /// The peer ran this case.
+    Measured {
+        /// Its median time.
+        median_ms: f64,
+        /// Its throughput under the same bytes model.
+        gb_per_s: Option<f64>,
+        /// kiln's throughput over the peer's (above 1: kiln is faster).
+        ratio: f64,
+    },
+    /// The peer is not installed or not usable here.
+    Absent {
+        /// Why.
+        reason: String,
+    },
+    /// The peer is present but has no such operation or size.
+    NoCase,
+}
+
+/// One measured (or skipped) case on one device.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// Backend name.
+    pub backend: String,
+    /// Device name.
+    pub device: String,
+    /// Pattern name ("vector_add").
+    pub pattern: String,
+    /// Element type ("f32").
+    pub dtype: String,
+    /// Elements per array.
+    pub size: usize,
+    /// Bytes moved, from the case's model.
+    pub bytes: u64,
+    /// Arithmetic operations, from the case's model.
+    pub flops: u64,
+    /// Median time, ms (absent when skipped).
+    pub median_ms: Option<f64>,
+    /// Fastest time, ms.
+    pub min_ms: Option<f64>,
+    /// Timed runs.
+    pub runs: usize,
+    /// How it was timed.
+    pub timer: Option<Timer>,
+    /// Throughput in GB/s (1e9 bytes per second) from `bytes` and the median.
+    pub gb_per_s: Option<f64>,
+    /// Arithmetic rate in TFLOP/s, for compute-bound patterns.
+    pub tflop_per_s: Option<f64>,
+    /// `gb_per_s` over the device-to-device copy measured in the same run.
+    pub ceiling_fraction: Option<f64>,
+    /// Each peer's result on the same case.
+    pub peers: BTreeMap<String, PeerCell>,
+    /// Why the case was skipped, or a remark.
+    pub note: Option<String>,
+}
+
+impl Row {
+    /// Throughput from a bytes count and a time in ms.
+    pub fn gbps(bytes: u64, ms: f64) -> Option<f64> {
+        (bytes > 0 && ms > 0.0).then(|| bytes as f64 / ms / 1e6)
+    }
+}
+
+/// What a report's reader needs to trust and reproduce it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Header {
+    /// kiln's version.
+    pub kiln_version: String,
+    /// The commit the benches were built from.
+    pub git_commit: String,
+    /// UTC date and time of the run.
+    pub date: String,
+    /// The command line that produced the report.
+    pub command: String,
+    /// Every device measured, with its driver.
+    pub devices: Vec<String>,
+    /// Versions of the libraries underneath.
+    pub versions: BTreeMap<String, String>,
+    /// Each peer's status ("cupy 14.2" or why absent).
+    pub peers: BTreeMap<String, String>,
+    /// The ceiling measured per device, GB/s.
+    pub ceilings_gb_per_s: BTreeMap<String, f64>,
+}
+
+/// A whole bench run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Context.
+    pub header: Header,
+    /// One row per case and device.
+    pub rows: Vec<Row>,
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_date_is_well_formed() {
+        let d = super::utc_now();
+        assert_eq!(d.len(), 20, "{d}");
+        assert!(d.starts_with("20") && d.ends_with('Z'), "{d}");
+    }
+}

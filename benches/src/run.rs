@@ -1,0 +1,96 @@
+//! Running one case on one device: inputs, rotation, the timed operation.
+
+use kiln_core::{Backend, Buffer, DType, Error, Result, Stream};
+use kiln_kernels::elementwise::{axpy, binary, BinaryOp};
+use kiln_kernels::fill::{fill, sequence};
+use kiln_kernels::map::map;
+use rand::{Rng, SeedableRng};
+
+use crate::case::{Case, Pattern};
+use crate::timing::{time_runs, Timing};
+
+/// Caches on current GPUs are at most this large (the H100's L2 is 50 MB);
+/// working sets are rotated until they exceed twice this.
+const CACHE_BYTES: u64 = 64 << 20;
+
+/// How many runs and how much memory a case may use.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Untimed runs first.
+    pub warmup: usize,
+    /// Timed runs (the median and min are taken over these).
+    pub runs: usize,
+    /// Seed of the random inputs.
+    pub seed: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { warmup: 3, runs: 20, seed: 0x6b696c6e }
+    }
+}
+
+/// Why a case was not run on a device (too big, a dtype it lacks).
+pub fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<String> {
+    let info = stream.device().info();
+    let array = case.n as u64 * case.dtype.size() as u64;
+    if array > info.limits.max_binding_bytes || array > info.limits.max_buffer_bytes {
+        return Some(format!(
+            "{array} bytes per array exceed this device's largest buffer binding ({} bytes)",
+            info.limits.max_binding_bytes.min(info.limits.max_buffer_bytes)
+        ));
+    }
+    let needed = array * case.pattern.arrays() as u64;
+    let budget = info.memory_bytes / 2;
+    if info.memory_bytes > 0 && needed > budget {
+        return Some(format!("needs {needed} bytes, over half of the device's {} bytes", info.memory_bytes));
+    }
+    None
+}
+
+/// Time `case` on `stream`. Inputs are random (never zeros), allocated and
+/// uploaded before timing; small working sets are rotated among several
+/// buffer sets so that the numbers measure memory, not cache.
+pub fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
+    match case.dtype {
+        DType::F32 => run_typed::<B, f32>(stream, case, opts, |r| r.random_range(0.5f32..2.0)),
+        DType::F64 => run_typed::<B, f64>(stream, case, opts, |r| r.random_range(0.5f64..2.0)),
+        DType::I32 => run_typed::<B, i32>(stream, case, opts, |r| r.random_range(1i32..1000)),
+        DType::U32 => run_typed::<B, u32>(stream, case, opts, |r| r.random_range(1u32..1000)),
+        d => Err(Error::invalid("bench", format!("no bench inputs for {d}"))),
+    }
+}
+
+fn run_typed<B: Backend, T: kiln_kernels::Number>(
+    stream: &Stream<B>,
+    case: &Case,
+    opts: &RunOptions,
+    gen: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T,
+) -> Result<Timing> {
+    let n = case.n;
+    let set_bytes = case.pattern.bytes(n, case.dtype).max(1);
+    let memory_cap = (stream.device().info().memory_bytes / 4).max(set_bytes);
+    let sets = ((2 * CACHE_BYTES).div_ceil(set_bytes)).clamp(1, 8).min(memory_cap / set_bytes).max(1) as usize;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(opts.seed ^ n as u64);
+    let host: Vec<T> = (0..n).map(|_| gen(&mut rng)).collect();
+    let mut buffers: Vec<Vec<Buffer<B, T>>> = Vec::with_capacity(sets);
+    for _ in 0..sets {
+        let set = (0..case.pattern.arrays()).map(|_| stream.upload(&host)).collect::<Result<Vec<_>>>()?;
+        buffers.push(set);
+    }
+    stream.synchronize()?;
+    let alpha: T = gen(&mut rng);
+    time_runs(stream, opts.warmup, opts.runs, |i| {
+        let set = &mut buffers[i % sets];
+        let (inputs, outputs) = set.split_at_mut(case.pattern.arrays().saturating_sub(1));
+        let out = &mut outputs[0];
+        match case.pattern {
+            Pattern::CopyD2d => stream.copy(&inputs[0], out),
+            Pattern::Fill => fill(stream, out, alpha),
+            Pattern::Sequence => sequence(stream, out, alpha, alpha),
+            Pattern::Map(op) => map(stream, op, &inputs[0], out),
+            Pattern::VectorAdd => binary(stream, BinaryOp::Add, &inputs[0], &inputs[1], out),
+            Pattern::Axpy => axpy(stream, alpha, &inputs[0], &inputs[1], out),
+        }
+    })
+}
