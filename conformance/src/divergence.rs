@@ -1,0 +1,114 @@
+//! Known divergences, as data: where a backend or device is allowed, or
+//! known, to differ from the reference, and why.
+
+use kiln_core::{BackendKind, DType, DeviceInfo, Features};
+
+/// An optional device feature a divergence can depend on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feature {
+    /// 64-bit floats in kernels.
+    F64,
+    /// 16-bit floats in kernels.
+    F16,
+    /// Subgroup (warp) operations.
+    Subgroups,
+}
+
+impl Feature {
+    /// Whether `features` include this one.
+    pub fn present(self, features: &Features) -> bool {
+        match self {
+            Feature::F64 => features.f64,
+            Feature::F16 => features.f16,
+            Feature::Subgroups => features.subgroups,
+        }
+    }
+}
+
+/// When a divergence applies, checked against the device at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// On every device it names.
+    Always,
+    /// On devices without this feature.
+    Lacks(Feature),
+}
+
+/// What a divergence makes of its cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// Not run: reported as unsupported, with the reason.
+    Unsupported,
+    /// Run, and expected to fail: a failure is reported as expected, a pass
+    /// as an unexpected pass (which fails the run, so the entry gets removed).
+    Failure,
+}
+
+/// One known divergence.
+///
+/// # Examples
+/// ```
+/// use kiln_conformance::{Condition, Divergence, Expect, Feature};
+/// use kiln_core::{BackendKind, DType};
+///
+/// let no_f64 = Divergence {
+///     backend: Some(BackendKind::Wgpu),
+///     patterns: &["map"],
+///     dtype: Some(DType::F64),
+///     when: Condition::Lacks(Feature::F64),
+///     expect: Expect::Unsupported,
+///     reason: "adapter has no f64",
+/// };
+/// let cpu = kiln_core::Device::<kiln_cpu::Cpu>::open(0).unwrap();
+/// assert!(!no_f64.applies(cpu.info(), "map", "map/square", DType::F64));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Divergence {
+    /// The backend it concerns; `None` for every backend.
+    pub backend: Option<BackendKind>,
+    /// The groups ("map") or patterns ("map/sqrt") it concerns; empty for all.
+    pub patterns: &'static [&'static str],
+    /// The dtype it concerns; `None` for every dtype.
+    pub dtype: Option<DType>,
+    /// When it applies.
+    pub when: Condition,
+    /// What it makes of the cases it covers.
+    pub expect: Expect,
+    /// Why, in a few words a reader of the matrix understands.
+    pub reason: &'static str,
+}
+
+impl Divergence {
+    /// Whether this divergence covers pattern `pattern` of group `group` on
+    /// `dtype` on the device described by `info`.
+    pub fn applies(&self, info: &DeviceInfo, group: &str, pattern: &str, dtype: DType) -> bool {
+        self.backend.is_none_or(|b| b == info.backend)
+            && (self.patterns.is_empty() || self.patterns.iter().any(|p| *p == group || *p == pattern))
+            && self.dtype.is_none_or(|d| d == dtype)
+            && match self.when {
+                Condition::Always => true,
+                Condition::Lacks(f) => !f.present(&info.features),
+            }
+    }
+}
+
+/// The divergences every run starts from.
+pub const KNOWN: &[Divergence] = &[Divergence {
+    backend: None,
+    // Fill and the memory patterns move bytes and need no f64 arithmetic.
+    patterns: &["sequence", "map", "elementwise"],
+    dtype: Some(DType::F64),
+    when: Condition::Lacks(Feature::F64),
+    expect: Expect::Unsupported,
+    reason: "the device has no 64-bit float arithmetic",
+}];
+
+/// Backends allowed to flush subnormal floats to zero, and why: for them the
+/// comparer also accepts the result computed with subnormals read as zero.
+pub const SUBNORMAL_FLUSH: &[(BackendKind, &str)] =
+    &[(BackendKind::Wgpu, "WGSL lets an implementation flush subnormal values to zero")];
+
+/// Whether backend `kind` may flush subnormals (see [`SUBNORMAL_FLUSH`]).
+pub fn flushes_subnormals(kind: BackendKind) -> bool {
+    SUBNORMAL_FLUSH.iter().any(|(k, _)| *k == kind)
+}

@@ -1,0 +1,39 @@
+//! fill and sequence.
+
+use kiln_core::{Backend, Device};
+use kiln_kernels::Number;
+
+use crate::{poisoned, Arith, Ctx, ElementPattern, Expected, Failure, NumberPattern, Sample, Tolerance};
+
+/// `fill(dst, value)` with a random value (NaN, -0.0 and subnormals included):
+/// every element must hold exactly `value`.
+#[derive(Debug, Clone, Copy)]
+pub struct Fill;
+
+impl ElementPattern for Fill {
+    fn run<B: Backend, T: Sample>(self, device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
+        let value = T::random(&mut ctx.rng);
+        let want = vec![value; ctx.n];
+        let mut out = poisoned(device, &want)?;
+        kiln_kernels::fill::fill(&device.stream(), &mut out, value)?;
+        ctx.compare("output", &Expected::new(want, Tolerance::Exact), &out.to_vec()?)
+    }
+}
+
+/// `sequence(dst, start, step)`: `dst[i] = start + i * step`, wrapping for
+/// integers; for floats `i` converted to `T`, then a product and a sum, each
+/// rounded (a fused multiply-add is also accepted).
+#[derive(Debug, Clone, Copy)]
+pub struct Sequence;
+
+impl NumberPattern for Sequence {
+    fn run<B: Backend, T: Arith + Number>(self, device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
+        let (start, step) = (T::random_scalar(&mut ctx.rng), T::random_scalar(&mut ctx.rng));
+        let want: Vec<T> = (0..ctx.n).map(|i| T::plus(start, T::times(T::index(i), step))).collect();
+        let fused: Vec<T> = (0..ctx.n).map(|i| T::fused(T::index(i), step, start)).collect();
+        let mut out = poisoned(device, &want)?;
+        kiln_kernels::fill::sequence(&device.stream(), &mut out, start, step)?;
+        let expected = Expected::new(want, Tolerance::Ulps(1)).or(fused);
+        ctx.compare(&format!("output (start {start:?}, step {step:?})"), &expected, &out.to_vec()?)
+    }
+}
