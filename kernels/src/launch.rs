@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kiln_core::{Args, Backend, BackendKind, DType, Device, Error, LaunchConfig, Program, Result, Stream};
+use kiln_core::{Args, Backend, BackendKind, DType, Device, Element, Error, LaunchConfig, Program, Result, Stream};
 
 /// Threads per block for one-element-per-thread kernels: a multiple of every
 /// warp/subgroup size, small enough for every backend's limits.
@@ -25,11 +25,20 @@ pub(crate) fn program(name: &str, build: impl FnOnce() -> Program) -> Arc<Progra
     p
 }
 
-/// A grid-stride launch over `n` elements: one thread per element up to the
-/// device's grid limit, the kernels loop for the rest.
-pub(crate) fn elementwise_config<B: Backend>(device: &Device<B>, n: usize) -> LaunchConfig {
+/// A grid-stride launch over `n` elements of `T`, one thread per element (or,
+/// on CUDA, one per 16-byte pack when every operand's byte offset is 16-byte
+/// aligned, so that the kernels' packed loops have one pack per thread) up to
+/// the device's grid limit; the kernels loop for the rest.
+pub(crate) fn elementwise_config<B: Backend, T: Element>(
+    device: &Device<B>,
+    n: usize,
+    offsets: &[usize],
+) -> LaunchConfig {
+    let size = size_of::<T>();
+    let packed = B::KIND == BackendKind::Cuda && offsets.iter().all(|o| (o * size) % 16 == 0);
+    let per_thread = if packed { 16 / size } else { 1 };
     let max_blocks = device.info().limits.max_grid[0] as usize;
-    let blocks = n.div_ceil(BLOCK as usize).min(max_blocks);
+    let blocks = n.div_ceil(per_thread * BLOCK as usize).min(max_blocks);
     LaunchConfig::new(blocks as u32, BLOCK)
 }
 
@@ -104,13 +113,24 @@ pub(crate) fn wgsl_enables(dtype: DType) -> &'static str {
     }
 }
 
+/// kiln's own 16-bit float types, needed before `T` is declared.
+const CUDA_HALFS: &str = include_str!("halfs.cuh");
 /// The CUDA prelude every kernel source starts with (after its `T` typedef).
 const CUDA_PRELUDE: &str = include_str!("prelude.cuh");
 
-/// A full CUDA source: `T` bound to `dtype`, the shared prelude, then `body`.
+/// The CUDA type kiln's kernels use for `dtype`: the C type, or kiln's own
+/// 16-bit float structs (kiln compiles without the toolkit's fp16 headers).
+pub(crate) fn cuda_type(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F16 => "kiln_half",
+        DType::BF16 => "kiln_bf16",
+        d => d.cuda_name(),
+    }
+}
+
+/// A full CUDA source: the 16-bit types, `T` bound to `dtype`, the shared prelude, then `body`.
 pub(crate) fn cuda_source(dtype: DType, body: &str) -> String {
-    let include = if dtype == DType::F16 { "#include <cuda_fp16.h>\n" } else { "" };
-    format!("{include}typedef {} T;\n{CUDA_PRELUDE}\n{body}", dtype.cuda_name())
+    format!("{CUDA_HALFS}\ntypedef {} T;\n{CUDA_PRELUDE}\n{body}", cuda_type(dtype))
 }
 
 /// A full WGSL source: enables, `T` bound to `dtype`, the buffer bindings, then `body`.

@@ -1,12 +1,14 @@
 //! Arithmetic over the element types the numeric patterns accept.
 
-use kiln_core::Element;
+use kiln_core::{f16, Element};
 
-/// An element type with arithmetic: `i32`, `u32`, `f32`, `f64`.
+/// An element type with arithmetic: `i32`, `u32`, `f32`, `f64` and `f16`.
 ///
 /// Integer operations wrap; integer division by zero gives the dividend and
 /// `i32::MIN / -1` gives `i32::MIN` (WGSL's definition, which every kiln
-/// backend follows); floats follow IEEE 754.
+/// backend follows); floats follow IEEE 754. `f16` arithmetic is done in
+/// `f32` and rounded once, which for these operations equals the correctly
+/// rounded half-precision result, on every backend.
 ///
 /// # Examples
 /// ```
@@ -104,3 +106,31 @@ macro_rules! float_number {
 }
 float_number!(f32);
 float_number!(f64);
+
+impl Number for f16 {
+    const IS_FLOAT: bool = true;
+    fn add(self, o: Self) -> Self {
+        f16::from_f32(self.to_f32() + o.to_f32())
+    }
+    fn sub(self, o: Self) -> Self {
+        f16::from_f32(self.to_f32() - o.to_f32())
+    }
+    fn mul(self, o: Self) -> Self {
+        f16::from_f32(self.to_f32() * o.to_f32())
+    }
+    fn div(self, o: Self) -> Self {
+        f16::from_f32(self.to_f32() / o.to_f32())
+    }
+    fn neg(self) -> Self {
+        -self
+    }
+    fn abs(self) -> Self {
+        f16::from_bits(self.to_bits() & 0x7fff)
+    }
+    fn sqrt(self) -> Self {
+        f16::from_f32(self.to_f32().sqrt())
+    }
+    fn from_index(i: u64) -> Self {
+        f16::from_f32(i as f32)
+    }
+}

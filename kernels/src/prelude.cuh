@@ -39,6 +39,20 @@ __device__ __forceinline__ double kiln_neg(double a) { return -a; }
 __device__ __forceinline__ double kiln_abs(double a) { return fabs(a); }
 __device__ __forceinline__ double kiln_sqrt(double a) { return sqrt(a); }
 
+__device__ __forceinline__ kiln_half kiln_add(kiln_half a, kiln_half b) { return kiln_half_from_float(kiln_to_float(a) + kiln_to_float(b)); }
+__device__ __forceinline__ kiln_half kiln_sub(kiln_half a, kiln_half b) { return kiln_half_from_float(kiln_to_float(a) - kiln_to_float(b)); }
+__device__ __forceinline__ kiln_half kiln_mul(kiln_half a, kiln_half b) { return kiln_half_from_float(__fmul_rn(kiln_to_float(a), kiln_to_float(b))); }
+__device__ __forceinline__ kiln_half kiln_div(kiln_half a, kiln_half b) { return kiln_half_from_float(kiln_to_float(a) / kiln_to_float(b)); }
+__device__ __forceinline__ kiln_half kiln_neg(kiln_half a) { kiln_half r; r.bits = a.bits ^ 0x8000; return r; }
+__device__ __forceinline__ kiln_half kiln_abs(kiln_half a) { kiln_half r; r.bits = a.bits & 0x7fff; return r; }
+__device__ __forceinline__ kiln_half kiln_sqrt(kiln_half a) { return kiln_half_from_float(sqrtf(kiln_to_float(a))); }
+
+// Conversion of an element index to T (modulo 2^32 for integers, rounded for floats).
+template <typename U> __device__ __forceinline__ U kiln_from_index(unsigned long long i) { return (U)i; }
+template <> __device__ __forceinline__ kiln_half kiln_from_index<kiln_half>(unsigned long long i) {
+    return kiln_half_from_float((float)i);
+}
+
 // Exact (never fused) multiply and add, for results the CPU must reproduce bit for bit.
 __device__ __forceinline__ int kiln_mul_rn(int a, int b) { return kiln_mul(a, b); }
 __device__ __forceinline__ int kiln_add_rn(int a, int b) { return kiln_add(a, b); }
@@ -48,9 +62,34 @@ __device__ __forceinline__ float kiln_mul_rn(float a, float b) { return __fmul_r
 __device__ __forceinline__ float kiln_add_rn(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ double kiln_mul_rn(double a, double b) { return __dmul_rn(a, b); }
 __device__ __forceinline__ double kiln_add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ kiln_half kiln_mul_rn(kiln_half a, kiln_half b) { return kiln_mul(a, b); }
+__device__ __forceinline__ kiln_half kiln_add_rn(kiln_half a, kiln_half b) { return kiln_add(a, b); }
+
+// 16 bytes of T, for 128-bit loads and stores (LDG.128 / STG.128): the
+// memory-bound kernels move whole packs where every pointer is 16-byte aligned.
+#define KILN_PACK ((int)(16 / sizeof(T)))
+struct __align__(16) kiln_pack { T v[KILN_PACK]; };
+__device__ __forceinline__ bool kiln_aligned16(const void* p) { return ((unsigned long long)p & 15ull) == 0; }
 
 // Grid-stride loop over [0, n): one thread per element while the grid is
 // large enough, each thread looping when the grid was capped.
 #define KILN_FOR_EACH(i, n) \
     for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
          i += (unsigned long long)gridDim.x * blockDim.x)
+
+// The same loop in 16-byte packs: VEC(i) runs for each pack index while
+// ALIGNED holds (every pointer 16-byte aligned), then SCALAR(i) for the
+// elements left over (all of them when not aligned). The host sizes the grid
+// for one pack per thread.
+#define KILN_FOR_EACH_PACKED(n, ALIGNED, VEC, SCALAR) \
+    do { \
+        unsigned long long kiln_start_ = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; \
+        unsigned long long kiln_stride_ = (unsigned long long)gridDim.x * blockDim.x; \
+        unsigned long long kiln_done_ = 0; \
+        if (ALIGNED) { \
+            unsigned long long kiln_packs_ = (n) / KILN_PACK; \
+            for (unsigned long long i = kiln_start_; i < kiln_packs_; i += kiln_stride_) { VEC; } \
+            kiln_done_ = kiln_packs_ * KILN_PACK; \
+        } \
+        for (unsigned long long i = kiln_done_ + kiln_start_; i < (n); i += kiln_stride_) { SCALAR; } \
+    } while (0)

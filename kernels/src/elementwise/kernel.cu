@@ -1,44 +1,45 @@
 // Elementwise binary operations and axpy, out of place and in place.
-// One pass: memory-bound at two loads and one store per element.
-// OP: 0 add, 1 sub, 2 mul, 3 div, 4 axpy (z = alpha * x + y).
+// One pass, 16-byte loads and stores: memory-bound at two loads and one
+// store per element. OP: 0 add, 1 sub, 2 mul, 3 div, 4 axpy (alpha * x + y,
+// where the multiply-add may be fused into one rounding, as in cuBLAS).
 
 #if OP == 4
-// axpy: the multiply-add may be fused (one rounding), like cuBLAS.
-#ifdef IN_PLACE
-extern "C" __global__ void KERNEL(const T* __restrict__ x, T* __restrict__ y, T alpha, unsigned long long n) {
-    KILN_FOR_EACH(i, n) { y[i] = kiln_add(kiln_mul(alpha, x[i]), y[i]); }
-}
-#else
-extern "C" __global__ void KERNEL(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ z, T alpha,
-                                  unsigned long long n) {
-    KILN_FOR_EACH(i, n) { z[i] = kiln_add(kiln_mul(alpha, x[i]), y[i]); }
-}
-#endif
-
-#else
-__device__ __forceinline__ T kiln_combine(T a, T b) {
-#if OP == 0
-    return kiln_add(a, b);
+#define KILN_COMBINE(a, b) kiln_add(kiln_mul(alpha, (a)), (b))
+#define KILN_ALPHA_PARAM , T alpha
+#elif OP == 0
+#define KILN_COMBINE(a, b) kiln_add((a), (b))
 #elif OP == 1
-    return kiln_sub(a, b);
+#define KILN_COMBINE(a, b) kiln_sub((a), (b))
 #elif OP == 2
-    return kiln_mul(a, b);
+#define KILN_COMBINE(a, b) kiln_mul((a), (b))
 #elif OP == 3
-    return kiln_div(a, b);
+#define KILN_COMBINE(a, b) kiln_div((a), (b))
 #else
 #error "unknown OP"
 #endif
-}
+#ifndef KILN_ALPHA_PARAM
+#define KILN_ALPHA_PARAM
+#endif
 
-#ifdef IN_PLACE
-// a = a op b
-extern "C" __global__ void KERNEL(T* __restrict__ a, const T* __restrict__ b, unsigned long long n) {
-    KILN_FOR_EACH(i, n) { a[i] = kiln_combine(a[i], b[i]); }
-}
+// Argument order follows the safe API: (a, b, c) out of place; in place
+// (a, b) with a = a op b, except axpy in place (x, y) with y = alpha * x + y.
+#if defined(IN_PLACE) && OP == 4
+extern "C" __global__ void KERNEL(const T* __restrict__ a, T* __restrict__ out KILN_ALPHA_PARAM, unsigned long long n) {
+    const T* b = out;
+#elif defined(IN_PLACE)
+extern "C" __global__ void KERNEL(T* __restrict__ out, const T* __restrict__ b KILN_ALPHA_PARAM, unsigned long long n) {
+    const T* a = out;
 #else
-extern "C" __global__ void KERNEL(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
+extern "C" __global__ void KERNEL(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out KILN_ALPHA_PARAM,
                                   unsigned long long n) {
-    KILN_FOR_EACH(i, n) { c[i] = kiln_combine(a[i], b[i]); }
+#endif
+    KILN_FOR_EACH_PACKED(n, kiln_aligned16(a) && kiln_aligned16(b) && kiln_aligned16(out),
+        {
+            kiln_pack pa = ((const kiln_pack*)a)[i];
+            kiln_pack pb = ((const kiln_pack*)b)[i];
+#pragma unroll
+            for (int k = 0; k < KILN_PACK; ++k) pa.v[k] = KILN_COMBINE(pa.v[k], pb.v[k]);
+            ((kiln_pack*)out)[i] = pa;
+        },
+        out[i] = KILN_COMBINE(a[i], b[i]));
 }
-#endif
-#endif

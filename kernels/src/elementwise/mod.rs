@@ -160,9 +160,11 @@ pub fn binary<B: Backend, T: Number>(
     };
     let prog = build(spec, T::DTYPE);
     let kernel = stream.device().kernel(&prog)?;
+    let cfg =
+        elementwise_config::<B, T>(stream.device(), n, &[a.view().offset(), b.view().offset(), c.view().offset()]);
     let args = push_len(Args::new().arg(a.view()).arg(b.view()).arg(c.view_mut()), n, prog.name())?;
     // SAFETY: the kernel reads a[0..n), b[0..n) and writes c[0..n), the common length.
-    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+    unsafe { stream.launch(&kernel, cfg, args) }
 }
 
 /// `a[i] = a[i] op b[i]`, on `stream`.
@@ -204,9 +206,10 @@ pub fn binary_in_place<B: Backend, T: Number>(
     };
     let prog = build(spec, T::DTYPE);
     let kernel = stream.device().kernel(&prog)?;
+    let cfg = elementwise_config::<B, T>(stream.device(), n, &[a.view().offset(), b.view().offset()]);
     let args = push_len(Args::new().arg(a.view_mut()).arg(b.view()), n, prog.name())?;
     // SAFETY: the kernel reads and writes a[0..n) and reads b[0..n), the common length.
-    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+    unsafe { stream.launch(&kernel, cfg, args) }
 }
 
 /// `z[i] = alpha * x[i] + y[i]`, on `stream` (BLAS's axpy, out of place).
@@ -250,10 +253,12 @@ pub fn axpy<B: Backend, T: Number>(
     };
     let prog = build(spec, T::DTYPE);
     let kernel = stream.device().kernel(&prog)?;
+    let cfg =
+        elementwise_config::<B, T>(stream.device(), n, &[x.view().offset(), y.view().offset(), z.view().offset()]);
     let args = Args::new().arg(x.view()).arg(y.view()).arg(z.view_mut()).scalar(alpha);
     let args = push_len(args, n, prog.name())?;
     // SAFETY: the kernel reads x[0..n), y[0..n) and writes z[0..n), the common length.
-    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+    unsafe { stream.launch(&kernel, cfg, args) }
 }
 
 /// `y[i] = alpha * x[i] + y[i]`, on `stream` (BLAS's axpy).
@@ -295,7 +300,8 @@ pub fn axpy_in_place<B: Backend, T: Number>(
     };
     let prog = build(spec, T::DTYPE);
     let kernel = stream.device().kernel(&prog)?;
+    let cfg = elementwise_config::<B, T>(stream.device(), n, &[x.view().offset(), y.view().offset()]);
     let args = push_len(Args::new().arg(x.view()).arg(y.view_mut()).scalar(alpha), n, prog.name())?;
     // SAFETY: the kernel reads x[0..n) and reads and writes y[0..n), the common length.
-    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+    unsafe { stream.launch(&kernel, cfg, args) }
 }

@@ -62,7 +62,8 @@ pub fn sequence<B: Backend, T: Number>(
             .define("KERNEL", &name)
     });
     let kernel = stream.device().kernel(&prog)?;
+    let cfg = elementwise_config::<B, T>(stream.device(), n, &[dst.view().offset()]);
     let args = push_len(Args::new().arg(dst.view_mut()).scalar(start).scalar(step), n, &name)?;
     // SAFETY: the kernel writes dst[0..n) only, n being dst's length.
-    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+    unsafe { stream.launch(&kernel, cfg, args) }
 }

@@ -150,9 +150,10 @@ pub fn map<B: Backend, T: Number>(
     }
     let prog = map_program::<T>(op, false);
     let kernel = stream.device().kernel(&prog)?;
+    let cfg = elementwise_config::<B, T>(stream.device(), n, &[x.view().offset(), y.view().offset()]);
     let args = push_len(Args::new().arg(x.view()).arg(y.view_mut()), n, prog.name())?;
     // SAFETY: the kernel reads x[0..n) and writes y[0..n), the lengths of both.
-    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+    unsafe { stream.launch(&kernel, cfg, args) }
 }
 
 /// `x[i] = op(x[i])`, on `stream`.
@@ -178,7 +179,8 @@ pub fn map_in_place<B: Backend, T: Number>(stream: &Stream<B>, op: MapOp, x: &mu
     }
     let prog = map_program::<T>(op, true);
     let kernel = stream.device().kernel(&prog)?;
+    let cfg = elementwise_config::<B, T>(stream.device(), n, &[x.view().offset()]);
     let args = push_len(Args::new().arg(x.view_mut()), n, prog.name())?;
     // SAFETY: the kernel reads and writes x[0..n), x's length.
-    unsafe { stream.launch(&kernel, elementwise_config(stream.device(), n), args) }
+    unsafe { stream.launch(&kernel, cfg, args) }
 }
