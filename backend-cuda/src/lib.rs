@@ -1,1 +1,133 @@
-//! kiln-cuda
+//! kiln-cuda: kiln's CUDA backend, on cudarc's driver and NVRTC bindings.
+//!
+//! It implements kiln-core's backend traits for [`Cuda`]: devices, device and
+//! page-locked host memory, non-blocking streams with priorities, events,
+//! and kernels compiled at run time by NVRTC with an on-disk cache. Users
+//! write against kiln-core's typed API (`Device<Cuda>`, `Buffer`, `Stream`,
+//! ...); the types here are what that API holds underneath.
+//!
+//! # Design choices
+//!
+//! - **Loaded at run time.** cudarc loads libcuda and libnvrtc when first
+//!   used (`fallback-dynamic-loading`), so one binary builds anywhere and runs
+//!   where a driver is. cudarc panics on a missing library, so every entry
+//!   point checks for it first: without a driver, [`Cuda::devices`] and
+//!   `open` answer `BackendUnavailable("no CUDA driver: libcuda.so not
+//!   found")`; without NVRTC, compiling answers `Unsupported`.
+//! - **Explicit stream order.** cudarc's automatic per-buffer event tracking
+//!   is off; streams are ordered by the events the user records and waits on.
+//!   Streams are `CU_STREAM_NON_BLOCKING`; a buffer is allocated and freed on
+//!   its stream (`cuMemAllocAsync`/`cuMemFreeAsync`, pool memory kept for
+//!   reuse), so dropping a buffer never waits for the device.
+//! - **Errors with provenance.** Driver codes are sorted into kiln's error
+//!   kinds in one file (`error.rs`). A kernel fault (illegal address,
+//!   misaligned access, trap) is reported as `DeviceFault` naming the kernel
+//!   launched last on the stream where it surfaced; the device is then
+//!   unusable and every later call says `DeviceLost` with the first fault.
+//!   Errors met in `Drop` are kept and reported at the next synchronize.
+//! - **Compile once.** NVRTC targets the device's own architecture and
+//!   produces a CUBIN (PTX only where NVRTC does not know the device). The
+//!   disk cache ([`CacheStatus`]) is keyed by source, options, architecture
+//!   and NVRTC version, written atomically and checksummed; kiln-core's
+//!   `Device::kernel` adds the in-memory cache on top.
+//! - **A lean launch.** Argument counts and sizes are checked against the
+//!   kernel's parameters as the driver reports them (`cuFuncGetParamInfo`),
+//!   so a missing or mis-sized argument is an error rather than memory
+//!   corruption; the check and the argument array use no heap memory.
+//! - **Lower layers in one file.** Every call into cudarc's `sys` and
+//!   `result` layers is in `ffi.rs`, each with its `SAFETY` note; the rest uses
+//!   cudarc's safe types.
+//!
+//! # CUDA concepts and kiln's names
+//!
+//! | CUDA | kiln | here |
+//! |---|---|---|
+//! | `CUdevice` + primary `CUcontext` | `Device<Cuda>` | [`CudaDevice`] |
+//! | `CUstream` (non-blocking, with priority) | `Stream` | [`CudaStream`] |
+//! | `CUevent` | `Event` | [`CudaEvent`] |
+//! | `cuMemAllocAsync` / `cuMemFreeAsync` | `Buffer<T>` (and its views) | [`CudaBuffer`] |
+//! | `cuMemHostAlloc` (page-locked) | `HostBuffer<T>` | [`CudaHostBuffer`] |
+//! | `CUmodule` / `CUfunction` | `Kernel` | [`CudaKernel`] |
+//! | `nvrtcCompileProgram` | `Program` + `Device::kernel` | `compile.rs`, `cache.rs` |
+//! | `cuLaunchKernel` | `Stream::launch` with `Args` and `LaunchConfig` | `launch.rs` |
+//! | `cuMemcpy*Async` / `cuMemset*Async` | `Stream::copy*`, `Stream::fill` | [`CudaStream`] |
+//! | `cuStreamWaitEvent` | `Stream::wait` | [`CudaStream`] |
+//! | stream priority (lower = first) | `Priority::{Low, Normal, High}` | [`clamp_priority`] |
+//! | `CUDA_ERROR_ILLEGAL_ADDRESS`, ... | `Error::DeviceFault`, then `Error::DeviceLost` | `error.rs`, `state.rs` |
+//!
+//! # Examples
+//!
+//! The same code runs on the CPU reference backend, which is what runs here
+//! when there is no GPU:
+//! ```
+//! use kiln_core::{Backend, Device};
+//!
+//! fn round_trip<B: Backend>(dev: &Device<B>) -> kiln_core::Result<Vec<u32>> {
+//!     let buf = dev.upload(&[1u32, 2, 3])?;
+//!     buf.to_vec()
+//! }
+//!
+//! # fn main() -> kiln_core::Result<()> {
+//! match Device::<kiln_cuda::Cuda>::open(0) {
+//!     Ok(gpu) => assert_eq!(round_trip(&gpu)?, vec![1, 2, 3]),
+//!     Err(e) => println!("no CUDA here ({e}); the CPU does it"),
+//! }
+//! assert_eq!(round_trip(&Device::<kiln_cpu::Cpu>::open(0)?)?, vec![1, 2, 3]);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod cache;
+mod compile;
+mod device;
+mod error;
+mod event;
+mod ffi;
+mod info;
+mod kernel;
+mod launch;
+mod memory;
+mod state;
+mod stream;
+
+pub use cache::CacheStatus;
+pub use device::CudaDevice;
+pub use event::CudaEvent;
+pub use kernel::CudaKernel;
+pub use memory::{CudaBuffer, CudaHostBuffer};
+pub use stream::{clamp_priority, CudaStream};
+
+use kiln_core::{Backend, BackendKind, DeviceInfo, Result};
+
+/// The CUDA backend.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{Backend, Error};
+/// use kiln_cuda::Cuda;
+/// match Cuda::devices() {
+///     Ok(devices) => assert!(!devices.is_empty()),
+///     Err(Error::BackendUnavailable { reason, .. }) => println!("{reason}"),
+///     Err(e) => panic!("{e}"),
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cuda;
+
+impl Backend for Cuda {
+    const KIND: BackendKind = BackendKind::Cuda;
+    type Device = CudaDevice;
+    type Stream = CudaStream;
+    type Buffer = CudaBuffer;
+    type HostBuffer = CudaHostBuffer;
+    type Event = CudaEvent;
+    type Kernel = CudaKernel;
+
+    fn devices() -> Result<Vec<DeviceInfo>> {
+        info::list()
+    }
+
+    fn open(ordinal: usize) -> Result<CudaDevice> {
+        CudaDevice::open(ordinal)
+    }
+}

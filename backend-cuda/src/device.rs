@@ -1,0 +1,147 @@
+//! Opened devices: the primary context and what hangs off it.
+
+use std::path::PathBuf;
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::CudaContext;
+use kiln_core::{DeviceInfo, MemoryInfo, Priority, Program, RawDevice, Result};
+
+use crate::compile::Compiler;
+use crate::error::before_open;
+use crate::memory::CudaHostBuffer;
+use crate::state::DeviceState;
+use crate::{ffi, info, Cuda, CudaEvent, CudaKernel, CudaStream};
+
+/// An opened CUDA device: its primary context, with cudarc's automatic
+/// per-buffer event tracking turned off (kiln orders streams with explicit
+/// events), and memory freed with `cuMemFreeAsync` kept in the device's pool.
+pub struct CudaDevice {
+    state: Arc<DeviceState>,
+    info: DeviceInfo,
+    priority_range: (i32, i32),
+    compiler: Compiler,
+}
+
+impl CudaDevice {
+    pub(crate) fn open(ordinal: usize) -> Result<Self> {
+        let info = info::query(ordinal)?;
+        let dev = info::device_handle(ordinal)?;
+        let ctx = CudaContext::new(ordinal).map_err(|e| before_open("cuDevicePrimaryCtxRetain", e))?;
+        // SAFETY: kiln never hands out cudarc slices; its own buffers are
+        // ordered by the explicit events of the typed layer, as required once
+        // tracking is off.
+        unsafe { ctx.disable_event_tracking() };
+        let pooled = info::has_memory_pools(dev);
+        let state = Arc::new(DeviceState::new(ordinal, info.name.clone(), ctx, pooled));
+        state.check_usable()?;
+        if pooled {
+            ffi::keep_pool_memory(dev).map_err(|e| state.fail("cuMemPoolSetAttribute(release threshold)", e, 0))?;
+        }
+        state.bind("cuCtxGetStreamPriorityRange")?;
+        let priority_range =
+            ffi::stream_priority_range().map_err(|e| state.fail("cuCtxGetStreamPriorityRange", e, 0))?;
+        let compiler = Compiler::new(info.compute_capability.unwrap_or((0, 0)));
+        Ok(CudaDevice { state, info, priority_range, compiler })
+    }
+
+    /// The device's stream priorities as CUDA numbers, (least, greatest):
+    /// (0, -5) on the H100. Lower numbers run first; kiln's `Priority` levels
+    /// are clamped into this range (see [`clamp_priority`](crate::clamp_priority)).
+    pub fn stream_priority_range(&self) -> (i32, i32) {
+        self.priority_range
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.state.ordinal
+    }
+
+    /// cudarc's context, for interop with code written against cudarc directly.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.state.ctx
+    }
+
+    /// NVRTC's (major, minor) version, or `None` when NVRTC is not installed.
+    pub fn nvrtc_version(&self) -> Option<(i32, i32)> {
+        self.compiler.nvrtc_version()
+    }
+
+    /// Where compiled modules are cached on disk, or `None` when the cache is off.
+    /// Initially from the environment (`KILN_CACHE_DIR`, `KILN_CACHE=0`).
+    pub fn disk_cache_dir(&self) -> Option<PathBuf> {
+        self.compiler.cache_dir()
+    }
+
+    /// Move the disk cache of this device to `dir`, or turn it off with `None`.
+    pub fn set_disk_cache_dir(&self, dir: Option<PathBuf>) {
+        self.compiler.set_cache_dir(dir)
+    }
+
+    /// Whether a device fault has made the device unusable.
+    pub fn is_lost(&self) -> bool {
+        self.state.is_lost()
+    }
+}
+
+impl RawDevice for CudaDevice {
+    type B = Cuda;
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn memory(&self) -> Result<MemoryInfo> {
+        self.state.check_usable()?;
+        self.state.bind("cuMemGetInfo")?;
+        let (free, total) = ffi::mem_info().map_err(|e| self.state.fail("cuMemGetInfo", e, 0))?;
+        Ok(MemoryInfo { free: free as u64, total: total as u64 })
+    }
+
+    fn create_stream(&self, priority: Priority) -> Result<CudaStream> {
+        CudaStream::new(self.state.clone(), priority, self.priority_range)
+    }
+
+    fn create_event(&self) -> Result<CudaEvent> {
+        self.state.check_usable()?;
+        let event = self
+            .state
+            .ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| self.state.fail("cuEventCreate", e, 0))?;
+        Ok(CudaEvent::new(event, self.state.clone()))
+    }
+
+    fn alloc_host(&self, bytes: usize) -> Result<CudaHostBuffer> {
+        self.state.check_usable()?;
+        if bytes == 0 {
+            return Ok(CudaHostBuffer::new(NonNull::<u64>::dangling().cast(), 0, self.state.clone()));
+        }
+        self.state.bind("cuMemHostAlloc")?;
+        let ptr = ffi::alloc_pinned(bytes).map_err(|e| {
+            if crate::error::is_out_of_memory(e) {
+                self.state.out_of_memory(&format!("page-locked host buffer of {bytes} bytes"), bytes)
+            } else {
+                self.state.fail("cuMemHostAlloc", e, 0)
+            }
+        })?;
+        match NonNull::new(ptr) {
+            Some(ptr) => Ok(CudaHostBuffer::new(ptr, bytes, self.state.clone())),
+            None => Err(self.state.out_of_memory(&format!("page-locked host buffer of {bytes} bytes"), bytes)),
+        }
+    }
+
+    fn compile(&self, program: &Program) -> Result<CudaKernel> {
+        self.compiler.compile(&self.state, program, self.info.limits.max_shared_mem_per_block)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.state.check_usable()?;
+        self.state.bind("cuCtxSynchronize")?;
+        let kernel = self.state.last_kernel.load(Ordering::Relaxed);
+        self.state.ctx.synchronize().map_err(|e| self.state.fail("cuCtxSynchronize", e, kernel))?;
+        self.state.take_deferred()
+    }
+}

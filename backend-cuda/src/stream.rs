@@ -1,0 +1,208 @@
+//! Streams: non-blocking CUDA streams with a priority, carrying copies,
+//! fills, launches and events.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use cudarc::driver::CudaStream as DriverStream;
+use kiln_core::{LaunchConfig, Priority, RawArg, RawStream, Result};
+
+use crate::ffi;
+use crate::memory::{CudaBuffer, CudaHostBuffer};
+use crate::state::DeviceState;
+use crate::{Cuda, CudaEvent, CudaKernel};
+
+/// A non-blocking CUDA stream (`CU_STREAM_NON_BLOCKING`: no implicit order
+/// with the legacy default stream). Work is ordered against other streams
+/// only by events.
+pub struct CudaStream {
+    pub(crate) stream: Arc<DriverStream>,
+    pub(crate) state: Arc<DeviceState>,
+    priority: Priority,
+    cuda_priority: i32,
+    /// The kernel launched last on this stream (an id of `DeviceState`), named
+    /// when a fault surfaces here.
+    pub(crate) last_kernel: AtomicU32,
+}
+
+/// The CUDA priority for `wanted` within `(least, greatest)` (numerically
+/// `least >= greatest`: lower numbers run first), and the kiln priority it
+/// amounts to. `Low` is the least priority, `High` the greatest, `Normal` the
+/// middle, rounded towards least; where two levels coincide (a range of fewer
+/// than three values) the stream reports the level it really got, preferring `Normal`.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Priority;
+/// use kiln_cuda::clamp_priority;
+/// assert_eq!(clamp_priority(Priority::High, (0, -5)), (Priority::High, -5));
+/// assert_eq!(clamp_priority(Priority::Normal, (0, -5)), (Priority::Normal, -2));
+/// assert_eq!(clamp_priority(Priority::Low, (0, -5)), (Priority::Low, 0));
+/// assert_eq!(clamp_priority(Priority::High, (0, 0)), (Priority::Normal, 0));
+/// ```
+pub fn clamp_priority(wanted: Priority, (least, greatest): (i32, i32)) -> (Priority, i32) {
+    let (lo, hi) = (least.max(greatest), least.min(greatest));
+    let mid = lo - (lo - hi) / 2;
+    let value = match wanted {
+        Priority::Low => lo,
+        Priority::Normal => mid,
+        Priority::High => hi,
+    };
+    let got = if value == mid {
+        Priority::Normal
+    } else if value == lo {
+        Priority::Low
+    } else {
+        Priority::High
+    };
+    (got, value)
+}
+
+impl CudaStream {
+    pub(crate) fn new(state: Arc<DeviceState>, wanted: Priority, range: (i32, i32)) -> Result<Self> {
+        state.check_usable()?;
+        let (priority, cuda_priority) = clamp_priority(wanted, range);
+        state.bind("cuStreamCreateWithPriority")?;
+        let stream = state
+            .ctx
+            .new_stream_with_priority(cuda_priority)
+            .map_err(|e| state.fail("cuStreamCreateWithPriority", e, 0))?;
+        Ok(CudaStream { stream, state, priority, cuda_priority, last_kernel: AtomicU32::new(0) })
+    }
+
+    /// The CUDA priority number the stream was created with (lower runs first).
+    pub fn cuda_priority(&self) -> i32 {
+        self.cuda_priority
+    }
+
+    /// cudarc's stream, for interop with code written against cudarc directly.
+    pub fn driver_stream(&self) -> &Arc<DriverStream> {
+        &self.stream
+    }
+
+    /// Map a failed call on this stream, naming the kernel last launched here.
+    pub(crate) fn fail(&self, call: &str, e: cudarc::driver::DriverError) -> kiln_core::Error {
+        self.state.fail(call, e, self.last_kernel.load(Ordering::Relaxed))
+    }
+
+    fn enter(&self, call: &str) -> Result<()> {
+        self.state.check_usable()?;
+        self.state.bind(call)
+    }
+}
+
+impl RawStream for CudaStream {
+    type B = Cuda;
+
+    fn priority(&self) -> Priority {
+        self.priority
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<CudaBuffer> {
+        self.state.check_usable()?;
+        if bytes == 0 {
+            return Ok(CudaBuffer::new(0, 0, self.stream.clone(), self.state.clone()));
+        }
+        self.state.bind("cuMemAllocAsync")?;
+        let ptr = ffi::alloc_device(&self.stream, bytes, self.state.pooled).map_err(|e| {
+            if crate::error::is_out_of_memory(e) {
+                self.state.out_of_memory(&format!("device buffer of {bytes} bytes"), bytes)
+            } else {
+                self.fail("cuMemAllocAsync", e)
+            }
+        })?;
+        Ok(CudaBuffer::new(ptr, bytes, self.stream.clone(), self.state.clone()))
+    }
+
+    unsafe fn write(&self, dst: &CudaBuffer, dst_offset: usize, src: &[u8]) -> Result<()> {
+        self.enter("cuMemcpyHtoDAsync")?;
+        // SAFETY: the range is inside `dst` (caller's contract); from pageable
+        // memory the driver stages `src` before returning, so it may be reused.
+        unsafe { ffi::copy_htod(dst.ptr + dst_offset as u64, src.as_ptr(), src.len(), &self.stream) }
+            .map_err(|e| self.fail("cuMemcpyHtoDAsync", e))
+    }
+
+    unsafe fn read(&self, src: &CudaBuffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.enter("cuMemcpyDtoHAsync")?;
+        // SAFETY: the range is inside `src` (caller's contract); `dst` is
+        // borrowed exclusively until the synchronize below has returned.
+        unsafe { ffi::copy_dtoh(dst.as_mut_ptr(), src.ptr + src_offset as u64, dst.len(), &self.stream) }
+            .map_err(|e| self.fail("cuMemcpyDtoHAsync", e))?;
+        self.synchronize()
+    }
+
+    unsafe fn write_async(
+        &self,
+        dst: &CudaBuffer,
+        dst_offset: usize,
+        src: &CudaHostBuffer,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        self.enter("cuMemcpyHtoDAsync")?;
+        // SAFETY: both ranges are in bounds and `src` stays untouched until the
+        // copy completes (caller's contract); `src` is page-locked.
+        unsafe { ffi::copy_htod(dst.ptr + dst_offset as u64, src.as_ptr().add(src_offset), bytes, &self.stream) }
+            .map_err(|e| self.fail("cuMemcpyHtoDAsync", e))
+    }
+
+    unsafe fn read_async(
+        &self,
+        src: &CudaBuffer,
+        src_offset: usize,
+        dst: &CudaHostBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        self.enter("cuMemcpyDtoHAsync")?;
+        // SAFETY: both ranges are in bounds and `dst` stays untouched until the
+        // copy completes (caller's contract); `dst` is page-locked.
+        unsafe { ffi::copy_dtoh(dst.as_ptr().add(dst_offset), src.ptr + src_offset as u64, bytes, &self.stream) }
+            .map_err(|e| self.fail("cuMemcpyDtoHAsync", e))
+    }
+
+    unsafe fn copy(
+        &self,
+        src: &CudaBuffer,
+        src_offset: usize,
+        dst: &CudaBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> Result<()> {
+        self.enter("cuMemcpyDtoDAsync")?;
+        // SAFETY: both ranges are in bounds and do not overlap (caller's contract).
+        unsafe { ffi::copy_dtod(dst.ptr + dst_offset as u64, src.ptr + src_offset as u64, bytes, &self.stream) }
+            .map_err(|e| self.fail("cuMemcpyDtoDAsync", e))
+    }
+
+    unsafe fn fill(&self, dst: &CudaBuffer, offset: usize, bytes: usize, pattern: &[u8]) -> Result<()> {
+        self.enter("cuMemsetAsync")?;
+        // SAFETY: in bounds, and the pattern size divides offset and length
+        // (caller's contract); allocations are 256-byte aligned, so the address is aligned too.
+        unsafe { ffi::fill(dst.ptr + offset as u64, bytes, pattern, &self.stream) }
+            .map_err(|e| self.fail("cuMemsetAsync", e))
+    }
+
+    unsafe fn launch(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[RawArg<'_, Cuda>]) -> Result<()> {
+        // SAFETY: the caller's contract is the one `launch::launch` asks for.
+        unsafe { crate::launch::launch(self, kernel, config, args) }
+    }
+
+    fn record(&self, event: &CudaEvent) -> Result<()> {
+        self.enter("cuEventRecord")?;
+        event.event.record(&self.stream).map_err(|e| self.fail("cuEventRecord", e))?;
+        event.kernel.store(self.last_kernel.load(Ordering::Relaxed), Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn wait(&self, event: &CudaEvent) -> Result<()> {
+        self.enter("cuStreamWaitEvent")?;
+        self.stream.wait(&event.event).map_err(|e| self.fail("cuStreamWaitEvent", e))
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.enter("cuStreamSynchronize")?;
+        self.stream.synchronize().map_err(|e| self.fail("cuStreamSynchronize", e))?;
+        self.state.take_deferred()
+    }
+}

@@ -1,0 +1,136 @@
+//! Launches: results, argument checks against the kernel, shape limits.
+
+use kiln_core::{Args, Error, LaunchConfig, Program};
+
+use super::common::*;
+
+#[test]
+fn saxpy_matches_the_reference() {
+    let Some(dev) = gpu() else { return };
+    let k = kernel(&dev, "saxpy", SAXPY);
+    for (i, &n) in SIZES.iter().enumerate() {
+        let seed = 300 + i as u64;
+        let (xs, ys) = (random_f32(seed, n), random_f32(seed + 1000, n));
+        let x = dev.upload(&xs).unwrap();
+        let mut y = dev.upload(&ys).unwrap();
+        saxpy(&dev, &k, &x, &mut y, -1.5).unwrap();
+        let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| -1.5 * x + y).collect();
+        assert_eq!(y.to_vec().unwrap(), want, "n={n} seed={seed}");
+    }
+}
+
+#[test]
+fn arguments_are_checked_against_the_kernel_parameters() {
+    let Some(dev) = gpu() else { return };
+    let k = kernel(&dev, "saxpy", SAXPY);
+    let x = dev.upload(&[1.0f32; 8]).unwrap();
+    let mut y = dev.upload(&[2.0f32; 8]).unwrap();
+    let cfg = LaunchConfig::for_elements(8, 32);
+    let reason = |r: kiln_core::Result<()>| match r {
+        Err(Error::InvalidLaunch { kernel, reason }) => {
+            assert_eq!(kernel, "saxpy");
+            reason
+        }
+        other => panic!("expected InvalidLaunch, got {other:?}"),
+    };
+    // Too few: the length is missing.
+    // SAFETY (all launches here): rejected before reaching the device.
+    let r = reason(unsafe { dev.stream().launch(&k, cfg, Args::new().arg(&x).arg(&mut y).arg(2.0f32)) });
+    assert!(r.contains("takes 4 parameter") && r.contains("3 argument"), "{r}");
+    // Too many.
+    let r = reason(unsafe {
+        dev.stream().launch(&k, cfg, Args::new().arg(&x).arg(&mut y).arg(2.0f32).arg(8u64).arg(1u32))
+    });
+    assert!(r.contains("5 argument"), "{r}");
+    // A u32 length where the kernel takes unsigned long long.
+    let r = reason(unsafe { dev.stream().launch(&k, cfg, Args::new().arg(&x).arg(&mut y).arg(2.0f32).arg(8u32)) });
+    assert!(r.contains("argument 3") && r.contains("u32") && r.contains("8 bytes"), "{r}");
+    // A double where the kernel takes float.
+    let r = reason(unsafe { dev.stream().launch(&k, cfg, Args::new().arg(&x).arg(&mut y).arg(2.0f64).arg(8u64)) });
+    assert!(r.contains("argument 2") && r.contains("f64"), "{r}");
+    // A scalar where the kernel takes a pointer.
+    let r = reason(unsafe { dev.stream().launch(&k, cfg, Args::new().arg(1.0f32).arg(&mut y).arg(2.0f32).arg(8u64)) });
+    assert!(r.contains("argument 0"), "{r}");
+    // Nothing ran: y is untouched.
+    assert_eq!(y.to_vec().unwrap(), vec![2.0; 8]);
+}
+
+#[test]
+fn launch_limits_are_named() {
+    let Some(dev) = gpu() else { return };
+    let k = kernel(&dev, "saxpy", SAXPY);
+    let x = dev.upload(&[1.0f32; 8]).unwrap();
+    let mut y = dev.upload(&[2.0f32; 8]).unwrap();
+    let mut go = |cfg: LaunchConfig| {
+        // SAFETY: rejected before reaching the device, or a valid SAXPY over 8 elements.
+        unsafe { dev.stream().launch(&k, cfg, Args::new().arg(&x).arg(&mut y).arg(1.0f32).arg(8u64)) }
+    };
+    let e = go(LaunchConfig::new(1, 1025)).unwrap_err().to_string();
+    assert!(e.contains("1025 threads") && e.contains("1024"), "{e}");
+    let e = go(LaunchConfig::new((1, 65536), 32)).unwrap_err().to_string();
+    assert!(e.contains("65536 blocks along y") && e.contains("65535"), "{e}");
+    let limit = dev.info().limits.max_shared_mem_per_block;
+    let e = go(LaunchConfig::new(1, 32).with_shared_mem(limit + 1)).unwrap_err().to_string();
+    assert!(e.contains(&format!("{}", limit + 1)) && e.contains(&limit.to_string()), "{e}");
+    assert!(go(LaunchConfig::new(0, 32)).is_ok(), "an empty launch is a no-op");
+    assert_eq!(y.to_vec().unwrap(), vec![2.0; 8]);
+
+    // The kernel's own limit (__launch_bounds__) is tighter than the device's.
+    let bounded = kernel(
+        &dev,
+        "bounded",
+        "extern \"C\" __global__ void __launch_bounds__(128) bounded(float* y) { y[threadIdx.x] = 1.0f; }",
+    );
+    let mut z = dev.alloc::<f32>(256).unwrap();
+    // SAFETY: rejected before reaching the device.
+    let e = unsafe { dev.stream().launch(&bounded, LaunchConfig::new(1, 256), Args::new().arg(&mut z)) };
+    let e = e.unwrap_err().to_string();
+    assert!(e.contains("at most 128"), "{e}");
+}
+
+#[test]
+fn dynamic_shared_memory_past_48_kib_is_granted() {
+    let Some(dev) = gpu() else { return };
+    let src = r#"
+extern "C" __global__ void reverse_block(const float* x, float* y, unsigned int n) {
+    extern __shared__ float tile[];
+    for (unsigned int i = threadIdx.x; i < n; i += blockDim.x) tile[i] = x[i];
+    __syncthreads();
+    for (unsigned int i = threadIdx.x; i < n; i += blockDim.x) y[i] = tile[n - 1 - i];
+}
+"#;
+    let k = kernel(&dev, "reverse_block", src);
+    let n = 25_000usize; // 100 000 bytes of shared memory
+    let xs = random_f32(5, n);
+    let x = dev.upload(&xs).unwrap();
+    let mut y = dev.alloc::<f32>(n).unwrap();
+    y.fill(POISON_F32).unwrap();
+    let cfg = LaunchConfig::new(1, 256).with_shared_mem((n * 4) as u32);
+    // SAFETY: one block reads x[0..n), writes y[0..n), within n*4 bytes of shared memory.
+    unsafe { dev.stream().launch(&k, cfg, Args::new().arg(&x).arg(&mut y).arg(n as u32)) }.unwrap();
+    let want: Vec<f32> = xs.iter().rev().copied().collect();
+    assert_eq!(y.to_vec().unwrap(), want);
+}
+
+#[test]
+fn many_arguments_take_the_heap_path() {
+    let Some(dev) = gpu() else { return };
+    let params: Vec<String> = (0..40).map(|i| format!("unsigned int a{i}")).collect();
+    let sum: Vec<String> = (0..40).map(|i| format!("a{i}")).collect();
+    let src = format!(
+        "extern \"C\" __global__ void sum40(unsigned int* out, {}) {{ out[0] = {}; }}",
+        params.join(", "),
+        sum.join(" + ")
+    );
+    let k = dev.kernel(&Program::new("sum40").cuda(src)).unwrap();
+    let mut out = dev.alloc::<u32>(1).unwrap();
+    out.fill(0xFFFF_FFFF).unwrap();
+    let values: Vec<u32> = (0..40).map(|i| i * i + 7).collect();
+    let mut args = Args::new().arg(&mut out);
+    for v in &values {
+        args.push(*v);
+    }
+    // SAFETY: sum40 writes out[0] only.
+    unsafe { dev.stream().launch(&k, LaunchConfig::new(1, 1), args) }.unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![values.iter().sum::<u32>()]);
+}

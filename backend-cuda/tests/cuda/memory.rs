@@ -1,0 +1,130 @@
+//! Copies, fills, views, page-locked memory and allocation failures.
+
+use kiln_core::{bf16, f16, Error};
+
+use super::common::*;
+
+#[test]
+fn copies_round_trip_random_data() {
+    let Some(dev) = gpu() else { return };
+    for (i, &n) in SIZES.iter().enumerate() {
+        let seed = 100 + i as u64;
+        let data = random_f32(seed, n);
+        let a = dev.upload(&data).unwrap();
+        let mut b = dev.alloc::<f32>(n).unwrap();
+        b.fill(POISON_F32).unwrap();
+        b.copy_from(&a).unwrap();
+        assert_eq!(b.to_vec().unwrap(), data, "f32 n={n} seed={seed}");
+        let bytes = random_u8(seed, n);
+        let c = dev.upload(&bytes).unwrap();
+        let mut back = vec![0xA5u8; n];
+        c.copy_to_host(&mut back).unwrap();
+        assert_eq!(back, bytes, "u8 n={n} seed={seed}");
+    }
+    let empty = dev.upload::<f64>(&[]).unwrap();
+    assert!(empty.to_vec().unwrap().is_empty());
+}
+
+#[test]
+fn fills_set_exactly_their_range_at_every_width() {
+    let Some(dev) = gpu() else { return };
+    let n = 1000usize;
+    let (lo, hi) = (3usize, 997usize);
+    macro_rules! check {
+        ($t:ty, $poison:expr, $value:expr) => {{
+            let mut buf = dev.alloc::<$t>(n).unwrap();
+            buf.fill($poison).unwrap();
+            buf.slice_mut(lo..hi).unwrap().fill($value).unwrap();
+            let got = buf.to_vec().unwrap();
+            for (i, v) in got.iter().enumerate() {
+                let want = if (lo..hi).contains(&i) { $value } else { $poison };
+                assert_eq!(*v, want, "{} element {i}", stringify!($t));
+            }
+        }};
+    }
+    check!(u8, 0x11u8, 0xEEu8);
+    check!(f16, f16::from_f32(-2.0), f16::from_f32(0.333));
+    check!(bf16, bf16::from_f32(5.0), bf16::from_f32(-1.5));
+    check!(u32, 0xDEAD_BEEFu32, 0x0102_0304u32);
+    check!(f32, POISON_F32, 1.25f32);
+    // 8-byte values whose halves differ take the two-pass path; equal halves one memset.
+    check!(f64, -1.0e300f64, std::f64::consts::PI);
+    check!(i64, 0x0123_4567_89AB_CDEFi64, -1i64);
+    check!(u64, 7u64, 0xFFFF_FFFF_0000_0001u64);
+}
+
+#[test]
+fn views_with_offsets_copy_the_right_range() {
+    let Some(dev) = gpu() else { return };
+    let n = 4099;
+    let data = random_f32(7, n);
+    let a = dev.upload(&data).unwrap();
+    let mut b = dev.alloc::<f32>(n).unwrap();
+    b.fill(POISON_F32).unwrap();
+    dev.stream().copy(&a.slice(1..n - 7).unwrap(), &mut b.slice_mut(5..n - 3).unwrap()).unwrap();
+    let got = b.to_vec().unwrap();
+    for (i, v) in got.iter().enumerate() {
+        let want = if (5..n - 3).contains(&i) { data[i - 4] } else { POISON_F32 };
+        assert_eq!(*v, want, "element {i}");
+    }
+    // Host to device into a view, device to host out of one.
+    let patch = random_f32(8, 10);
+    b.slice_mut(100..110).unwrap().copy_from_host(&patch).unwrap();
+    assert_eq!(b.slice(100..110).unwrap().to_vec().unwrap(), patch);
+    assert_eq!(b.slice(99..100).unwrap().to_vec().unwrap(), vec![data[95]]);
+}
+
+#[test]
+fn page_locked_async_round_trip() {
+    let Some(dev) = gpu() else { return };
+    let s = dev.create_stream(kiln_core::Priority::Normal).unwrap();
+    for (i, &n) in SIZES.iter().enumerate() {
+        let seed = 200 + i as u64;
+        let data = random_f32(seed, n);
+        let mut src = dev.alloc_host::<f32>(n).unwrap();
+        assert!(src.as_slice().unwrap().iter().all(|&v| v == 0.0), "page-locked memory starts zeroed");
+        src.as_mut_slice().unwrap().copy_from_slice(&data);
+        let mut d = s.alloc::<f32>(n).unwrap();
+        s.fill(&mut d, POISON_F32).unwrap();
+        s.copy_to_device_async(&src, &mut d).unwrap();
+        let mut back = dev.alloc_host::<f32>(n).unwrap();
+        back.as_mut_slice().unwrap().fill(POISON_F32);
+        s.copy_to_host_async(&d, &mut back).unwrap();
+        assert_eq!(back.as_slice().unwrap(), &data[..], "n={n} seed={seed}");
+    }
+}
+
+#[test]
+fn memory_reports_free_and_total() {
+    let Some(dev) = gpu() else { return };
+    let m = dev.memory().unwrap();
+    assert_eq!(m.total, dev.info().memory_bytes);
+    assert!(m.free > 0 && m.free <= m.total, "{m:?}");
+}
+
+#[test]
+fn allocations_past_free_memory_are_out_of_memory() {
+    let Some(dev) = gpu() else { return };
+    let m = dev.memory().unwrap();
+    // More than is free but less than the total, so the backend (not the
+    // typed layer's size check) is the one to refuse.
+    let ask = (m.free + (m.total - m.free) / 2) as usize + (1 << 20);
+    if (ask as u64) <= m.free || (ask as u64) >= m.total {
+        eprintln!("skipped: no room between free ({}) and total ({})", m.free, m.total);
+        return;
+    }
+    match dev.alloc::<u8>(ask) {
+        Err(Error::OutOfMemory { device, requested, free, .. }) => {
+            assert_eq!(device, dev.name());
+            assert_eq!(requested, ask as u64);
+            assert!(free.is_some());
+        }
+        other => panic!("allocating {ask} bytes with {} free gave {other:?}", m.free),
+    }
+    // Beyond the device's total, the typed layer refuses with the limit named.
+    let err = dev.alloc::<f32>(m.total as usize).unwrap_err();
+    assert!(err.to_string().contains("largest buffer"), "{err}");
+    // The device is still fine.
+    let ok = dev.upload(&[1.5f32, 2.5]).unwrap();
+    assert_eq!(ok.to_vec().unwrap(), vec![1.5, 2.5]);
+}
