@@ -28,6 +28,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod registry;
 
 pub use kiln_core as core;
@@ -38,6 +39,7 @@ pub use kiln_core::{
     View, ViewMut,
 };
 pub use kiln_cpu::Cpu;
+pub use kiln_cuda::Cuda;
 pub use kiln_kernels as kernels;
 pub use registry::{probe, Backends, Device};
 

@@ -1,0 +1,134 @@
+//! `kiln bench`: every pattern on every backend found, the peers merged in.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kiln_benches::{
+    attach_peers, python_peer_names, render, run_python_peers, utc_now, write_charts, BenchConfig, BenchVisitor,
+    DeviceResult, Header, Peer, Report, Row,
+};
+use kiln_core::{BackendKind, Error, Result};
+
+use crate::registry::{entries, Device};
+
+/// Where a bench run writes, besides the terminal.
+#[derive(Debug, Clone, Default)]
+pub struct BenchOutput {
+    /// The JSON report.
+    pub json: Option<PathBuf>,
+    /// A directory for one SVG chart per pattern.
+    pub charts: Option<PathBuf>,
+}
+
+/// Run `config` on device 0 of every backend in `backends` (all when empty)
+/// that is present, with the peers that are installed, and write the report.
+/// `progress` hears the name of each case before it runs; `absent` hears each
+/// backend that is not here and why.
+pub fn run(
+    config: &BenchConfig,
+    backends: &[BackendKind],
+    output: &BenchOutput,
+    command: &str,
+    progress: &mut dyn FnMut(&str),
+    absent: &mut dyn FnMut(BackendKind, &Error),
+) -> Result<Report> {
+    let mut results: Vec<DeviceResult> = Vec::new();
+    for entry in entries() {
+        if !backends.is_empty() && !backends.contains(&entry.kind) {
+            continue;
+        }
+        let device = match Device::open(entry.kind, 0) {
+            Ok(d) => d,
+            Err(e) => {
+                absent(entry.kind, &e);
+                continue;
+            }
+        };
+        results.push(device.visit(BenchVisitor::new(config, progress))??);
+    }
+    let mut rows: Vec<Row> = results.iter().flat_map(|r| r.rows.clone()).collect();
+    let peers = peers(config, &results, progress);
+    attach_peers(&mut rows, &peers);
+    let report = Report { header: header(config, &results, &peers, command), rows };
+    write(&report, output)?;
+    Ok(report)
+}
+
+/// The peers for this run: CuPy and PyCUDA against CUDA rows when a CUDA
+/// device was measured; CubeCL is not built into this binary.
+fn peers(config: &BenchConfig, results: &[DeviceResult], progress: &mut dyn FnMut(&str)) -> Vec<(Peer, BackendKind)> {
+    let mut peers = Vec::new();
+    if results.iter().any(|r| r.backend == BackendKind::Cuda) {
+        progress("peers: CuPy and PyCUDA on the same cases");
+        let patterns: Vec<String> = config.selected().iter().map(|p| p.name()).collect();
+        for p in run_python_peers(&patterns, &config.sizes, config.dtype.name(), config.runs) {
+            peers.push((p, BackendKind::Cuda));
+        }
+    } else {
+        for name in python_peer_names() {
+            peers.push((Peer::absent(name, "no CUDA device in this run to compare with"), BackendKind::Cuda));
+        }
+    }
+    peers.push((
+        Peer::absent("cubecl", "not built into this binary (kiln-benches' `cubecl` feature)"),
+        BackendKind::Wgpu,
+    ));
+    peers
+}
+
+fn header(config: &BenchConfig, results: &[DeviceResult], peers: &[(Peer, BackendKind)], command: &str) -> Header {
+    let mut versions = BTreeMap::new();
+    versions.insert("kiln".to_string(), env!("CARGO_PKG_VERSION").to_string());
+    versions.insert("dtype".to_string(), config.dtype.to_string());
+    versions.insert("runs_per_case".to_string(), config.runs.to_string());
+    Header {
+        kiln_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: kiln_benches::GIT_COMMIT.to_string(),
+        date: utc_now(),
+        command: command.to_string(),
+        devices: results.iter().map(|r| format!("{}: {}", r.backend, r.device)).collect(),
+        versions,
+        peers: peers
+            .iter()
+            .map(|(p, _)| (p.name.clone(), p.status.clone().unwrap_or_else(|reason| format!("absent: {reason}"))))
+            .collect(),
+        ceilings_gb_per_s: results
+            .iter()
+            .filter_map(|r| r.ceiling_gb_per_s.map(|c| (r.backend.to_string(), c)))
+            .collect(),
+    }
+}
+
+fn write(report: &Report, output: &BenchOutput) -> Result<()> {
+    if let Some(path) = &output.json {
+        let text = serde_json::to_string_pretty(report).map_err(|e| io("serialise", path, e))?;
+        create_parent(path)?;
+        std::fs::write(path, text).map_err(|e| io("write", path, e))?;
+    }
+    if let Some(dir) = &output.charts {
+        write_charts(report, dir).map_err(|e| Error::Io {
+            what: "write charts".into(),
+            path: dir.display().to_string(),
+            detail: e,
+        })?;
+    }
+    Ok(())
+}
+
+fn create_parent(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            std::fs::create_dir_all(dir).map_err(|e| io("create directory", dir, e))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn io(what: &str, path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Io { what: what.to_string(), path: path.display().to_string(), detail: e.to_string() }
+}
+
+/// The report as the terminal table.
+pub fn table(report: &Report) -> String {
+    render(report)
+}
