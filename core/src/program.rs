@@ -3,6 +3,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use crate::{HostArgs, Result};
 
@@ -70,47 +71,62 @@ pub struct Program {
     wgsl: Option<String>,
     host: Option<HostFn>,
     options: CompileOptions,
+    /// Computed on first use: launches look kernels up by it.
+    fingerprint: OnceLock<u64>,
 }
 
 impl Program {
     /// A program whose entry point is `name`, with no sources yet.
     pub fn new(name: impl Into<String>) -> Self {
-        Program { name: name.into(), cuda: None, wgsl: None, host: None, options: CompileOptions::default() }
+        Program {
+            name: name.into(),
+            cuda: None,
+            wgsl: None,
+            host: None,
+            options: CompileOptions::default(),
+            fingerprint: OnceLock::new(),
+        }
     }
 
     /// Set the CUDA C++ source (compiled by NVRTC).
     pub fn cuda(mut self, source: impl Into<String>) -> Self {
         self.cuda = Some(source.into());
+        self.fingerprint = OnceLock::new();
         self
     }
 
     /// Set the WGSL source.
     pub fn wgsl(mut self, source: impl Into<String>) -> Self {
         self.wgsl = Some(source.into());
+        self.fingerprint = OnceLock::new();
         self
     }
 
     /// Set the CPU implementation.
     pub fn host(mut self, f: HostFn) -> Self {
         self.host = Some(f);
+        self.fingerprint = OnceLock::new();
         self
     }
 
     /// Add a preprocessor define (CUDA) / identifier substitution (WGSL).
     pub fn define(mut self, name: impl Into<String>, value: impl ToString) -> Self {
         self.options.defines.push((name.into(), value.to_string()));
+        self.fingerprint = OnceLock::new();
         self
     }
 
     /// Add a compiler flag.
     pub fn flag(mut self, flag: impl Into<String>) -> Self {
         self.options.flags.push(flag.into());
+        self.fingerprint = OnceLock::new();
         self
     }
 
     /// Add an include directory.
     pub fn include_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.options.include_paths.push(path.into());
+        self.fingerprint = OnceLock::new();
         self
     }
 
@@ -179,6 +195,10 @@ impl Program {
     /// in-memory cache key (backends add their own arch and compiler version
     /// for on-disk caches).
     pub fn fingerprint(&self) -> u64 {
+        *self.fingerprint.get_or_init(|| self.hash_all())
+    }
+
+    fn hash_all(&self) -> u64 {
         let mut h = DefaultHasher::new();
         self.name.hash(&mut h);
         self.cuda.hash(&mut h);
