@@ -1,1 +1,146 @@
-//! kiln-wgpu
+//! kiln-wgpu: kiln's wgpu backend, running WGSL kernels on Vulkan (Metal or
+//! DX12 off Linux).
+//!
+//! # Adapters
+//! On Linux only Vulkan adapters are used (lavapipe in CI, the vendor
+//! driver on a GPU machine); wgpu would otherwise fall back to GL without a
+//! word. With no Vulkan adapter, [`Wgpu::devices`](kiln_core::Backend::devices)
+//! and [`Wgpu::open`](kiln_core::Backend::open) answer `BackendUnavailable`.
+//! Adapters are ordered discrete GPU, integrated GPU, virtual, CPU
+//! (lavapipe), other; `KILN_WGPU_ADAPTER=<substring>` keeps only those
+//! whose name contains it (case-insensitive). A device is opened with the
+//! adapter's own limits (largest workgroups, storage bindings and buffers)
+//! and the optional features kiln uses that it has (f64, f16, subgroups,
+//! f32 atomics, timestamps), all reported in its
+//! [`DeviceInfo`](kiln_core::DeviceInfo).
+//!
+//! # Streams, events and the single queue
+//! | kiln | wgpu |
+//! |------|------|
+//! | device | `wgpu::Device` and its one `wgpu::Queue` |
+//! | stream | a handle onto that queue; every stream records into one shared command encoder (the batch) |
+//! | stream order | program order of the batch; submissions run in order |
+//! | `Stream::wait(event)` | nothing to do: the event's work was enqueued, and runs, first |
+//! | priority | accepted, kept, ignored |
+//! | event record | submit the batch (with a timestamp write first, when available) |
+//! | event query / synchronize | non-blocking `Device::poll` / `poll` waiting for that submission |
+//! | elapsed time | timestamp difference x `Queue::get_timestamp_period`, else `Unsupported` |
+//! | kernel | a shader module; one compute pipeline per block shape and binding layout |
+//!
+//! Work is batched: copies, fills and launches are recorded into the batch
+//! and submitted when an event is recorded, data is read back, a stream or
+//! the device is synchronized, or 128 commands have piled up. Since every
+//! stream shares one queue there is no overlap between streams, and
+//! synchronizing a stream waits for the whole device.
+//!
+//! # Memory
+//! Device buffers are storage buffers allocated in whole 4-byte words.
+//! Uploads go through a mapped staging buffer and a copy recorded in stream
+//! order; `write` and `write_async` copy the host bytes before returning.
+//! Reads copy into a mappable buffer: `read` blocks until the data is
+//! there; `read_async` returns at once, and the map callback, which runs
+//! while the event recorded after it is waited on or polled, copies the
+//! data into the host buffer before that event reports completion. Copies
+//! and fills that wgpu cannot express (offsets or sizes that are not whole
+//! words, copies within one buffer, non-zero fill patterns) run through a
+//! temporary buffer and kiln's own byte kernels. [`Device::memory`](kiln_core::Device::memory)
+//! is `Unsupported` (wgpu reports no free memory).
+//!
+//! # Kernels
+//! WGSL compiled by naga and wgpu, following the ABI of kiln-kernels'
+//! README: buffers at `@group(0)` in argument order, scalars in one uniform
+//! struct at `@group(1) @binding(0)`, `override block_x/block_y/block_z`
+//! set from the launch's block, `u32` lengths, no dynamic workgroup memory.
+//! A WGSL error is an `Error::Compile` whose log starts with
+//! `NAME.wgsl:LINE:COLUMN: message`, followed by the compiler's report. A
+//! launch whose arguments disagree with the kernel's declarations (a missing
+//! binding, a read-only argument where the kernel writes, a scalar of the
+//! wrong type) is refused with `InvalidLaunch` naming the argument. A view
+//! larger than the adapter's `max_storage_buffer_binding_size` is refused
+//! with `Unsupported` naming that limit (no chunked dispatch). Details in
+//! the `launch` module.
+//!
+//! # Errors
+//! wgpu reports errors out of band and by default panics on those nobody
+//! captures. kiln runs each device call that can fail inside error scopes
+//! and returns what they catch; it replaces the default handler with one
+//! that records, and the next synchronize reports what was recorded.
+//!
+//! # Examples
+//! ```
+//! use kiln_core::{BackendKind, Device, Error};
+//! use kiln_wgpu::Wgpu;
+//! # fn main() -> kiln_core::Result<()> {
+//! match Device::<Wgpu>::open(0) {
+//!     Ok(dev) => {
+//!         let mut buf = dev.upload(&[1u8, 2, 3, 4, 5])?;
+//!         buf.slice_mut(1..4)?.fill(9)?;
+//!         assert_eq!(buf.to_vec()?, vec![1, 9, 9, 9, 5]);
+//!     }
+//!     // No Vulkan adapter on this machine: said so, never a GL fall-back.
+//!     Err(e) => assert!(matches!(e, Error::BackendUnavailable { backend: BackendKind::Wgpu, .. })),
+//! }
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod adapter;
+mod builtin;
+mod context;
+mod device;
+mod errors;
+mod event;
+mod kernel;
+mod launch;
+mod memory;
+mod params;
+mod reflect;
+mod stream;
+mod transfer;
+mod vulkan;
+
+pub use adapter::ADAPTER_ENV;
+pub use device::WgpuDevice;
+pub use event::WgpuEvent;
+pub use kernel::WgpuKernel;
+pub use memory::{WgpuBuffer, WgpuHostBuffer};
+pub use stream::WgpuStream;
+
+use kiln_core::{Backend, BackendKind, DeviceInfo, Error, Result};
+
+/// The wgpu backend.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Wgpu;
+
+impl Backend for Wgpu {
+    const KIND: BackendKind = BackendKind::Wgpu;
+    type Device = WgpuDevice;
+    type Stream = WgpuStream;
+    type Buffer = WgpuBuffer;
+    type HostBuffer = WgpuHostBuffer;
+    type Event = WgpuEvent;
+    type Kernel = WgpuKernel;
+
+    /// The adapters kiln would use, best first, as the info of the devices
+    /// they open as (limits and features are the adapter's).
+    fn devices() -> Result<Vec<DeviceInfo>> {
+        let adapters = adapter::adapters()?;
+        Ok(adapters
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let features = adapter::wanted_features(a.features());
+                let memory = vulkan::device_memory(a).unwrap_or(0);
+                adapter::device_info(i, &a.get_info(), &a.limits(), features, memory)
+            })
+            .collect())
+    }
+
+    fn open(ordinal: usize) -> Result<WgpuDevice> {
+        let adapters = adapter::adapters()?;
+        let count = adapters.len();
+        let adapter =
+            adapters.get(ordinal).ok_or(Error::DeviceNotFound { backend: BackendKind::Wgpu, ordinal, count })?;
+        WgpuDevice::open(ordinal, adapter)
+    }
+}

@@ -1,0 +1,191 @@
+//! Finding adapters: Vulkan only on Linux, a discrete GPU first, and the
+//! adapter's limits and optional features turned into kiln's [`DeviceInfo`].
+
+use std::sync::OnceLock;
+
+use kiln_core::{BackendKind, DeviceInfo, Error, Features, Limits, Result};
+
+/// Environment variable that picks adapters by name (a case-insensitive substring).
+pub const ADAPTER_ENV: &str = "KILN_WGPU_ADAPTER";
+
+/// The backends wgpu may use. On Linux only Vulkan: wgpu's default set
+/// includes GL, and a silent fall-back to it would run kernels on a
+/// different, slower path than the one asked for. Elsewhere the primary
+/// native API (Metal, DX12), never GL either.
+fn wanted_backends() -> wgpu::Backends {
+    if cfg!(target_os = "linux") {
+        wgpu::Backends::VULKAN
+    } else {
+        wgpu::Backends::PRIMARY
+    }
+}
+
+/// Whether an adapter on `backend` is one kiln accepts.
+pub(crate) fn accepted_backend(backend: wgpu::Backend) -> bool {
+    if cfg!(target_os = "linux") {
+        backend == wgpu::Backend::Vulkan
+    } else {
+        matches!(backend, wgpu::Backend::Vulkan | wgpu::Backend::Metal | wgpu::Backend::Dx12)
+    }
+}
+
+/// The process-wide wgpu instance (creating one loads the Vulkan loader and
+/// its drivers, which is too slow to repeat per call).
+fn instance() -> &'static wgpu::Instance {
+    static INSTANCE: OnceLock<wgpu::Instance> = OnceLock::new();
+    INSTANCE.get_or_init(|| {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = wanted_backends();
+        desc.flags = wgpu::InstanceFlags::from_build_config().with_env();
+        wgpu::Instance::new(desc)
+    })
+}
+
+fn unavailable(reason: String) -> Error {
+    Error::BackendUnavailable { backend: BackendKind::Wgpu, reason }
+}
+
+/// Preference rank of an adapter type: lower is better.
+fn type_rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    }
+}
+
+/// Order adapters by preference and keep those `filter` (from
+/// [`ADAPTER_ENV`]) names. Pure, so the policy is testable without adapters.
+pub(crate) fn choose(infos: &[wgpu::AdapterInfo], filter: Option<&str>) -> Vec<usize> {
+    let needle = filter.map(|f| f.trim().to_lowercase()).filter(|f| !f.is_empty());
+    let mut order: Vec<usize> = (0..infos.len())
+        .filter(|&i| accepted_backend(infos[i].backend))
+        .filter(|&i| needle.as_ref().is_none_or(|n| infos[i].name.to_lowercase().contains(n)))
+        .collect();
+    // A stable sort keeps the driver's order among equals.
+    order.sort_by_key(|&i| type_rank(infos[i].device_type));
+    order
+}
+
+/// The adapters kiln will use, best first, or why there are none.
+pub(crate) fn adapters() -> Result<Vec<wgpu::Adapter>> {
+    let all = pollster::block_on(instance().enumerate_adapters(wanted_backends()));
+    let infos: Vec<wgpu::AdapterInfo> = all.iter().map(|a| a.get_info()).collect();
+    let filter = std::env::var(ADAPTER_ENV).ok();
+    let order = choose(&infos, filter.as_deref());
+    if order.is_empty() {
+        let accepted = infos.iter().filter(|i| accepted_backend(i.backend)).count();
+        let api = if cfg!(target_os = "linux") { "Vulkan" } else { "Vulkan, Metal or DX12" };
+        return Err(unavailable(match (&filter, accepted) {
+            (Some(f), n) if n > 0 => format!(
+                "no {api} adapter matches {ADAPTER_ENV}={f:?}; adapters found: {}",
+                infos.iter().map(|i| format!("{:?}", i.name)).collect::<Vec<_>>().join(", ")
+            ),
+            _ => format!("no {api} adapter found (install mesa-vulkan-drivers for lavapipe, or a GPU driver)"),
+        }));
+    }
+    let mut all: Vec<Option<wgpu::Adapter>> = all.into_iter().map(Some).collect();
+    Ok(order.into_iter().filter_map(|i| all[i].take()).collect())
+}
+
+/// The optional features kiln asks for when the adapter has them.
+pub(crate) fn wanted_features(adapter: wgpu::Features) -> wgpu::Features {
+    let wanted = wgpu::Features::SHADER_F64
+        | wgpu::Features::SHADER_F16
+        | wgpu::Features::SUBGROUP
+        | wgpu::Features::SHADER_FLOAT32_ATOMIC
+        | wgpu::Features::TIMESTAMP_QUERY
+        | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+    adapter & wanted
+}
+
+/// Whether events can carry device timestamps: queries written between
+/// commands of an encoder, not only at pass boundaries.
+pub(crate) fn has_timestamps(f: wgpu::Features) -> bool {
+    f.contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+}
+
+/// kiln's view of an adapter with the given (device) limits and features.
+pub(crate) fn device_info(
+    ordinal: usize,
+    info: &wgpu::AdapterInfo,
+    limits: &wgpu::Limits,
+    features: wgpu::Features,
+    memory_bytes: u64,
+) -> DeviceInfo {
+    let api = match info.backend {
+        wgpu::Backend::Vulkan => "Vulkan",
+        wgpu::Backend::Metal => "Metal",
+        wgpu::Backend::Dx12 => "DX12",
+        _ => "other API",
+    };
+    let driver = match (info.driver.is_empty(), info.driver_info.is_empty()) {
+        (false, false) => format!("{api}, {} ({})", info.driver, info.driver_info),
+        (false, true) => format!("{api}, {}", info.driver),
+        (true, false) => format!("{api}, {}", info.driver_info),
+        (true, true) => api.to_string(),
+    };
+    let subgroups = features.contains(wgpu::Features::SUBGROUP);
+    DeviceInfo {
+        backend: BackendKind::Wgpu,
+        ordinal,
+        name: info.name.clone(),
+        // wgpu does not report compute units.
+        compute_units: 0,
+        memory_bytes,
+        compute_capability: None,
+        driver,
+        limits: Limits {
+            max_threads_per_block: limits.max_compute_invocations_per_workgroup,
+            max_block: [
+                limits.max_compute_workgroup_size_x,
+                limits.max_compute_workgroup_size_y,
+                limits.max_compute_workgroup_size_z,
+            ],
+            max_grid: [limits.max_compute_workgroups_per_dimension; 3],
+            max_shared_mem_per_block: limits.max_compute_workgroup_storage_size,
+            max_buffer_bytes: limits.max_buffer_size,
+            max_binding_bytes: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+            // The largest subgroup the adapter may use; 1 when kernels cannot see subgroups.
+            warp_size: if subgroups { info.subgroup_max_size.max(1) } else { 1 },
+        },
+        features: Features {
+            f64: features.contains(wgpu::Features::SHADER_F64),
+            f16: features.contains(wgpu::Features::SHADER_F16),
+            float_atomics: features.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC),
+            subgroups,
+            timestamps: has_timestamps(features),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(name: &str, device_type: wgpu::DeviceType, backend: wgpu::Backend) -> wgpu::AdapterInfo {
+        wgpu::AdapterInfo { name: name.into(), ..wgpu::AdapterInfo::new(device_type, backend) }
+    }
+
+    #[test]
+    fn discrete_first_then_integrated_then_cpu() {
+        let v = wgpu::Backend::Vulkan;
+        let infos = [
+            info("llvmpipe", wgpu::DeviceType::Cpu, v),
+            info("Intel UHD", wgpu::DeviceType::IntegratedGpu, v),
+            info("NVIDIA H100", wgpu::DeviceType::DiscreteGpu, v),
+        ];
+        assert_eq!(choose(&infos, None), vec![2, 1, 0]);
+        assert_eq!(choose(&infos, Some("LLVM")), vec![0]);
+        assert_eq!(choose(&infos, Some("  ")), vec![2, 1, 0]);
+        assert!(choose(&infos, Some("radeon")).is_empty());
+    }
+
+    #[test]
+    fn gl_adapters_are_never_chosen() {
+        let infos = [info("llvmpipe (GL)", wgpu::DeviceType::Cpu, wgpu::Backend::Gl)];
+        assert!(choose(&infos, None).is_empty());
+    }
+}

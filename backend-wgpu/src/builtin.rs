@@ -1,0 +1,265 @@
+//! kiln's own kernels: byte-granular fills and copies (sources in `wgsl/`).
+//!
+//! wgpu's `clear_buffer` and `copy_buffer_to_buffer` take only offsets and
+//! sizes in whole 4-byte words, and only clear to zero. Everything else (u8
+//! and f16 ranges at any offset, non-zero patterns) runs through these two
+//! kernels, bound in chunks so that no binding passes the device's storage
+//! binding limit.
+
+use kiln_core::{BackendKind, Error, Result};
+
+use crate::context::{Batch, Context};
+use crate::errors::{describe, scoped};
+use crate::memory::round4;
+
+/// Workgroup size of both kernels (fixed in their sources).
+const GROUP: u64 = 256;
+
+/// Most bytes one dispatch covers, so that bindings stay far below every
+/// adapter's storage binding limit (128 MiB at the least in WebGPU).
+const CHUNK: u64 = 32 << 20;
+
+/// A storage-buffer entry of a bind group layout.
+pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// The uniform entry holding a kernel's scalar arguments (group 1, binding 0).
+pub(crate) fn params_entry() -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// A binding of `size` bytes of `buffer` from `offset`.
+pub(crate) fn binding(buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindingResource<'_> {
+    wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset, size: wgpu::BufferSize::new(size) })
+}
+
+/// One compiled built-in kernel with its bind group layouts.
+struct Builtin {
+    pipeline: wgpu::ComputePipeline,
+    buffers: wgpu::BindGroupLayout,
+    params: wgpu::BindGroupLayout,
+}
+
+impl Builtin {
+    fn new(ctx: &Context, name: &str, source: &str, storage: &[wgpu::BindGroupLayoutEntry]) -> Result<Self> {
+        let device = &ctx.device;
+        let build = || {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(name),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            let buffers = device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(name), entries: storage });
+            let params = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(name),
+                entries: &[params_entry()],
+            });
+            let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(name),
+                bind_group_layouts: &[Some(&buffers), Some(&params)],
+                immediate_size: 0,
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(name),
+                layout: Some(&layout),
+                module: &module,
+                entry_point: Some(name),
+                compilation_options: wgpu::PipelineCompilationOptions::default(),
+                cache: None,
+            });
+            Builtin { pipeline, buffers, params }
+        };
+        match scoped(device, build) {
+            (builtin, None) => Ok(builtin),
+            (_, Some(e)) => Err(Error::Compile {
+                backend: BackendKind::Wgpu,
+                kernel: name.to_string(),
+                options: Vec::new(),
+                log: describe(&e),
+            }),
+        }
+    }
+
+    /// Record one dispatch over `words` words with `buffers` at group 0 and `params` at group 1.
+    fn dispatch(
+        &self,
+        ctx: &Context,
+        batch: &mut Batch,
+        buffers: &[wgpu::BindingResource<'_>],
+        params: &[u32],
+        words: u64,
+    ) {
+        let bytes: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
+        let (block, offset) = ctx.params(batch, &bytes);
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, r)| wgpu::BindGroupEntry { binding: i as u32, resource: r.clone() })
+            .collect();
+        let group0 = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &self.buffers,
+            entries: &entries,
+        });
+        let group1 = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &self.params,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: binding(&block, offset, round16(bytes.len() as u64)),
+            }],
+        });
+        let groups = words.div_ceil(GROUP).clamp(1, u64::from(ctx.limits.max_compute_workgroups_per_dimension));
+        let encoder = batch.encoder(&ctx.device);
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &group0, &[]);
+        pass.set_bind_group(1, &group1, &[]);
+        pass.dispatch_workgroups(groups as u32, 1, 1);
+    }
+}
+
+fn round16(n: u64) -> u64 {
+    n.next_multiple_of(16)
+}
+
+/// The built-in kernels of one device.
+pub(crate) struct Builtins {
+    fill: Builtin,
+    copy: Builtin,
+}
+
+/// The bytes of `pattern` seen from an 8-byte-aligned position `base` of a
+/// range that starts at `start`: byte `k` of the result is the pattern byte
+/// at position `base + k`, as two little-endian words.
+fn pattern_words(pattern: &[u8], start: u64, base: u64) -> (u32, u32) {
+    let n = pattern.len() as u64;
+    let mut bytes = [0u8; 8];
+    for (k, b) in bytes.iter_mut().enumerate() {
+        let phase = ((base + k as u64) % n + n - start % n) % n;
+        *b = pattern[phase as usize];
+    }
+    (
+        u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
+        u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
+    )
+}
+
+impl Builtins {
+    pub(crate) fn new(ctx: &Context) -> Result<Self> {
+        Ok(Builtins {
+            fill: Builtin::new(
+                ctx,
+                "kiln_fill_bytes",
+                include_str!("wgsl/fill_bytes.wgsl"),
+                &[storage_entry(0, false)],
+            )?,
+            copy: Builtin::new(
+                ctx,
+                "kiln_copy_bytes",
+                include_str!("wgsl/copy_bytes.wgsl"),
+                &[storage_entry(0, true), storage_entry(1, false)],
+            )?,
+        })
+    }
+
+    /// Alignment of binding offsets (at least a word).
+    fn align(ctx: &Context) -> u64 {
+        u64::from(ctx.limits.min_storage_buffer_offset_alignment).max(4)
+    }
+
+    /// Record a fill of `dst[offset..offset + len]` with `pattern` repeated
+    /// from `offset` on. `dst` is allocated in whole words.
+    pub(crate) fn fill(
+        &self,
+        ctx: &Context,
+        batch: &mut Batch,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        len: u64,
+        pattern: &[u8],
+    ) {
+        let align = Self::align(ctx);
+        let end = offset + len;
+        let mut at = offset;
+        while at < end {
+            let n = CHUNK.min(end - at);
+            let base = at / align * align;
+            let size = round4(at + n) - base;
+            let (first, stop) = (at - base, at - base + n);
+            let (lo, hi) = pattern_words(pattern, offset, base);
+            let words = (round4(stop) - first / 4 * 4) / 4;
+            let params = [first as u32, stop as u32, (first / 4) as u32, words as u32, lo, hi];
+            self.fill.dispatch(ctx, batch, &[binding(dst, base, size)], &params, words);
+            at += n;
+        }
+    }
+
+    /// Record a copy of `len` bytes from `src[src_offset..]` to
+    /// `dst[dst_offset..]`. The buffers are distinct (a buffer cannot be
+    /// bound for reading and writing in one dispatch) and allocated in whole words.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn copy(
+        &self,
+        ctx: &Context,
+        batch: &mut Batch,
+        src: &wgpu::Buffer,
+        src_offset: u64,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        len: u64,
+    ) {
+        let align = Self::align(ctx);
+        let mut done = 0;
+        while done < len {
+            let n = CHUNK.min(len - done);
+            let (s, d) = (src_offset + done, dst_offset + done);
+            let (sb, db) = (s / align * align, d / align * align);
+            let (s_size, d_size) = (round4(s + n) - sb, round4(d + n) - db);
+            let first = d - db;
+            let words = (round4(first + n) - first / 4 * 4) / 4;
+            let params = [(s - sb) as u32, first as u32, n as u32, (first / 4) as u32, words as u32];
+            self.copy.dispatch(ctx, batch, &[binding(src, sb, s_size), binding(dst, db, d_size)], &params, words);
+            done += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pattern_words;
+
+    #[test]
+    fn pattern_phase_follows_the_range_start() {
+        let p = [1u8, 2, 3, 4, 5, 6, 7, 8];
+        // A range starting at byte 16 seen from byte 16: the pattern as is.
+        assert_eq!(pattern_words(&p, 16, 16), (0x04030201, 0x08070605));
+        // Seen from byte 8 (earlier): the same, since 8 divides the shift.
+        assert_eq!(pattern_words(&p, 16, 8), (0x04030201, 0x08070605));
+        // A 2-byte pattern starting at byte 6, seen from byte 0: phase 0 at byte 6.
+        assert_eq!(pattern_words(&[0xaa, 0xbb], 6, 0), (0xbbaabbaa, 0xbbaabbaa));
+        // A 2-byte pattern starting at an odd byte flips the phase.
+        assert_eq!(pattern_words(&[0xaa, 0xbb], 5, 0), (0xaabbaabb, 0xaabbaabb));
+        // One byte: every byte is the pattern.
+        assert_eq!(pattern_words(&[0x7f], 3, 0), (0x7f7f7f7f, 0x7f7f7f7f));
+    }
+}

@@ -1,0 +1,87 @@
+//! Opening an adapter as a kiln device.
+
+use std::sync::Arc;
+
+use kiln_core::{BackendKind, DeviceInfo, Error, MemoryInfo, Priority, Program, RawDevice, Result};
+
+use crate::adapter::{accepted_backend, device_info, wanted_features};
+use crate::context::Context;
+use crate::{Wgpu, WgpuEvent, WgpuHostBuffer, WgpuKernel, WgpuStream};
+
+/// An opened wgpu device.
+pub struct WgpuDevice {
+    ctx: Arc<Context>,
+}
+
+impl WgpuDevice {
+    /// Open `adapter` (number `ordinal` in kiln's list) with every optional
+    /// feature kiln uses that it has, and its own limits, not WebGPU's defaults.
+    pub(crate) fn open(ordinal: usize, adapter: &wgpu::Adapter) -> Result<Self> {
+        let info = adapter.get_info();
+        if !accepted_backend(info.backend) {
+            return Err(Error::BackendUnavailable {
+                backend: BackendKind::Wgpu,
+                reason: format!("adapter {} runs on {:?}, not Vulkan", info.name, info.backend),
+            });
+        }
+        let features = wanted_features(adapter.features());
+        let limits = adapter.limits();
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("kiln"),
+            required_features: features,
+            required_limits: limits.clone(),
+            ..Default::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&desc))
+            .map_err(|e| Error::driver(BackendKind::Wgpu, format!("request_device on {}", info.name), e))?;
+        let memory = crate::vulkan::device_memory(adapter).unwrap_or(0);
+        let info = device_info(ordinal, &info, &limits, features, memory);
+        Ok(WgpuDevice { ctx: Arc::new(Context::new(device, queue, info, limits)) })
+    }
+
+    /// The wgpu device, for interoperation with other wgpu code.
+    pub fn wgpu_device(&self) -> &wgpu::Device {
+        &self.ctx.device
+    }
+
+    /// The wgpu queue every kiln stream of this device records into.
+    pub fn wgpu_queue(&self) -> &wgpu::Queue {
+        &self.ctx.queue
+    }
+}
+
+impl RawDevice for WgpuDevice {
+    type B = Wgpu;
+
+    fn info(&self) -> &DeviceInfo {
+        &self.ctx.info
+    }
+
+    /// wgpu reports no free-memory figure, so this is `Unsupported` rather
+    /// than a guess; [`DeviceInfo::memory_bytes`] holds the size of the
+    /// largest device-local heap where Vulkan tells it.
+    fn memory(&self) -> Result<MemoryInfo> {
+        Err(Error::unsupported(BackendKind::Wgpu, "Device::memory", "wgpu does not report free device memory"))
+    }
+
+    fn create_stream(&self, priority: Priority) -> Result<WgpuStream> {
+        self.ctx.faults.check_lost()?;
+        Ok(WgpuStream::new(self.ctx.clone(), priority))
+    }
+
+    fn create_event(&self) -> Result<WgpuEvent> {
+        WgpuEvent::new(self.ctx.clone())
+    }
+
+    fn alloc_host(&self, bytes: usize) -> Result<WgpuHostBuffer> {
+        WgpuHostBuffer::new(bytes, &self.ctx.info.name)
+    }
+
+    fn compile(&self, program: &Program) -> Result<WgpuKernel> {
+        WgpuKernel::compile(&self.ctx, program)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.ctx.synchronize()
+    }
+}

@@ -1,0 +1,161 @@
+//! Events: submission markers, with a device timestamp where the adapter
+//! can write one between commands.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kiln_core::{BackendKind, Error, RawEvent, Result};
+
+use crate::context::{Context, Marker};
+
+/// A device timestamp, filled in by the map callback of its read-back buffer.
+type Stamp = Arc<Mutex<Option<std::result::Result<u64, String>>>>;
+
+/// Where an event was last recorded.
+#[derive(Clone)]
+struct Recorded {
+    marker: Marker,
+    stamp: Option<Stamp>,
+}
+
+/// A point in the device's single queue.
+///
+/// Recording submits the batch, so the event stands for a submission:
+/// [`query`](RawEvent::query) polls the device and asks whether it has run,
+/// [`synchronize`](RawEvent::synchronize) waits for it. Where the adapter has
+/// `TIMESTAMP_QUERY_INSIDE_ENCODERS`, recording also writes a timestamp
+/// after all earlier work, and [`elapsed_since`](RawEvent::elapsed_since) is
+/// the difference of two such timestamps times the queue's timestamp period.
+/// Without that feature it is `Unsupported`: kiln never substitutes host time.
+pub struct WgpuEvent {
+    ctx: Arc<Context>,
+    query_set: Option<wgpu::QuerySet>,
+    resolve: Option<wgpu::Buffer>,
+    state: Mutex<Option<Recorded>>,
+}
+
+impl WgpuEvent {
+    pub(crate) fn new(ctx: Arc<Context>) -> Result<Self> {
+        let (query_set, resolve) = if ctx.info.features.timestamps {
+            let qs = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("kiln event"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 1,
+            });
+            let resolve = crate::memory::create_buffer(
+                &ctx.device,
+                &ctx.info.name,
+                "event timestamp",
+                wgpu::QUERY_SIZE as u64,
+                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                false,
+            )?;
+            (Some(qs), Some(resolve))
+        } else {
+            (None, None)
+        };
+        Ok(WgpuEvent { ctx, query_set, resolve, state: Mutex::new(None) })
+    }
+
+    fn recorded(&self) -> Option<Recorded> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Mark the current end of the queue: write a timestamp (when the
+    /// adapter can), submit the batch and keep its marker.
+    pub(crate) fn record(&self) -> Result<()> {
+        let ctx = &self.ctx;
+        let mut batch = ctx.batch()?;
+        let stamp = match (&self.query_set, &self.resolve) {
+            (Some(qs), Some(resolve)) => {
+                let size = wgpu::QUERY_SIZE as u64;
+                let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+                let readback =
+                    crate::memory::create_buffer(&ctx.device, &ctx.info.name, "event timestamp", size, usage, false)?;
+                let slot: Stamp = Arc::default();
+                let (out, mapped) = (slot.clone(), readback.clone());
+                let encoder = batch.encoder(&ctx.device);
+                encoder.write_timestamp(qs, 0);
+                encoder.resolve_query_set(qs, 0..1, resolve, 0);
+                encoder.copy_buffer_to_buffer(resolve, 0, &readback, 0, size);
+                encoder.map_buffer_on_submit(&readback, wgpu::MapMode::Read, .., move |r| {
+                    let value = r.map_err(|e| e.to_string()).and_then(|()| {
+                        let view = mapped.get_mapped_range(..).map_err(|e| e.to_string())?;
+                        let bytes: [u8; 8] = view[..8].try_into().map_err(|_| "short timestamp".to_string())?;
+                        Ok(u64::from_le_bytes(bytes))
+                    });
+                    mapped.unmap();
+                    *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(value);
+                });
+                Some(slot)
+            }
+            _ => None,
+        };
+        let marker = ctx.submit(&mut batch)?;
+        drop(batch);
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(Recorded { marker, stamp });
+        Ok(())
+    }
+
+    fn stamp(&self, which: &str) -> Result<u64> {
+        let what = "Event::elapsed_since";
+        let Some(rec) = self.recorded() else {
+            return Err(Error::invalid(what, format!("the {which} event was never recorded")));
+        };
+        if !rec.marker.is_done() {
+            self.ctx.poll()?;
+        }
+        if !rec.marker.is_done() {
+            return Err(Error::invalid(what, format!("the {which} event has not completed yet; synchronize it first")));
+        }
+        let Some(stamp) = rec.stamp else {
+            return Err(Error::invalid(what, format!("the {which} event was recorded without a timestamp")));
+        };
+        let value = stamp.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match value {
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => Err(Error::driver(BackendKind::Wgpu, "timestamp read-back", e)),
+            None => Err(Error::driver(BackendKind::Wgpu, "timestamp read-back", "the mapping did not complete")),
+        }
+    }
+}
+
+impl RawEvent for WgpuEvent {
+    fn query(&self) -> Result<bool> {
+        let Some(rec) = self.recorded() else { return Ok(true) };
+        if rec.marker.is_done() {
+            return Ok(true);
+        }
+        self.ctx.poll()?;
+        Ok(rec.marker.is_done())
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        match self.recorded() {
+            Some(rec) => self.ctx.wait(&rec.marker),
+            None => Ok(()),
+        }
+    }
+
+    fn elapsed_since(&self, start: &Self) -> Result<Duration> {
+        if !self.ctx.info.features.timestamps {
+            return Err(Error::unsupported(
+                BackendKind::Wgpu,
+                "Event::elapsed_since (device timestamps)",
+                format!(
+                    "adapter {} lacks TIMESTAMP_QUERY and TIMESTAMP_QUERY_INSIDE_ENCODERS, so events carry no device time",
+                    self.ctx.info.name
+                ),
+            ));
+        }
+        let (t0, t1) = (start.stamp("start")?, self.stamp("end")?);
+        let ticks = t1.checked_sub(t0).ok_or_else(|| {
+            Error::invalid(
+                "Event::elapsed_since",
+                format!("the end event's timestamp ({t1}) precedes the start's ({t0})"),
+            )
+        })?;
+        let period = f64::from(self.ctx.queue.get_timestamp_period());
+        Ok(Duration::from_secs_f64(ticks as f64 * period * 1e-9))
+    }
+}

@@ -1,0 +1,156 @@
+//! WGSL programs: compiled to shader modules once per device (the device's
+//! kernel cache holds them), and to compute pipelines once per block shape
+//! and binding layout (cached here).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use kiln_core::{BackendKind, Error, Program, RawKernel, Result};
+use wgpu::naga;
+
+use crate::builtin::{params_entry, storage_entry};
+use crate::context::Context;
+use crate::errors::{describe, scoped};
+use crate::reflect::{reflect, Reflection, BLOCK_OVERRIDES};
+
+/// What a pipeline depends on besides the module.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct PipelineKey {
+    /// `LaunchConfig::block`, set through the `block_*` overrides.
+    pub(crate) block: [u32; 3],
+    /// Per buffer argument, whether its binding is `read_write`.
+    pub(crate) writable: Vec<bool>,
+    /// Whether group 1 holds the scalar arguments.
+    pub(crate) params: bool,
+}
+
+/// A compute pipeline with the layouts its bind groups are made for.
+pub(crate) struct Pipeline {
+    pub(crate) pipeline: wgpu::ComputePipeline,
+    pub(crate) buffers: wgpu::BindGroupLayout,
+    pub(crate) params: Option<wgpu::BindGroupLayout>,
+}
+
+/// A compiled WGSL entry point.
+pub struct WgpuKernel {
+    name: String,
+    module: wgpu::ShaderModule,
+    pub(crate) reflection: Reflection,
+    pipelines: Mutex<HashMap<PipelineKey, Arc<Pipeline>>>,
+}
+
+impl RawKernel for WgpuKernel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// `file:line:column: message` for the first location of a diagnostic,
+/// followed by the compiler's full report (which quotes the source lines).
+fn log(file: &str, location: Option<naga::SourceLocation>, message: &str, report: &str) -> String {
+    match location {
+        Some(l) => format!("{file}:{}:{}: {message}\n{report}", l.line_number, l.line_position),
+        None => format!("{file}: {message}\n{report}"),
+    }
+}
+
+impl WgpuKernel {
+    /// Compile `program`'s WGSL. Parse and validation errors come back as
+    /// `Error::Compile` whose log starts `NAME.wgsl:LINE:COLUMN: message`.
+    pub(crate) fn compile(ctx: &Context, program: &Program) -> Result<Self> {
+        let name = program.name().to_string();
+        let Some(source) = program.wgsl_expanded() else {
+            return Err(Error::unsupported(
+                BackendKind::Wgpu,
+                format!("kernel `{name}`"),
+                "the program has no WGSL source",
+            ));
+        };
+        let fail = |log: String| Error::Compile {
+            backend: BackendKind::Wgpu,
+            kernel: name.clone(),
+            options: program.options().to_args(),
+            log,
+        };
+        let file = format!("{name}.wgsl");
+        // naga first: its diagnostics carry line numbers, and its module
+        // tells what the entry point binds (checked against each launch).
+        let module = naga::front::wgsl::parse_str(&source).map_err(|e| {
+            fail(log(&file, e.location(&source), e.message(), &e.emit_to_string_with_path(&source, &file)))
+        })?;
+        let mut validator =
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+        let info = validator.validate(&module).map_err(|e| {
+            let message = e.as_inner().to_string();
+            fail(log(&file, e.location(&source), &message, &e.emit_to_string_with_path(&source, &file)))
+        })?;
+        let reflection = reflect(&module, &info, &name).map_err(|reason| fail(format!("{file}: {reason}")))?;
+        // wgpu validates again against what this device enables (f64, f16, subgroups).
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some(&name),
+            source: wgpu::ShaderSource::Wgsl(source.as_str().into()),
+        };
+        let (module, error) = scoped(&ctx.device, || ctx.device.create_shader_module(desc));
+        if let Some(e) = error {
+            return Err(fail(describe(&e)));
+        }
+        Ok(WgpuKernel { name, module, reflection, pipelines: Mutex::new(HashMap::new()) })
+    }
+
+    /// The pipeline for `key`, created on first use.
+    pub(crate) fn pipeline(&self, ctx: &Context, key: &PipelineKey) -> Result<Arc<Pipeline>> {
+        let mut cache = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = cache.get(key) {
+            return Ok(p.clone());
+        }
+        let invalid = |reason: String| Error::InvalidLaunch { kernel: self.name.clone(), reason };
+        let limits = &ctx.limits;
+        if key.writable.len() as u64 > u64::from(limits.max_storage_buffers_per_shader_stage) {
+            return Err(invalid(format!(
+                "{} buffer arguments; this adapter binds at most {} storage buffers per kernel (max_storage_buffers_per_shader_stage)",
+                key.writable.len(),
+                limits.max_storage_buffers_per_shader_stage
+            )));
+        }
+        let device = &ctx.device;
+        let label = Some(self.name.as_str());
+        let build = || {
+            let entries: Vec<_> = key.writable.iter().enumerate().map(|(i, &w)| storage_entry(i as u32, !w)).collect();
+            let buffers =
+                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label, entries: &entries });
+            let params = key.params.then(|| {
+                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label, entries: &[params_entry()] })
+            });
+            let groups: Vec<Option<&wgpu::BindGroupLayout>> =
+                [Some(&buffers), params.as_ref()].into_iter().flatten().map(Some).collect();
+            let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label,
+                bind_group_layouts: &groups,
+                immediate_size: 0,
+            });
+            let constants: Vec<(&str, f64)> = (0..3)
+                .filter(|&axis| self.reflection.overrides[axis])
+                .map(|axis| (BLOCK_OVERRIDES[axis], f64::from(key.block[axis])))
+                .collect();
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label,
+                layout: Some(&layout),
+                module: &self.module,
+                entry_point: Some(&self.name),
+                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
+                cache: None,
+            });
+            Pipeline { pipeline, buffers, params }
+        };
+        match scoped(device, build) {
+            (p, None) => {
+                let p = Arc::new(p);
+                cache.insert(key.clone(), p.clone());
+                Ok(p)
+            }
+            (_, Some(e)) => {
+                Err(invalid(format!("creating its pipeline for block {:?} failed: {}", key.block, describe(&e))))
+            }
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Kernel launches, following the WGSL ABI of kernels/README.md.
+//!
+//! - Buffer arguments bind in order at `@group(0) @binding(i)`, each from
+//!   the view's first byte, its size rounded up to whole words (so
+//!   `arrayLength` may count up to 3 bytes past a view of u8 or f16; kernels
+//!   take their lengths as scalars). A view whose offset is not a multiple
+//!   of `min_storage_buffer_offset_alignment` is copied into a temporary
+//!   buffer, bound there, and (when writable) copied back after the
+//!   dispatch. An empty view binds a small scratch buffer.
+//! - A view larger than `max_storage_buffer_binding_size` is refused with
+//!   `Unsupported` naming that limit: kiln does not split launches.
+//! - Scalars are packed into one uniform at `@group(1) @binding(0)` (see
+//!   [`crate::params`]).
+//! - `LaunchConfig::block` sets the `block_x`, `block_y`, `block_z`
+//!   overrides the module declares; the grid is `dispatch_workgroups`.
+//! - Dynamic shared memory does not exist in WGSL: `Unsupported`.
+
+use kiln_core::{BackendKind, Error, LaunchConfig, RawArg, Result, Scalar};
+
+use crate::builtin::binding;
+use crate::context::Context;
+use crate::kernel::{PipelineKey, WgpuKernel};
+use crate::memory::{create_buffer, round4, WgpuBuffer, STORAGE};
+use crate::params::{pack, Packed};
+use crate::reflect::Member;
+use crate::transfer::encode_copy;
+use crate::Wgpu;
+
+/// Size of the scratch binding for empty views: at least one element of
+/// any array a kernel may declare.
+const EMPTY_BINDING: u64 = 256;
+
+/// One buffer argument.
+struct BufferArg<'a> {
+    buffer: &'a WgpuBuffer,
+    offset: u64,
+    len: u64,
+    writable: bool,
+    /// Its position among all arguments, for messages.
+    position: usize,
+}
+
+fn check_params(kernel: &str, members: &[Member], scalars: &[Scalar], packed: &Packed) -> Result<()> {
+    let invalid = |reason: String| Err(Error::InvalidLaunch { kernel: kernel.to_string(), reason });
+    if members.len() != scalars.len() {
+        let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+        return invalid(format!(
+            "the kernel's scalar struct has {} member(s) ({}) but the launch passes {} scalar argument(s)",
+            members.len(),
+            names.join(", "),
+            scalars.len()
+        ));
+    }
+    for (k, ((m, s), &offset)) in members.iter().zip(scalars).zip(&packed.offsets).enumerate() {
+        if m.dtype != Some(s.dtype()) {
+            let declared = m.dtype.map_or("not a scalar", |d| d.name());
+            return invalid(format!(
+                "scalar argument {k} is {} but the kernel's member `{}` is {declared}",
+                s.dtype(),
+                m.name
+            ));
+        }
+        if m.offset != offset {
+            return invalid(format!(
+                "the kernel's member `{}` sits at byte {} of its struct, but the ABI packs scalar argument {k} at byte {offset}",
+                m.name, m.offset
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Enqueue a launch of `kernel`.
+///
+/// # Safety
+/// - Every buffer in `args` belongs to `ctx`'s device and `kernel` was compiled there.
+/// - `config` passed [`LaunchConfig::validate`] against the device's limits.
+/// - The kernel stays inside its arguments' ranges and writes only writable
+///   ones; no writable range overlaps another argument's.
+pub(crate) unsafe fn launch(
+    ctx: &Context,
+    kernel: &WgpuKernel,
+    config: &LaunchConfig,
+    args: &[RawArg<'_, Wgpu>],
+) -> Result<()> {
+    let name = kiln_core::RawKernel::name(kernel);
+    let invalid = |reason: String| Error::InvalidLaunch { kernel: name.to_string(), reason };
+    if config.shared_mem_bytes > 0 {
+        return Err(Error::unsupported(
+            BackendKind::Wgpu,
+            format!("launch of kernel `{name}` with {} bytes of dynamic shared memory", config.shared_mem_bytes),
+            "WGSL has no dynamic workgroup memory; size `var<workgroup>` arrays in the source",
+        ));
+    }
+    if config.is_empty() {
+        return Ok(());
+    }
+    let reflection = &kernel.reflection;
+    let max_shared = ctx.limits.max_compute_workgroup_storage_size;
+    if reflection.workgroup_bytes > u64::from(max_shared) {
+        return Err(invalid(format!(
+            "it declares {} bytes of var<workgroup> memory; this device allows {max_shared} \
+             (max_compute_workgroup_storage_size)",
+            reflection.workgroup_bytes
+        )));
+    }
+    let mut buffers = Vec::new();
+    let mut scalars = Vec::new();
+    for (position, arg) in args.iter().enumerate() {
+        match arg {
+            RawArg::Buffer { buffer, offset, len, writable, .. } => buffers.push(BufferArg {
+                buffer,
+                offset: *offset as u64,
+                len: *len as u64,
+                writable: *writable,
+                position,
+            }),
+            RawArg::Scalar(s) => scalars.push(*s),
+        }
+    }
+
+    // Bindings: every one the kernel uses must be passed, and a binding it
+    // writes must be passed writable. One it only reads may be passed either way.
+    let mut writable: Vec<bool> = buffers.iter().map(|b| b.writable).collect();
+    for &(binding, declared_writable) in &reflection.buffers {
+        let Some(b) = buffers.get(binding as usize) else {
+            return Err(invalid(format!(
+                "the kernel uses @group(0) @binding({binding}) but the launch passes {} buffer argument(s)",
+                buffers.len()
+            )));
+        };
+        if declared_writable && !b.writable {
+            return Err(invalid(format!(
+                "buffer argument {binding} (argument {}) is passed read-only, but the kernel declares it \
+                 var<storage, read_write>; pass it writable (&mut)",
+                b.position
+            )));
+        }
+        writable[binding as usize] = declared_writable;
+    }
+    let max_binding = ctx.limits.max_storage_buffer_binding_size;
+    for (i, b) in buffers.iter().enumerate() {
+        if round4(b.len) > max_binding {
+            return Err(Error::unsupported(
+                BackendKind::Wgpu,
+                format!("buffer argument {i} of kernel `{name}` ({} bytes)", b.len),
+                format!(
+                    "it is larger than this adapter's max_storage_buffer_binding_size ({max_binding} bytes); \
+                     kiln does not split a binding, so launch on views of at most that size"
+                ),
+            ));
+        }
+    }
+
+    // Scalars.
+    let packed = pack(&scalars, name)?;
+    let params = match &reflection.params {
+        Some(members) => {
+            check_params(name, members, &scalars, &packed)?;
+            true
+        }
+        None => false,
+    };
+    let max_uniform = ctx.limits.max_uniform_buffer_binding_size.min(64 * 1024);
+    if params && packed.bytes.len() as u64 > max_uniform {
+        return Err(invalid(format!("{} bytes of scalar arguments; at most {max_uniform} fit", packed.bytes.len())));
+    }
+
+    // Block shape: axes fixed in the source must match the launch.
+    let block = [config.block.x, config.block.y, config.block.z];
+    for (axis, (fixed, b)) in reflection.fixed.iter().zip(block).enumerate() {
+        if let Some(f) = fixed {
+            if *f != b {
+                return Err(invalid(format!(
+                    "the kernel's @workgroup_size is {f} along {} but the launch's block is {}; declare \
+                     `override {}` and use it in @workgroup_size",
+                    ["x", "y", "z"][axis],
+                    config.block,
+                    crate::reflect::BLOCK_OVERRIDES[axis]
+                )));
+            }
+        }
+    }
+
+    let pipeline = kernel.pipeline(ctx, &PipelineKey { block, writable: writable.clone(), params })?;
+    let align = u64::from(ctx.limits.min_storage_buffer_offset_alignment).max(4);
+    ctx.record(&format!("launch of kernel `{name}`"), |batch| {
+        let mut bound: Vec<(wgpu::Buffer, u64, u64)> = Vec::with_capacity(buffers.len());
+        let mut copy_back = Vec::new();
+        for (b, &w) in buffers.iter().zip(&writable) {
+            let size = round4(b.len);
+            if b.len == 0 {
+                let scratch = create_buffer(&ctx.device, &ctx.info.name, "empty view", EMPTY_BINDING, STORAGE, false)?;
+                bound.push((scratch, 0, EMPTY_BINDING));
+            } else if b.offset % align == 0 {
+                bound.push((b.buffer.raw.clone(), b.offset, size));
+            } else {
+                // Bound from an aligned-down offset the kernel would index the
+                // wrong elements: it reads from 0. Stage the view instead.
+                let temp = create_buffer(&ctx.device, &ctx.info.name, "unaligned view", size, STORAGE, false)?;
+                encode_copy(ctx, batch, &b.buffer.raw, b.offset, &temp, 0, b.len)?;
+                if w {
+                    copy_back.push((temp.clone(), b.buffer.raw.clone(), b.offset, b.len));
+                }
+                bound.push((temp, 0, size));
+            }
+        }
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = bound
+            .iter()
+            .enumerate()
+            .map(|(i, (buf, offset, size))| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: binding(buf, *offset, *size),
+            })
+            .collect();
+        let group0 = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(name),
+            layout: &pipeline.buffers,
+            entries: &entries,
+        });
+        let group1 = match &pipeline.params {
+            Some(layout) => {
+                let (block, offset) = ctx.params(batch, &packed.bytes);
+                Some(ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(name),
+                    layout,
+                    entries: &[wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: binding(&block, offset, packed.bytes.len() as u64),
+                    }],
+                }))
+            }
+            None => None,
+        };
+        {
+            let encoder = batch.encoder(&ctx.device);
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(name), timestamp_writes: None });
+            pass.set_pipeline(&pipeline.pipeline);
+            pass.set_bind_group(0, &group0, &[]);
+            if let Some(g) = &group1 {
+                pass.set_bind_group(1, g, &[]);
+            }
+            pass.dispatch_workgroups(config.grid.x, config.grid.y, config.grid.z);
+        }
+        for (temp, dst, offset, len) in copy_back {
+            encode_copy(ctx, batch, &temp, 0, &dst, offset, len)?;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,170 @@
+//! Device buffers and host buffers.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use kiln_core::{Error, RawBuffer, RawHostBuffer, Result};
+
+use crate::errors::{describe, scoped};
+
+/// Usages of every kiln device buffer: kernel storage, and both ends of copies.
+pub(crate) const STORAGE: wgpu::BufferUsages =
+    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
+
+/// `n` rounded up to a multiple of 4, the granularity of wgpu's copies and bindings.
+pub(crate) const fn round4(n: u64) -> u64 {
+    n.next_multiple_of(4)
+}
+
+/// Device storage: a wgpu buffer of `len` bytes (allocated rounded up to a
+/// multiple of 4, so that every range of it can be widened to whole words).
+pub struct WgpuBuffer {
+    pub(crate) raw: wgpu::Buffer,
+    len: usize,
+}
+
+impl std::fmt::Debug for WgpuBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WgpuBuffer({} bytes)", self.len)
+    }
+}
+
+impl RawBuffer for WgpuBuffer {
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// Create a wgpu buffer, turning wgpu's out-of-band errors into `Err`.
+pub(crate) fn create_buffer(
+    device: &wgpu::Device,
+    device_name: &str,
+    what: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+    mapped_at_creation: bool,
+) -> Result<wgpu::Buffer> {
+    let desc = wgpu::BufferDescriptor { label: Some(what), size, usage, mapped_at_creation };
+    match scoped(device, || device.create_buffer(&desc)) {
+        (buffer, None) => Ok(buffer),
+        (_, Some(wgpu::Error::OutOfMemory { .. })) => Err(Error::OutOfMemory {
+            device: device_name.to_string(),
+            what: what.to_string(),
+            requested: size,
+            free: None,
+        }),
+        (_, Some(e)) => {
+            Err(Error::driver(kiln_core::BackendKind::Wgpu, format!("create_buffer ({what})"), describe(&e)))
+        }
+    }
+}
+
+impl WgpuBuffer {
+    /// A device buffer of `len` bytes.
+    pub(crate) fn new(device: &wgpu::Device, device_name: &str, len: usize) -> Result<Self> {
+        // At least one word, so that even an empty buffer can be bound and copied.
+        let size = round4(len as u64).max(4);
+        let raw = create_buffer(device, device_name, &format!("device buffer of {len} bytes"), size, STORAGE, false)?;
+        Ok(WgpuBuffer { raw, len })
+    }
+}
+
+/// Host memory: a zeroed, 16-byte-aligned heap allocation.
+///
+/// The bytes sit behind an `Arc` so that an asynchronous read-back can hold
+/// them until its map callback has copied into them, whatever happens to
+/// the handle meanwhile.
+pub struct WgpuHostBuffer {
+    pub(crate) mem: Arc<HostMemory>,
+}
+
+/// The allocation behind a [`WgpuHostBuffer`].
+pub(crate) struct HostMemory {
+    ptr: NonNull<u8>,
+    len: usize,
+    _cell: UnsafeCell<()>,
+}
+
+// SAFETY: a plain heap allocation owned by this value; who may read or write
+// it when is governed by the RawStream and RawHostBuffer safety contracts.
+unsafe impl Send for HostMemory {}
+// SAFETY: as above.
+unsafe impl Sync for HostMemory {}
+
+const HOST_ALIGN: usize = 16;
+
+impl HostMemory {
+    fn new(len: usize) -> Option<Self> {
+        if len == 0 {
+            return Some(HostMemory { ptr: NonNull::<u128>::dangling().cast(), len, _cell: UnsafeCell::new(()) });
+        }
+        let layout = Layout::from_size_align(len, HOST_ALIGN).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
+        Some(HostMemory { ptr, len, _cell: UnsafeCell::new(()) })
+    }
+
+    /// Bytes `offset..offset + len`.
+    ///
+    /// # Safety
+    /// - The range is inside the allocation.
+    /// - Nothing writes the range while the slice lives.
+    pub(crate) unsafe fn range(&self, offset: usize, len: usize) -> &[u8] {
+        // SAFETY: in bounds and free of writers, by the caller's contract.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(offset), len) }
+    }
+
+    /// Bytes `offset..offset + len`, writable.
+    ///
+    /// # Safety
+    /// - The range is inside the allocation.
+    /// - Nothing else reads or writes the range while the slice lives.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn range_mut(&self, offset: usize, len: usize) -> &mut [u8] {
+        // SAFETY: in bounds and exclusive, by the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(offset), len) }
+    }
+}
+
+impl Drop for HostMemory {
+    fn drop(&mut self) {
+        if self.len != 0 {
+            // SAFETY: allocated in `new` with this very layout.
+            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len, HOST_ALIGN)) }
+        }
+    }
+}
+
+impl WgpuHostBuffer {
+    /// `len` zeroed bytes, or `OutOfMemory`.
+    pub(crate) fn new(len: usize, device_name: &str) -> Result<Self> {
+        match HostMemory::new(len) {
+            Some(mem) => Ok(WgpuHostBuffer { mem: Arc::new(mem) }),
+            None => Err(Error::OutOfMemory {
+                device: device_name.to_string(),
+                what: "host buffer".to_string(),
+                requested: len as u64,
+                free: None,
+            }),
+        }
+    }
+}
+
+impl RawHostBuffer for WgpuHostBuffer {
+    fn len(&self) -> usize {
+        self.mem.len
+    }
+
+    unsafe fn bytes(&self) -> &[u8] {
+        // SAFETY: the whole allocation; no copy into it is in flight, by the caller's contract.
+        unsafe { self.mem.range(0, self.mem.len) }
+    }
+
+    unsafe fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the whole allocation; no copy is in flight, by the caller's
+        // contract, and `&mut self` excludes other handles' use.
+        unsafe { self.mem.range_mut(0, self.mem.len) }
+    }
+}

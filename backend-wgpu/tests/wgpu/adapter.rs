@@ -1,0 +1,92 @@
+//! Adapter choice: Vulkan only, never GL, and the name filter.
+
+use kiln_core::{BackendKind, Device, Error};
+use kiln_wgpu::{Wgpu, ADAPTER_ENV};
+
+use crate::common::device;
+
+/// Set in the child process of `a_filter_matching_nothing_is_unavailable`.
+const CHILD: &str = "KILN_WGPU_TEST_FILTER_CHILD";
+
+#[test]
+fn the_device_is_vulkan_and_reports_its_limits() {
+    let Some(dev) = device() else { return };
+    let info = dev.info();
+    eprintln!("{info}");
+    assert_eq!(info.backend, BackendKind::Wgpu);
+    if cfg!(target_os = "linux") {
+        assert!(info.driver.starts_with("Vulkan"), "not a Vulkan adapter: {}", info.driver);
+    }
+    let l = &info.limits;
+    // Raised to the adapter's own limits, never below WebGPU's defaults.
+    assert!(l.max_threads_per_block >= 256, "{l:?}");
+    assert!(l.max_grid.iter().all(|&g| g >= 65535), "{l:?}");
+    assert!(l.max_binding_bytes >= 128 << 20, "{l:?}");
+    assert!(l.max_buffer_bytes >= l.max_binding_bytes, "{l:?}");
+    let listed = Device::<Wgpu>::list().unwrap();
+    assert_eq!(listed[0].name, info.name);
+    assert_eq!(listed[0].features, info.features);
+}
+
+#[test]
+fn a_filter_matching_nothing_is_unavailable() {
+    if std::env::var_os(CHILD).is_some() {
+        // In the child: the filter below is set.
+        match Device::<Wgpu>::open(0) {
+            Err(Error::BackendUnavailable { reason, .. }) => {
+                assert!(reason.contains("no-such-adapter") || reason.contains("no Vulkan adapter found"), "{reason}")
+            }
+            other => panic!("expected BackendUnavailable, got {:?}", other.map(|d| d.info().clone())),
+        }
+        assert!(Device::<Wgpu>::list().is_err());
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", "adapter::a_filter_matching_nothing_is_unavailable", "--nocapture"])
+        .env(CHILD, "1")
+        .env(ADAPTER_ENV, "no-such-adapter")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child failed:\n{log}");
+    assert!(log.contains("1 passed"), "the child ran no test:\n{log}");
+}
+
+#[test]
+fn a_filter_matching_the_adapter_keeps_it() {
+    let Some(dev) = device() else { return };
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    // The first word of the adapter's name, in another case.
+    let word = dev.name().split_whitespace().next().unwrap().to_uppercase();
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", "adapter::the_device_is_vulkan_and_reports_its_limits", "--nocapture"])
+        .env(ADAPTER_ENV, &word)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && log.contains("1 passed"), "{ADAPTER_ENV}={word} lost the adapter:\n{log}");
+    assert!(log.contains(dev.name()), "{log}");
+}
+
+#[test]
+fn device_ordinals_past_the_list_are_not_found() {
+    let Some(_dev) = device() else { return };
+    let n = Device::<Wgpu>::list().unwrap().len();
+    match Device::<Wgpu>::open(n) {
+        Err(Error::DeviceNotFound { backend: BackendKind::Wgpu, ordinal, count }) => {
+            assert_eq!((ordinal, count), (n, n))
+        }
+        other => panic!("expected DeviceNotFound, got {:?}", other.map(|d| d.info().clone())),
+    }
+}
+
+#[test]
+fn memory_is_unsupported_rather_than_guessed() {
+    let Some(dev) = device() else { return };
+    let e = dev.memory().unwrap_err();
+    assert!(matches!(e, Error::Unsupported { backend: BackendKind::Wgpu, .. }), "{e}");
+}

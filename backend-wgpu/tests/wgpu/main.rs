@@ -1,0 +1,11 @@
+//! Integration tests of kiln-wgpu on whatever Vulkan adapter the machine
+//! has (lavapipe in CI). Without one, every test checks that opening the
+//! device says so (`BackendUnavailable`) and stops there.
+
+mod adapter;
+mod common;
+mod copies;
+mod events;
+mod fills;
+mod kernels;
+mod scalars;
