@@ -130,19 +130,18 @@ pub fn matrix(records: &[Record]) -> String {
         .enumerate()
         .map(|(i, b)| rows.iter().map(|(_, c)| c[i].len()).chain([b.len()]).max().unwrap_or(0))
         .collect();
-    let mut out = format!("{:first$}", "pattern");
-    for (b, w) in backends.iter().zip(&widths) {
-        let _ = write!(out, "  {b:w$}");
-    }
-    out.push('\n');
+    let line = |name: &str, cells: &[String]| {
+        let mut l = format!("{name:first$}");
+        for (c, w) in cells.iter().zip(&widths) {
+            let _ = write!(l, "  {c:w$}");
+        }
+        l.trim_end().to_string() + "\n"
+    };
+    let mut out = line("pattern", &backends.iter().map(|b| b.to_string()).collect::<Vec<_>>());
     out.push_str(&"-".repeat(first + widths.iter().map(|w| w + 2).sum::<usize>()));
     out.push('\n');
     for (p, cells) in rows {
-        let _ = write!(out, "{p:first$}");
-        for (c, w) in cells.iter().zip(&widths) {
-            let _ = write!(out, "  {c:w$}");
-        }
-        out.push('\n');
+        out.push_str(&line(&p, &cells));
     }
     out
 }

@@ -1,0 +1,54 @@
+//! `kiln devices`: what each backend finds on this machine.
+
+use std::process::ExitCode;
+
+use kiln::{DeviceInfo, Error};
+
+/// Print each backend's devices with their limits and features, or the
+/// reason it is absent ("no CUDA driver", "no Vulkan adapter").
+pub fn run() -> kiln::Result<ExitCode> {
+    for (kind, found) in kiln::probe() {
+        match found {
+            Ok(devices) if devices.is_empty() => {
+                println!("{:<5} absent: the backend runs but finds no device", kind.name())
+            }
+            Ok(devices) => {
+                for d in devices {
+                    println!("{}", describe(&d));
+                }
+            }
+            Err(e) => println!("{:<5} absent: {}", kind.name(), absent_reason(&e)),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Why a backend is absent, without the "backend unavailable" preamble.
+pub fn absent_reason(e: &Error) -> String {
+    match e {
+        Error::BackendUnavailable { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn describe(d: &DeviceInfo) -> String {
+    let f = &d.features;
+    let features: Vec<&str> = [
+        (f.f64, "f64"),
+        (f.f16, "f16"),
+        (f.subgroups, "subgroups"),
+        (f.float_atomics, "float-atomics"),
+        (f.timestamps, "timestamps"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    let l = &d.limits;
+    format!(
+        "{d}\n    limits: {} threads/block, warp {}, largest buffer {} MiB; features: {}",
+        l.max_threads_per_block,
+        l.warp_size,
+        l.max_buffer_bytes >> 20,
+        if features.is_empty() { "none".to_string() } else { features.join(" ") }
+    )
+}

@@ -1,0 +1,45 @@
+//! The command line: one module per subcommand, each returning its exit code.
+//!
+//! A new subcommand is a variant of [`Command`] and a module with a `run`.
+
+mod conform;
+mod devices;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// GPU compute in Rust: CUDA, wgpu and a CPU reference behind one API.
+#[derive(Debug, Parser)]
+#[command(name = "kiln", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List each backend's devices, or why the backend is absent.
+    Devices,
+    /// Run every pattern on every available backend against the reference
+    /// and print a pattern x backend matrix; exits 1 on any failure.
+    Conform(conform::ConformArgs),
+}
+
+/// Parse the arguments and run the subcommand. Exit codes: 0 success, 1 a
+/// conformance failure, 2 an error (bad arguments, a backend asked for by
+/// name that is absent, a file that cannot be written).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Devices => devices::run(),
+        Command::Conform(args) => conform::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("kiln: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! The `kiln` command and the facade's run-time backend choice, as a user meets them.
+
+use std::process::{Command, Output};
+
+use kiln::{BackendKind, Error};
+
+fn kiln(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kiln")).args(args).output().expect("the kiln binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A backend that is not compiled in or cannot run here, with its reason.
+fn absent_backend() -> Option<(BackendKind, String)> {
+    kiln::probe().into_iter().find_map(|(kind, found)| match found {
+        Err(Error::BackendUnavailable { reason, .. }) => Some((kind, reason)),
+        _ => None,
+    })
+}
+
+#[test]
+fn devices_lists_every_backend_or_why_it_is_absent() {
+    let out = kiln(&["devices"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.lines().any(|l| l.starts_with("cpu:0 ")), "{stdout}");
+    for kind in BackendKind::ALL {
+        assert!(stdout.lines().any(|l| l.starts_with(kind.name())), "no line for {kind}:\n{stdout}");
+    }
+    if let Some((kind, reason)) = absent_backend() {
+        assert!(stdout.contains(&format!("{:<5} absent: {reason}", kind.name())), "{stdout}");
+    }
+}
+
+#[test]
+fn conform_prints_the_matrix_and_writes_json() {
+    let path = std::env::temp_dir().join(format!("kiln-conform-{}.json", std::process::id()));
+    let out = kiln(&["conform", "--quick", "--backend", "cpu", "--json", path.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let header = stdout.lines().find(|l| l.starts_with("pattern")).expect("a matrix header");
+    assert!(header.split_whitespace().eq(["pattern", "cpu"]), "{header}");
+    for row in ["fill ", "sequence ", "map/square ", "elementwise/div ", "axpy_in_place ", "memory/copy_range "] {
+        let line = stdout.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("no row {row:?}:\n{stdout}"));
+        assert!(line.ends_with(" pass"), "{line}");
+    }
+    assert!(stdout.lines().any(|l| l.starts_with("map/sqrt ") && l.ends_with("pass, unsup i32,u32")), "{stdout}");
+
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).ok();
+    let records: Vec<kiln_conformance::Record> = serde_json::from_value(json["records"].clone()).unwrap();
+    let sizes = kiln_conformance::QUICK_SIZES.len();
+    assert_eq!(records.len(), kiln_conformance::cases::<kiln::Cpu>().len() * sizes);
+    assert!(records.iter().all(|r| r.backend == "cpu" && !r.status.is_failure()));
+    assert_eq!(json["summary"]["fail"], 0);
+    assert_eq!(json["summary"]["unsupported"].as_u64(), Some(4 * sizes as u64), "sqrt on i32 and u32, two forms");
+    assert_eq!(json["backends"][0]["backend"], "cpu");
+}
+
+#[test]
+fn conform_filters_by_pattern_and_refuses_unknown_ones() {
+    let out = kiln(&["conform", "--quick", "--backend", "cpu", "--pattern", "memory"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.ends_with(" pass")).collect();
+    assert_eq!(rows.len(), 4, "{stdout}");
+    assert!(rows.iter().all(|r| r.starts_with("memory/")), "{stdout}");
+
+    let out = kiln(&["conform", "--pattern", "no_such_pattern"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("no pattern matches \"no_such_pattern\"") && stderr.contains("map/sqrt"), "{stderr}");
+}
+
+#[test]
+fn a_backend_asked_for_by_name_that_is_not_there_is_a_clear_error() {
+    let out = kiln(&["conform", "--backend", "opencl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown backend \"opencl\": expected one of cpu, cuda, wgpu"));
+
+    let err = kiln::Device::by_name("opencl").unwrap_err();
+    assert_eq!(err, Error::UnknownBackend { name: "opencl".into() });
+
+    if let Some((kind, reason)) = absent_backend() {
+        let err = kiln::Device::by_name(kind.name()).unwrap_err();
+        assert!(matches!(&err, Error::BackendUnavailable { backend, .. } if *backend == kind), "{err:?}");
+        assert!(err.to_string().contains(&reason), "{err}");
+        let out = kiln(&["conform", "--quick", "--backend", kind.name()]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).contains(&reason), "{}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn bad_arguments_and_unwritable_files_are_errors() {
+    let out = kiln(&["conform", "--seed", "twelve"]);
+    assert_eq!(out.status.code(), Some(2), "clap reports usage errors with 2");
+    assert!(text(&out.stderr).contains("not a decimal or 0x-prefixed hex u64"));
+
+    let out =
+        kiln(&["conform", "--quick", "--backend", "cpu", "--pattern", "fill", "--json", "/nonexistent/dir/x.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("writing the conformance records to /nonexistent/dir/x.json"), "{stderr}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["conform", "--quick"])
+        .env("KILN_CONFORMANCE_SEED", "seedy")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("KILN_CONFORMANCE_SEED: \"seedy\" is not a seed"), "{}", text(&out.stderr));
+}
