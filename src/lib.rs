@@ -41,6 +41,7 @@ pub use kiln_core::{
 pub use kiln_cpu::Cpu;
 pub use kiln_cuda::Cuda;
 pub use kiln_kernels as kernels;
+pub use kiln_wgpu::Wgpu;
 pub use registry::{probe, Backends, Device};
 
 /// The typed device of backend `B` (`kiln_core::Device<B>`).
