@@ -10,6 +10,7 @@
 mod cuda {
     pub mod common;
     mod compile;
+    mod conformance;
     mod disk_cache;
     mod fault;
     mod launch;
