@@ -4,6 +4,7 @@
 
 mod adapter;
 mod common;
+mod conformance;
 mod copies;
 mod events;
 mod fills;
