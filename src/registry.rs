@@ -6,11 +6,15 @@ use kiln_core::dynamic::{AnyDevice, BackendEntry, BackendSet, DeviceVisitor};
 use kiln_core::{BackendKind, DeviceInfo, Error, Result};
 
 /// Every backend compiled in, as a [`BackendSet`] for visits.
-pub type Backends = (kiln_wgpu::Wgpu, kiln_cpu::Cpu);
+pub type Backends = (kiln_cuda::Cuda, kiln_wgpu::Wgpu, kiln_cpu::Cpu);
 
 /// Every backend compiled in, in order of preference (GPUs first).
 pub fn entries() -> Vec<BackendEntry> {
-    vec![BackendEntry::of::<kiln_wgpu::Wgpu>(), BackendEntry::of::<kiln_cpu::Cpu>()]
+    vec![
+        BackendEntry::of::<kiln_cuda::Cuda>(),
+        BackendEntry::of::<kiln_wgpu::Wgpu>(),
+        BackendEntry::of::<kiln_cpu::Cpu>(),
+    ]
 }
 
 /// Each backend kiln knows, with its devices or the reason it is absent
