@@ -46,3 +46,8 @@ pub use registry::{probe, Backends, Device};
 
 /// The typed device of backend `B` (`kiln_core::Device<B>`).
 pub type DeviceOf<B> = kiln_core::Device<B>;
+
+// The README's example is compiled and run with the doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
