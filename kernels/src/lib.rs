@@ -32,5 +32,6 @@ pub mod fill;
 mod launch;
 pub mod map;
 mod num;
+pub mod reduce;
 
 pub use num::Number;

@@ -1,0 +1,244 @@
+//! CPU implementation of the reductions: the reference the GPU kernels are
+//! checked against, so float sums are accurate first (f32 accumulated in
+//! f64, f64 with Neumaier's compensated summation) and parallel second.
+//!
+//! Each function honours the kernel's contract for any grid: partial `b` of
+//! a launch may be anything whose fold is the whole result, so the CPU puts
+//! the whole result in partial 0 and the fold's identity in the others.
+
+use kiln_core::{DType, Error, HostArgs, Result};
+use rayon::prelude::*;
+
+use super::ReduceOp;
+use crate::Number;
+
+/// Chunks of at least this many elements go to one rayon task.
+const GRAIN: usize = 1 << 14;
+
+/// Whether `v` is NaN (never, for integers).
+#[allow(clippy::eq_op)] // NaN is the one value unequal to itself
+pub(crate) fn is_nan<T: PartialEq>(v: T) -> bool {
+    v != v
+}
+
+/// `a` folded with `b` by `op`; min and max propagate NaN (`a`'s first).
+pub(crate) fn fold_pair<T: Number>(op: ReduceOp, a: T, b: T) -> T {
+    match op {
+        ReduceOp::Sum => a.add(b),
+        ReduceOp::Product => a.mul(b),
+        ReduceOp::Min if is_nan(a) || a < b => a,
+        ReduceOp::Max if is_nan(a) || a > b => a,
+        ReduceOp::Min | ReduceOp::Max => b,
+    }
+}
+
+/// Neumaier's compensated sum: a running sum and the rounding error it lost.
+#[derive(Clone, Copy, Default)]
+struct Compensated {
+    sum: f64,
+    error: f64,
+}
+
+impl Compensated {
+    fn add(mut self, v: f64) -> Self {
+        let t = self.sum + v;
+        self.error += if self.sum.abs() >= v.abs() { (self.sum - t) + v } else { (v - t) + self.sum };
+        self.sum = t;
+        self
+    }
+
+    fn merge(self, other: Compensated) -> Self {
+        let mut m = self.add(other.sum);
+        m.error += other.error;
+        m
+    }
+
+    /// The compensated total; an infinite or NaN sum is returned as is (its
+    /// error term is meaningless then).
+    fn total(self) -> f64 {
+        if self.sum.is_finite() {
+            self.sum + self.error
+        } else {
+            self.sum
+        }
+    }
+}
+
+/// The fold of `xs` by `op`, over rayon's threads.
+pub(crate) trait HostFold: Number {
+    /// The fold of every element of `xs`.
+    fn fold_all(op: ReduceOp, xs: &[Self]) -> Self;
+    /// `sum(x[i] * y[i])`.
+    fn dot_all(x: &[Self], y: &[Self]) -> Self;
+}
+
+fn fold_generic<T: Number>(op: ReduceOp, xs: &[T], identity: T) -> T {
+    xs.par_iter().with_min_len(GRAIN).copied().reduce(|| identity, |a, b| fold_pair(op, a, b))
+}
+
+macro_rules! int_fold {
+    ($t:ty) => {
+        impl HostFold for $t {
+            fn fold_all(op: ReduceOp, xs: &[Self]) -> Self {
+                fold_generic(op, xs, identity_of::<$t>(op))
+            }
+            fn dot_all(x: &[Self], y: &[Self]) -> Self {
+                x.par_iter()
+                    .with_min_len(GRAIN)
+                    .zip(y)
+                    .map(|(a, b)| a.wrapping_mul(*b))
+                    .reduce(|| 0, <$t>::wrapping_add)
+            }
+        }
+    };
+}
+int_fold!(i32);
+int_fold!(u32);
+
+impl HostFold for f32 {
+    /// Sums and products accumulate in f64 and round once at the end.
+    fn fold_all(op: ReduceOp, xs: &[Self]) -> Self {
+        match op {
+            ReduceOp::Sum => xs.par_iter().with_min_len(GRAIN).map(|&v| v as f64).sum::<f64>() as f32,
+            ReduceOp::Product => xs.par_iter().with_min_len(GRAIN).map(|&v| v as f64).product::<f64>() as f32,
+            _ => fold_generic(op, xs, identity_of::<f32>(op)),
+        }
+    }
+    /// Each product is exact in f64; the sum accumulates there.
+    fn dot_all(x: &[Self], y: &[Self]) -> Self {
+        x.par_iter().with_min_len(GRAIN).zip(y).map(|(&a, &b)| a as f64 * b as f64).sum::<f64>() as f32
+    }
+}
+
+impl HostFold for f64 {
+    /// Sums are compensated (Neumaier): error about one rounding of the total.
+    fn fold_all(op: ReduceOp, xs: &[Self]) -> Self {
+        match op {
+            ReduceOp::Sum => compensated(xs.par_iter().with_min_len(GRAIN).copied()),
+            ReduceOp::Product => xs.par_iter().with_min_len(GRAIN).product(),
+            _ => fold_generic(op, xs, identity_of::<f64>(op)),
+        }
+    }
+    fn dot_all(x: &[Self], y: &[Self]) -> Self {
+        compensated(x.par_iter().with_min_len(GRAIN).zip(y).map(|(&a, &b)| a * b))
+    }
+}
+
+fn compensated(values: impl ParallelIterator<Item = f64>) -> f64 {
+    values.fold(Compensated::default, Compensated::add).reduce(Compensated::default, Compensated::merge).total()
+}
+
+/// The identity of `op` on `T`: 0, 1, the largest value (+inf for floats) for
+/// min, the smallest (-inf) for max.
+pub(crate) fn identity_of<T: Number>(op: ReduceOp) -> T {
+    match op {
+        ReduceOp::Sum => T::from_index(0),
+        ReduceOp::Product => T::from_index(1),
+        ReduceOp::Min => extreme::<T>(true),
+        ReduceOp::Max => extreme::<T>(false),
+    }
+}
+
+/// The largest (`top`) or smallest value of `T`, infinities for floats.
+pub(crate) fn extreme<T: Number>(top: bool) -> T {
+    let bytes: [u8; 8] = match (T::DTYPE, top) {
+        (DType::F32, true) => widen(&f32::INFINITY.to_le_bytes()),
+        (DType::F32, false) => widen(&f32::NEG_INFINITY.to_le_bytes()),
+        (DType::F64, true) => f64::INFINITY.to_le_bytes(),
+        (DType::F64, false) => f64::NEG_INFINITY.to_le_bytes(),
+        (DType::I32, true) => widen(&i32::MAX.to_le_bytes()),
+        (DType::I32, false) => widen(&i32::MIN.to_le_bytes()),
+        (DType::U32, true) => widen(&u32::MAX.to_le_bytes()),
+        _ => [0; 8],
+    };
+    bytemuck::pod_read_unaligned(&bytes[..size_of::<T>()])
+}
+
+fn widen(b: &[u8; 4]) -> [u8; 8] {
+    [b[0], b[1], b[2], b[3], 0, 0, 0, 0]
+}
+
+/// Run `f` with `T` as the concrete type it is, so host functions generic
+/// over `Number` reach the per-type code of [`HostFold`].
+macro_rules! per_dtype {
+    ($t:ty, $args:expr, $f:ident $(, $extra:expr)*) => {
+        match <$t as kiln_core::Element>::DTYPE {
+            DType::I32 => $f::<i32>($args $(, $extra)*),
+            DType::U32 => $f::<u32>($args $(, $extra)*),
+            DType::F32 => $f::<f32>($args $(, $extra)*),
+            DType::F64 => $f::<f64>($args $(, $extra)*),
+            d => Err(Error::invalid("reduction on the CPU", format!("no reduction for {d}"))),
+        }
+    };
+}
+
+/// Whole-array fold; arguments (x, out, identity, n): out[0] = fold of x,
+/// the other partials the identity.
+pub(crate) fn fold<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
+    per_dtype!(T, args, fold_typed, ReduceOp::from_code(OP))
+}
+
+fn fold_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> {
+    let x = args.input::<T>(0)?;
+    let identity = args.scalar::<T>(2)?;
+    put(args.output::<T>(1)?, T::fold_all(op, x), identity)
+}
+
+/// Dot product; arguments (x, y, out, n).
+pub(crate) fn dot<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
+    per_dtype!(T, args, dot_typed)
+}
+
+fn dot_typed<T: HostFold>(args: &mut HostArgs<'_>) -> Result<()> {
+    let (x, y) = (args.input::<T>(0)?, args.input::<T>(1)?);
+    put(args.output::<T>(2)?, T::dot_all(x, y), T::from_index(0))
+}
+
+/// Write `value` to partial 0 and `identity` to the rest.
+fn put<T: Number>(out: &mut [T], value: T, identity: T) -> Result<()> {
+    let (first, rest) =
+        out.split_first_mut().ok_or_else(|| Error::invalid("reduction on the CPU", "the output holds no element"))?;
+    *first = value;
+    rest.fill(identity);
+    Ok(())
+}
+
+/// Along axis 1 (one result per row); arguments (x, out, identity, rows, cols).
+pub(crate) fn fold_rows<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
+    per_dtype!(T, args, rows_typed, ReduceOp::from_code(OP))
+}
+
+fn rows_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> {
+    let x = args.input::<T>(0)?;
+    let cols = args.scalar::<u64>(4)? as usize;
+    let out = args.output::<T>(1)?;
+    if cols == 0 {
+        out.fill(args.scalar::<T>(2)?);
+        return Ok(());
+    }
+    out.par_iter_mut().zip(x.par_chunks(cols)).for_each(|(o, row)| *o = T::fold_all(op, row));
+    Ok(())
+}
+
+/// Along axis 0 (one result per column), rows split in chunks of
+/// `rows_per_chunk`; arguments (x, out, identity, rows, cols, rows_per_chunk).
+/// The CPU folds all rows into chunk 0 and gives the other chunks the identity.
+pub(crate) fn fold_cols<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
+    per_dtype!(T, args, cols_typed, ReduceOp::from_code(OP))
+}
+
+fn cols_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> {
+    let x = args.input::<T>(0)?;
+    let identity = args.scalar::<T>(2)?;
+    let cols = args.scalar::<u64>(4)? as usize;
+    let out = args.output::<T>(1)?;
+    let (first, rest) = out.split_at_mut(cols.min(out.len()));
+    rest.fill(identity);
+    // Each column gathered once, then folded like a whole array, so the
+    // column sums are as accurate as `reduce`'s.
+    first.par_iter_mut().enumerate().for_each(|(c, o)| {
+        let column: Vec<T> = x.iter().skip(c).step_by(cols).copied().collect();
+        *o = T::fold_all(op, &column);
+    });
+    Ok(())
+}

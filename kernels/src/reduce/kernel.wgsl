@@ -1,0 +1,42 @@
+// Whole-array fold: dst[w] = fold of TERM over the elements workgroup w
+// visits (grid-stride), for w < the number of workgroups. A first pass
+// writes one partial per workgroup; a one-workgroup pass folds them.
+// FOLD folds `a` and `b`; TERM is element i's term (src[i], or
+// src[i] * src2[i] for dot); IDENTITY the fold's neutral value.
+// Workgroups of 256 invocations (the tree below assumes it).
+struct Params {
+    PARAMS_FIELDS
+}
+@group(1) @binding(0) var<uniform> params: Params;
+
+override block_x: u32 = 256;
+override block_y: u32 = 1;
+override block_z: u32 = 1;
+
+var<workgroup> part: array<T, 256>;
+
+fn fold(a: T, b: T) -> T {
+    return FOLD;
+}
+
+@compute @workgroup_size(block_x, block_y, block_z)
+fn KERNEL(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>,
+          @builtin(num_workgroups) groups: vec3<u32>) {
+    var acc = IDENTITY;
+    let stride = groups.x * 256u;
+    for (var i = wg.x * 256u + lid; i < params.n; i += stride) {
+        acc = fold(acc, TERM);
+    }
+    part[lid] = acc;
+    workgroupBarrier();
+    // A tree in workgroup memory, halving the active invocations each step.
+    for (var s = 128u; s > 0u; s >>= 1u) {
+        if (lid < s) {
+            part[lid] = fold(part[lid], part[lid + s]);
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u) {
+        dst[wg.x] = part[0];
+    }
+}

@@ -1,0 +1,444 @@
+//! Reductions: sum, product, min, max and dot over a whole array; argmin and
+//! argmax; and folds along either axis of a row-major 2D array (NumPy's
+//! `sum`, `min`, `argmin`, `sum(axis=...)`, Thrust's `reduce`).
+//!
+//! # Semantics, the same on every backend
+//! - **Integers** (`i32`, `u32`): sums, products and dot products wrap; the
+//!   results are exact modulo 2^32.
+//! - **NaN**: a sum, product or dot product with a NaN input is NaN (IEEE).
+//!   `Min` and `Max` propagate NaN, as NumPy's and CuPy's `min`/`max` do.
+//!   [`argmin`]/[`argmax`] give the index of the first NaN if there is one,
+//!   else the first index of the extreme value (the smallest index on ties).
+//! - **Infinities** follow IEEE: `inf + -inf` and `0 * inf` are NaN.
+//! - **Signed zeros** compare equal: the minimum of `[0.0, -0.0]` may be
+//!   either zero (argmin gives index 0, the first of the tie).
+//! - **Empty input**: the sum is 0, the product 1, the dot product 0;
+//!   `Min`, `Max`, argmin and argmax of nothing are `Err(InvalidArgument)`,
+//!   as NumPy raises.
+//! - **Float rounding**: each backend adds in its own order (GPUs in a tree
+//!   of partial sums, the CPU in f64 for `f32` and with compensation for
+//!   `f64`), so float sums agree to within a few `eps * log2(n) * sum(|x|)`,
+//!   not bit for bit. A sum whose partial sums overflow may give `inf` on a
+//!   GPU where the CPU's f64 accumulation stays finite.
+//!
+//! # How (CUDA)
+//! One pass over the input with 16-byte loads, UNROLL of them in flight per
+//! thread, in a grid of 4 blocks per SM; warp shuffles fold each block into
+//! one partial, and a one-block launch folds the partials. Memory-bound at
+//! `size_of::<T>()` bytes read per element (two arrays for dot). WGSL uses
+//! the same two passes with workgroup-memory trees; the CPU folds with rayon.
+//!
+//! # Examples
+//! ```
+//! use kiln_core::Device;
+//! use kiln_cpu::Cpu;
+//! use kiln_kernels::reduce::{reduce, ReduceOp};
+//! # fn main() -> kiln_core::Result<()> {
+//! let dev = Device::<Cpu>::open(0)?;
+//! let s = dev.stream();
+//! let x = s.upload(&[3.0f32, -1.0, 4.0, 1.5])?;
+//! assert_eq!(reduce(&s, ReduceOp::Sum, &x)?, 7.5);
+//! assert_eq!(reduce(&s, ReduceOp::Min, &x)?, -1.0);
+//! assert!(reduce(&s, ReduceOp::Max, &s.upload(&[1.0f32, f32::NAN])?)?.is_nan());
+//! # Ok(()) }
+//! ```
+
+mod arg;
+mod axis;
+mod cpu;
+
+use std::sync::Arc;
+
+use kiln_core::{
+    Args, Backend, BackendKind, BufferView, BufferViewMut, DType, Device, Error, Kernel, LaunchConfig, Program, Result,
+    Stream, View, ViewMut,
+};
+
+use crate::launch::{check_dtype, cuda_source, program, push_len, wgsl_source, Access, BLOCK};
+use crate::Number;
+
+pub use arg::{arg_reduce_into, argmax, argmin, ArgOp};
+pub use axis::reduce_axis;
+pub(crate) use cpu::is_nan;
+
+/// A fold over many elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// The sum (wrapping for integers); 0 for no elements.
+    Sum,
+    /// The product (wrapping for integers); 1 for no elements.
+    Product,
+    /// The smallest element; NaN if any element is NaN.
+    Min,
+    /// The largest element; NaN if any element is NaN.
+    Max,
+}
+
+impl ReduceOp {
+    /// Every operation.
+    pub const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max];
+
+    /// Lower-case name ("sum").
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Product => "product",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+        }
+    }
+
+    /// Whether the fold of no elements is defined (sum and product have an identity).
+    pub const fn has_identity(self) -> bool {
+        matches!(self, ReduceOp::Sum | ReduceOp::Product)
+    }
+
+    /// The value folding starts from: 0, 1, and for min and max the largest
+    /// and smallest values of `T` (infinities for floats).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_kernels::reduce::ReduceOp;
+    /// assert_eq!(ReduceOp::Product.identity::<i32>(), 1);
+    /// assert_eq!(ReduceOp::Min.identity::<f32>(), f32::INFINITY);
+    /// assert_eq!(ReduceOp::Max.identity::<u32>(), 0);
+    /// ```
+    pub fn identity<T: Number>(self) -> T {
+        cpu::identity_of(self)
+    }
+
+    /// `a` folded with `b` (what the kernels compute pairwise).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_kernels::reduce::ReduceOp;
+    /// assert_eq!(ReduceOp::Sum.apply(i32::MAX, 1), i32::MIN);
+    /// assert!(ReduceOp::Min.apply(1.0f64, f64::NAN).is_nan());
+    /// ```
+    pub fn apply<T: Number>(self, a: T, b: T) -> T {
+        cpu::fold_pair(self, a, b)
+    }
+
+    const fn code(self) -> u8 {
+        self as u8
+    }
+
+    const fn from_code(code: u8) -> ReduceOp {
+        match code {
+            0 => ReduceOp::Sum,
+            1 => ReduceOp::Product,
+            2 => ReduceOp::Min,
+            _ => ReduceOp::Max,
+        }
+    }
+
+    /// The WGSL fold of `a` and `b` (`is_nan` from [`wgsl_is_nan`]).
+    fn wgsl(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "a + b",
+            ReduceOp::Product => "a * b",
+            ReduceOp::Min => "select(b, a, is_nan(a) || a < b)",
+            ReduceOp::Max => "select(b, a, is_nan(a) || a > b)",
+        }
+    }
+
+    fn host<T: Number>(self) -> kiln_core::HostFn {
+        match self {
+            ReduceOp::Sum => cpu::fold::<T, 0>,
+            ReduceOp::Product => cpu::fold::<T, 1>,
+            ReduceOp::Min => cpu::fold::<T, 2>,
+            ReduceOp::Max => cpu::fold::<T, 3>,
+        }
+    }
+}
+
+impl std::fmt::Display for ReduceOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Blocks per SM of the one-pass CUDA kernels: enough 16-byte loads in
+/// flight to cover memory latency (4 x 256 threads x 4 loads x 16 B = 64 KiB
+/// per SM) while every block of the grid is resident at once.
+const BLOCKS_PER_SM: usize = 4;
+/// Loads in flight per thread in the CUDA kernel (its UNROLL).
+const UNROLL: usize = 4;
+/// Most partials of a WGSL first pass (one workgroup folds them after).
+const WGSL_PARTIALS: usize = 256;
+/// Elements per WGSL invocation and pass before a first pass is worth it.
+const WGSL_PER_THREAD: usize = 4;
+
+/// How many blocks the first pass over `n` elements of `dtype` uses; 1 means
+/// one launch straight into the output. The CPU always folds in one launch.
+pub(crate) fn partial_blocks<B: Backend>(device: &Device<B>, n: usize, dtype: DType) -> usize {
+    let block = BLOCK as usize;
+    match B::KIND {
+        BackendKind::Cpu => 1,
+        BackendKind::Wgpu => n.div_ceil(block * WGSL_PER_THREAD).clamp(1, WGSL_PARTIALS),
+        BackendKind::Cuda => {
+            let per_block = block * UNROLL * (16 / dtype.size()).max(1);
+            let most = (device.info().compute_units as usize * BLOCKS_PER_SM).max(1);
+            n.div_ceil(per_block).clamp(1, most)
+        }
+    }
+}
+
+/// The WGSL definition of `is_nan(v: T) -> bool` for `dtype`: a bit test for
+/// f32, since WGSL lets an implementation assume NaN never appears in float
+/// comparisons (and `v != v` may fold to false).
+pub(crate) fn wgsl_is_nan(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => "fn is_nan(v: T) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\n",
+        DType::F64 => "fn is_nan(v: T) -> bool { return v != v; }\n",
+        _ => "fn is_nan(v: T) -> bool { return false; }\n",
+    }
+}
+
+/// The CUDA source of the reductions, with `T` bound to `dtype`.
+pub(crate) fn reduce_cuda(dtype: DType) -> String {
+    cuda_source(dtype, include_str!("kernel.cu"))
+}
+
+fn fold_program<T: Number>(op: ReduceOp) -> Arc<Program> {
+    let name = format!("kiln_reduce_{op}_{}", T::DTYPE);
+    program(&name, || {
+        let body = format!("{}{}", wgsl_is_nan(T::DTYPE), include_str!("kernel.wgsl"));
+        Program::new(&name)
+            .cuda(reduce_cuda(T::DTYPE))
+            .wgsl(wgsl_source(T::DTYPE, &[("src", Access::Read), ("dst", Access::ReadWrite)], &body))
+            .host(op.host::<T>())
+            .define("KERNEL", &name)
+            .define("MODE", 0)
+            .define("OP", op.code())
+            .define("FOLD", op.wgsl())
+            .define("TERM", "src[i]")
+            .define("IDENTITY", "params.identity")
+            .define("PARAMS_FIELDS", "identity: T, n: u32,")
+    })
+}
+
+fn dot_program<T: Number>() -> Arc<Program> {
+    let name = format!("kiln_dot_{}", T::DTYPE);
+    program(&name, || {
+        let buffers = [("src", Access::Read), ("src2", Access::Read), ("dst", Access::ReadWrite)];
+        let body = format!("{}{}", wgsl_is_nan(T::DTYPE), include_str!("kernel.wgsl"));
+        Program::new(&name)
+            .cuda(reduce_cuda(T::DTYPE))
+            .wgsl(wgsl_source(T::DTYPE, &buffers, &body))
+            .host(cpu::dot::<T>)
+            .define("KERNEL", &name)
+            .define("MODE", 1)
+            .define("OP", 0)
+            .define("FOLD", "a + b")
+            .define("TERM", "src[i] * src2[i]")
+            .define("IDENTITY", "T(0)")
+            .define("PARAMS_FIELDS", "n: u32,")
+    })
+}
+
+/// One launch of a fold kernel: `blocks` partials of `x` into `out`.
+fn launch_fold<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    kernel: &Kernel<B>,
+    x: BufferView<'_, B, T>,
+    out: BufferViewMut<'_, B, T>,
+    identity: T,
+) -> Result<()> {
+    let (n, blocks) = (x.len(), out.len());
+    let args = push_len(Args::new().arg(x).arg(out).scalar(identity), n, kernel.name())?;
+    // SAFETY: the kernel reads x[0..n) and writes out[0..blocks), one
+    // element per block of the grid, `blocks` being out's length.
+    unsafe { stream.launch(kernel, LaunchConfig::new(blocks as u32, BLOCK), args) }
+}
+
+/// Fold `x` into `out[0]` (length 1): one pass into per-block partials, and
+/// a one-block pass over those when there is more than one.
+pub(crate) fn fold_into<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    op: ReduceOp,
+    x: BufferView<'_, B, T>,
+    out: BufferViewMut<'_, B, T>,
+) -> Result<()> {
+    let identity = op.identity::<T>();
+    let kernel = stream.device().kernel(&fold_program::<T>(op))?;
+    match partial_blocks(stream.device(), x.len(), T::DTYPE) {
+        1 => launch_fold(stream, &kernel, x, out, identity),
+        blocks => {
+            let mut partials = stream.alloc::<T>(blocks)?;
+            launch_fold(stream, &kernel, x, partials.view_mut(), identity)?;
+            launch_fold(stream, &kernel, partials.view(), out, identity)
+        }
+    }
+}
+
+/// `Err(InvalidArgument)` for a fold of nothing that has no value.
+fn check_empty(op: ReduceOp, n: usize, what: &str) -> Result<()> {
+    if n == 0 && !op.has_identity() {
+        return Err(Error::invalid(
+            what,
+            format!("the {op} of an empty array is undefined (the fold has no identity element)"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_out_len(what: &str, len: usize) -> Result<()> {
+    if len == 1 {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { what: format!("{what}: output (one element)"), expected: 1, actual: len })
+    }
+}
+
+/// Copy the one element of `out` to the host; blocks until it is there.
+fn read_one<B: Backend, T: Number>(stream: &Stream<B>, out: &impl View<B, T>) -> Result<T> {
+    let mut v = [T::default()];
+    stream.copy_to_host(out, &mut v)?;
+    Ok(v[0])
+}
+
+/// The fold of every element of `x` by `op`, on `stream`, left in `out`
+/// (a view of one element) for later work on the device; returns at once.
+///
+/// An empty `x` gives the identity (0 for sum, 1 for product) and is
+/// `Err(InvalidArgument)` for min and max.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::reduce::{reduce_into, ReduceOp};
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let x = s.upload(&[2u32, 3, 7])?;
+/// let mut out = s.upload(&[0u32; 3])?;
+/// reduce_into(&s, ReduceOp::Product, &x, &mut out.slice_mut(1..2)?)?;
+/// assert_eq!(out.to_vec()?, vec![0, 42, 0]);
+/// # Ok(()) }
+/// ```
+pub fn reduce_into<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    op: ReduceOp,
+    x: &impl View<B, T>,
+    out: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    let what = format!("reduce {op}");
+    let n = x.view().len();
+    check_out_len(&what, out.view().len())?;
+    check_empty(op, n, &what)?;
+    check_dtype(stream, T::DTYPE, &what)?;
+    if n == 0 {
+        return stream.fill(out, op.identity::<T>());
+    }
+    fold_into(stream, op, x.view(), out.view_mut())
+}
+
+/// The fold of every element of `x` by `op`, computed on `stream` and
+/// returned to the host; blocks until the result is there.
+///
+/// See the [module documentation](self) for NaN, empty input and rounding.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{Device, Error};
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::reduce::{reduce, ReduceOp};
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// assert_eq!(reduce(&s, ReduceOp::Sum, &s.upload(&[i32::MAX, 1])?)?, i32::MIN); // wraps
+/// let empty = s.alloc::<f64>(0)?;
+/// assert_eq!(reduce(&s, ReduceOp::Product, &empty)?, 1.0);
+/// assert!(matches!(reduce(&s, ReduceOp::Max, &empty), Err(Error::InvalidArgument { .. })));
+/// # Ok(()) }
+/// ```
+pub fn reduce<B: Backend, T: Number>(stream: &Stream<B>, op: ReduceOp, x: &impl View<B, T>) -> Result<T> {
+    let n = x.view().len();
+    check_empty(op, n, &format!("reduce {op}"))?;
+    if n == 0 {
+        return Ok(op.identity::<T>());
+    }
+    let mut out = stream.alloc::<T>(1)?;
+    reduce_into(stream, op, x, &mut out)?;
+    read_one(stream, &out)
+}
+
+/// `sum(x[i] * y[i])` on `stream`, left in `out` (a view of one element);
+/// returns at once. `x` and `y` must have the same length; empty gives 0.
+/// On GPUs each product and sum may fuse into one rounding.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let (x, y) = (s.upload(&[1.0f64, 2.0, 3.0])?, s.upload(&[4.0f64, 5.0, 6.0])?);
+/// let mut out = s.alloc::<f64>(1)?;
+/// kiln_kernels::reduce::dot_into(&s, &x, &y, &mut out)?;
+/// assert_eq!(out.to_vec()?, vec![32.0]);
+/// # Ok(()) }
+/// ```
+pub fn dot_into<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    x: &impl View<B, T>,
+    y: &impl View<B, T>,
+    out: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    let (x, y) = (x.view(), y.view());
+    let n = x.len();
+    if y.len() != n {
+        return Err(Error::LengthMismatch { what: "dot: y vs x".into(), expected: n, actual: y.len() });
+    }
+    check_out_len("dot", out.view().len())?;
+    check_dtype(stream, T::DTYPE, "dot")?;
+    if n == 0 {
+        return stream.fill(out, T::from_index(0));
+    }
+    let kernel = stream.device().kernel(&dot_program::<T>())?;
+    let blocks = partial_blocks(stream.device(), n, T::DTYPE);
+    if blocks == 1 {
+        return launch_dot(stream, &kernel, x, y, out.view_mut());
+    }
+    let mut partials = stream.alloc::<T>(blocks)?;
+    launch_dot(stream, &kernel, x, y, partials.view_mut())?;
+    let sum = stream.device().kernel(&fold_program::<T>(ReduceOp::Sum))?;
+    launch_fold(stream, &sum, partials.view(), out.view_mut(), T::from_index(0))
+}
+
+fn launch_dot<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    kernel: &Kernel<B>,
+    x: BufferView<'_, B, T>,
+    y: BufferView<'_, B, T>,
+    out: BufferViewMut<'_, B, T>,
+) -> Result<()> {
+    let (n, blocks) = (x.len(), out.len());
+    let args = push_len(Args::new().arg(x).arg(y).arg(out), n, kernel.name())?;
+    // SAFETY: the kernel reads x[0..n) and y[0..n) (equal lengths, checked by
+    // the caller) and writes out[0..blocks), one element per block.
+    unsafe { stream.launch(kernel, LaunchConfig::new(blocks as u32, BLOCK), args) }
+}
+
+/// `sum(x[i] * y[i])`, computed on `stream` and returned to the host;
+/// blocks until the result is there.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let (x, y) = (s.upload(&[1i32, -2, 3])?, s.upload(&[4i32, 5, 6])?);
+/// assert_eq!(kiln_kernels::reduce::dot(&s, &x, &y)?, 12);
+/// # Ok(()) }
+/// ```
+pub fn dot<B: Backend, T: Number>(stream: &Stream<B>, x: &impl View<B, T>, y: &impl View<B, T>) -> Result<T> {
+    let mut out = stream.alloc::<T>(1)?;
+    dot_into(stream, x, y, &mut out)?;
+    read_one(stream, &out)
+}
