@@ -71,17 +71,42 @@ impl Params {
 pub(crate) struct Batch {
     encoder: Option<wgpu::CommandEncoder>,
     commands: usize,
+    /// Whether the batch holds work (copies, fills, launches), not only event timestamps.
+    work: bool,
     params: Params,
     last: Marker,
+    /// The marker the batch will have once submitted (see [`Batch::pending`]).
+    next: Arc<OnceLock<Marker>>,
 }
 
 impl Batch {
-    /// The encoder of the batch, created on first use.
+    /// The encoder of the batch, created on first use, to record work into.
     pub(crate) fn encoder(&mut self, device: &wgpu::Device) -> &mut wgpu::CommandEncoder {
+        self.work = true;
+        self.marks(device)
+    }
+
+    /// The encoder, to record event timestamps into (which are not work).
+    pub(crate) fn marks(&mut self, device: &wgpu::Device) -> &mut wgpu::CommandEncoder {
         self.commands += 1;
         self.encoder.get_or_insert_with(|| {
             device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("kiln batch") })
         })
+    }
+
+    /// Whether the batch holds work.
+    pub(crate) fn has_work(&self) -> bool {
+        self.work
+    }
+
+    /// The marker of the latest submission.
+    pub(crate) fn last(&self) -> Marker {
+        self.last.clone()
+    }
+
+    /// A slot that receives this batch's marker when it is submitted.
+    pub(crate) fn pending(&self) -> Arc<OnceLock<Marker>> {
+        self.next.clone()
     }
 }
 
@@ -102,8 +127,10 @@ impl Context {
         let batch = Batch {
             encoder: None,
             commands: 0,
+            work: false,
             params: Params { block: None, shadow: Vec::new() },
             last: Marker::completed(),
+            next: Arc::new(OnceLock::new()),
         };
         Context { device, queue, info, limits, faults, batch: Mutex::new(batch), builtins: OnceLock::new() }
     }
@@ -167,6 +194,7 @@ impl Context {
             return Ok(batch.last.clone());
         };
         batch.commands = 0;
+        batch.work = false;
         batch.params.retire(&self.queue);
         let (index, error) = scoped(&self.device, || self.queue.submit([encoder.finish()]));
         let done = Arc::new(AtomicBool::new(false));
@@ -174,6 +202,9 @@ impl Context {
         // Runs inside a later poll of the device, after the map callbacks of the same submission.
         self.queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
         batch.last = Marker { index: Some(index), done };
+        // Events recorded into this batch learn their submission here.
+        let _ = batch.next.set(batch.last.clone());
+        batch.next = Arc::new(OnceLock::new());
         match error {
             Some(e) => Err(driver("queue submit", &e)),
             None => Ok(batch.last.clone()),

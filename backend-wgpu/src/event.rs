@@ -1,7 +1,7 @@
 //! Events: submission markers, with a device timestamp where the adapter
 //! can write one between commands.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use kiln_core::{BackendKind, Error, RawEvent, Result};
@@ -11,18 +11,33 @@ use crate::context::{Context, Marker};
 /// A device timestamp, filled in by the map callback of its read-back buffer.
 type Stamp = Arc<Mutex<Option<std::result::Result<u64, String>>>>;
 
+/// The submission an event belongs to.
+#[derive(Clone)]
+enum Submission {
+    /// Submitted when the event was recorded.
+    Done(Marker),
+    /// Still in the batch: an event recorded when the batch held no work
+    /// (typically the start of a timed region) only wrote its timestamp, so
+    /// that the work that follows shares its submission and the time between
+    /// the two excludes the host's recording and submitting.
+    Pending(Arc<OnceLock<Marker>>),
+}
+
 /// Where an event was last recorded.
 #[derive(Clone)]
 struct Recorded {
-    marker: Marker,
+    submission: Submission,
     stamp: Option<Stamp>,
 }
 
 /// A point in the device's single queue.
 ///
-/// Recording submits the batch, so the event stands for a submission:
-/// [`query`](RawEvent::query) polls the device and asks whether it has run,
-/// [`synchronize`](RawEvent::synchronize) waits for it. Where the adapter has
+/// Recording submits the batch (so that the work before the event starts),
+/// and the event stands for that submission: [`query`](RawEvent::query)
+/// polls the device and asks whether it has run,
+/// [`synchronize`](RawEvent::synchronize) waits for it. When the batch holds
+/// no work there is nothing to start, and an event with a timestamp leaves
+/// it in the batch; querying or waiting for the event submits it. Where the adapter has
 /// `TIMESTAMP_QUERY_INSIDE_ENCODERS`, recording also writes a timestamp
 /// after all earlier work, and [`elapsed_since`](RawEvent::elapsed_since) is
 /// the difference of two such timestamps times the queue's timestamp period.
@@ -66,6 +81,7 @@ impl WgpuEvent {
     pub(crate) fn record(&self) -> Result<()> {
         let ctx = &self.ctx;
         let mut batch = ctx.batch()?;
+        let work = batch.has_work();
         let stamp = match (&self.query_set, &self.resolve) {
             (Some(qs), Some(resolve)) => {
                 let size = wgpu::QUERY_SIZE as u64;
@@ -74,7 +90,7 @@ impl WgpuEvent {
                     crate::memory::create_buffer(&ctx.device, &ctx.info.name, "event timestamp", size, usage, false)?;
                 let slot: Stamp = Arc::default();
                 let (out, mapped) = (slot.clone(), readback.clone());
-                let encoder = batch.encoder(&ctx.device);
+                let encoder = batch.marks(&ctx.device);
                 encoder.write_timestamp(qs, 0);
                 encoder.resolve_query_set(qs, 0..1, resolve, 0);
                 encoder.copy_buffer_to_buffer(resolve, 0, &readback, 0, size);
@@ -91,24 +107,47 @@ impl WgpuEvent {
             }
             _ => None,
         };
-        let marker = ctx.submit(&mut batch)?;
+        let submission = match (work, &stamp) {
+            (false, Some(_)) => Submission::Pending(batch.pending()),
+            (false, None) => Submission::Done(batch.last()),
+            (true, _) => Submission::Done(ctx.submit(&mut batch)?),
+        };
         drop(batch);
-        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(Recorded { marker, stamp });
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(Recorded { submission, stamp });
         Ok(())
+    }
+
+    /// The marker of the event's submission, submitting the batch if the
+    /// event is still in it; `None` when never recorded.
+    fn marker(&self) -> Result<Option<(Marker, Option<Stamp>)>> {
+        let Some(rec) = self.recorded() else { return Ok(None) };
+        let marker = match rec.submission {
+            Submission::Done(m) => m,
+            Submission::Pending(slot) => match slot.get() {
+                Some(m) => m.clone(),
+                None => {
+                    self.ctx.flush()?;
+                    slot.get().cloned().ok_or_else(|| {
+                        Error::driver(BackendKind::Wgpu, "event", "the batch holding the event was not submitted")
+                    })?
+                }
+            },
+        };
+        Ok(Some((marker, rec.stamp)))
     }
 
     fn stamp(&self, which: &str) -> Result<u64> {
         let what = "Event::elapsed_since";
-        let Some(rec) = self.recorded() else {
+        let Some((marker, stamp)) = self.marker()? else {
             return Err(Error::invalid(what, format!("the {which} event was never recorded")));
         };
-        if !rec.marker.is_done() {
+        if !marker.is_done() {
             self.ctx.poll()?;
         }
-        if !rec.marker.is_done() {
+        if !marker.is_done() {
             return Err(Error::invalid(what, format!("the {which} event has not completed yet; synchronize it first")));
         }
-        let Some(stamp) = rec.stamp else {
+        let Some(stamp) = stamp else {
             return Err(Error::invalid(what, format!("the {which} event was recorded without a timestamp")));
         };
         let value = stamp.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -122,17 +161,17 @@ impl WgpuEvent {
 
 impl RawEvent for WgpuEvent {
     fn query(&self) -> Result<bool> {
-        let Some(rec) = self.recorded() else { return Ok(true) };
-        if rec.marker.is_done() {
+        let Some((marker, _)) = self.marker()? else { return Ok(true) };
+        if marker.is_done() {
             return Ok(true);
         }
         self.ctx.poll()?;
-        Ok(rec.marker.is_done())
+        Ok(marker.is_done())
     }
 
     fn synchronize(&self) -> Result<()> {
-        match self.recorded() {
-            Some(rec) => self.ctx.wait(&rec.marker),
+        match self.marker()? {
+            Some((marker, _)) => self.ctx.wait(&marker),
             None => Ok(()),
         }
     }

@@ -45,6 +45,21 @@ impl RawKernel for WgpuKernel {
     }
 }
 
+/// Environment variable that compiles kernels with wgpu's runtime checks
+/// (clamped indices, bounded loops), for hunting a kernel that strays.
+pub const CHECKED_ENV: &str = "KILN_WGPU_CHECKED";
+
+/// The runtime checks compiled into kernels: none by default, since a
+/// launch's contract already keeps kernels inside their arguments (as on
+/// CUDA, where nothing is checked); all of wgpu's when [`CHECKED_ENV`] is set
+/// to anything but `0`.
+fn runtime_checks() -> wgpu::ShaderRuntimeChecks {
+    match std::env::var(CHECKED_ENV) {
+        Ok(v) if v.trim() != "0" && !v.trim().is_empty() => wgpu::ShaderRuntimeChecks::checked(),
+        _ => wgpu::ShaderRuntimeChecks::unchecked(),
+    }
+}
+
 /// `file:line:column: message` for the first location of a diagnostic,
 /// followed by the compiler's full report (which quotes the source lines).
 fn log(file: &str, location: Option<naga::SourceLocation>, message: &str, report: &str) -> String {
@@ -137,7 +152,12 @@ impl WgpuKernel {
                 layout: Some(&layout),
                 module: &self.module,
                 entry_point: Some(&self.name),
-                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
+                // Like CUDA's shared memory, workgroup memory starts undefined:
+                // zeroing it costs every launch of a kernel that uses it.
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &constants,
+                    zero_initialize_workgroup_memory: false,
+                },
                 cache: None,
             });
             Pipeline { pipeline, buffers, params }

@@ -22,14 +22,18 @@
 //! | stream order | program order of the batch; submissions run in order |
 //! | `Stream::wait(event)` | nothing to do: the event's work was enqueued, and runs, first |
 //! | priority | accepted, kept, ignored |
-//! | event record | submit the batch (with a timestamp write first, when available) |
+//! | event record | a timestamp write (when available), then submit the batch if it holds work |
 //! | event query / synchronize | non-blocking `Device::poll` / `poll` waiting for that submission |
 //! | elapsed time | timestamp difference x `Queue::get_timestamp_period`, else `Unsupported` |
 //! | kernel | a shader module; one compute pipeline per block shape and binding layout |
 //!
 //! Work is batched: copies, fills and launches are recorded into the batch
 //! and submitted when an event is recorded, data is read back, a stream or
-//! the device is synchronized, or 128 commands have piled up. Since every
+//! the device is synchronized, or 128 commands have piled up. An event
+//! recorded while the batch holds no work (the start of a timed region)
+//! stays in the batch with its timestamp until the next submission, so that
+//! the device time between it and a later event excludes the host's
+//! recording and submitting; querying or waiting for it submits it. Since every
 //! stream shares one queue there is no overlap between streams, and
 //! synchronizing a stream waits for the whole device.
 //!
@@ -59,6 +63,13 @@
 //! larger than the adapter's `max_storage_buffer_binding_size` is refused
 //! with `Unsupported` naming that limit (no chunked dispatch). Details in
 //! the `launch` module.
+//!
+//! As on CUDA, kernels run as written: wgpu's runtime checks (clamped
+//! indices, bounded loops) are left out, which the `unsafe` launch's
+//! contract (kernels stay inside their arguments) makes sound, and
+//! `var<workgroup>` memory starts undefined rather than zeroed. Set
+//! `KILN_WGPU_CHECKED=1` to compile kernels with the checks, when hunting
+//! a kernel that strays.
 //!
 //! # Errors
 //! wgpu reports errors out of band and by default panics on those nobody
@@ -103,6 +114,7 @@ pub use adapter::ADAPTER_ENV;
 pub use device::WgpuDevice;
 pub use event::WgpuEvent;
 pub use kernel::WgpuKernel;
+pub use kernel::CHECKED_ENV;
 pub use memory::{WgpuBuffer, WgpuHostBuffer};
 pub use stream::WgpuStream;
 

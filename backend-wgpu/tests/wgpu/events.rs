@@ -88,3 +88,27 @@ fn query_turns_true_without_a_blocking_wait() {
     }
     assert_eq!(buf.to_vec().unwrap()[12345], 7);
 }
+
+/// An event recorded when nothing is batched stays with the work that
+/// follows (so a timed region excludes host overhead), yet querying or
+/// waiting for it on its own still completes.
+#[test]
+fn an_event_on_an_idle_stream_completes_on_its_own() {
+    let Some(dev) = device() else { return };
+    let s = dev.stream();
+    s.synchronize().unwrap();
+    let lone = s.record_event().unwrap();
+    let t = Instant::now();
+    while !lone.query().unwrap() {
+        assert!(t.elapsed().as_secs() < 60, "a lone event never completed");
+        std::thread::yield_now();
+    }
+    let a = s.record_event().unwrap();
+    let b = s.record_event().unwrap();
+    b.synchronize().unwrap();
+    a.synchronize().unwrap();
+    if dev.info().features.timestamps {
+        // Two marks with nothing between: a tiny, non-negative interval.
+        assert!(b.elapsed_since(&a).unwrap().as_millis() < 1000);
+    }
+}

@@ -79,6 +79,24 @@ fn kernels_run_at_several_block_shapes() {
     }
 }
 
+/// The same kernels compiled with wgpu's runtime checks (a child process
+/// with `KILN_WGPU_CHECKED=1`) give the same results.
+#[test]
+fn kernels_also_run_with_runtime_checks() {
+    let Some(_dev) = device() else { return };
+    if std::env::var_os(kiln_wgpu::CHECKED_ENV).is_some() {
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", "kernels::kernels_run_at_several_block_shapes", "kernels::views_at_unaligned_offsets"])
+        .env(kiln_wgpu::CHECKED_ENV, "1")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && log.contains("2 passed"), "{log}");
+}
+
 /// Views at element offsets that are not multiples of the storage offset
 /// alignment are staged; the writable one is copied back exactly, leaving
 /// its neighbours untouched.
