@@ -28,6 +28,10 @@ pub struct CudaDevice {
 impl CudaDevice {
     pub(crate) fn open(ordinal: usize) -> Result<Self> {
         let info = info::query(ordinal)?;
+        // A faulted primary context cannot be used again in this process.
+        if let Some(cause) = crate::state::earlier_fault(ordinal) {
+            return Err(kiln_core::Error::DeviceLost { device: info.name, cause });
+        }
         let dev = info::device_handle(ordinal)?;
         let ctx = CudaContext::new(ordinal).map_err(|e| before_open("cuDevicePrimaryCtxRetain", e))?;
         // SAFETY: kiln never hands out cudarc slices; its own buffers are

@@ -16,6 +16,11 @@ use crate::ffi;
 /// shared by every handle opened on an ordinal, so one fault ends them all.
 static FAULTS: Mutex<BTreeMap<usize, String>> = Mutex::new(BTreeMap::new());
 
+/// The fault that ended device `ordinal` earlier in this process, if any.
+pub(crate) fn earlier_fault(ordinal: usize) -> Option<String> {
+    lock(&FAULTS).get(&ordinal).cloned()
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -40,7 +45,7 @@ pub(crate) struct DeviceState {
 
 impl DeviceState {
     pub(crate) fn new(ordinal: usize, name: String, ctx: Arc<CudaContext>, pooled: bool) -> Self {
-        let earlier = lock(&FAULTS).get(&ordinal).cloned();
+        let earlier = earlier_fault(ordinal);
         DeviceState {
             ordinal,
             name,
@@ -106,8 +111,7 @@ impl DeviceState {
             if let Some(cause) = fault.as_ref() {
                 return Error::DeviceLost { device: self.name.clone(), cause: cause.clone() };
             }
-            let earlier = lock(&FAULTS).get(&self.ordinal).cloned();
-            if let Some(cause) = earlier {
+            if let Some(cause) = earlier_fault(self.ordinal) {
                 *fault = Some(cause.clone());
                 self.lost.store(true, Ordering::Relaxed);
                 return Error::DeviceLost { device: self.name.clone(), cause };
