@@ -54,8 +54,13 @@ pub const CHECKED_ENV: &str = "KILN_WGPU_CHECKED";
 /// CUDA, where nothing is checked); all of wgpu's when [`CHECKED_ENV`] is set
 /// to anything but `0`.
 fn runtime_checks() -> wgpu::ShaderRuntimeChecks {
-    match std::env::var(CHECKED_ENV) {
-        Ok(v) if v.trim() != "0" && !v.trim().is_empty() => wgpu::ShaderRuntimeChecks::checked(),
+    checks_for(std::env::var(CHECKED_ENV).ok().as_deref())
+}
+
+/// The checks for a value of [`CHECKED_ENV`].
+fn checks_for(value: Option<&str>) -> wgpu::ShaderRuntimeChecks {
+    match value.map(str::trim) {
+        Some(v) if !v.is_empty() && v != "0" => wgpu::ShaderRuntimeChecks::checked(),
         _ => wgpu::ShaderRuntimeChecks::unchecked(),
     }
 }
@@ -105,7 +110,12 @@ impl WgpuKernel {
             label: Some(&name),
             source: wgpu::ShaderSource::Wgsl(source.as_str().into()),
         };
-        let (module, error) = scoped(&ctx.device, || ctx.device.create_shader_module(desc));
+        let checks = runtime_checks();
+        // SAFETY: without runtime checks the module may index out of bounds
+        // or loop forever if the kernel does; it runs only through
+        // `RawStream::launch`, whose caller promises that it stays inside its
+        // arguments' ranges.
+        let (module, error) = scoped(&ctx.device, || unsafe { ctx.device.create_shader_module_trusted(desc, checks) });
         if let Some(e) = error {
             return Err(fail(describe(&e)));
         }
@@ -171,6 +181,23 @@ impl WgpuKernel {
             (_, Some(e)) => {
                 Err(invalid(format!("creating its pipeline for block {:?} failed: {}", key.block, describe(&e))))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checks_for;
+
+    #[test]
+    fn checks_only_when_asked_for() {
+        for off in [None, Some(""), Some("0"), Some(" 0 ")] {
+            let c = checks_for(off);
+            assert!(!c.bounds_checks && !c.force_loop_bounding, "{off:?}");
+        }
+        for on in [Some("1"), Some("yes")] {
+            let c = checks_for(on);
+            assert!(c.bounds_checks && c.force_loop_bounding, "{on:?}");
         }
     }
 }
