@@ -29,9 +29,12 @@
 
 pub mod elementwise;
 pub mod fill;
+pub mod image;
 mod launch;
 pub mod map;
+pub mod matmul;
 mod num;
 pub mod reduce;
+pub mod transpose;
 
 pub use num::Number;

@@ -1,0 +1,55 @@
+//! CPU implementation of gray and the convolutions.
+
+use kiln_core::{HostArgs, Result};
+use rayon::prelude::*;
+
+use super::{border_index, Border, Pixel};
+
+/// The seed's luma weights in exact integer arithmetic, truncated.
+pub(crate) fn gray_of(r: u8, g: u8, b: u8) -> u8 {
+    ((299 * r as u32 + 587 * g as u32 + 114 * b as u32) / 1000) as u8
+}
+
+/// `out[i] = gray(in[CH i..])`; arguments (in, out, pixels).
+pub(crate) fn gray<const CH: usize>(args: &mut HostArgs<'_>) -> Result<()> {
+    let input = args.input::<u8>(0)?;
+    let out = args.output::<u8>(1)?;
+    out.par_iter_mut().zip(input.par_chunks_exact(CH)).for_each(|(o, p)| *o = gray_of(p[0], p[1], p[2]));
+    Ok(())
+}
+
+/// `out = convolve(in, weights) / divisor`; arguments (in, weights, out,
+/// width, height, filter_w, filter_h, border, divisor). Rows in parallel;
+/// each sum is taken in f32 in the filter's raster order, as on the GPUs.
+pub(crate) fn convolve<P: Pixel>(args: &mut HostArgs<'_>) -> Result<()> {
+    let (input, weights) = (args.input::<P>(0)?, args.input::<f32>(1)?);
+    let width = args.scalar::<u64>(3)? as usize;
+    let height = args.scalar::<u64>(4)? as usize;
+    let fw = args.scalar::<u32>(5)? as usize;
+    let fh = args.scalar::<u32>(6)? as usize;
+    let border = Border::from_code(args.scalar::<u32>(7)?);
+    let divisor = args.scalar::<f32>(8)?;
+    let out = args.output::<P>(2)?;
+    if width == 0 {
+        return Ok(());
+    }
+    let (rx, ry) = ((fw / 2) as i64, (fh / 2) as i64);
+    out.par_chunks_mut(width).enumerate().for_each(|(y, row)| {
+        for (x, o) in row.iter_mut().enumerate() {
+            let mut sum = 0.0f32;
+            for i in 0..fh {
+                let gy = border_index(y as i64 + i as i64 - ry, height as i64, border);
+                for j in 0..fw {
+                    let gx = border_index(x as i64 + j as i64 - rx, width as i64, border);
+                    let p = match (gy, gx) {
+                        (Some(gy), Some(gx)) => input[gy * width + gx].to_f32(),
+                        _ => 0.0,
+                    };
+                    sum += weights[i * fw + j] * p;
+                }
+            }
+            *o = P::from_f32(sum / divisor);
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,115 @@
+// matmul: c (m x n) = a (m x k) . b (k x n), all row-major.
+//
+// IN is the element type of a and b, ACC that of the accumulator and of c
+// (f32 for f16 inputs; i32 and u32 arithmetic wraps in WGSL). Every kernel
+// handles any m, n, k: edge tiles load zeros past the matrices and store
+// only inside them; loops are grid-stride so a capped grid covers c.
+//
+// NAIVE: one invocation per element of c, k multiply-adds from storage.
+// TILED: 64 x 64 tiles of c per 16 x 16 workgroup, 4 x 4 outputs per
+//   invocation, a and b staged through workgroup memory 8 columns of k at a
+//   time (8 KiB for f64, under WebGPU's 16 KiB default), so every element
+//   loaded serves 64 multiply-adds.
+struct Params {
+    m: u32,
+    n: u32,
+    k: u32,
+}
+@group(0) @binding(0) var<storage, read> a: array<IN>;
+@group(0) @binding(1) var<storage, read> b: array<IN>;
+@group(0) @binding(2) var<storage, read_write> c: array<ACC>;
+@group(1) @binding(0) var<uniform> params: Params;
+
+override block_x: u32 = 16;
+override block_y: u32 = 16;
+override block_z: u32 = 1;
+
+@compute @workgroup_size(block_x, block_y, block_z)
+fn NAIVE(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    for (var row = gid.y; row < params.m; row += groups.y * block_y) {
+        for (var col = gid.x; col < params.n; col += groups.x * block_x) {
+            var acc = ACC(0);
+            for (var p = 0u; p < params.k; p += 1u) {
+                acc += ACC(a[row * params.k + p]) * ACC(b[p * params.n + col]);
+            }
+            c[row * params.n + col] = acc;
+        }
+    }
+}
+
+const BM: u32 = 64u;
+const BN: u32 = 64u;
+const BK: u32 = 8u;
+// as_ is k-major (as_[p][row]); the extra column spreads its transposing stores.
+var<workgroup> as_: array<array<ACC, 65>, 8>;
+var<workgroup> bs: array<array<ACC, 64>, 8>;
+
+@compute @workgroup_size(block_x, block_y, block_z)
+fn TILED(
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let m = params.m;
+    let n = params.n;
+    let k = params.k;
+    let tid = lid.y * 16u + lid.x;
+    let tiles_m = (m + BM - 1u) / BM;
+    let tiles_n = (n + BN - 1u) / BN;
+    for (var bm = wid.y; bm < tiles_m; bm += groups.y) {
+        for (var bn = wid.x; bn < tiles_n; bn += groups.x) {
+            let row0 = bm * BM;
+            let col0 = bn * BN;
+            // Invocation (x, y) owns rows y + 16 i and columns x + 16 j.
+            var acc: array<array<ACC, 4>, 4>;
+            for (var i = 0u; i < 4u; i += 1u) {
+                for (var j = 0u; j < 4u; j += 1u) {
+                    acc[i][j] = ACC(0);
+                }
+            }
+            for (var p0 = 0u; p0 < k; p0 += BK) {
+                for (var l = 0u; l < 2u; l += 1u) {
+                    let idx = tid + 256u * l;
+                    let r = idx / BK;
+                    let q = idx % BK;
+                    var va = ACC(0);
+                    if (row0 + r < m && p0 + q < k) {
+                        va = ACC(a[(row0 + r) * k + p0 + q]);
+                    }
+                    as_[q][r] = va;
+                    let br = idx / BN;
+                    let bc = idx % BN;
+                    var vb = ACC(0);
+                    if (p0 + br < k && col0 + bc < n) {
+                        vb = ACC(b[(p0 + br) * n + col0 + bc]);
+                    }
+                    bs[br][bc] = vb;
+                }
+                workgroupBarrier();
+                for (var q = 0u; q < BK; q += 1u) {
+                    var ra: array<ACC, 4>;
+                    var rb: array<ACC, 4>;
+                    for (var i = 0u; i < 4u; i += 1u) {
+                        ra[i] = as_[q][lid.y + 16u * i];
+                        rb[i] = bs[q][lid.x + 16u * i];
+                    }
+                    for (var i = 0u; i < 4u; i += 1u) {
+                        for (var j = 0u; j < 4u; j += 1u) {
+                            acc[i][j] += ra[i] * rb[j];
+                        }
+                    }
+                }
+                workgroupBarrier();
+            }
+            for (var i = 0u; i < 4u; i += 1u) {
+                let row = row0 + lid.y + 16u * i;
+                for (var j = 0u; j < 4u; j += 1u) {
+                    let col = col0 + lid.x + 16u * j;
+                    if (row < m && col < n) {
+                        c[row * n + col] = acc[i][j];
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The hook through which a backend crate offers a vendor library's matrix
+//! product (cuBLAS on CUDA) without kiln-kernels depending on any backend.
+//!
+//! A backend registers one [`VendorMatmul`] for its [`BackendKind`];
+//! [`matmul_with`](super::matmul_with) calls it for [`MatmulStrategy::Cublas`](super::MatmulStrategy::Cublas),
+//! and [`MatmulStrategy::Auto`](super::MatmulStrategy::Auto) picks it for
+//! large products of a dtype it supports. The call carries the typed
+//! stream and the backend buffers as `dyn Any`, which the backend downcasts
+//! to its own types.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{OnceLock, RwLock};
+
+use kiln_core::{BackendKind, DType, Result};
+
+/// One operand of a [`VendorCall`]: a backend buffer and the byte range the
+/// matrix occupies in it.
+#[derive(Clone, Copy)]
+pub struct VendorOperand<'a> {
+    /// The backend's buffer (`B::Buffer`, e.g. `kiln_cuda::CudaBuffer`).
+    pub buffer: &'a dyn Any,
+    /// Byte offset of the matrix's first element.
+    pub offset: usize,
+    /// Bytes the matrix occupies.
+    pub len: usize,
+}
+
+/// One row-major product `c (m x n) = a (m x k) . b (k x n)` handed to a vendor library.
+#[derive(Clone, Copy)]
+pub struct VendorCall<'a> {
+    /// The typed stream to enqueue on (`kiln_core::Stream<B>`).
+    pub stream: &'a dyn Any,
+    /// The left factor, `m x k`.
+    pub a: VendorOperand<'a>,
+    /// The right factor, `k x n`.
+    pub b: VendorOperand<'a>,
+    /// The product, `m x n` (written).
+    pub c: VendorOperand<'a>,
+    /// Rows of a and c.
+    pub m: usize,
+    /// Columns of b and c.
+    pub n: usize,
+    /// Columns of a, rows of b (at least 1).
+    pub k: usize,
+    /// Element type of a and b.
+    pub input: DType,
+    /// Element type of c (the accumulator: f32 for f16 and bf16 inputs).
+    pub output: DType,
+}
+
+/// A vendor library's matrix product, as a backend registers it.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{BackendKind, DType, Error};
+/// use kiln_kernels::matmul::{register_vendor_matmul, vendor_matmul, VendorCall, VendorMatmul};
+///
+/// unsafe fn refuse(call: &VendorCall<'_>) -> kiln_core::Result<()> {
+///     Err(Error::unsupported(BackendKind::Cpu, format!("{} x {} product", call.m, call.n), "a demo"))
+/// }
+/// register_vendor_matmul(BackendKind::Cpu, VendorMatmul { name: "demo", supports: |d| d == DType::F64, run: refuse });
+/// assert_eq!(vendor_matmul(BackendKind::Cpu).map(|v| v.name), Some("demo"));
+/// # kiln_kernels::matmul::unregister_vendor_matmul(BackendKind::Cpu);
+/// ```
+#[derive(Clone, Copy)]
+pub struct VendorMatmul {
+    /// The library's name, for messages ("cuBLAS").
+    pub name: &'static str,
+    /// Whether the library multiplies matrices of this input dtype.
+    pub supports: fn(DType) -> bool,
+    /// Enqueue the product on the call's stream.
+    ///
+    /// # Safety
+    /// The caller guarantees that:
+    /// - `stream` is the `kiln_core::Stream` of the registering backend, and
+    ///   each operand's `buffer` that backend's buffer type, all on the
+    ///   stream's device;
+    /// - each operand's byte range lies inside its buffer and holds exactly
+    ///   the matrix of the call's shape and dtype;
+    /// - `c`'s range overlaps neither `a`'s nor `b`'s, and nothing else
+    ///   writes `a`, `b` or `c` until the product has run on the stream.
+    pub run: unsafe fn(&VendorCall<'_>) -> Result<()>,
+}
+
+impl std::fmt::Debug for VendorMatmul {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "VendorMatmul({})", self.name)
+    }
+}
+
+fn registry() -> &'static RwLock<HashMap<BackendKind, VendorMatmul>> {
+    static REGISTRY: OnceLock<RwLock<HashMap<BackendKind, VendorMatmul>>> = OnceLock::new();
+    REGISTRY.get_or_init(Default::default)
+}
+
+/// Offer `vendor` as backend `kind`'s vendor matrix product (replacing any
+/// earlier one). Backends call this when they open a device.
+pub fn register_vendor_matmul(kind: BackendKind, vendor: VendorMatmul) {
+    registry().write().unwrap_or_else(|p| p.into_inner()).insert(kind, vendor);
+}
+
+/// Withdraw backend `kind`'s vendor matrix product, if any.
+pub fn unregister_vendor_matmul(kind: BackendKind) {
+    registry().write().unwrap_or_else(|p| p.into_inner()).remove(&kind);
+}
+
+/// Backend `kind`'s vendor matrix product, if one is registered.
+pub fn vendor_matmul(kind: BackendKind) -> Option<VendorMatmul> {
+    registry().read().unwrap_or_else(|p| p.into_inner()).get(&kind).copied()
+}
