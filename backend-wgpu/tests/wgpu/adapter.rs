@@ -8,6 +8,41 @@ use crate::common::device;
 /// Set in the child process of `a_filter_matching_nothing_is_unavailable`.
 const CHILD: &str = "KILN_WGPU_TEST_FILTER_CHILD";
 
+/// Set in the child process of `without_a_vulkan_driver_the_backend_is_unavailable`.
+const NO_DRIVER_CHILD: &str = "KILN_WGPU_TEST_NO_DRIVER_CHILD";
+
+/// With the Vulkan loader pointed at no driver, the backend is unavailable
+/// and says why: wgpu's GL fall-back (which would find llvmpipe through
+/// EGL) is never taken.
+#[test]
+fn without_a_vulkan_driver_the_backend_is_unavailable() {
+    if std::env::var_os(NO_DRIVER_CHILD).is_some() {
+        match Device::<Wgpu>::open(0) {
+            Err(Error::BackendUnavailable { backend: BackendKind::Wgpu, reason }) => {
+                assert!(reason.contains("no Vulkan adapter found"), "{reason}");
+                assert!(reason.contains("mesa-vulkan-drivers"), "{reason}");
+            }
+            other => panic!("expected BackendUnavailable, got {:?}", other.map(|d| d.info().clone())),
+        }
+        return;
+    }
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", "adapter::without_a_vulkan_driver_the_backend_is_unavailable", "--nocapture"])
+        .env(NO_DRIVER_CHILD, "1")
+        // Both the current and the older name of the loader's driver list.
+        .env("VK_DRIVER_FILES", "/nonexistent/kiln_icd.json")
+        .env("VK_ICD_FILENAMES", "/nonexistent/kiln_icd.json")
+        .env_remove(ADAPTER_ENV)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && log.contains("1 passed"), "child failed:\n{log}");
+}
+
 #[test]
 fn the_device_is_vulkan_and_reports_its_limits() {
     let Some(dev) = device() else { return };
