@@ -35,6 +35,7 @@ pub mod map;
 pub mod matmul;
 mod num;
 pub mod reduce;
+pub mod scan;
 pub mod sort;
 pub mod transpose;
 

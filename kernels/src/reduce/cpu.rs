@@ -34,20 +34,20 @@ pub(crate) fn fold_pair<T: Number>(op: ReduceOp, a: T, b: T) -> T {
 
 /// Neumaier's compensated sum: a running sum and the rounding error it lost.
 #[derive(Clone, Copy, Default)]
-struct Compensated {
+pub(crate) struct Compensated {
     sum: f64,
     error: f64,
 }
 
 impl Compensated {
-    fn add(mut self, v: f64) -> Self {
+    pub(crate) fn add(mut self, v: f64) -> Self {
         let t = self.sum + v;
         self.error += if self.sum.abs() >= v.abs() { (self.sum - t) + v } else { (v - t) + self.sum };
         self.sum = t;
         self
     }
 
-    fn merge(self, other: Compensated) -> Self {
+    pub(crate) fn merge(self, other: Compensated) -> Self {
         let mut m = self.add(other.sum);
         m.error += other.error;
         m
@@ -55,7 +55,7 @@ impl Compensated {
 
     /// The compensated total; an infinite or NaN sum is returned as is (its
     /// error term is meaningless then).
-    fn total(self) -> f64 {
+    pub(crate) fn total(self) -> f64 {
         if self.sum.is_finite() {
             self.sum + self.error
         } else {

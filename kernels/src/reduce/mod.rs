@@ -59,7 +59,7 @@ use crate::Number;
 
 pub use arg::{arg_reduce_into, argmax, argmin, ArgOp};
 pub use axis::reduce_axis;
-pub(crate) use cpu::is_nan;
+pub(crate) use cpu::{is_nan, Compensated};
 
 /// A fold over many elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,0 +1,163 @@
+//! CPU implementation of the scans, the reference: integers wrap exactly,
+//! `f32` prefixes accumulate in f64 and `f64` ones with Neumaier's
+//! compensation, so each output is within about one rounding of the exact
+//! prefix. Parallel in two passes over chunks (chunk totals, then each
+//! chunk from its carry), sequential inside a chunk.
+
+use kiln_core::{DType, Error, HostArgs, Result};
+use rayon::prelude::*;
+
+use crate::reduce::Compensated;
+use crate::Number;
+
+/// Elements per rayon task.
+const CHUNK: usize = 1 << 16;
+
+/// A running prefix of `Self` values.
+trait Prefix: Number {
+    type Acc: Copy + Send + Sync;
+    fn zero() -> Self::Acc;
+    fn push(acc: Self::Acc, v: Self) -> Self::Acc;
+    /// `earlier` followed by `later`.
+    fn join(earlier: Self::Acc, later: Self::Acc) -> Self::Acc;
+    fn value(acc: Self::Acc) -> Self;
+}
+
+macro_rules! int_prefix {
+    ($t:ty) => {
+        impl Prefix for $t {
+            type Acc = $t;
+            fn zero() -> $t {
+                0
+            }
+            fn push(acc: $t, v: $t) -> $t {
+                acc.wrapping_add(v)
+            }
+            fn join(a: $t, b: $t) -> $t {
+                a.wrapping_add(b)
+            }
+            fn value(acc: $t) -> $t {
+                acc
+            }
+        }
+    };
+}
+int_prefix!(i32);
+int_prefix!(u32);
+
+impl Prefix for f32 {
+    type Acc = f64;
+    fn zero() -> f64 {
+        0.0
+    }
+    fn push(acc: f64, v: f32) -> f64 {
+        acc + v as f64
+    }
+    fn join(a: f64, b: f64) -> f64 {
+        a + b
+    }
+    fn value(acc: f64) -> f32 {
+        acc as f32
+    }
+}
+
+impl Prefix for f64 {
+    type Acc = Compensated;
+    fn zero() -> Compensated {
+        Compensated::default()
+    }
+    fn push(acc: Compensated, v: f64) -> Compensated {
+        acc.add(v)
+    }
+    fn join(a: Compensated, b: Compensated) -> Compensated {
+        a.merge(b)
+    }
+    fn value(acc: Compensated) -> f64 {
+        acc.total()
+    }
+}
+
+/// A chunk's effect on the prefix: its sum since its last segment start,
+/// and whether it holds a segment start (which discards what came before).
+#[derive(Clone, Copy)]
+struct Carry<A> {
+    acc: A,
+    starts: bool,
+}
+
+fn chunk_carry<T: Prefix>(x: &[T], flags: Option<&[u32]>) -> Carry<T::Acc> {
+    let mut c = Carry { acc: T::zero(), starts: false };
+    for (i, &v) in x.iter().enumerate() {
+        if flags.is_some_and(|f| f[i] != 0) {
+            c = Carry { acc: T::zero(), starts: true };
+        }
+        c.acc = T::push(c.acc, v);
+    }
+    c
+}
+
+/// Scan `x` into `y` (same length; `flags` too when segmented).
+fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &mut [T]) {
+    let carries: Vec<Carry<T::Acc>> = x
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, xs)| chunk_carry(xs, flags.map(|f| &f[c * CHUNK..c * CHUNK + xs.len()])))
+        .collect();
+    // The prefix entering each chunk, sequentially over the (few) chunks.
+    let mut entering = Vec::with_capacity(carries.len());
+    let mut acc = T::zero();
+    for c in &carries {
+        entering.push(acc);
+        acc = if c.starts { c.acc } else { T::join(acc, c.acc) };
+    }
+    y.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).zip(entering).enumerate().for_each(|(c, ((ys, xs), start))| {
+        let mut acc = start;
+        for (i, (y, &v)) in ys.iter_mut().zip(xs).enumerate() {
+            if flags.is_some_and(|f| f[c * CHUNK + i] != 0) {
+                acc = T::zero();
+            }
+            if exclusive {
+                *y = T::value(acc);
+                acc = T::push(acc, v);
+            } else {
+                acc = T::push(acc, v);
+                *y = T::value(acc);
+            }
+        }
+    });
+}
+
+fn dispatch<T: Number>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool, in_place: bool) -> Result<()> {
+    match T::DTYPE {
+        DType::I32 => typed::<i32>(args, exclusive, segmented, in_place),
+        DType::U32 => typed::<u32>(args, exclusive, segmented, in_place),
+        DType::F32 => typed::<f32>(args, exclusive, segmented, in_place),
+        DType::F64 => typed::<f64>(args, exclusive, segmented, in_place),
+        d => Err(Error::invalid("scan on the CPU", format!("no scan for {d}"))),
+    }
+}
+
+/// Arguments as the CUDA kernel takes them: ([x,] [flags,] y, status, aggs,
+/// incls, n); the look-back state is not needed here.
+fn typed<T: Prefix>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool, in_place: bool) -> Result<()> {
+    let flags_at = usize::from(!in_place);
+    let flags = if segmented { Some(args.input::<u32>(flags_at)?) } else { None };
+    let y_at = usize::from(!in_place) + usize::from(segmented);
+    if in_place {
+        let y = args.output::<T>(y_at)?;
+        let x = y.to_vec();
+        scan_slices(exclusive, &x, flags, y);
+    } else {
+        let x = args.input::<T>(0)?;
+        scan_slices(exclusive, x, flags, args.output::<T>(y_at)?);
+    }
+    Ok(())
+}
+
+/// The host function of a scan kernel; the const parameters are the
+/// kernel's defines: EXCLUSIVE, SEGMENTED, IN_PLACE.
+pub(crate) fn scan<T: Number, const EXCLUSIVE: bool, const SEGMENTED: bool, const IN_PLACE: bool>(
+    args: &mut HostArgs<'_>,
+) -> Result<()> {
+    dispatch::<T>(args, EXCLUSIVE, SEGMENTED, IN_PLACE)
+}

@@ -1,0 +1,410 @@
+//! Scans (prefix sums): inclusive and exclusive, of any length, in place or
+//! not, and segmented by a flag array (Thrust's `inclusive_scan`,
+//! `exclusive_scan` and `inclusive_scan_by_key`; NumPy's `cumsum`).
+//!
+//! # Semantics, the same on every backend
+//! - Inclusive: `y[i] = x[0] + ... + x[i]`; exclusive: `y[i] = x[0] + ... +
+//!   x[i - 1]`, so `y[0] = 0`.
+//! - Segmented: a nonzero `flags[i]` starts a new segment at `i`, where the
+//!   sums restart: inclusive `y[i] = x[s] + ... + x[i]` for the segment's
+//!   start `s`; exclusive gives 0 at each start.
+//! - `i32` and `u32` wrap: the results are exact modulo 2^32.
+//! - Floats follow IEEE (a NaN makes every later sum of its segment NaN).
+//!   Each backend adds in its own order, so output `i` agrees with the exact
+//!   prefix to within a few `eps * log2(n) * (|x[0]| + ... + |x[i]|)`, not
+//!   bit for bit (the CPU accumulates `f32` in f64 and `f64` with
+//!   compensation, so it is the closest).
+//!
+//! # How
+//! CUDA: one pass, decoupled look-back (Merrill & Garland 2016). Each block
+//! scans a tile of 4096 four-byte (2048 eight-byte) elements held in
+//! registers, loaded and stored as 16-byte vectors through a
+//! shared-memory transpose, and learns the sum of all earlier tiles from
+//! their published aggregates and prefixes: memory-bound at one read and one
+//! write per element. WGSL has no forward-progress guarantee between
+//! workgroups, so it scans in three passes (tile sums, a scan of those,
+//! recursively, then each tile from its carry). The CPU scans chunks in
+//! parallel from their carries.
+//!
+//! # Examples
+//! ```
+//! use kiln_core::Device;
+//! use kiln_cpu::Cpu;
+//! use kiln_kernels::scan::{scan, ScanKind};
+//! # fn main() -> kiln_core::Result<()> {
+//! let dev = Device::<Cpu>::open(0)?;
+//! let s = dev.stream();
+//! let x = s.upload(&[1u32, 2, 3, 4])?;
+//! let mut y = s.alloc::<u32>(4)?;
+//! scan(&s, ScanKind::Inclusive, &x, &mut y)?;
+//! assert_eq!(y.to_vec()?, vec![1, 3, 6, 10]);
+//! scan(&s, ScanKind::Exclusive, &x, &mut y)?;
+//! assert_eq!(y.to_vec()?, vec![0, 1, 3, 6]);
+//! # Ok(()) }
+//! ```
+
+mod cpu;
+
+use std::sync::Arc;
+
+use kiln_core::{
+    Args, Backend, BackendKind, BufferView, BufferViewMut, DType, Error, HostFn, LaunchConfig, Program, Result, Stream,
+    View, ViewMut,
+};
+
+use crate::launch::{check_dtype, cuda_source, program, push_len, wgsl_enables, wgsl_type};
+use crate::Number;
+
+/// Whether a scan includes the element itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScanKind {
+    /// `y[i] = x[0] + ... + x[i]`.
+    Inclusive,
+    /// `y[i] = x[0] + ... + x[i - 1]` (`y[0] = 0`).
+    Exclusive,
+}
+
+impl ScanKind {
+    /// Both kinds.
+    pub const ALL: [ScanKind; 2] = [ScanKind::Inclusive, ScanKind::Exclusive];
+
+    /// Lower-case name ("inclusive").
+    pub const fn name(self) -> &'static str {
+        match self {
+            ScanKind::Inclusive => "inclusive",
+            ScanKind::Exclusive => "exclusive",
+        }
+    }
+}
+
+impl std::fmt::Display for ScanKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Threads per block of the CUDA kernel (its KILN_SCAN_BLOCK).
+const SCAN_BLOCK: u32 = 256;
+/// Elements per tile of the CUDA kernel: 256 threads x four 16-byte vectors.
+pub(crate) const fn cuda_tile(dtype: DType) -> usize {
+    SCAN_BLOCK as usize * 64 / dtype.size()
+}
+/// Elements per tile of the WGSL kernels: 256 invocations x 4.
+const WGSL_TILE: usize = 1024;
+
+/// The single-pass building blocks (look-back), for kernels that scan.
+pub(crate) const LOOKBACK_CUH: &str = include_str!("lookback.cuh");
+
+fn host<T: Number>(kind: ScanKind, segmented: bool, in_place: bool) -> HostFn {
+    match (kind == ScanKind::Exclusive, segmented, in_place) {
+        (false, false, false) => cpu::scan::<T, false, false, false>,
+        (false, false, true) => cpu::scan::<T, false, false, true>,
+        (false, true, false) => cpu::scan::<T, false, true, false>,
+        (false, true, true) => cpu::scan::<T, false, true, true>,
+        (true, false, false) => cpu::scan::<T, true, false, false>,
+        (true, false, true) => cpu::scan::<T, true, false, true>,
+        (true, true, false) => cpu::scan::<T, true, true, false>,
+        (true, true, true) => cpu::scan::<T, true, true, true>,
+    }
+}
+
+/// The one-pass program (CUDA, and the CPU's reference).
+fn single_pass_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool) -> Arc<Program> {
+    let name = format!(
+        "kiln_scan_{kind}{}{}_{}",
+        if segmented { "_segmented" } else { "" },
+        if in_place { "_inplace" } else { "" },
+        T::DTYPE
+    );
+    program(&name, || {
+        let mut p = Program::new(&name)
+            .cuda(cuda_source(T::DTYPE, &format!("{LOOKBACK_CUH}\n{}", include_str!("kernel.cu"))))
+            .host(host::<T>(kind, segmented, in_place))
+            .define("KERNEL", &name)
+            .define("EXCLUSIVE", u8::from(kind == ScanKind::Exclusive));
+        if segmented {
+            p = p.define("SEGMENTED", 1);
+        }
+        if in_place {
+            p = p.define("IN_PLACE", 1);
+        }
+        p
+    })
+}
+
+/// The operands of one scan: `x` (absent in place), the segment flags, `y`.
+struct Operands<'a, B: Backend, T: Number> {
+    x: Option<BufferView<'a, B, T>>,
+    flags: Option<BufferView<'a, B, u32>>,
+    y: BufferViewMut<'a, B, T>,
+}
+
+fn run<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, ops: Operands<'_, B, T>) -> Result<()> {
+    check_dtype(stream, T::DTYPE, &format!("{kind} scan"))?;
+    if ops.y.is_empty() {
+        return Ok(());
+    }
+    match B::KIND {
+        BackendKind::Wgpu => {
+            let mode = if kind == ScanKind::Exclusive { Mode::Exclusive } else { Mode::Inclusive };
+            multi_pass(stream, mode, ops)
+        }
+        _ => single_pass(stream, kind, ops),
+    }
+}
+
+fn single_pass<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, ops: Operands<'_, B, T>) -> Result<()> {
+    let n = ops.y.len();
+    // The CPU scans the whole array in one call: one "tile".
+    let tiles = if B::KIND == BackendKind::Cpu { 1 } else { n.div_ceil(cuda_tile(T::DTYPE)) };
+    let grid = u32::try_from(tiles)
+        .map_err(|_| Error::invalid(format!("{kind} scan of {n} elements"), "more tiles than a grid can hold"))?;
+    let prog = single_pass_program::<T>(kind, ops.flags.is_some(), ops.x.is_none());
+    let kernel = stream.device().kernel(&prog)?;
+    // The look-back state: status words and the tile counter zeroed, values uninitialised.
+    let mut status = stream.alloc_zeroed::<u32>(tiles + 1)?;
+    let mut aggs = stream.alloc::<T>(tiles)?;
+    let mut incls = stream.alloc::<T>(tiles)?;
+    let mut args = Args::new();
+    match ops.x {
+        Some(x) => {
+            args.push(x);
+            if let Some(f) = ops.flags {
+                args.push(f);
+            }
+            args.push(ops.y);
+        }
+        None => {
+            args.push(ops.y);
+            if let Some(f) = ops.flags {
+                args.push(f);
+            }
+        }
+    }
+    let args = args.arg(status.view_mut()).arg(aggs.view_mut()).arg(incls.view_mut());
+    let args = push_len(args, n, prog.name())?;
+    // SAFETY: block b scans tile b of x[0..n) (and flags[0..n)) into
+    // y[0..n), all of length n; it writes status[b] and status[tiles] (the
+    // counter), and aggs[b] and incls[b], every array sized for `tiles`.
+    unsafe { stream.launch(&kernel, LaunchConfig::new(grid, SCAN_BLOCK), args) }
+}
+
+/// What the last WGSL pass writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Inclusive = 0,
+    Exclusive = 1,
+    /// The sum before each element, segment starts included: the carries
+    /// of a level of tile sums.
+    RawExclusive = 2,
+}
+
+/// The WGSL bindings and the two helpers the passes call.
+fn wgsl_header(dtype: DType, buffers: &[(&str, &str, bool)], segmented: bool, put_flags: bool) -> String {
+    let mut h = format!("{}alias T = {};\n", wgsl_enables(dtype), wgsl_type(dtype));
+    for (i, (name, ty, writable)) in buffers.iter().enumerate() {
+        let access = if *writable { "read_write" } else { "read" };
+        h.push_str(&format!("@group(0) @binding({i}) var<storage, {access}> {name}: array<{ty}>;\n"));
+    }
+    h.push_str(if segmented {
+        "fn flag_at(i: u32) -> u32 { return select(0u, 1u, flags[i] != 0u); }\n"
+    } else {
+        "fn flag_at(i: u32) -> u32 { return 0u; }\n"
+    });
+    h.push_str(if put_flags {
+        "fn put_sum(t: u32, v: T, f: u32) { sums[t] = v; sum_flags[t] = f; }\n"
+    } else {
+        "fn put_sum(t: u32, v: T, f: u32) { sums[t] = v; }\n"
+    });
+    h
+}
+
+fn sums_program<T: Number>(segmented: bool) -> Arc<Program> {
+    let name = format!("kiln_scan_sums{}_{}", if segmented { "_segmented" } else { "" }, T::DTYPE);
+    program(&name, || {
+        let mut buffers = vec![("src", "T", false)];
+        if segmented {
+            buffers.push(("flags", "u32", false));
+        }
+        buffers.push(("sums", "T", true));
+        if segmented {
+            buffers.push(("sum_flags", "u32", true));
+        }
+        let header = wgsl_header(T::DTYPE, &buffers, segmented, segmented);
+        Program::new(&name).wgsl(format!("{header}{}", include_str!("sums.wgsl"))).define("KERNEL", &name)
+    })
+}
+
+fn tiles_program<T: Number>(mode: Mode, segmented: bool, in_place: bool) -> Arc<Program> {
+    let name = format!(
+        "kiln_scan_tiles{}{}{}_{}",
+        mode as u8,
+        if segmented { "_segmented" } else { "" },
+        if in_place { "_inplace" } else { "" },
+        T::DTYPE
+    );
+    program(&name, || {
+        let mut buffers = Vec::new();
+        if !in_place {
+            buffers.push(("src", "T", false));
+        }
+        if segmented {
+            buffers.push(("flags", "u32", false));
+        }
+        buffers.push(("carries", "T", false));
+        buffers.push(("dst", "T", true));
+        let header = wgsl_header(T::DTYPE, &buffers, segmented, false);
+        let mut p = Program::new(&name)
+            .wgsl(format!("{header}{}", include_str!("kernel.wgsl")))
+            .define("KERNEL", &name)
+            .define("SCAN_MODE", format!("{}u", mode as u8));
+        if in_place {
+            p = p.define("src", "dst");
+        }
+        p
+    })
+}
+
+/// The WGSL scan: tile sums, their raw exclusive scan (recursively, in
+/// place), then each tile from its carry.
+fn multi_pass<B: Backend, T: Number>(stream: &Stream<B>, mode: Mode, ops: Operands<'_, B, T>) -> Result<()> {
+    let n = ops.y.len();
+    let tiles = n.div_ceil(WGSL_TILE);
+    let groups = tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32;
+    let segmented = ops.flags.is_some();
+    let Operands { x, flags, y } = ops;
+    let carries = if tiles == 1 {
+        stream.alloc_zeroed::<T>(1)?
+    } else {
+        let mut sums = stream.alloc::<T>(tiles)?;
+        let mut sum_flags = if segmented { Some(stream.alloc::<u32>(tiles)?) } else { None };
+        let prog = sums_program::<T>(segmented);
+        let kernel = stream.device().kernel(&prog)?;
+        let mut args = Args::new().arg(x.unwrap_or_else(|| y.view()));
+        if let Some(f) = flags {
+            args.push(f);
+        }
+        args.push(sums.view_mut());
+        if let Some(sf) = sum_flags.as_mut() {
+            args.push(sf.view_mut());
+        }
+        let args = push_len(args, n, prog.name())?;
+        // SAFETY: the kernel reads src[0..n) (and flags[0..n)) and writes
+        // sums[t] (and sum_flags[t]) for each of the `tiles` tiles.
+        unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args)? };
+        let level = Operands { x: None, flags: sum_flags.as_ref().map(|b| b.view()), y: sums.view_mut() };
+        multi_pass(stream, Mode::RawExclusive, level)?;
+        drop(sum_flags);
+        sums
+    };
+    let prog = tiles_program::<T>(mode, segmented, x.is_none());
+    let kernel = stream.device().kernel(&prog)?;
+    let mut args = Args::new();
+    if let Some(x) = x {
+        args.push(x);
+    }
+    if let Some(f) = flags {
+        args.push(f);
+    }
+    let args = push_len(args.arg(carries.view()).arg(y), n, prog.name())?;
+    // SAFETY: tile t reads src[t * 1024..) (and flags) up to n and
+    // carries[t], `carries` holding one element per tile, and writes the
+    // same range of dst, all of length n.
+    unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
+}
+
+fn same_len(what: String, expected: usize, actual: usize) -> Result<()> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { what, expected, actual })
+    }
+}
+
+/// Scan `x` into `y` (same length) on `stream`; returns at once.
+///
+/// See the [module documentation](self) for the semantics of each kind,
+/// integer wrapping and float rounding.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::scan::{scan, ScanKind};
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let x = s.upload(&[0.5f64, 0.25, 2.0])?;
+/// let mut y = s.alloc::<f64>(3)?;
+/// scan(&s, ScanKind::Inclusive, &x, &mut y)?;
+/// assert_eq!(y.to_vec()?, vec![0.5, 0.75, 2.75]);
+/// assert!(scan(&s, ScanKind::Inclusive, &x, &mut s.alloc::<f64>(2)?).is_err());
+/// # Ok(()) }
+/// ```
+pub fn scan<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    kind: ScanKind,
+    x: &impl View<B, T>,
+    y: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    let x = x.view();
+    same_len(format!("{kind} scan: output y vs input x"), x.len(), y.view().len())?;
+    run(stream, kind, Operands { x: Some(x), flags: None, y: y.view_mut() })
+}
+
+/// Scan `x` in place on `stream`; returns at once.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::scan::{scan_in_place, ScanKind};
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let mut x = s.upload(&[i32::MAX, 1, 5])?;
+/// scan_in_place(&s, ScanKind::Inclusive, &mut x)?;
+/// assert_eq!(x.to_vec()?, vec![i32::MAX, i32::MIN, i32::MIN + 5]);   // wraps
+/// # Ok(()) }
+/// ```
+pub fn scan_in_place<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    kind: ScanKind,
+    x: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    run(stream, kind, Operands { x: None, flags: None, y: x.view_mut() })
+}
+
+/// Scan `x` into `y` in segments on `stream`: a nonzero `flags[i]` starts a
+/// new segment at `i`, where the sums restart (an exclusive scan gives 0
+/// there). `x`, `flags` and `y` have the same length. Returns at once.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::scan::{segmented_scan, ScanKind};
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let x = s.upload(&[1i32, 2, 3, 4, 5])?;
+/// let flags = s.upload(&[0u32, 0, 1, 0, 7])?;      // segments [1, 2] [3, 4] [5]
+/// let mut y = s.alloc::<i32>(5)?;
+/// segmented_scan(&s, ScanKind::Inclusive, &x, &flags, &mut y)?;
+/// assert_eq!(y.to_vec()?, vec![1, 3, 3, 7, 5]);
+/// segmented_scan(&s, ScanKind::Exclusive, &x, &flags, &mut y)?;
+/// assert_eq!(y.to_vec()?, vec![0, 1, 0, 3, 0]);
+/// # Ok(()) }
+/// ```
+pub fn segmented_scan<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    kind: ScanKind,
+    x: &impl View<B, T>,
+    flags: &impl View<B, u32>,
+    y: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    let (x, flags) = (x.view(), flags.view());
+    same_len(format!("segmented {kind} scan: flags vs input x"), x.len(), flags.len())?;
+    same_len(format!("segmented {kind} scan: output y vs input x"), x.len(), y.view().len())?;
+    run(stream, kind, Operands { x: Some(x), flags: Some(flags), y: y.view_mut() })
+}
