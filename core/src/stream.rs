@@ -256,7 +256,8 @@ impl<B: Backend> Stream<B> {
                 second: "the device the kernel was compiled for".to_string(),
             });
         }
-        for d in args.devices() {
+        // The message is built only on a mismatch: this is the launch hot path.
+        if let Some(d) = args.devices().iter().find(|d| !self.device.same(d)) {
             self.same_device(d, &format!("launch of kernel `{}`", kernel.name()))?;
         }
         config.validate(&self.device.info().limits, kernel.name())?;
