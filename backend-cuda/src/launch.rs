@@ -32,11 +32,15 @@ fn check_args(kernel: &CudaKernel, args: &[RawArg<'_, Cuda>]) -> Result<()> {
         ));
     }
     for (i, (arg, &want)) in args.iter().zip(params).enumerate() {
-        let (size, what) = match arg {
-            RawArg::Buffer { dtype, .. } => (8, format!("a {dtype} buffer, passed as an 8-byte device pointer")),
-            RawArg::Scalar(s) => (s.dtype().size(), format!("a {} scalar of {} bytes", s.dtype(), s.dtype().size())),
+        let size = match arg {
+            RawArg::Buffer { .. } => 8,
+            RawArg::Scalar(s) => s.dtype().size(),
         };
         if size != want {
+            let what = match arg {
+                RawArg::Buffer { dtype, .. } => format!("a {dtype} buffer, passed as an 8-byte device pointer"),
+                RawArg::Scalar(s) => format!("a {} scalar of {size} bytes", s.dtype()),
+            };
             return bad(format!("argument {i} is {what}, but parameter {i} of the kernel is {want} bytes"));
         }
     }

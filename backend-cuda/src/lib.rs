@@ -18,7 +18,10 @@
 //!   is off; streams are ordered by the events the user records and waits on.
 //!   Streams are `CU_STREAM_NON_BLOCKING`; a buffer is allocated and freed on
 //!   its stream (`cuMemAllocAsync`/`cuMemFreeAsync`, pool memory kept for
-//!   reuse), so dropping a buffer never waits for the device.
+//!   reuse), so dropping a buffer never waits for the device. Copies from
+//!   ordinary (pageable) host memory block until the data has arrived, as
+//!   `cudaMemcpy` does, so an uploaded buffer is ready for every stream;
+//!   copies that overlap other work go through page-locked `HostBuffer`s.
 //! - **Errors with provenance.** Driver codes are sorted into kiln's error
 //!   kinds in one file (`error.rs`). A kernel fault (illegal address,
 //!   misaligned access, trap) is reported as `DeviceFault` naming the kernel

@@ -114,12 +114,17 @@ impl RawStream for CudaStream {
         Ok(CudaBuffer::new(ptr, bytes, self.stream.clone(), self.state.clone()))
     }
 
+    /// Blocks until the data is on the device, as `cudaMemcpy` from pageable
+    /// memory does: a buffer filled this way (`Device::upload`) is then ready
+    /// for every stream, not only this one. Copies that must not block go
+    /// through page-locked memory (`write_async`).
     unsafe fn write(&self, dst: &CudaBuffer, dst_offset: usize, src: &[u8]) -> Result<()> {
         self.enter("cuMemcpyHtoDAsync")?;
         // SAFETY: the range is inside `dst` (caller's contract); from pageable
         // memory the driver stages `src` before returning, so it may be reused.
         unsafe { ffi::copy_htod(dst.ptr + dst_offset as u64, src.as_ptr(), src.len(), &self.stream) }
-            .map_err(|e| self.fail("cuMemcpyHtoDAsync", e))
+            .map_err(|e| self.fail("cuMemcpyHtoDAsync", e))?;
+        self.synchronize()
     }
 
     unsafe fn read(&self, src: &CudaBuffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {

@@ -33,7 +33,7 @@ fn check_saxpy(dev: &Device<Cuda>, k: &kiln_core::Kernel<Cuda>) {
     let x = dev.upload(&xs).unwrap();
     let mut y = dev.upload(&ys).unwrap();
     saxpy(dev, k, &x, &mut y, 0.5).unwrap();
-    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 0.5 * x + y).collect();
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 0.5f32.mul_add(*x, *y)).collect();
     assert_eq!(y.to_vec().unwrap(), want);
 }
 
