@@ -31,6 +31,28 @@ impl Ctx {
         compare(what, expected, got).map_err(Failure::Mismatch)
     }
 
+    /// Like [`compare`](Self::compare), and a mismatch also shows the
+    /// `inputs` (name, values) at the first bad index, so a report says what
+    /// the operation was given.
+    pub fn compare_inputs<T: Sample>(
+        &self,
+        what: &str,
+        expected: &Expected<T>,
+        got: &[T],
+        inputs: &[(&str, &[T])],
+    ) -> Result<(), Failure> {
+        compare(what, expected, got).map_err(|mut m| {
+            let given: Vec<String> = inputs
+                .iter()
+                .filter_map(|(name, v)| v.get(m.index).map(|x| format!("{name}[{}] = {x:?}", m.index)))
+                .collect();
+            if !given.is_empty() {
+                m.neighbours = format!("  inputs: {}\n{}", given.join(", "), m.neighbours);
+            }
+            Failure::Mismatch(m)
+        })
+    }
+
     /// `n` random values.
     pub fn random<T: Sample>(&mut self) -> Vec<T> {
         crate::random_vec(&mut self.rng, self.n)

@@ -59,7 +59,7 @@ fn a_deliberately_wrong_case_is_caught_with_its_index_and_seed() {
     assert_eq!((summary.pass, summary.fail), (1, 3));
     assert!(!summary.ok());
     let m = matrix(&records);
-    assert!(m.contains(&format!("FAIL u32 n=1 @0")), "{m}");
+    assert!(m.contains("FAIL u32 n=1 @0"), "{m}");
     let n = notes(&records);
     assert!(n.contains(&format!("(seed {:#x})", case_seed(99, "selftest/wrong", DType::U32, 33))), "{n}");
 }
@@ -125,6 +125,17 @@ fn the_comparer_is_nan_aware_exact_for_integers_and_relative_for_floats() {
     assert_eq!(m.neighbours.lines().count(), 7, "three neighbours each side:\n{}", m.neighbours);
     let m = compare("y", &want, &[0.0; 3]).unwrap_err();
     assert_eq!((m.expected.as_str(), m.got.as_str()), ("8 elements", "3 elements"));
+    let ctx = kiln_conformance::Ctx::new(2, 0, false);
+    let report = match ctx.compare_inputs(
+        "y",
+        &Expected::new(vec![1.0f32, 4.0], Tolerance::Exact),
+        &[1.0, 5.0],
+        &[("x", &[1.0, 2.0])],
+    ) {
+        Err(Failure::Mismatch(m)) => m.to_string(),
+        other => panic!("{other:?}"),
+    };
+    assert!(report.contains("inputs: x[1] = 2.0"), "{report}");
     // An alternative (a fused or flushed result) is accepted as well.
     assert!(compare("y", &Expected::new(vec![1.0f32], Tolerance::Exact).or(vec![2.0]), &[2.0]).is_ok());
 }

@@ -40,7 +40,7 @@ impl NumberPattern for Binary {
             c.to_vec()?
         };
         unchanged("input b", &bb, &b)?;
-        ctx.compare("output", &expected, &got)
+        ctx.compare_inputs("output", &expected, &got, &[("a", &a), ("b", &b)])
     }
 }
 
@@ -76,7 +76,7 @@ impl NumberPattern for Axpy {
             z.to_vec()?
         };
         unchanged("input x", &xb, &x)?;
-        ctx.compare(&format!("output (alpha {alpha:?})"), &expected, &got)
+        ctx.compare_inputs(&format!("output (alpha {alpha:?})"), &expected, &got, &[("x", &x), ("y", &y)])
     }
 }
 

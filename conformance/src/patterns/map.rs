@@ -52,7 +52,7 @@ impl NumberPattern for Map {
             unchanged("input x", &xb, &x)?;
             y.to_vec()?
         };
-        ctx.compare("output", &expected, &got)
+        ctx.compare_inputs("output", &expected, &got, &[("x", &x)])
     }
 }
 
