@@ -68,7 +68,7 @@ impl Builtin {
             // SAFETY: both kernels index only words of their bindings: the
             // range arithmetic in `fill` and `copy` below sizes each binding
             // to cover every word a dispatch touches, and their loops end.
-            let module = unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) };
+            let module = unsafe { device.create_shader_module_trusted(desc, crate::kernel::checks_for(None)) };
             let buffers = device
                 .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(name), entries: storage });
             let params = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {

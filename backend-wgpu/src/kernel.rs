@@ -49,20 +49,24 @@ impl RawKernel for WgpuKernel {
 /// (clamped indices, bounded loops), for hunting a kernel that strays.
 pub const CHECKED_ENV: &str = "KILN_WGPU_CHECKED";
 
-/// The runtime checks compiled into kernels: none by default, since a
-/// launch's contract already keeps kernels inside their arguments (as on
-/// CUDA, where nothing is checked); all of wgpu's when [`CHECKED_ENV`] is set
-/// to anything but `0`.
+/// The runtime checks compiled into kernels: by default none of those that
+/// only guard against a kernel leaving its arguments (clamped indices) or
+/// never ending (bounded loops), since a launch's contract already rules
+/// both out (as on CUDA, where nothing is checked); all of wgpu's when
+/// [`CHECKED_ENV`] is set to anything but `0`. Integer division keeps its
+/// guards either way: `x / 0 == x` is WGSL's definition, which kernels use.
 fn runtime_checks() -> wgpu::ShaderRuntimeChecks {
     checks_for(std::env::var(CHECKED_ENV).ok().as_deref())
 }
 
 /// The checks for a value of [`CHECKED_ENV`].
-fn checks_for(value: Option<&str>) -> wgpu::ShaderRuntimeChecks {
-    match value.map(str::trim) {
-        Some(v) if !v.is_empty() && v != "0" => wgpu::ShaderRuntimeChecks::checked(),
-        _ => wgpu::ShaderRuntimeChecks::unchecked(),
+pub(crate) fn checks_for(value: Option<&str>) -> wgpu::ShaderRuntimeChecks {
+    let mut checks = wgpu::ShaderRuntimeChecks::checked();
+    if !matches!(value.map(str::trim), Some(v) if !v.is_empty() && v != "0") {
+        checks.bounds_checks = false;
+        checks.force_loop_bounding = false;
     }
+    checks
 }
 
 /// `file:line:column: message` for the first location of a diagnostic,
@@ -194,10 +198,11 @@ mod tests {
         for off in [None, Some(""), Some("0"), Some(" 0 ")] {
             let c = checks_for(off);
             assert!(!c.bounds_checks && !c.force_loop_bounding, "{off:?}");
+            assert!(c.int_div_checks, "WGSL's integer division semantics stay: {off:?}");
         }
         for on in [Some("1"), Some("yes")] {
             let c = checks_for(on);
-            assert!(c.bounds_checks && c.force_loop_bounding, "{on:?}");
+            assert!(c.bounds_checks && c.force_loop_bounding && c.int_div_checks, "{on:?}");
         }
     }
 }

@@ -18,8 +18,9 @@
 use kiln_core::{BackendKind, Error, LaunchConfig, RawArg, Result, Scalar};
 
 use crate::builtin::binding;
-use crate::context::Context;
-use crate::kernel::{PipelineKey, WgpuKernel};
+use crate::context::{Batch, Context};
+use crate::errors::{describe, scoped};
+use crate::kernel::{Pipeline, PipelineKey, WgpuKernel};
 use crate::memory::{create_buffer, round4, WgpuBuffer, STORAGE};
 use crate::params::{pack, Packed};
 use crate::reflect::Member;
@@ -38,6 +39,10 @@ struct BufferArg<'a> {
     writable: bool,
     /// Its position among all arguments, for messages.
     position: usize,
+    /// Whether its binding is `read_write` (as the kernel declares it, else as passed).
+    bind_writable: bool,
+    /// The least bytes the kernel's declaration needs bound.
+    min_bytes: u64,
 }
 
 fn check_params(kernel: &str, members: &[Member], scalars: &[Scalar], packed: &Packed) -> Result<()> {
@@ -114,6 +119,8 @@ pub(crate) unsafe fn launch(
                 len: *len as u64,
                 writable: *writable,
                 position,
+                bind_writable: *writable,
+                min_bytes: 0,
             }),
             RawArg::Scalar(s) => scalars.push(*s),
         }
@@ -121,22 +128,31 @@ pub(crate) unsafe fn launch(
 
     // Bindings: every one the kernel uses must be passed, and a binding it
     // writes must be passed writable. One it only reads may be passed either way.
-    let mut writable: Vec<bool> = buffers.iter().map(|b| b.writable).collect();
-    for &(binding, declared_writable) in &reflection.buffers {
-        let Some(b) = buffers.get(binding as usize) else {
+    for decl in &reflection.buffers {
+        let binding = decl.binding;
+        let Some(b) = buffers.get_mut(binding as usize) else {
             return Err(invalid(format!(
-                "the kernel uses @group(0) @binding({binding}) but the launch passes {} buffer argument(s)",
+                "the kernel uses @group(0) @binding({binding}) (`{}`) but the launch passes {} buffer argument(s)",
+                decl.name,
                 buffers.len()
             )));
         };
-        if declared_writable && !b.writable {
+        if decl.writable && !b.writable {
             return Err(invalid(format!(
-                "buffer argument {binding} (argument {}) is passed read-only, but the kernel declares it \
+                "buffer argument {binding} (argument {}) is passed read-only, but the kernel declares `{}` \
                  var<storage, read_write>; pass it writable (&mut)",
-                b.position
+                b.position, decl.name
             )));
         }
-        writable[binding as usize] = declared_writable;
+        // An empty view binds a scratch buffer: only non-empty ones can be too small.
+        if b.len > 0 && round4(b.len) < decl.min_bytes {
+            return Err(invalid(format!(
+                "buffer argument {binding} (argument {}) has {} bytes, but the kernel's `{}` needs at least {}",
+                b.position, b.len, decl.name, decl.min_bytes
+            )));
+        }
+        b.bind_writable = decl.writable;
+        b.min_bytes = decl.min_bytes;
     }
     let max_binding = ctx.limits.max_storage_buffer_binding_size;
     for (i, b) in buffers.iter().enumerate() {
@@ -182,70 +198,102 @@ pub(crate) unsafe fn launch(
         }
     }
 
-    let pipeline = kernel.pipeline(ctx, &PipelineKey { block, writable: writable.clone(), params })?;
-    let align = u64::from(ctx.limits.min_storage_buffer_offset_alignment).max(4);
+    let pipeline = kernel
+        .pipeline(ctx, &PipelineKey { block, writable: buffers.iter().map(|b| b.bind_writable).collect(), params })?;
     ctx.record(&format!("launch of kernel `{name}`"), |batch| {
-        let mut bound: Vec<(wgpu::Buffer, u64, u64)> = Vec::with_capacity(buffers.len());
-        let mut copy_back = Vec::new();
-        for (b, &w) in buffers.iter().zip(&writable) {
-            let size = round4(b.len);
-            if b.len == 0 {
-                let scratch = create_buffer(&ctx.device, &ctx.info.name, "empty view", EMPTY_BINDING, STORAGE, false)?;
-                bound.push((scratch, 0, EMPTY_BINDING));
-            } else if b.offset % align == 0 {
-                bound.push((b.buffer.raw.clone(), b.offset, size));
-            } else {
-                // Bound from an aligned-down offset the kernel would index the
-                // wrong elements: it reads from 0. Stage the view instead.
-                let temp = create_buffer(&ctx.device, &ctx.info.name, "unaligned view", size, STORAGE, false)?;
-                encode_copy(ctx, batch, &b.buffer.raw, b.offset, &temp, 0, b.len)?;
-                if w {
-                    copy_back.push((temp.clone(), b.buffer.raw.clone(), b.offset, b.len));
-                }
-                bound.push((temp, 0, size));
-            }
+        // Resources first, with wgpu's errors checked, so that a launch that
+        // fails leaves nothing in the batch that would spoil its submission.
+        let (bound, error) = scoped(&ctx.device, || bind(ctx, batch, name, &pipeline, &buffers, &packed));
+        if let Some(e) = error {
+            return Err(invalid(format!("binding its arguments failed: {}", describe(&e))));
         }
-        let entries: Vec<wgpu::BindGroupEntry<'_>> = bound
-            .iter()
-            .enumerate()
-            .map(|(i, (buf, offset, size))| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: binding(buf, *offset, *size),
-            })
-            .collect();
-        let group0 = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(name),
-            layout: &pipeline.buffers,
-            entries: &entries,
-        });
-        let group1 = match &pipeline.params {
-            Some(layout) => {
-                let (block, offset) = ctx.params(batch, &packed.bytes);
-                Some(ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(name),
-                    layout,
-                    entries: &[wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: binding(&block, offset, packed.bytes.len() as u64),
-                    }],
-                }))
-            }
-            None => None,
-        };
+        let bound = bound?;
+        for (src, offset, temp, len) in &bound.stage_in {
+            encode_copy(ctx, batch, src, *offset, temp, 0, *len)?;
+        }
         {
             let encoder = batch.encoder(&ctx.device);
             let mut pass =
                 encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(name), timestamp_writes: None });
             pass.set_pipeline(&pipeline.pipeline);
-            pass.set_bind_group(0, &group0, &[]);
-            if let Some(g) = &group1 {
+            pass.set_bind_group(0, &bound.buffers, &[]);
+            if let Some(g) = &bound.params {
                 pass.set_bind_group(1, g, &[]);
             }
             pass.dispatch_workgroups(config.grid.x, config.grid.y, config.grid.z);
         }
-        for (temp, dst, offset, len) in copy_back {
-            encode_copy(ctx, batch, &temp, 0, &dst, offset, len)?;
+        for (temp, dst, offset, len) in &bound.copy_back {
+            encode_copy(ctx, batch, temp, 0, dst, *offset, *len)?;
         }
         Ok(())
     })
+}
+
+/// What a launch binds, and the copies around its dispatch.
+struct Bound {
+    buffers: wgpu::BindGroup,
+    params: Option<wgpu::BindGroup>,
+    /// Unaligned views to stage before the dispatch: (source, offset, temporary, bytes).
+    stage_in: Vec<(wgpu::Buffer, u64, wgpu::Buffer, u64)>,
+    /// Staged writable views to copy back after it: (temporary, destination, offset, bytes).
+    copy_back: Vec<(wgpu::Buffer, wgpu::Buffer, u64, u64)>,
+}
+
+/// Create the bind groups of a launch (and the temporaries of its unaligned
+/// or empty views), recording no command.
+fn bind(
+    ctx: &Context,
+    batch: &mut Batch,
+    name: &str,
+    pipeline: &Pipeline,
+    buffers: &[BufferArg<'_>],
+    packed: &Packed,
+) -> Result<Bound> {
+    let align = u64::from(ctx.limits.min_storage_buffer_offset_alignment).max(4);
+    let mut bound: Vec<(wgpu::Buffer, u64, u64)> = Vec::with_capacity(buffers.len());
+    let (mut stage_in, mut copy_back) = (Vec::new(), Vec::new());
+    for b in buffers {
+        let size = round4(b.len);
+        if b.len == 0 {
+            let bytes = round4(b.min_bytes).max(EMPTY_BINDING);
+            let scratch = create_buffer(&ctx.device, &ctx.info.name, "empty view", bytes, STORAGE, false)?;
+            bound.push((scratch, 0, bytes));
+        } else if b.offset % align == 0 {
+            bound.push((b.buffer.raw.clone(), b.offset, size));
+        } else {
+            // Bound from an aligned-down offset the kernel would index the
+            // wrong elements: it reads from 0. Stage the view instead.
+            let temp = create_buffer(&ctx.device, &ctx.info.name, "unaligned view", size, STORAGE, false)?;
+            stage_in.push((b.buffer.raw.clone(), b.offset, temp.clone(), b.len));
+            if b.bind_writable {
+                copy_back.push((temp.clone(), b.buffer.raw.clone(), b.offset, b.len));
+            }
+            bound.push((temp, 0, size));
+        }
+    }
+    let entries: Vec<wgpu::BindGroupEntry<'_>> = bound
+        .iter()
+        .enumerate()
+        .map(|(i, (buf, offset, size))| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: binding(buf, *offset, *size),
+        })
+        .collect();
+    let buffers = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(name),
+        layout: &pipeline.buffers,
+        entries: &entries,
+    });
+    let params = pipeline.params.as_ref().map(|layout| {
+        let (block, offset) = ctx.params(batch, &packed.bytes);
+        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(name),
+            layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: binding(&block, offset, packed.bytes.len() as u64),
+            }],
+        })
+    });
+    Ok(Bound { buffers, params, stage_in, copy_back })
 }

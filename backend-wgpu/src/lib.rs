@@ -64,9 +64,10 @@
 //! with `Unsupported` naming that limit (no chunked dispatch). Details in
 //! the `launch` module.
 //!
-//! As on CUDA, kernels run as written: wgpu's runtime checks (clamped
-//! indices, bounded loops) are left out, which the `unsafe` launch's
-//! contract (kernels stay inside their arguments) makes sound, and
+//! As on CUDA, kernels run as written: wgpu's runtime checks that only
+//! guard against a stray kernel (clamped indices, bounded loops) are left
+//! out, which the `unsafe` launch's contract (kernels stay inside their
+//! arguments) makes sound (WGSL's defined integer division stays), and
 //! `var<workgroup>` memory starts undefined rather than zeroed. Set
 //! `KILN_WGPU_CHECKED=1` to compile kernels with the checks, when hunting
 //! a kernel that strays.

@@ -14,11 +14,22 @@ pub(crate) struct Member {
     pub(crate) offset: u32,
 }
 
+/// One storage binding of group 0 the entry point uses.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Binding {
+    pub(crate) binding: u32,
+    /// Declared `read_write`.
+    pub(crate) writable: bool,
+    /// The least bytes a binding of it may have (one element of a runtime-sized array).
+    pub(crate) min_bytes: u64,
+    pub(crate) name: String,
+}
+
 /// The interface of one entry point.
 #[derive(Debug, Clone)]
 pub(crate) struct Reflection {
-    /// Group-0 bindings the entry point uses: (binding, declared writable).
-    pub(crate) buffers: Vec<(u32, bool)>,
+    /// Group-0 bindings the entry point uses, by binding number.
+    pub(crate) buffers: Vec<Binding>,
     /// Members of the uniform struct at group 1 binding 0, when the entry point uses it.
     pub(crate) params: Option<Vec<Member>>,
     /// Which of `block_x`, `block_y`, `block_z` the module declares as overrides.
@@ -80,14 +91,20 @@ pub(crate) fn reflect(
         if uses[handle].is_empty() {
             continue;
         }
+        let size = u64::from(module.types[g.ty].inner.try_size(module.to_ctx()).unwrap_or(0));
         if g.space == naga::AddressSpace::WorkGroup {
-            workgroup_bytes += u64::from(module.types[g.ty].inner.size(module.to_ctx()));
+            workgroup_bytes += size;
         }
         let Some(binding) = &g.binding else { continue };
         let at = format!("`{}` at @group({}) @binding({})", global_name(g), binding.group, binding.binding);
         match (g.space, binding.group, binding.binding) {
             (naga::AddressSpace::Storage { access }, 0, b) => {
-                buffers.push((b, access.contains(naga::StorageAccess::STORE)));
+                buffers.push(Binding {
+                    binding: b,
+                    writable: access.contains(naga::StorageAccess::STORE),
+                    min_bytes: size,
+                    name: global_name(g).to_string(),
+                });
             }
             (naga::AddressSpace::Uniform, 1, 0) => {
                 let naga::TypeInner::Struct { members, .. } = &module.types[g.ty].inner else {

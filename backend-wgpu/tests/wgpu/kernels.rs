@@ -179,6 +179,30 @@ fn arguments_that_disagree_with_the_kernel_are_refused() {
     assert!(e.to_string().contains("@workgroup_size is 64 along x"), "{e}");
 }
 
+/// A view smaller than one element of the array the kernel declares is
+/// refused before anything is recorded, so the work batched around it
+/// still runs.
+#[test]
+fn a_view_smaller_than_the_declared_element_is_refused() {
+    let Some(dev) = device() else { return };
+    let src = "@group(0) @binding(0) var<storage, read_write> quads: array<vec4<f32>>;\n\
+               @compute @workgroup_size(1)\nfn quad() { quads[0] = vec4<f32>(1.0, 2.0, 3.0, 4.0); }\n";
+    let k = dev.kernel(&Program::new("quad").wgsl(src)).unwrap();
+    let mut before = dev.upload(&[0u32; 4]).unwrap();
+    before.fill(11).unwrap();
+    let mut small = dev.upload(&[0.0f32; 2]).unwrap();
+    // SAFETY: refused before it runs.
+    let e = unsafe { dev.stream().launch(&k, LaunchConfig::new(1, 1), Args::new().arg(&mut small)) }.unwrap_err();
+    assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
+    assert!(e.to_string().contains("`quads` needs at least 16"), "{e}");
+    assert_eq!(before.to_vec().unwrap(), vec![11; 4], "the fill batched before the refused launch ran");
+    // An empty view binds scratch memory large enough for the declaration.
+    let mut empty = dev.alloc::<f32>(0).unwrap();
+    // SAFETY: the kernel writes scratch memory standing in for the empty view.
+    unsafe { dev.stream().launch(&k, LaunchConfig::new(1, 1), Args::new().arg(&mut empty)).unwrap() };
+    dev.synchronize().unwrap();
+}
+
 /// Bindings outside the ABI (another group, a uniform that is not at
 /// group 1 binding 0) are refused when the kernel is compiled.
 #[test]
