@@ -27,6 +27,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod compact;
 pub mod elementwise;
 pub mod fill;
 pub mod image;
