@@ -12,7 +12,7 @@
 //! adapter's own limits (largest workgroups, storage bindings and buffers)
 //! and the optional features kiln uses that it has (f64, f16, subgroups,
 //! f32 atomics, timestamps), all reported in its
-//! [`DeviceInfo`](kiln_core::DeviceInfo).
+//! [`DeviceInfo`].
 //!
 //! # Streams, events and the single queue
 //! | kiln | wgpu |
