@@ -25,7 +25,7 @@ fn check_args(kernel: &CudaKernel, args: &[RawArg<'_, Cuda>]) -> Result<()> {
     let bad = |reason: String| Err(Error::InvalidLaunch { kernel: kernel.name.clone(), reason });
     if params.len() != args.len() {
         return bad(format!(
-            "the kernel takes {} parameter(s) ({} bytes each) but {} argument(s) were given",
+            "the kernel takes {} parameter(s), of {} bytes, but {} argument(s) were given",
             params.len(),
             list(params),
             args.len()

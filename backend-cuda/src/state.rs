@@ -128,7 +128,8 @@ impl DeviceState {
             return error;
         }
         if is_out_of_memory(e) {
-            return self.out_of_memory(call, 0);
+            // Not an allocation of kiln's (those report their size): the driver's own memory.
+            return self.out_of_memory(&format!("the driver's own memory for {call} (size not known)"), 0);
         }
         Error::driver(BackendKind::Cuda, call, describe(e))
     }
