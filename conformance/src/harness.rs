@@ -84,8 +84,34 @@ macro_rules! conformance_tests {
             $crate::harness::run_group::<$backend>("memory");
         }
         #[test]
+        fn conformance_transpose() {
+            $crate::harness::run_group::<$backend>("transpose");
+        }
+        #[test]
+        fn conformance_matmul() {
+            $crate::harness::run_group::<$backend>("matmul");
+        }
+        #[test]
+        fn conformance_image() {
+            $crate::harness::run_group::<$backend>("image");
+        }
+        #[test]
+        fn conformance_sort() {
+            $crate::harness::run_group::<$backend>("sort");
+        }
+        #[test]
         fn conformance_covers_every_group() {
-            $crate::harness::check_groups::<$backend>(&["fill", "sequence", "map", "elementwise", "memory"]);
+            $crate::harness::check_groups::<$backend>(&[
+                "fill",
+                "sequence",
+                "map",
+                "elementwise",
+                "memory",
+                "transpose",
+                "matmul",
+                "image",
+                "sort",
+            ]);
         }
     };
 }

@@ -11,7 +11,8 @@ use crate::{Case, Cases};
 
 /// The groups cases belong to; [`conformance_tests!`](crate::conformance_tests)
 /// stamps one test per group.
-pub const GROUPS: [&str; 5] = ["fill", "sequence", "map", "elementwise", "memory"];
+pub const GROUPS: [&str; 9] =
+    ["fill", "sequence", "map", "elementwise", "memory", "transpose", "matmul", "image", "sort"];
 
 /// Every case, on backend `B`, in matrix order.
 ///
@@ -44,5 +45,9 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
     c.elements("memory", "memory/async_round_trip", AsyncRoundTrip);
     c.elements("memory", "memory/copy_range", CopyRange);
     c.elements("memory", "memory/fill_view", FillView);
+    crate::patterns::add_transpose(&mut c);
+    crate::patterns::add_matmul(&mut c);
+    crate::patterns::add_image(&mut c);
+    crate::patterns::add_sort(&mut c);
     c.into_vec()
 }

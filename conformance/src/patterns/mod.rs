@@ -2,13 +2,21 @@
 
 mod elementwise;
 mod fill;
+mod image;
 mod map;
+mod matmul;
 mod memory;
+mod sort;
+mod transpose;
 
 pub use elementwise::{Axpy, Binary, MismatchedLengths};
 pub use fill::{Fill, Sequence};
+pub use image::register as add_image;
 pub use map::Map;
+pub use matmul::register as add_matmul;
 pub use memory::{AsyncRoundTrip, CopyRange, FillView, RoundTrip};
+pub use sort::register as add_sort;
+pub use transpose::register as add_transpose;
 
 use kiln_core::{Backend, Buffer, Result};
 

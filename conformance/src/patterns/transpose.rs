@@ -1,0 +1,140 @@
+//! transpose, tiled and naive, on every element type, at shapes derived from
+//! the case's size: 1 x n, n x 1 and random factorisations (primes among
+//! them), none of them necessarily a multiple of any tile. Every bit must
+//! move, so results are compared bit for bit.
+
+use kiln_core::{bf16, f16, Backend, DType, Device, Element, Error};
+use kiln_kernels::transpose::{transpose_with, TransposeAlgorithm};
+use rand::{Rng, RngCore};
+
+use crate::{Cases, Ctx, Failure, Mismatch};
+
+/// A `rows x cols` shape with `rows * cols` close to `ctx.n` (exactly `n`
+/// for the 1 x n and n x 1 shapes): the 2D patterns' reading of a size.
+/// Size 0 gives an empty matrix with one non-zero side.
+pub(super) fn matrix_shape(ctx: &mut Ctx) -> (usize, usize) {
+    let n = ctx.n;
+    if n == 0 {
+        let side = ctx.rng.random_range(1..=9);
+        return if ctx.rng.random() { (0, side) } else { (side, 0) };
+    }
+    match ctx.rng.random_range(0..4u32) {
+        0 => (1, n),
+        1 => (n, 1),
+        _ => {
+            // A random number of rows up to about 2 sqrt(n): wide, square and tall shapes.
+            let limit = ((2.0 * (n as f64).sqrt()) as usize).clamp(1, n);
+            let rows = ctx.rng.random_range(1..=limit);
+            (rows, (n / rows).max(1))
+        }
+    }
+}
+
+/// `count` random values of `T`, from random bits (NaN payloads, subnormals and all).
+pub(super) fn random_bits<T: Element>(ctx: &mut Ctx, count: usize) -> Vec<T> {
+    let mut values = vec![T::zeroed(); count];
+    ctx.rng.fill_bytes(bytemuck::cast_slice_mut(&mut values));
+    values
+}
+
+/// Every bit of each value inverted: never equal to the value.
+pub(super) fn inverted<T: Element>(values: &[T]) -> Vec<T> {
+    let mut out = values.to_vec();
+    bytemuck::cast_slice_mut::<T, u8>(&mut out).iter_mut().for_each(|b| *b = !*b);
+    out
+}
+
+/// `Err` naming the first element whose bits differ, with its neighbours.
+pub(super) fn same_bits<T: Element>(what: &str, expected: &[T], got: &[T]) -> Result<(), Failure> {
+    let differs = |i: usize| bytemuck::bytes_of(&expected[i]) != bytemuck::bytes_of(&got[i]);
+    if expected.len() != got.len() {
+        return Err(Failure::Contract(format!("{what}: {} elements expected, {} returned", expected.len(), got.len())));
+    }
+    let Some(index) = (0..got.len()).find(|&i| differs(i)) else {
+        return Ok(());
+    };
+    let bad = (0..got.len()).filter(|&i| differs(i)).count();
+    let neighbours = (index.saturating_sub(3)..(index + 4).min(got.len()))
+        .map(|i| {
+            let mark = if differs(i) { "->" } else { "  " };
+            format!("  {mark} [{i}] expected {:?}, got {:?}", expected[i], got[i])
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Err(Failure::Mismatch(Mismatch {
+        what: what.to_string(),
+        index,
+        expected: format!("{:?}", expected[index]),
+        got: format!("{:?}", got[index]),
+        bad,
+        len: got.len(),
+        neighbours,
+    }))
+}
+
+/// The transpose of a `rows x cols` row-major matrix, element by element.
+fn reference<T: Copy>(input: &[T], rows: usize, cols: usize) -> Vec<T> {
+    let mut out = Vec::with_capacity(input.len());
+    for c in 0..cols {
+        for r in 0..rows {
+            out.push(input[r * cols + c]);
+        }
+    }
+    out
+}
+
+fn run<B: Backend, T: Element>(
+    algorithm: TransposeAlgorithm,
+    device: &Device<B>,
+    ctx: &mut Ctx,
+) -> Result<(), Failure> {
+    let (rows, cols) = matrix_shape(ctx);
+    let input: Vec<T> = random_bits(ctx, rows * cols);
+    let want = reference(&input, rows, cols);
+    let s = device.stream();
+    let a = device.upload(&input)?;
+    let mut t = device.upload(&inverted(&want))?;
+    transpose_with(&s, algorithm, &a, rows, cols, &mut t)?;
+    same_bits(&format!("transpose of {rows} x {cols}: input"), &input, &a.to_vec()?)?;
+    same_bits(&format!("transpose of {rows} x {cols}"), &want, &t.to_vec()?)
+}
+
+/// A transpose whose shape does not match its buffers must be refused with
+/// `LengthMismatch` and leave the output untouched.
+fn mismatched<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
+    let (rows, cols) = matrix_shape(ctx);
+    let n = rows * cols;
+    let s = device.stream();
+    let input: Vec<u32> = random_bits(ctx, n + 1);
+    let a = device.upload(&input)?;
+    let before: Vec<u32> = random_bits(ctx, n);
+    let mut t = device.upload(&before)?;
+    match transpose_with(&s, TransposeAlgorithm::Tiled, &a, rows, cols, &mut t) {
+        Err(Error::LengthMismatch { .. }) => {}
+        other => {
+            return Err(Failure::Contract(format!(
+                "transpose of {rows} x {cols} with an input of {} elements returned {other:?}, not LengthMismatch",
+                n + 1
+            )))
+        }
+    }
+    match transpose_with(&s, TransposeAlgorithm::Naive, &a, usize::MAX, 2, &mut t) {
+        Err(Error::InvalidArgument { .. }) => {}
+        other => return Err(Failure::Contract(format!("transpose of usize::MAX x 2 returned {other:?}"))),
+    }
+    same_bits("output after refused calls", &before, &t.to_vec()?)
+}
+
+/// Add the transpose cases: each algorithm on every dtype, and the refusals.
+pub fn register<B: Backend>(c: &mut Cases<B>) {
+    for algorithm in TransposeAlgorithm::ALL {
+        let pattern = format!("transpose/{algorithm}");
+        macro_rules! each {
+            ($($t:ty),*) => {$(
+                c.one("transpose", pattern.clone(), <$t as Element>::DTYPE, move |d, ctx| run::<B, $t>(algorithm, d, ctx));
+            )*};
+        }
+        each!(u8, f16, bf16, i32, u32, f32, i64, u64, f64);
+    }
+    c.one("transpose", "transpose/mismatched_lengths", DType::U32, mismatched::<B>);
+}
