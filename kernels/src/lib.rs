@@ -30,6 +30,7 @@
 pub mod compact;
 pub mod elementwise;
 pub mod fill;
+pub mod histogram;
 pub mod image;
 mod launch;
 pub mod map;

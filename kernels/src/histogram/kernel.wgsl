@@ -1,0 +1,101 @@
+// Histogram (WGSL): counts[bin_of(load(i))] += 1 for every element in
+// range, dropped[0] += 1 for the others; counts and dropped are zeroed by
+// the host first. Each workgroup counts into workgroup-memory bins, then
+// adds its nonzero bins to the global counts with one atomic each.
+// load(i) (u8 inputs are read from packed u32 words) and bin_of(v) come
+// with the bindings. `dropped` is the u64 of the ABI as two u32 words: the
+// low word counts, since a WGSL buffer has fewer than 2^32 elements.
+// Workgroups of 256, grid-stride.
+struct Params {
+    a: u32,
+    b: u32,
+    shift: u32,
+    scale: f32,
+    bins: u32,
+    n: u32,
+}
+@group(1) @binding(0) var<uniform> params: Params;
+
+override block_x: u32 = 256;
+override block_y: u32 = 1;
+override block_z: u32 = 1;
+
+const NONE: u32 = 0xffffffffu;
+
+var<workgroup> local_bins: array<atomic<u32>, 4096>;
+
+// The high and low words of the 64-bit product a * b.
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = p01 + p10;
+    let mid_carry = select(0u, 0x10000u, mid < p01);
+    let lo = p00 + (mid << 16u);
+    let lo_carry = select(0u, 1u, lo < p00);
+    return vec2<u32>(a1 * b1 + (mid >> 16u) + mid_carry + lo_carry, lo);
+}
+
+// Whether the 64-bit (high, low) x is at most y.
+fn at_most(x: vec2<u32>, y: vec2<u32>) -> bool {
+    return x.x < y.x || (x.x == y.x && x.y <= y.y);
+}
+
+// q * (b + 1) as 64 bits: q * b + q.
+fn times_range(q: u32) -> vec2<u32> {
+    let p = mul_wide(q, params.b);
+    let lo = p.y + q;
+    return vec2<u32>(p.x + select(0u, 1u, lo < q), lo);
+}
+
+// The bin of integer distance d = v - lo (modulo 2^32), or NONE.
+fn int_bin(d: u32) -> u32 {
+    if (d > params.b) {
+        return NONE;
+    }
+    if (params.shift < 32u) {
+        return d >> params.shift;
+    }
+    // floor(d * bins / (b + 1)): an f32 estimate within one, corrected exactly.
+    var q = u32(f32(d) * params.scale);
+    let t = mul_wide(d, params.bins);
+    if (!at_most(times_range(q), t)) {
+        q -= 1u;
+    } else if (at_most(times_range(q + 1u), t)) {
+        q += 1u;
+    }
+    return q;
+}
+
+@compute @workgroup_size(block_x, block_y, block_z)
+fn KERNEL(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>,
+          @builtin(num_workgroups) groups: vec3<u32>) {
+    for (var j = lid; j < params.bins; j += 256u) {
+        atomicStore(&local_bins[j], 0u);
+    }
+    workgroupBarrier();
+    var missed = 0u;
+    let stride = groups.x * 256u;
+    for (var i = wg.x * 256u + lid; i < params.n; i += stride) {
+        let bin = bin_of(load(i));
+        if (bin == NONE) {
+            missed += 1u;
+        } else {
+            atomicAdd(&local_bins[bin], 1u);
+        }
+    }
+    workgroupBarrier();
+    for (var j = lid; j < params.bins; j += 256u) {
+        let c = atomicLoad(&local_bins[j]);
+        if (c != 0u) {
+            atomicAdd(&counts[j], c);
+        }
+    }
+    if (missed != 0u) {
+        atomicAdd(&dropped[0], missed);
+    }
+}
