@@ -39,6 +39,7 @@ mod num;
 pub mod reduce;
 pub mod scan;
 pub mod sort;
+pub mod thrust;
 pub mod transpose;
 
 pub use num::Number;
