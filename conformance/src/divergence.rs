@@ -93,15 +93,73 @@ impl Divergence {
 }
 
 /// The divergences every run starts from.
-pub const KNOWN: &[Divergence] = &[Divergence {
-    backend: None,
-    // Fill and the memory patterns move bytes and need no f64 arithmetic.
-    patterns: &["sequence", "map", "elementwise"],
-    dtype: Some(DType::F64),
-    when: Condition::Lacks(Feature::F64),
-    expect: Expect::Unsupported,
-    reason: "the device has no 64-bit float arithmetic",
-}];
+pub const KNOWN: &[Divergence] = &[
+    Divergence {
+        backend: None,
+        // Fill and the memory patterns move bytes and need no f64 arithmetic.
+        patterns: &["sequence", "map", "elementwise"],
+        dtype: Some(DType::F64),
+        when: Condition::Lacks(Feature::F64),
+        expect: Expect::Unsupported,
+        reason: "the device has no 64-bit float arithmetic",
+    },
+    Divergence {
+        backend: None,
+        patterns: &["matmul"],
+        dtype: Some(DType::F64),
+        when: Condition::Lacks(Feature::F64),
+        expect: Expect::Unsupported,
+        reason: "the device has no 64-bit float arithmetic",
+    },
+    Divergence {
+        backend: None,
+        patterns: &["matmul"],
+        dtype: Some(DType::F16),
+        when: Condition::Lacks(Feature::F16),
+        expect: Expect::Unsupported,
+        reason: "the device has no 16-bit float arithmetic",
+    },
+    Divergence {
+        backend: Some(BackendKind::Wgpu),
+        patterns: &["matmul"],
+        dtype: Some(DType::BF16),
+        when: Condition::Always,
+        expect: Expect::Unsupported,
+        reason: "WGSL has no bfloat16 type",
+    },
+    Divergence {
+        backend: Some(BackendKind::Cpu),
+        patterns: &["matmul/cublas"],
+        dtype: None,
+        when: Condition::Always,
+        expect: Expect::Unsupported,
+        reason: "cuBLAS runs on CUDA devices only",
+    },
+    Divergence {
+        backend: Some(BackendKind::Wgpu),
+        patterns: &["matmul/cublas"],
+        dtype: None,
+        when: Condition::Always,
+        expect: Expect::Unsupported,
+        reason: "cuBLAS runs on CUDA devices only",
+    },
+    Divergence {
+        backend: Some(BackendKind::Cuda),
+        patterns: &["matmul/cublas"],
+        dtype: Some(DType::I32),
+        when: Condition::Always,
+        expect: Expect::Unsupported,
+        reason: "cuBLAS has no 32-bit integer matrix product",
+    },
+    Divergence {
+        backend: Some(BackendKind::Cuda),
+        patterns: &["matmul/cublas"],
+        dtype: Some(DType::U32),
+        when: Condition::Always,
+        expect: Expect::Unsupported,
+        reason: "cuBLAS has no 32-bit integer matrix product",
+    },
+];
 
 /// Backends allowed to flush subnormal floats to zero, and why: for them the
 /// comparer also accepts the result computed with subnormals read as zero.

@@ -1,4 +1,4 @@
-//! sort, sort_pairs and argsort of u32, i32 and f32 keys, ascending and
+//! sort, sort_into, sort_pairs and argsort of u32, i32 and f32 keys, ascending and
 //! descending, exact: keys from the adversarial mix (NaN, infinities, -0.0,
 //! extremes) or, for about a third of the runs, from a handful of values, so
 //! that stability is tested on long runs of equal keys.
@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 
 use kiln_core::{Backend, DType, Device, Error};
-use kiln_kernels::sort::{argsort, sort, sort_pairs, SortKey, SortOrder};
+use kiln_kernels::sort::{argsort, sort, sort_into, sort_pairs, SortKey, SortOrder};
 use rand::Rng;
 
 use super::transpose::{inverted, same_bits};
@@ -16,16 +16,18 @@ use crate::{Cases, Ctx, Failure, Sample};
 #[derive(Debug, Clone, Copy)]
 enum Call {
     Keys,
+    Into,
     Pairs,
     Argsort,
 }
 
 impl Call {
-    const ALL: [Call; 3] = [Call::Keys, Call::Pairs, Call::Argsort];
+    const ALL: [Call; 4] = [Call::Keys, Call::Into, Call::Pairs, Call::Argsort];
 
     fn name(self) -> &'static str {
         match self {
             Call::Keys => "sort",
+            Call::Into => "sort_into",
             Call::Pairs => "sort_pairs",
             Call::Argsort => "argsort",
         }
@@ -105,6 +107,13 @@ fn run<B: Backend, K: Key>(call: Call, order: SortOrder, device: &Device<B>, ctx
             let mut kb = device.upload(&k)?;
             sort(&s, &mut kb, order)?;
             same_bits(&what, &sorted, &kb.to_vec()?)
+        }
+        Call::Into => {
+            let kb = device.upload(&k)?;
+            let mut out = device.upload(&inverted(&sorted))?;
+            sort_into(&s, &kb, &mut out, order)?;
+            same_bits(&format!("{what}: keys"), &k, &kb.to_vec()?)?;
+            same_bits(&what, &sorted, &out.to_vec()?)
         }
         Call::Pairs => {
             let values: Vec<u32> = crate::random_vec(&mut ctx.rng, k.len());

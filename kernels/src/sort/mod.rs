@@ -320,6 +320,62 @@ pub fn sort<B: Backend, K: SortKey>(stream: &Stream<B>, keys: &mut impl ViewMut<
     Ok(())
 }
 
+/// `sorted` = the keys of `keys` in stable `order`, on `stream`; `keys` is
+/// left as it is (the out-of-place form of [`sort`], with no extra copy).
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_kernels::sort::{sort_into, SortOrder};
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<kiln_cpu::Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let k = s.upload(&[3u32, 1, 2])?;
+/// let mut out = s.alloc::<u32>(3)?;
+/// sort_into(&s, &k, &mut out, SortOrder::Descending)?;
+/// assert_eq!((k.to_vec()?, out.to_vec()?), (vec![3, 1, 2], vec![3, 2, 1]));
+/// # Ok(()) }
+/// ```
+pub fn sort_into<B: Backend, K: SortKey>(
+    stream: &Stream<B>,
+    keys: &impl View<B, K>,
+    sorted: &mut impl ViewMut<B, K>,
+    order: SortOrder,
+) -> Result<()> {
+    let n = keys.view().len();
+    let what = format!("sort of {n} {} keys into another buffer ({order})", K::DTYPE);
+    if sorted.view().len() != n {
+        return Err(Error::LengthMismatch {
+            what: format!("{what}: output vs keys"),
+            expected: n,
+            actual: sorted.view().len(),
+        });
+    }
+    check_count(n, &what)?;
+    if n <= 1 {
+        return stream.copy(keys, sorted);
+    }
+    let phases = Phases::compile::<K>(stream, order)?;
+    let mut scratch = Scratch::new(stream, n, &what)?;
+    let mut temp = stream.alloc::<K>(n)?;
+    let (mut dummy_in, mut dummy_out) = (stream.alloc::<u32>(1)?, stream.alloc::<u32>(1)?);
+    dummy_in.fill(0)?;
+    // The caller's keys -> temporary -> output -> temporary -> output.
+    let io = Io { keys_in: keys, vals_in: &dummy_in, keys_out: &mut temp, vals_out: &mut dummy_out };
+    run_pass(stream, &phases, &mut scratch, 0, FLAG_MAP, io)?;
+    for index in 1..4u32 {
+        let flags = edge_flags(index);
+        if index % 2 == 1 {
+            let io = Io { keys_in: &temp, vals_in: &dummy_in, keys_out: sorted, vals_out: &mut dummy_out };
+            run_pass(stream, &phases, &mut scratch, index, flags, io)?;
+        } else {
+            let io = Io { keys_in: &sorted.view(), vals_in: &dummy_in, keys_out: &mut temp, vals_out: &mut dummy_out };
+            run_pass(stream, &phases, &mut scratch, index, flags, io)?;
+        }
+    }
+    Ok(())
+}
+
 /// Sort `keys` in place and move `values` with them (a stable sort of
 /// key-value pairs), on `stream`.
 ///
