@@ -4,7 +4,7 @@ Usage: python3 cupy_bench.py --cases vector_add,axpy --sizes 1024,67108864 --dty
 Writes {"peer": "cupy", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms}]}.
 Exits with status 3 and a one-line reason on stderr when CuPy cannot run here.
 """
-import argparse, json, sys
+import argparse, json, math, sys
 
 try:
     import numpy as np
@@ -52,10 +52,83 @@ def op(pattern, s, alpha):
     return None
 
 
+# The 2D patterns (a square of side isqrt(size)) and the sort, measured as
+# ../../shared/peers/cupy_patterns.py measured them; each row carries the
+# dtype kiln's row has (grayscale u8, sgemm f32, sort_u32 u32).
+MATRIX = {"transpose", "sgemm", "sgemm_cublas", "grayscale", "blur3x3_f32", "sort_u32"}
+gray_kernel = cp.ElementwiseKernel(
+    "raw uint8 rgb", "uint8 g",
+    "g = (unsigned char)(0.299f*rgb[3*i] + 0.587f*rgb[3*i+1] + 0.114f*rgb[3*i+2])", "kiln_peer_gray")
+
+
+def random_array(shape, dtype):
+    if np.dtype(dtype).kind == "f":
+        return rng.random(shape, dtype=cp.float64).astype(dtype) * 2 - 1
+    return rng.integers(0, 2 ** 31, shape, dtype=cp.int64).astype(dtype)
+
+
+def matrix_case(pattern, size):
+    """(dtype label, bytes of one set, a function making one set's timed call)."""
+    side = math.isqrt(size)
+    if pattern == "transpose":
+        def make():
+            m, out = random_array((side, side), dt), cp.empty((side, side), dt)
+            return lambda: cp.copyto(out, m.T)
+        return args.dtype, 2 * side * side * np.dtype(dt).itemsize, make
+    if pattern in ("sgemm", "sgemm_cublas"):
+        def make():
+            a, b = random_array((side, side), cp.float32), random_array((side, side), cp.float32)
+            c = cp.empty((side, side), cp.float32)
+            return lambda: cp.matmul(a, b, out=c)
+        return "f32", 3 * side * side * 4, make
+    if pattern == "grayscale":
+        def make():
+            rgb = rng.integers(0, 256, (side, side, 3), dtype=cp.int32).astype(cp.uint8)
+            g = cp.empty((side, side), cp.uint8)
+            return lambda: gray_kernel(rgb, g)
+        return "u8", 4 * side * side, make
+    if pattern == "blur3x3_f32":
+        from cupyx.scipy import ndimage
+
+        def make():
+            img, out = random_array((side, side), cp.float32), cp.empty((side, side), cp.float32)
+            return lambda: ndimage.uniform_filter(img, 3, output=out, mode="nearest")
+        return "f32", 2 * side * side * 4, make
+    if pattern == "sort_u32":
+        def make():
+            k = rng.integers(0, 2 ** 32, size, dtype=cp.int64).astype(cp.uint32)
+            return lambda: cp.sort(k)
+        return "u32", 2 * size * 4, make
+    return None
+
+
+def bench_matrix(pattern, size):
+    label, nbytes, make = matrix_case(pattern, size)
+    sets_n = max(1, min(8, -(-2 * CACHE_BYTES // max(nbytes, 1))))
+    fns = [make() for _ in range(sets_n)]
+    counter = [0]
+
+    def run():
+        fns[counter[0] % sets_n]()
+        counter[0] += 1
+
+    r = benchmark(run, n_repeat=args.runs, n_warmup=3)
+    t = np.sort(np.asarray(r.gpu_times).reshape(-1)) * 1e3
+    del fns
+    cp.get_default_memory_pool().free_all_blocks()
+    return {"pattern": pattern, "dtype": label, "size": size, "median_ms": float(np.median(t)), "min_ms": float(t[0])}
+
+
 rows = []
 rng = cp.random.default_rng(0x6B696C6E)
 for size in [int(v) for v in args.sizes.split(",") if v]:
     for pattern in [c for c in args.cases.split(",") if c]:
+        if pattern in MATRIX:
+            try:
+                rows.append(bench_matrix(pattern, size))
+            except Exception as e:  # noqa: BLE001 - report and go on
+                print(f"cupy {pattern} {size}: {e}", file=sys.stderr)
+            continue
         if pattern not in arrays:
             continue
         nbytes = arrays[pattern] * size * np.dtype(dt).itemsize

@@ -2,6 +2,8 @@
 
 use kiln_core::DType;
 use kiln_kernels::map::MapOp;
+use kiln_kernels::matmul::MatmulStrategy;
+use kiln_kernels::transpose::TransposeAlgorithm;
 
 /// A pattern the benches time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,11 +20,21 @@ pub enum Pattern {
     VectorAdd,
     /// `z = alpha * x + y`.
     Axpy,
+    /// A square matrix of `n` elements (side `sqrt(n)`) transposed.
+    Transpose(TransposeAlgorithm),
+    /// f32 `c = a . b` of square matrices of `n` elements each (side `sqrt(n)`).
+    Sgemm(MatmulStrategy),
+    /// RGB u8 to gray, a square image of `n` pixels.
+    Grayscale,
+    /// 3 x 3 box blur (clamped border) of a square f32 image of `n` pixels.
+    Blur3x3,
+    /// `n` random u32 keys sorted (into a second buffer).
+    SortU32,
 }
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 9] = [
+    pub const ALL: [Pattern; 16] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -32,6 +44,13 @@ impl Pattern {
         Pattern::Map(MapOp::Sqrt),
         Pattern::VectorAdd,
         Pattern::Axpy,
+        Pattern::Transpose(TransposeAlgorithm::Tiled),
+        Pattern::Transpose(TransposeAlgorithm::Naive),
+        Pattern::Sgemm(MatmulStrategy::Tiled),
+        Pattern::Sgemm(MatmulStrategy::Cublas),
+        Pattern::Grayscale,
+        Pattern::Blur3x3,
+        Pattern::SortU32,
     ];
 
     /// The name used in tables, JSON and the peers' scripts.
@@ -43,27 +62,69 @@ impl Pattern {
             Pattern::Map(op) => format!("map_{op}"),
             Pattern::VectorAdd => "vector_add".into(),
             Pattern::Axpy => "axpy".into(),
+            Pattern::Transpose(TransposeAlgorithm::Tiled) => "transpose".into(),
+            Pattern::Transpose(a) => format!("transpose_{a}"),
+            Pattern::Sgemm(MatmulStrategy::Tiled) => "sgemm".into(),
+            Pattern::Sgemm(s) => format!("sgemm_{s}"),
+            Pattern::Grayscale => "grayscale".into(),
+            Pattern::Blur3x3 => "blur3x3_f32".into(),
+            Pattern::SortU32 => "sort_u32".into(),
         }
+    }
+
+    /// The element type a pattern always runs on, whatever the bench's
+    /// dtype (grayscale reads u8 pixels, sort_u32 sorts u32 keys).
+    pub fn fixed_dtype(self) -> Option<DType> {
+        match self {
+            Pattern::Sgemm(_) | Pattern::Blur3x3 => Some(DType::F32),
+            Pattern::Grayscale => Some(DType::U8),
+            Pattern::SortU32 => Some(DType::U32),
+            _ => None,
+        }
+    }
+
+    /// Whether the pattern is bound by arithmetic rather than memory: its
+    /// rows report TFLOP/s.
+    pub fn compute_bound(self) -> bool {
+        matches!(self, Pattern::Sgemm(_))
     }
 
     /// Bytes the pattern must move through device memory for `n` elements
     /// of `dtype`: each input read once, each output written once.
+    ///
+    /// 2D patterns use the square of side `sqrt(n)` (every size of the sweep
+    /// is a square); grayscale counts 3 bytes in and 1 out per pixel; a sort
+    /// reads and writes every key once (the least any sort must move).
     pub fn bytes(self, n: usize, dtype: DType) -> u64 {
         let arrays = match self {
             Pattern::Fill | Pattern::Sequence => 1,
-            Pattern::CopyD2d | Pattern::Map(_) => 2,
-            Pattern::VectorAdd | Pattern::Axpy => 3,
+            Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
+            Pattern::VectorAdd | Pattern::Axpy | Pattern::Sgemm(_) => 3,
+            Pattern::Grayscale => 4,
         };
+        let n = if self.is_2d() { square_side(n).pow(2) } else { n };
         arrays * n as u64 * dtype.size() as u64
+    }
+
+    /// Whether `n` is read as a square of side `sqrt(n)`.
+    pub fn is_2d(self) -> bool {
+        matches!(self, Pattern::Transpose(_) | Pattern::Sgemm(_) | Pattern::Grayscale | Pattern::Blur3x3)
     }
 
     /// Arithmetic operations for `n` elements (reported, not the bound here:
     /// every pattern in this list is memory-bound).
     pub fn flops(self, n: usize) -> u64 {
+        let side = square_side(n) as u64;
         match self {
-            Pattern::CopyD2d | Pattern::Fill => 0,
+            Pattern::CopyD2d | Pattern::Fill | Pattern::Transpose(_) | Pattern::SortU32 => 0,
             Pattern::Sequence | Pattern::Axpy => 2 * n as u64,
             Pattern::Map(_) | Pattern::VectorAdd => n as u64,
+            // 2 m n k for m = n = k = side.
+            Pattern::Sgemm(_) => 2 * side * side * side,
+            // 3 multiplies and 2 adds per pixel.
+            Pattern::Grayscale => 5 * side * side,
+            // 9 multiply-adds and a division per pixel.
+            Pattern::Blur3x3 => 19 * side * side,
         }
     }
 
@@ -71,10 +132,30 @@ impl Pattern {
     pub(crate) fn arrays(self) -> usize {
         match self {
             Pattern::Fill | Pattern::Sequence => 1,
-            Pattern::CopyD2d | Pattern::Map(_) => 2,
-            Pattern::VectorAdd | Pattern::Axpy => 3,
+            Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
+            // The sort's input, output and scratch keys.
+            Pattern::VectorAdd | Pattern::Axpy | Pattern::Sgemm(_) | Pattern::SortU32 => 3,
+            Pattern::Grayscale => 4,
         }
     }
+}
+
+/// The side of the largest square of at most `n` elements.
+///
+/// # Examples
+/// ```
+/// assert_eq!(kiln_benches::square_side(1 << 26), 8192);
+/// assert_eq!(kiln_benches::square_side(17), 4);
+/// ```
+pub fn square_side(n: usize) -> usize {
+    let mut side = (n as f64).sqrt() as usize;
+    while side * side > n {
+        side -= 1;
+    }
+    while (side + 1) * (side + 1) <= n {
+        side += 1;
+    }
+    side
 }
 
 /// One measurement to take: a pattern at a size and dtype.

@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 mod case;
+mod matrix;
 mod peers;
 mod plot;
 mod report;
@@ -34,7 +35,7 @@ mod timing;
 
 use std::collections::BTreeMap;
 
-pub use case::{quick_sizes, sweep_sizes, Case, Pattern};
+pub use case::{quick_sizes, square_side, sweep_sizes, Case, Pattern};
 pub use peers::{python_peer_names, run_python_peers, Peer, PeerRow};
 pub use plot::write_charts;
 pub use report::{utc_now, Header, PeerCell, Report, Row};
@@ -85,7 +86,13 @@ impl BenchConfig {
         sizes.dedup();
         sizes
             .iter()
-            .flat_map(|&n| self.selected().into_iter().map(move |pattern| Case { pattern, dtype: self.dtype, n }))
+            .flat_map(|&n| {
+                self.selected().into_iter().map(move |pattern| Case {
+                    pattern,
+                    dtype: pattern.fixed_dtype().unwrap_or(self.dtype),
+                    n,
+                })
+            })
             .collect()
     }
 }
@@ -180,6 +187,9 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
             row.runs = t.runs;
             row.timer = Some(t.timer);
             row.gb_per_s = Row::gbps(bytes, t.median_ms);
+            if case.pattern.compute_bound() && t.median_ms > 0.0 {
+                row.tflop_per_s = Some(row.flops as f64 / t.median_ms / 1e9);
+            }
             row.ceiling_fraction = row.gb_per_s.zip(ceiling).map(|(g, c)| g / c);
         }
         Err(e) => row.note = Some(format!("failed: {e}")),

@@ -32,6 +32,9 @@ impl Default for RunOptions {
 
 /// Why a case was not run on a device (too big, a dtype it lacks).
 pub fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<String> {
+    if let Some(reason) = crate::matrix::skip_reason(stream, case) {
+        return Some(reason);
+    }
     let info = stream.device().info();
     let array = case.n as u64 * case.dtype.size() as u64;
     if array > info.limits.max_binding_bytes || array > info.limits.max_buffer_bytes {
@@ -52,6 +55,9 @@ pub fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<String
 /// uploaded before timing; small working sets are rotated among several
 /// buffer sets so that the numbers measure memory, not cache.
 pub fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
+    if crate::matrix::handles(case.pattern) {
+        return crate::matrix::run_case(stream, case, opts);
+    }
     match case.dtype {
         DType::F32 => run_typed::<B, f32>(stream, case, opts, |r| r.random_range(0.5f32..2.0)),
         DType::F64 => run_typed::<B, f64>(stream, case, opts, |r| r.random_range(0.5f64..2.0)),
@@ -91,6 +97,7 @@ fn run_typed<B: Backend, T: kiln_kernels::Number>(
             Pattern::Map(op) => map(stream, op, &inputs[0], out),
             Pattern::VectorAdd => binary(stream, BinaryOp::Add, &inputs[0], &inputs[1], out),
             Pattern::Axpy => axpy(stream, alpha, &inputs[0], &inputs[1], out),
+            p => Err(Error::invalid("bench", format!("{} is not an elementwise pattern", p.name()))),
         }
     })
 }

@@ -30,8 +30,8 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "{:<6} {:<26} {:<18} {:<5} {:>6} {:>10} {:>10} {:>9} {:>6}",
-        "backend", "device", "pattern", "dtype", "size", "median ms", "min ms", "GB/s", "%ceil"
+        "{:<6} {:<26} {:<18} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6}",
+        "backend", "device", "pattern", "dtype", "size", "median ms", "min ms", "GB/s", "TFLOP/s", "%ceil"
     );
     for p in &peers {
         let _ = write!(out, " {:>9}", format!("vs {p}"));
@@ -41,7 +41,7 @@ pub fn render(report: &Report) -> String {
         let device: String = r.device.chars().take(26).collect();
         let _ = write!(
             out,
-            "{:<6} {:<26} {:<18} {:<5} {:>6} {:>10} {:>10} {:>9} {:>6}",
+            "{:<6} {:<26} {:<18} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6}",
             r.backend,
             device,
             r.pattern,
@@ -50,6 +50,7 @@ pub fn render(report: &Report) -> String {
             r.median_ms.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into()),
             r.min_ms.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into()),
             r.gb_per_s.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into()),
+            r.tflop_per_s.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
             r.ceiling_fraction.map(|v| format!("{:.0}%", v * 100.0)).unwrap_or_else(|| "-".into()),
         );
         for p in &peers {

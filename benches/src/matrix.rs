@@ -1,0 +1,211 @@
+//! The bench cases of the 2D patterns (transpose, sgemm, grayscale, 3 x 3
+//! blur) and of the sort: their inputs, rotation among buffer sets, and the
+//! timed call.
+//!
+//! A 2D case of size `n` works on a square of side `sqrt(n)` (every size of
+//! the sweep is a square: 1 Ki = 32^2, ..., 64 Mi = 8192^2, 16 Mi gives the
+//! 4096^3 sgemm of the targets).
+
+use kiln_core::{Backend, BackendKind, Buffer, DType, Element, Error, Result, Stream};
+use kiln_kernels::image::{convolve, gray, Border, Filter, PixelFormat};
+use kiln_kernels::matmul::{matmul_with, MatmulShape, MatmulStrategy};
+use kiln_kernels::sort::{sort_into, SortOrder};
+use kiln_kernels::transpose::transpose_with;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::case::{square_side, Case, Pattern};
+use crate::run::RunOptions;
+use crate::timing::{time_runs, Timing};
+
+/// Caches on current GPUs are at most this large (the H100's L2 is 50 MB);
+/// working sets are rotated until they exceed twice this.
+const CACHE_BYTES: u64 = 64 << 20;
+
+/// Products of more flops than this are skipped on devices other than CUDA
+/// GPUs: a CPU or a software Vulkan device would take minutes per run.
+const SLOW_DEVICE_FLOPS: u64 = 1 << 33;
+
+/// Whether this module runs `pattern`.
+pub(crate) fn handles(pattern: Pattern) -> bool {
+    matches!(
+        pattern,
+        Pattern::Transpose(_) | Pattern::Sgemm(_) | Pattern::Grayscale | Pattern::Blur3x3 | Pattern::SortU32
+    )
+}
+
+/// Why a case of this module is not run on `stream`'s device, if it is not.
+pub(crate) fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<String> {
+    match case.pattern {
+        Pattern::Sgemm(MatmulStrategy::Cublas) if B::KIND != BackendKind::Cuda => {
+            Some("cuBLAS runs on CUDA devices only".into())
+        }
+        Pattern::Sgemm(_) if B::KIND != BackendKind::Cuda && case.pattern.flops(case.n) > SLOW_DEVICE_FLOPS => Some(
+            format!("{} flops: too slow for a bench run on {}", case.pattern.flops(case.n), stream.device().name()),
+        ),
+        _ => None,
+    }
+}
+
+/// How many buffer sets of `set_bytes` to rotate among: enough to exceed
+/// twice the cache, at most 8, within a quarter of the device's memory.
+fn set_count<B: Backend>(stream: &Stream<B>, set_bytes: u64) -> usize {
+    let set_bytes = set_bytes.max(1);
+    let memory_cap = (stream.device().info().memory_bytes / 4).max(set_bytes);
+    (2 * CACHE_BYTES).div_ceil(set_bytes).clamp(1, 8).min(memory_cap / set_bytes).max(1) as usize
+}
+
+/// Time `case` (a pattern [`handles`] accepts) on `stream`.
+pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ case.n as u64);
+    let side = square_side(case.n);
+    match case.pattern {
+        Pattern::Transpose(_) => match case.dtype {
+            DType::U8 => transpose(stream, case, opts, &mut rng, |r| r.random::<u8>()),
+            DType::I32 => transpose(stream, case, opts, &mut rng, |r| r.random::<i32>()),
+            DType::U32 => transpose(stream, case, opts, &mut rng, |r| r.random::<u32>()),
+            DType::F32 => transpose(stream, case, opts, &mut rng, |r| r.random_range(-1.0f32..1.0)),
+            DType::F64 => transpose(stream, case, opts, &mut rng, |r| r.random_range(-1.0f64..1.0)),
+            d => Err(Error::invalid("bench transpose", format!("no bench inputs for {d}"))),
+        },
+        Pattern::Sgemm(strategy) => sgemm(stream, strategy, side, opts, &mut rng),
+        Pattern::Grayscale => grayscale(stream, side, opts, &mut rng),
+        Pattern::Blur3x3 => blur3x3(stream, side, opts, &mut rng),
+        Pattern::SortU32 => sort_u32(stream, case.n, opts, &mut rng),
+        p => Err(Error::invalid("bench", format!("{} is not a 2D or sort pattern", p.name()))),
+    }
+}
+
+/// `sets` copies of `input` and as many outputs of `out_len`, uploaded before timing.
+fn buffer_sets<B: Backend, I: Element, O: Element>(
+    stream: &Stream<B>,
+    input: &[I],
+    out_len: usize,
+    sets: usize,
+) -> Result<Vec<(Buffer<B, I>, Buffer<B, O>)>> {
+    let out: Vec<O> = vec![O::zeroed(); out_len];
+    let made = (0..sets).map(|_| Ok((stream.upload(input)?, stream.upload(&out)?))).collect::<Result<Vec<_>>>()?;
+    stream.synchronize()?;
+    Ok(made)
+}
+
+fn transpose<B: Backend, T: Element>(
+    stream: &Stream<B>,
+    case: &Case,
+    opts: &RunOptions,
+    rng: &mut ChaCha8Rng,
+    gen: impl Fn(&mut ChaCha8Rng) -> T,
+) -> Result<Timing> {
+    let Pattern::Transpose(algorithm) = case.pattern else {
+        return Err(Error::invalid("bench transpose", format!("{} is not a transpose", case.pattern.name())));
+    };
+    let side = square_side(case.n);
+    let input: Vec<T> = (0..side * side).map(|_| gen(rng)).collect();
+    let sets = set_count(stream, case.pattern.bytes(case.n, case.dtype));
+    let mut buffers = buffer_sets::<B, T, T>(stream, &input, side * side, sets)?;
+    time_runs(stream, opts.warmup, opts.runs, |i| {
+        let (a, t) = &mut buffers[i % sets];
+        transpose_with(stream, algorithm, a, side, side, t)
+    })
+}
+
+fn sgemm<B: Backend>(
+    stream: &Stream<B>,
+    strategy: MatmulStrategy,
+    side: usize,
+    opts: &RunOptions,
+    rng: &mut ChaCha8Rng,
+) -> Result<Timing> {
+    let values: Vec<f32> = (0..2 * side * side).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let sets = set_count(stream, 3 * (side * side * 4) as u64);
+    let mut buffers = buffer_sets::<B, f32, f32>(stream, &values, side * side, sets)?;
+    let shape = MatmulShape::new(side, side, side);
+    time_runs(stream, opts.warmup, opts.runs, |i| {
+        let (ab, c) = &mut buffers[i % sets];
+        let (a, b) = (ab.slice(..side * side)?, ab.slice(side * side..)?);
+        let used = matmul_with(stream, strategy, &a, &b, c, shape)?;
+        if used == strategy {
+            Ok(())
+        } else {
+            Err(Error::invalid("bench sgemm", format!("asked for {strategy}, ran {used}")))
+        }
+    })
+}
+
+fn grayscale<B: Backend>(stream: &Stream<B>, side: usize, opts: &RunOptions, rng: &mut ChaCha8Rng) -> Result<Timing> {
+    let rgb: Vec<u8> = (0..3 * side * side).map(|_| rng.random()).collect();
+    let sets = set_count(stream, 4 * (side * side) as u64);
+    let mut buffers = buffer_sets::<B, u8, u8>(stream, &rgb, side * side, sets)?;
+    time_runs(stream, opts.warmup, opts.runs, |i| {
+        let (input, out) = &mut buffers[i % sets];
+        gray(stream, PixelFormat::Rgb, input, side, side, out)
+    })
+}
+
+fn blur3x3<B: Backend>(stream: &Stream<B>, side: usize, opts: &RunOptions, rng: &mut ChaCha8Rng) -> Result<Timing> {
+    let image: Vec<f32> = (0..side * side).map(|_| rng.random_range(0.0f32..255.0)).collect();
+    let sets = set_count(stream, 2 * (side * side * 4) as u64);
+    let mut buffers = buffer_sets::<B, f32, f32>(stream, &image, side * side, sets)?;
+    // The filter is uploaded once, outside the timed runs.
+    let filter = Filter::box_blur(3).upload(stream)?;
+    time_runs(stream, opts.warmup, opts.runs, |i| {
+        let (input, out) = &mut buffers[i % sets];
+        convolve(stream, input, side, side, &filter, Border::Clamp, out)
+    })
+}
+
+fn sort_u32<B: Backend>(stream: &Stream<B>, n: usize, opts: &RunOptions, rng: &mut ChaCha8Rng) -> Result<Timing> {
+    let keys: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+    let sets = set_count(stream, 2 * (n * 4) as u64);
+    let mut buffers = buffer_sets::<B, u32, u32>(stream, &keys, n, sets)?;
+    // Out of place, so every run sorts the same unsorted keys.
+    time_runs(stream, opts.warmup, opts.runs, |i| {
+        let (input, out) = &mut buffers[i % sets];
+        sort_into(stream, input, out, SortOrder::Ascending)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use kiln_core::Device;
+    use kiln_cpu::Cpu;
+    use kiln_kernels::transpose::TransposeAlgorithm;
+
+    use super::*;
+
+    #[test]
+    fn every_case_runs_on_the_cpu() {
+        let dev = Device::<Cpu>::open(0).unwrap();
+        let s = dev.stream();
+        let opts = RunOptions { warmup: 1, runs: 2, ..Default::default() };
+        let patterns = [
+            Pattern::Transpose(TransposeAlgorithm::Tiled),
+            Pattern::Transpose(TransposeAlgorithm::Naive),
+            Pattern::Sgemm(MatmulStrategy::Tiled),
+            Pattern::Grayscale,
+            Pattern::Blur3x3,
+            Pattern::SortU32,
+        ];
+        for pattern in patterns {
+            assert!(handles(pattern));
+            let case = Case { pattern, dtype: pattern.fixed_dtype().unwrap_or(DType::F32), n: 1 << 12 };
+            assert_eq!(skip_reason(&s, &case), None, "{}", pattern.name());
+            let t = run_case(&s, &case, &opts).unwrap_or_else(|e| panic!("{}: {e}", pattern.name()));
+            assert_eq!(t.runs, 2);
+            assert!(t.median_ms > 0.0, "{}", pattern.name());
+        }
+        let cublas = Case { pattern: Pattern::Sgemm(MatmulStrategy::Cublas), dtype: DType::F32, n: 1 << 12 };
+        assert!(skip_reason(&s, &cublas).is_some());
+        let huge = Case { pattern: Pattern::Sgemm(MatmulStrategy::Tiled), dtype: DType::F32, n: 1 << 26 };
+        assert!(skip_reason(&s, &huge).unwrap().contains("flops"));
+    }
+
+    #[test]
+    fn models_count_the_square() {
+        let n = 1 << 24;
+        assert_eq!(Pattern::Sgemm(MatmulStrategy::Tiled).flops(n), 2 * 4096u64.pow(3));
+        assert_eq!(Pattern::Grayscale.bytes(n, DType::U8), 4 * n as u64);
+        assert_eq!(Pattern::Transpose(TransposeAlgorithm::Tiled).bytes(n, DType::F32), 8 * n as u64);
+        assert_eq!(Pattern::SortU32.bytes(n, DType::U32), 8 * n as u64);
+    }
+}
