@@ -48,6 +48,8 @@ impl CudaDevice {
         let priority_range =
             ffi::stream_priority_range().map_err(|e| state.fail("cuCtxGetStreamPriorityRange", e, 0))?;
         let compiler = Compiler::new(info.compute_capability.unwrap_or((0, 0)));
+        // matmul's cuBLAS strategy, where the library is installed.
+        crate::blas::register();
         Ok(CudaDevice { state, info, priority_range, compiler })
     }
 

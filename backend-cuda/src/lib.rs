@@ -80,6 +80,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod blas;
 mod cache;
 mod compile;
 mod device;

@@ -76,13 +76,16 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
     }
 }
 
+/// One buffer set: an input and an output.
+type Set<B, I, O> = (Buffer<B, I>, Buffer<B, O>);
+
 /// `sets` copies of `input` and as many outputs of `out_len`, uploaded before timing.
 fn buffer_sets<B: Backend, I: Element, O: Element>(
     stream: &Stream<B>,
     input: &[I],
     out_len: usize,
     sets: usize,
-) -> Result<Vec<(Buffer<B, I>, Buffer<B, O>)>> {
+) -> Result<Vec<Set<B, I, O>>> {
     let out: Vec<O> = vec![O::zeroed(); out_len];
     let made = (0..sets).map(|_| Ok((stream.upload(input)?, stream.upload(&out)?))).collect::<Result<Vec<_>>>()?;
     stream.synchronize()?;
