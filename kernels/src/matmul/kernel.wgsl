@@ -1,6 +1,6 @@
 // matmul: c (m x n) = a (m x k) . b (k x n), all row-major.
 //
-// IN is the element type of a and b, ACC that of the accumulator and of c
+// IN is the element type of a and b, ACCUM that of the accumulator and of c
 // (f32 for f16 inputs; i32 and u32 arithmetic wraps in WGSL). Every kernel
 // handles any m, n, k: edge tiles load zeros past the matrices and store
 // only inside them; loops are grid-stride so a capped grid covers c.
@@ -17,7 +17,7 @@ struct Params {
 }
 @group(0) @binding(0) var<storage, read> a: array<IN>;
 @group(0) @binding(1) var<storage, read> b: array<IN>;
-@group(0) @binding(2) var<storage, read_write> c: array<ACC>;
+@group(0) @binding(2) var<storage, read_write> c: array<ACCUM>;
 @group(1) @binding(0) var<uniform> params: Params;
 
 override block_x: u32 = 16;
@@ -28,9 +28,9 @@ override block_z: u32 = 1;
 fn NAIVE(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var row = gid.y; row < params.m; row += groups.y * block_y) {
         for (var col = gid.x; col < params.n; col += groups.x * block_x) {
-            var acc = ACC(0);
+            var acc = ACCUM(0);
             for (var p = 0u; p < params.k; p += 1u) {
-                acc += ACC(a[row * params.k + p]) * ACC(b[p * params.n + col]);
+                acc += ACCUM(a[row * params.k + p]) * ACCUM(b[p * params.n + col]);
             }
             c[row * params.n + col] = acc;
         }
@@ -41,8 +41,8 @@ const BM: u32 = 64u;
 const BN: u32 = 64u;
 const BK: u32 = 8u;
 // as_ is k-major (as_[p][row]); the extra column spreads its transposing stores.
-var<workgroup> as_: array<array<ACC, 65>, 8>;
-var<workgroup> bs: array<array<ACC, 64>, 8>;
+var<workgroup> as_: array<array<ACCUM, 65>, 8>;
+var<workgroup> bs: array<array<ACCUM, 64>, 8>;
 
 @compute @workgroup_size(block_x, block_y, block_z)
 fn TILED(
@@ -61,10 +61,10 @@ fn TILED(
             let row0 = bm * BM;
             let col0 = bn * BN;
             // Invocation (x, y) owns rows y + 16 i and columns x + 16 j.
-            var acc: array<array<ACC, 4>, 4>;
+            var acc: array<array<ACCUM, 4>, 4>;
             for (var i = 0u; i < 4u; i += 1u) {
                 for (var j = 0u; j < 4u; j += 1u) {
-                    acc[i][j] = ACC(0);
+                    acc[i][j] = ACCUM(0);
                 }
             }
             for (var p0 = 0u; p0 < k; p0 += BK) {
@@ -72,23 +72,23 @@ fn TILED(
                     let idx = tid + 256u * l;
                     let r = idx / BK;
                     let q = idx % BK;
-                    var va = ACC(0);
+                    var va = ACCUM(0);
                     if (row0 + r < m && p0 + q < k) {
-                        va = ACC(a[(row0 + r) * k + p0 + q]);
+                        va = ACCUM(a[(row0 + r) * k + p0 + q]);
                     }
                     as_[q][r] = va;
                     let br = idx / BN;
                     let bc = idx % BN;
-                    var vb = ACC(0);
+                    var vb = ACCUM(0);
                     if (p0 + br < k && col0 + bc < n) {
-                        vb = ACC(b[(p0 + br) * n + col0 + bc]);
+                        vb = ACCUM(b[(p0 + br) * n + col0 + bc]);
                     }
                     bs[br][bc] = vb;
                 }
                 workgroupBarrier();
                 for (var q = 0u; q < BK; q += 1u) {
-                    var ra: array<ACC, 4>;
-                    var rb: array<ACC, 4>;
+                    var ra: array<ACCUM, 4>;
+                    var rb: array<ACCUM, 4>;
                     for (var i = 0u; i < 4u; i += 1u) {
                         ra[i] = as_[q][lid.y + 16u * i];
                         rb[i] = bs[q][lid.x + 16u * i];

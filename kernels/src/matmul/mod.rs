@@ -368,7 +368,9 @@ fn plan<B: Backend, T: MatmulElement>(
         (false, false, _) => (1, 64, LaunchConfig::new(1, 256).block),
     };
     let config = LaunchConfig::new((blocks(n, tile, max[0]), blocks(m, tile, max[1])), block);
-    let form = if naive { "naive" } else { "tiled" };
+    // Programs are shared by every backend in the process, so everything a
+    // backend chooses differently (the kernel, the vector loads) is in the name.
+    let form = ["naive", "tiled", "sgemm"][algo as usize];
     let name = format!("kiln_matmul_{form}_{}{}", T::DTYPE, if vec { "_vec4" } else { "" });
     let prog = program(&name, || {
         let (acc, out) = T::CUDA_TYPES;
@@ -383,9 +385,10 @@ fn plan<B: Backend, T: MatmulElement>(
             .define(if naive { "NAIVE" } else { "TILED" }, &name)
             .define("ALGO", algo)
             .define("VEC", u8::from(vec))
-            .define("ACC", if B::KIND == BackendKind::Wgpu { wgsl_acc } else { acc })
+            .define("ACC", acc)
             .define("OUT", out)
             .define("IN", wgsl_in)
+            .define("ACCUM", wgsl_acc)
     });
     (prog, config)
 }
