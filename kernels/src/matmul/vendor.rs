@@ -109,3 +109,65 @@ pub fn unregister_vendor_matmul(kind: BackendKind) {
 pub fn vendor_matmul(kind: BackendKind) -> Option<VendorMatmul> {
     registry().read().unwrap_or_else(|p| p.into_inner()).get(&kind).copied()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use kiln_core::{Device, Error};
+    use kiln_cpu::Cpu;
+
+    use super::*;
+    use crate::matmul::{choose, matmul, matmul_with, MatmulShape, MatmulStrategy, AUTO_VENDOR_MIN_FLOPS};
+
+    /// What the recording vendor saw: (m, n, k, input, output, byte offsets of a, b, c).
+    type Seen = (usize, usize, usize, DType, DType, [usize; 3]);
+    static SEEN: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
+
+    unsafe fn record(call: &VendorCall<'_>) -> Result<()> {
+        if call.stream.downcast_ref::<kiln_core::Stream<Cpu>>().is_none() {
+            return Err(Error::invalid("recording vendor", "not a CPU stream"));
+        }
+        let seen = (call.m, call.n, call.k, call.input, call.output, [call.a.offset, call.b.offset, call.c.offset]);
+        SEEN.lock().unwrap().push(seen);
+        Ok(())
+    }
+
+    /// The hook end to end on the CPU backend: Auto's choice by size and
+    /// dtype, the operands' byte ranges, and refusals.
+    #[test]
+    fn auto_and_explicit_calls_reach_the_registered_library() {
+        register_vendor_matmul(
+            BackendKind::Cpu,
+            VendorMatmul { name: "recorder", supports: |d| d == DType::F32 || d == DType::F16, run: record },
+        );
+        let dev = Device::<Cpu>::open(0).unwrap();
+        let s = dev.stream();
+        let big = MatmulShape::new(128, 64, 64);
+        assert!(big.flops() >= AUTO_VENDOR_MIN_FLOPS);
+        assert_eq!(choose(&dev, DType::F32, big), MatmulStrategy::Cublas);
+        assert_eq!(choose(&dev, DType::I32, big), MatmulStrategy::Tiled);
+        assert_eq!(choose(&dev, DType::F32, MatmulShape::new(4, 4, 4)), MatmulStrategy::Tiled);
+        assert_eq!(choose(&dev, DType::F32, MatmulShape::new(1024, 1024, 0)), MatmulStrategy::Tiled);
+
+        let a = s.upload(&vec![1.0f32; 3 + 128 * 64]).unwrap();
+        let b = s.upload(&vec![1.0f32; 64 * 64]).unwrap();
+        let mut c = s.alloc::<f32>(5 + 128 * 64).unwrap();
+        let used = matmul(&s, &a.slice(3..).unwrap(), &b, &mut c.slice_mut(5..).unwrap(), big).unwrap();
+        assert_eq!(used, MatmulStrategy::Cublas);
+        let seen = SEEN.lock().unwrap().pop().unwrap();
+        assert_eq!(seen, (128, 64, 64, DType::F32, DType::F32, [12, 0, 20]));
+
+        // Small products and other dtypes stay with kiln's kernel; an explicit
+        // request for the library on a dtype it lacks is refused.
+        let small = MatmulShape::new(2, 2, 2);
+        let (x, mut y) = (s.upload(&[1i32; 4]).unwrap(), s.alloc::<i32>(4).unwrap());
+        assert_eq!(matmul(&s, &x, &x, &mut y, small).unwrap(), MatmulStrategy::Tiled);
+        assert_eq!(y.to_vec().unwrap(), vec![2; 4]);
+        let err = matmul_with(&s, MatmulStrategy::Cublas, &x, &x, &mut y, small).unwrap_err();
+        assert!(err.to_string().contains("recorder has no product of i32 matrices"), "{err}");
+        assert!(SEEN.lock().unwrap().is_empty());
+        unregister_vendor_matmul(BackendKind::Cpu);
+        assert!(vendor_matmul(BackendKind::Cpu).is_none());
+    }
+}
