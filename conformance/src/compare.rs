@@ -24,6 +24,12 @@ pub enum Tolerance {
     /// change the sign of an exact zero, which IEEE arithmetic does not
     /// otherwise let a result depend on.
     Ulps(u32),
+    /// For floats, `|got - expected| <= bound`, with each element's own
+    /// absolute bound from [`Expected::within`]: for sums and scans, whose
+    /// error grows with the magnitudes summed and with log n. NaN matches
+    /// NaN only, an infinity only itself, and `-0.0` matches `0.0`. Without
+    /// a bound (in [`close`]) only equal values match.
+    Bounded,
 }
 
 /// The expected contents of one output, and how to judge them.
@@ -46,12 +52,37 @@ pub struct Expected<T> {
     /// multiply-add where the reference rounds twice, or the result computed
     /// as if subnormals were zero on a backend allowed to flush them.
     pub alternatives: Vec<Vec<T>>,
+    /// Each element's absolute error bound, for [`Tolerance::Bounded`]
+    /// (empty otherwise); alternatives are judged with the same bounds.
+    pub bounds: Vec<f64>,
 }
 
 impl<T: Sample> Expected<T> {
     /// `values`, judged with `tolerance`.
     pub fn new(values: Vec<T>, tolerance: Tolerance) -> Self {
-        Expected { values, tolerance, alternatives: Vec::new() }
+        Expected { values, tolerance, alternatives: Vec::new(), bounds: Vec::new() }
+    }
+
+    /// `values`, each within its absolute `bounds[i]` ([`Tolerance::Bounded`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_conformance::{compare, Expected};
+    /// let want = Expected::within(vec![10.0f32, 1.0e6], vec![0.5, 1.0]);
+    /// assert!(compare("sums", &want, &[10.25, 1.0e6 - 1.0]).is_ok());
+    /// assert!(compare("sums", &want, &[10.75, 1.0e6]).is_err());
+    /// assert!(compare("sums", &Expected::within(vec![f32::NAN], vec![1e9]), &[0.0]).is_err());
+    /// ```
+    pub fn within(values: Vec<T>, bounds: Vec<f64>) -> Self {
+        Expected { values, tolerance: Tolerance::Bounded, alternatives: Vec::new(), bounds }
+    }
+
+    /// Whether `got` is acceptable where `want` is, at element `i`.
+    fn close_at(&self, i: usize, want: T, got: T) -> bool {
+        match (self.tolerance, self.bounds.get(i)) {
+            (Tolerance::Bounded, Some(&bound)) => within_bound(bound, want, got),
+            (tolerance, _) => close(tolerance, want, got),
+        }
     }
 
     /// Also accept `other[i]` at element `i`.
@@ -62,8 +93,8 @@ impl<T: Sample> Expected<T> {
 
     /// Whether `got` is acceptable at element `i`.
     fn accepts(&self, i: usize, got: T) -> bool {
-        close(self.tolerance, self.values[i], got)
-            || self.alternatives.iter().any(|a| a.get(i).is_some_and(|&v| close(self.tolerance, v, got)))
+        self.close_at(i, self.values[i], got)
+            || self.alternatives.iter().any(|a| a.get(i).is_some_and(|&v| self.close_at(i, v, got)))
     }
 }
 
@@ -100,6 +131,25 @@ pub fn close<T: Sample>(tolerance: Tolerance, expected: T, got: T) -> bool {
     }
     let magnitude = e.abs().max(T::min_normal());
     (g - e).abs() <= ulps as f64 * T::epsilon() * magnitude
+}
+
+/// `|got - expected| <= bound` for floats (NaN only with NaN, an infinity
+/// only with itself); equality for integers.
+fn within_bound<T: Sample>(bound: f64, expected: T, got: T) -> bool {
+    if expected.same_as(got) {
+        return true;
+    }
+    if !T::IS_FLOAT {
+        return false;
+    }
+    if expected.is_nan_value() || got.is_nan_value() {
+        return expected.is_nan_value() && got.is_nan_value();
+    }
+    let (e, g) = (expected.to_f64(), got.to_f64());
+    if e == g {
+        return true;
+    }
+    e.is_finite() && g.is_finite() && (g - e).abs() <= bound
 }
 
 /// The first element that failed a comparison, with the context to debug it.

@@ -100,6 +100,22 @@ macro_rules! conformance_tests {
             $crate::harness::run_group::<$backend>("sort");
         }
         #[test]
+        fn conformance_reduce() {
+            $crate::harness::run_group::<$backend>("reduce");
+        }
+        #[test]
+        fn conformance_scan() {
+            $crate::harness::run_group::<$backend>("scan");
+        }
+        #[test]
+        fn conformance_compact() {
+            $crate::harness::run_group::<$backend>("compact");
+        }
+        #[test]
+        fn conformance_histogram() {
+            $crate::harness::run_group::<$backend>("histogram");
+        }
+        #[test]
         fn conformance_covers_every_group() {
             $crate::harness::check_groups::<$backend>(&[
                 "fill",
@@ -111,6 +127,10 @@ macro_rules! conformance_tests {
                 "matmul",
                 "image",
                 "sort",
+                "reduce",
+                "scan",
+                "compact",
+                "histogram",
             ]);
         }
     };

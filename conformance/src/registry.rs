@@ -11,8 +11,21 @@ use crate::{Case, Cases};
 
 /// The groups cases belong to; [`conformance_tests!`](crate::conformance_tests)
 /// stamps one test per group.
-pub const GROUPS: [&str; 9] =
-    ["fill", "sequence", "map", "elementwise", "memory", "transpose", "matmul", "image", "sort"];
+pub const GROUPS: [&str; 13] = [
+    "fill",
+    "sequence",
+    "map",
+    "elementwise",
+    "memory",
+    "transpose",
+    "matmul",
+    "image",
+    "sort",
+    "reduce",
+    "scan",
+    "compact",
+    "histogram",
+];
 
 /// Every case, on backend `B`, in matrix order.
 ///
@@ -49,5 +62,9 @@ pub fn cases<B: Backend>() -> Vec<Case<B>> {
     crate::patterns::add_matmul(&mut c);
     crate::patterns::add_image(&mut c);
     crate::patterns::add_sort(&mut c);
+    crate::patterns::add_reduce(&mut c);
+    crate::patterns::add_scan(&mut c);
+    crate::patterns::add_compact(&mut c);
+    crate::patterns::add_histogram(&mut c);
     c.into_vec()
 }

@@ -5,8 +5,9 @@
 //! # Semantics, the same on every backend
 //! - `bins` is 1 to 4096, and `counts` holds exactly `bins` elements; the
 //!   function zeroes it first.
-//! - A value `v` with `lo <= v < hi` goes to bin `floor((v - lo) * bins / (hi
-//!   - lo))`. Integers compute it exactly (in 64-bit arithmetic). Floats
+//! - A value `v` with `lo <= v < hi` goes to bin
+//!   `floor((v - lo) * bins / (hi - lo))`. Integers compute it exactly (in
+//!   64-bit arithmetic). Floats
 //!   compute `min(floor((v - lo) * s), bins - 1)` in `f32`, with `s = bins /
 //!   (hi - lo)` rounded to `f32` once: every backend gets the same bins, and
 //!   a value just below `hi` stays in the last bin.
