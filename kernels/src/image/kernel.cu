@@ -14,43 +14,65 @@ typedef long long kiln_i64;
 // gray = (299 r + 587 g + 114 b) / 1000, truncated: the seed's weights in
 // exact integer arithmetic. CHANNELS is 3 (RGB) or 4 (RGBA, alpha ignored).
 //
-// One thread per 4 pixels: 12 or 16 bytes in (three 4-byte loads, or one
-// 16-byte load) and one 4-byte store out, when the pointers allow; byte by
-// byte otherwise and for the last n % 4 pixels. Memory-bound at
-// CHANNELS + 1 bytes per pixel.
+// Memory-bound at CHANNELS + 1 bytes per pixel. Where both pointers are
+// 16-byte aligned, a thread converts 16 pixels: CHANNELS 16-byte loads (48
+// or 64 bytes in flight per thread) and one 16-byte store. Where they are
+// only 4-byte aligned, 4 pixels with 4-byte accesses; otherwise, and for
+// the last few pixels, byte by byte. The host sizes the grid for the widest
+// path the pointers allow; every loop is grid-stride.
 __device__ __forceinline__ unsigned kiln_gray(unsigned r, unsigned g, unsigned b) {
     return (299u * r + 587u * g + 114u * b) / 1000u;
 }
 __device__ __forceinline__ unsigned kiln_byte(unsigned w, int i) { return (w >> (8 * i)) & 0xffu; }
 
+// The gray bytes of PX pixels held in w[PX * CHANNELS / 4] (byte j of the
+// group is byte j % 4 of word j / 4), packed into PX / 4 words.
+template <int PX>
+__device__ __forceinline__ void kiln_gray_words(const unsigned* w, unsigned* out) {
+#pragma unroll
+    for (int q = 0; q < PX / 4; ++q) out[q] = 0;
+#pragma unroll
+    for (int p = 0; p < PX; ++p) {
+        const int j = p * CHANNELS;
+        const unsigned r = kiln_byte(w[j / 4], j % 4);
+        const unsigned g = kiln_byte(w[(j + 1) / 4], (j + 1) % 4);
+        const unsigned b = kiln_byte(w[(j + 2) / 4], (j + 2) % 4);
+        out[p / 4] |= kiln_gray(r, g, b) << (8 * (p % 4));
+    }
+}
+
 extern "C" __global__ void KERNEL(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,
                                   kiln_u64 pixels) {
     const kiln_u64 start = (kiln_u64)blockIdx.x * blockDim.x + threadIdx.x;
     const kiln_u64 stride = (kiln_u64)gridDim.x * blockDim.x;
-    const kiln_u64 groups = pixels / 4;
-    const bool aligned = ((kiln_u64)out & 3) == 0 && ((kiln_u64)in & (CHANNELS == 4 ? 15 : 3)) == 0;
+    const kiln_u64 in_addr = (kiln_u64)in, out_addr = (kiln_u64)out;
     kiln_u64 done = 0;
-    if (aligned) {
+    if (((in_addr | out_addr) & 15) == 0) {
+        const kiln_u64 groups = pixels / 16;
         for (kiln_u64 g = start; g < groups; g += stride) {
-            unsigned w[CHANNELS];
-#if CHANNELS == 4
-            const uint4 v = ((const uint4*)in)[g];
-            w[0] = v.x; w[1] = v.y; w[2] = v.z; w[3] = v.w;
-#else
-            const unsigned* src = (const unsigned*)in + 3 * g;
-            w[0] = src[0]; w[1] = src[1]; w[2] = src[2];
-#endif
-            unsigned result = 0;
+            unsigned w[4 * CHANNELS], o[4];
+            const uint4* src = (const uint4*)in + CHANNELS * g;
 #pragma unroll
-            for (int p = 0; p < 4; ++p) {
-                // Byte j of the group is byte j % 4 of word j / 4.
-                const int j = p * CHANNELS;
-                const unsigned r = kiln_byte(w[j / 4], j % 4);
-                const unsigned gr = kiln_byte(w[(j + 1) / 4], (j + 1) % 4);
-                const unsigned b = kiln_byte(w[(j + 2) / 4], (j + 2) % 4);
-                result |= kiln_gray(r, gr, b) << (8 * p);
+            for (int q = 0; q < CHANNELS; ++q) {
+                const uint4 v = src[q];
+                w[4 * q] = v.x;
+                w[4 * q + 1] = v.y;
+                w[4 * q + 2] = v.z;
+                w[4 * q + 3] = v.w;
             }
-            ((unsigned*)out)[g] = result;
+            kiln_gray_words<16>(w, o);
+            ((uint4*)out)[g] = make_uint4(o[0], o[1], o[2], o[3]);
+        }
+        done = groups * 16;
+    } else if (((in_addr | out_addr) & 3) == 0) {
+        const kiln_u64 groups = pixels / 4;
+        for (kiln_u64 g = start; g < groups; g += stride) {
+            unsigned w[CHANNELS], o[1];
+            const unsigned* src = (const unsigned*)in + CHANNELS * g;
+#pragma unroll
+            for (int q = 0; q < CHANNELS; ++q) w[q] = src[q];
+            kiln_gray_words<4>(w, o);
+            ((unsigned*)out)[g] = o[0];
         }
         done = groups * 4;
     }
@@ -67,28 +89,31 @@ extern "C" __global__ void KERNEL(const unsigned char* __restrict__ in, unsigned
 // symmetric: ... c b a | a b c ... | c b a ..., with period 2 n, so any
 // filter works on any image, even one narrower than the filter).
 //
-// One 32 x 8 block computes a 128 x 32 output tile, each thread 4
-// consecutive pixels in each of 4 rows. The input tile plus its halo
-// (FH - 1 rows, FW - 1 columns) is staged once in shared memory as float,
-// so each input pixel is read from global memory about once (the halo of
-// neighbouring tiles hits L2). The compute reuses each shared row segment
-// across the 4 outputs along x, and stores 16 (f32) or 4 (u8) bytes at a
-// time where the row and pointer alignment allow. Bound: memory, at
-// sizeof(T) in and out per pixel.
+// One 32 x 8 block computes a 128 x 32 output tile; thread (tx, ty) the 16
+// pixels (tx + 32 e, ty + 8 r), so a warp's shared-memory reads are 32
+// consecutive words (no bank conflicts) and its global stores coalesced.
+// The input tile and its halo (FW - 1 columns, FH - 1 rows) are staged once
+// in shared memory as float, so each input pixel is read from global memory
+// about once (the halo of neighbouring tiles comes from L2): for f32 images
+// of a width divisible by 4, the tile's 128 core columns with 16-byte loads
+// (shared rows are offset by KILN_PAD so those land 16-byte aligned) and
+// the halo columns one by one. Bound: memory, at sizeof(T) in and out per
+// pixel; the FW x FH multiply-adds per pixel read shared memory only.
 #define KILN_RX (FW / 2)
 #define KILN_RY (FH / 2)
 #define KILN_TW 128
 #define KILN_TH 32
 #define KILN_SW (KILN_TW + 2 * KILN_RX)
 #define KILN_SH (KILN_TH + 2 * KILN_RY)
+#define KILN_PAD ((4 - KILN_RX % 4) % 4)
+#define KILN_SWA ((KILN_PAD + KILN_SW + 3) / 4 * 4)
 
 __device__ __forceinline__ float kiln_pixel(float v) { return v; }
 __device__ __forceinline__ float kiln_pixel(unsigned char v) { return (float)v; }
 __device__ __forceinline__ void kiln_put(float* dst, float v) { *dst = v; }
-__device__ __forceinline__ unsigned kiln_round_u8(float v) {
-    return (unsigned)fminf(fmaxf(floorf(v + 0.5f), 0.f), 255.f);
+__device__ __forceinline__ void kiln_put(unsigned char* dst, float v) {
+    *dst = (unsigned char)fminf(fmaxf(floorf(v + 0.5f), 0.f), 255.f);
 }
-__device__ __forceinline__ void kiln_put(unsigned char* dst, float v) { *dst = (unsigned char)kiln_round_u8(v); }
 
 // The source index for coordinate i of an axis of n pixels, or -1 for a zero pixel.
 __device__ __forceinline__ kiln_i64 kiln_border(kiln_i64 i, kiln_i64 n, unsigned mode) {
@@ -108,8 +133,9 @@ KERNEL(const T* __restrict__ in, const float* __restrict__ weights, T* __restric
     // (the CPU kernel reads them) and picks the program that matches.
     (void)filter_w;
     (void)filter_h;
-    __shared__ float tile[KILN_SH][KILN_SW];
-    const unsigned tid = threadIdx.y * 32 + threadIdx.x;
+    // Pixel (y0 + sy, x0 + sx) of the tile is tile[sy][KILN_PAD + sx].
+    __shared__ __align__(16) float tile[KILN_SH][KILN_SWA];
+    const unsigned tx = threadIdx.x, ty = threadIdx.y, tid = ty * 32 + tx;
 #if FW * FH <= 25
     // Small filters live in registers (indexed by unrolled constants only).
     float w[FH][FW];
@@ -127,62 +153,67 @@ KERNEL(const T* __restrict__ in, const float* __restrict__ weights, T* __restric
 #define KILN_W(i, j) sw[(i) * FW + (j)]
 #define KILN_ROWS_UNROLL _Pragma("unroll 1")
 #endif
+#if PIXEL_U8
+    const bool vector_rows = false;
+#else
+    const bool vector_rows = width % 4 == 0 && ((kiln_u64)in & 15) == 0;
+#endif
     const kiln_u64 tiles_x = (width + KILN_TW - 1) / KILN_TW, tiles_y = (height + KILN_TH - 1) / KILN_TH;
     const kiln_i64 W = (kiln_i64)width, H = (kiln_i64)height;
     for (kiln_u64 by = blockIdx.y; by < tiles_y; by += gridDim.y) {
         for (kiln_u64 bx = blockIdx.x; bx < tiles_x; bx += gridDim.x) {
             const kiln_i64 x0 = (kiln_i64)(bx * KILN_TW) - KILN_RX, y0 = (kiln_i64)(by * KILN_TH) - KILN_RY;
             const bool inside = x0 >= 0 && y0 >= 0 && x0 + KILN_SW <= W && y0 + KILN_SH <= H;
-            if (inside) {
+            if (inside && vector_rows) {
+                // The 128 core columns start at pixel bx * 128: 16-byte aligned in
+                // global memory (width % 4 == 0) and, by KILN_PAD, in the tile.
+#pragma unroll 4
+                for (unsigned idx = tid; idx < KILN_SH * (KILN_TW / 4); idx += 256) {
+                    const unsigned sy = idx / (KILN_TW / 4), q = idx % (KILN_TW / 4);
+                    const kiln_u64 src = (kiln_u64)(y0 + sy) * width + bx * KILN_TW + 4 * q;
+                    *(float4*)&tile[sy][KILN_PAD + KILN_RX + 4 * q] = *(const float4*)((const float*)in + src);
+                }
+#if KILN_RX > 0
+                for (unsigned idx = tid; idx < KILN_SH * 2 * KILN_RX; idx += 256) {
+                    const unsigned sy = idx / (2 * KILN_RX), h = idx % (2 * KILN_RX);
+                    const unsigned sx = h < KILN_RX ? h : KILN_TW + h;
+                    tile[sy][KILN_PAD + sx] = kiln_pixel(in[(kiln_u64)(y0 + sy) * width + (kiln_u64)(x0 + sx)]);
+                }
+#endif
+            } else if (inside) {
 #pragma unroll 4
                 for (unsigned idx = tid; idx < KILN_SH * KILN_SW; idx += 256) {
                     const unsigned sy = idx / KILN_SW, sx = idx % KILN_SW;
-                    tile[sy][sx] = kiln_pixel(in[(kiln_u64)(y0 + sy) * width + (kiln_u64)(x0 + sx)]);
+                    tile[sy][KILN_PAD + sx] = kiln_pixel(in[(kiln_u64)(y0 + sy) * width + (kiln_u64)(x0 + sx)]);
                 }
             } else {
                 for (unsigned idx = tid; idx < KILN_SH * KILN_SW; idx += 256) {
                     const unsigned sy = idx / KILN_SW, sx = idx % KILN_SW;
                     const kiln_i64 gy = kiln_border(y0 + sy, H, border), gx = kiln_border(x0 + sx, W, border);
-                    tile[sy][sx] = (gy < 0 || gx < 0) ? 0.f : kiln_pixel(in[(kiln_u64)gy * width + (kiln_u64)gx]);
+                    tile[sy][KILN_PAD + sx] =
+                        (gy < 0 || gx < 0) ? 0.f : kiln_pixel(in[(kiln_u64)gy * width + (kiln_u64)gx]);
                 }
             }
             __syncthreads();
-            const unsigned lx = threadIdx.x * 4;
-            const kiln_u64 ox = bx * KILN_TW + lx;
 #pragma unroll
             for (int r = 0; r < 4; ++r) {
-                const unsigned ly = threadIdx.y + 8 * r;
+                const unsigned ly = ty + 8 * r;
                 const kiln_u64 oy = by * KILN_TH + ly;
                 float acc[4] = {0.f, 0.f, 0.f, 0.f};
                 KILN_ROWS_UNROLL
                 for (int i = 0; i < FH; ++i) {
-                    float seg[FW + 3];
+                    const float* row = &tile[ly + i][KILN_PAD + tx];
 #pragma unroll
-                    for (int s = 0; s < FW + 3; ++s) seg[s] = tile[ly + i][lx + s];
+                    for (int e = 0; e < 4; ++e)
 #pragma unroll
-                    for (int j = 0; j < FW; ++j)
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) acc[e] += KILN_W(i, j) * seg[j + e];
+                        for (int j = 0; j < FW; ++j) acc[e] += KILN_W(i, j) * row[32 * e + j];
                 }
-                if (oy >= height || ox >= width) continue;
-                T* dst = out + oy * width + ox;
-                const bool full = ox + 4 <= width;
-#if PIXEL_U8
-                if (full && ((kiln_u64)dst & 3) == 0) {
-                    *(unsigned*)dst = kiln_round_u8(acc[0] / divisor) | (kiln_round_u8(acc[1] / divisor) << 8) |
-                                      (kiln_round_u8(acc[2] / divisor) << 16) |
-                                      (kiln_round_u8(acc[3] / divisor) << 24);
-                    continue;
-                }
-#else
-                if (full && ((kiln_u64)dst & 15) == 0) {
-                    *(float4*)dst = make_float4(acc[0] / divisor, acc[1] / divisor, acc[2] / divisor, acc[3] / divisor);
-                    continue;
-                }
-#endif
+                if (oy >= height) continue;
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (ox + e < width) kiln_put(dst + e, acc[e] / divisor);
+                for (int e = 0; e < 4; ++e) {
+                    const kiln_u64 ox = bx * KILN_TW + tx + 32 * e;
+                    if (ox < width) kiln_put(out + oy * width + ox, acc[e] / divisor);
+                }
             }
             // The next tile overwrites `tile`.
             __syncthreads();

@@ -429,7 +429,17 @@ pub fn gray<B: Backend>(
     });
     let kernel = stream.device().kernel(&prog)?;
     let max = stream.device().info().limits.max_grid[0];
-    let config = LaunchConfig::new(blocks(n.div_ceil(4), BLOCK as usize, max), BLOCK);
+    // Pixels per thread: WGSL writes whole words; CUDA takes 16 (or 4) pixels
+    // per thread where both views start 16- (or 4-) byte aligned, as CUDA
+    // allocations themselves are.
+    let (in_off, out_off) = (input.view().offset(), output.view().offset());
+    let per_thread = match B::KIND {
+        BackendKind::Wgpu => 4,
+        _ if in_off % 16 == 0 && out_off % 16 == 0 => 16,
+        _ if in_off % 4 == 0 && out_off % 4 == 0 => 4,
+        _ => 1,
+    };
+    let config = LaunchConfig::new(blocks(n.div_ceil(per_thread), BLOCK as usize, max), BLOCK);
     let args = Args::new().arg(input.view()).arg(output.view_mut());
     let args = if B::KIND == BackendKind::Wgpu { args.arg(n as u32) } else { args.arg(n as u64) };
     // SAFETY: the kernel reads input[0..n channels) and writes output[0..n)
