@@ -150,7 +150,7 @@ fn blur3x3<B: Backend>(stream: &Stream<B>, side: usize, opts: &RunOptions, rng: 
     let sets = set_count(stream, 2 * (side * side * 4) as u64);
     let mut buffers = buffer_sets::<B, f32, f32>(stream, &image, side * side, sets)?;
     // The filter is uploaded once, outside the timed runs.
-    let filter = Filter::box_blur(3).upload(stream)?;
+    let filter = Filter::box_blur(3)?.upload(stream)?;
     time_runs(stream, opts.warmup, opts.runs, |i| {
         let (input, out) = &mut buffers[i % sets];
         convolve(stream, input, side, side, &filter, Border::Clamp, out)

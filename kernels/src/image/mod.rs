@@ -152,10 +152,10 @@ impl Blur {
     /// The blur as a filter.
     pub fn filter(self) -> Filter {
         match self {
-            Blur::Box3 => Filter::box_blur(3),
-            Blur::Box5 => Filter::box_blur(5),
-            Blur::Gaussian3 => Filter::gaussian(3),
-            Blur::Gaussian5 => Filter::gaussian(5),
+            Blur::Box3 => Filter::box_of(3),
+            Blur::Box5 => Filter::box_of(5),
+            Blur::Gaussian3 => Filter::binomial(3),
+            Blur::Gaussian5 => Filter::binomial(5),
         }
     }
 }
@@ -195,12 +195,7 @@ impl Filter {
     pub fn new(width: usize, height: usize, weights: Vec<f32>, divisor: f32) -> Result<Filter> {
         let what = format!("Filter::new({width} x {height})");
         for side in [width, height] {
-            if side % 2 == 0 || side > MAX_FILTER_SIDE {
-                return Err(Error::invalid(
-                    what,
-                    format!("filter sides must be odd and at most {MAX_FILTER_SIDE} (got {side})"),
-                ));
-            }
+            check_side(side, &what)?;
         }
         if weights.len() != width * height {
             return Err(Error::LengthMismatch {
@@ -218,30 +213,46 @@ impl Filter {
         Ok(Filter { width, height, weights, divisor })
     }
 
-    /// The `side x side` mean (weights 1, divisor `side^2`); `side` odd, at most [`MAX_FILTER_SIDE`].
+    /// The `side x side` mean (weights 1, divisor `side^2`); `Err` unless
+    /// `side` is odd and at most [`MAX_FILTER_SIDE`].
     ///
     /// # Examples
     /// ```
-    /// let f = kiln_kernels::image::Filter::box_blur(3);
-    /// assert_eq!(f.divisor(), 9.0);
+    /// use kiln_kernels::image::Filter;
+    /// assert_eq!(Filter::box_blur(3)?.divisor(), 9.0);
+    /// assert!(Filter::box_blur(4).is_err());
+    /// # Ok::<(), kiln_core::Error>(())
     /// ```
-    pub fn box_blur(side: usize) -> Filter {
-        let side = clamp_side(side);
-        Filter { width: side, height: side, weights: vec![1.0; side * side], divisor: (side * side) as f32 }
+    pub fn box_blur(side: usize) -> Result<Filter> {
+        check_side(side, &format!("Filter::box_blur({side})"))?;
+        Ok(Filter::box_of(side))
     }
 
     /// The `side x side` binomial approximation of a Gaussian (the outer
     /// product of row `side - 1` of Pascal's triangle with itself, divisor
-    /// `4^(side - 1)`); `side` odd, at most [`MAX_FILTER_SIDE`].
+    /// `4^(side - 1)`); `Err` unless `side` is odd and at most [`MAX_FILTER_SIDE`].
     ///
     /// # Examples
     /// ```
-    /// let f = kiln_kernels::image::Filter::gaussian(3);
+    /// use kiln_kernels::image::Filter;
+    /// let f = Filter::gaussian(3)?;
     /// assert_eq!(f.weights(), &[1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]);
     /// assert_eq!(f.divisor(), 16.0);
+    /// assert!(Filter::gaussian(17).is_err());
+    /// # Ok::<(), kiln_core::Error>(())
     /// ```
-    pub fn gaussian(side: usize) -> Filter {
-        let side = clamp_side(side);
+    pub fn gaussian(side: usize) -> Result<Filter> {
+        check_side(side, &format!("Filter::gaussian({side})"))?;
+        Ok(Filter::binomial(side))
+    }
+
+    /// The mean filter of a side already checked.
+    fn box_of(side: usize) -> Filter {
+        Filter { width: side, height: side, weights: vec![1.0; side * side], divisor: (side * side) as f32 }
+    }
+
+    /// The binomial filter of a side already checked.
+    fn binomial(side: usize) -> Filter {
         let mut row = vec![1.0f32];
         for _ in 1..side {
             let mut next = vec![1.0f32; row.len() + 1];
@@ -281,7 +292,7 @@ impl Filter {
     /// use kiln_core::Device;
     /// use kiln_kernels::image::Filter;
     /// let dev = Device::<kiln_cpu::Cpu>::open(0).unwrap();
-    /// let f = Filter::gaussian(5).upload(&dev.stream()).unwrap();
+    /// let f = Filter::gaussian(5).unwrap().upload(&dev.stream()).unwrap();
     /// assert_eq!(f.filter().width(), 5);
     /// ```
     pub fn upload<B: Backend>(&self, stream: &Stream<B>) -> Result<DeviceFilter<B>> {
@@ -289,13 +300,12 @@ impl Filter {
     }
 }
 
-/// The nearest odd side in 1..=MAX_FILTER_SIDE (the built-in constructors take any side).
-fn clamp_side(side: usize) -> usize {
-    let side = side.clamp(1, MAX_FILTER_SIDE);
-    if side % 2 == 0 {
-        side - 1
+/// `Err` unless `side` is a valid filter side: odd, at most [`MAX_FILTER_SIDE`].
+fn check_side(side: usize, what: &str) -> Result<()> {
+    if side % 2 == 1 && side <= MAX_FILTER_SIDE {
+        Ok(())
     } else {
-        side
+        Err(Error::invalid(what, format!("filter sides must be odd and at most {MAX_FILTER_SIDE} (got {side})")))
     }
 }
 
