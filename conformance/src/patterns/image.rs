@@ -223,6 +223,8 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
     contract("Filter::new with 8 of 9 weights", Filter::new(3, 3, vec![1.0; 8], 1.0).is_err())?;
     contract("Filter::new with a NaN weight", Filter::new(1, 1, vec![f32::NAN], 1.0).is_err())?;
     contract("Filter::new with divisor 0", Filter::new(1, 1, vec![1.0], 0.0).is_err())?;
+    contract("Filter::box_blur(4)", Filter::box_blur(4).is_err())?;
+    contract("Filter::gaussian(17)", Filter::gaussian(17).is_err())?;
     let (width, height) = matrix_shape(ctx);
     let s = device.stream();
     let input = device.upload(&vec![7u8; width * height + 1])?;
