@@ -184,13 +184,15 @@ pub(crate) fn partial_blocks<B: Backend>(device: &Device<B>, n: usize, dtype: DT
     }
 }
 
-/// The WGSL definition of `is_nan(v: T) -> bool` for `dtype`: a bit test for
-/// f32, since WGSL lets an implementation assume NaN never appears in float
-/// comparisons (and `v != v` may fold to false).
+/// The WGSL definition of `is_nan(v: T) -> bool` for `dtype`. WGSL lets an
+/// implementation assume float comparisons never see NaN, and naga compiles
+/// `v != v` to an ordered comparison, false for NaN: f32 tests the bits;
+/// f64, which naga cannot bitcast to two words, uses `!(v == v)` (an
+/// ordered equality, false for NaN, negated), checked on lavapipe.
 pub(crate) fn wgsl_is_nan(dtype: DType) -> &'static str {
     match dtype {
         DType::F32 => "fn is_nan(v: T) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\n",
-        DType::F64 => "fn is_nan(v: T) -> bool { return v != v; }\n",
+        DType::F64 => "fn is_nan(v: T) -> bool { return !(v == v); }\n",
         _ => "fn is_nan(v: T) -> bool { return false; }\n",
     }
 }

@@ -199,8 +199,8 @@ enum Mode {
     RawExclusive = 2,
 }
 
-/// The WGSL bindings and the two helpers the passes call.
-fn wgsl_header(dtype: DType, buffers: &[(&str, &str, bool)], segmented: bool, put_flags: bool) -> String {
+/// The WGSL bindings and `flag_at(i)`, which the passes call.
+fn wgsl_header(dtype: DType, buffers: &[(&str, &str, bool)], segmented: bool) -> String {
     let mut h = format!("{}alias T = {};\n", wgsl_enables(dtype), wgsl_type(dtype));
     for (i, (name, ty, writable)) in buffers.iter().enumerate() {
         let access = if *writable { "read_write" } else { "read" };
@@ -210,11 +210,6 @@ fn wgsl_header(dtype: DType, buffers: &[(&str, &str, bool)], segmented: bool, pu
         "fn flag_at(i: u32) -> u32 { return select(0u, 1u, flags[i] != 0u); }\n"
     } else {
         "fn flag_at(i: u32) -> u32 { return 0u; }\n"
-    });
-    h.push_str(if put_flags {
-        "fn put_sum(t: u32, v: T, f: u32) { sums[t] = v; sum_flags[t] = f; }\n"
-    } else {
-        "fn put_sum(t: u32, v: T, f: u32) { sums[t] = v; }\n"
     });
     h
 }
@@ -230,7 +225,12 @@ fn sums_program<T: Number>(segmented: bool) -> Arc<Program> {
         if segmented {
             buffers.push(("sum_flags", "u32", true));
         }
-        let header = wgsl_header(T::DTYPE, &buffers, segmented, segmented);
+        let mut header = wgsl_header(T::DTYPE, &buffers, segmented);
+        header.push_str(if segmented {
+            "fn put_sum(t: u32, v: T, f: u32) { sums[t] = v; sum_flags[t] = f; }\n"
+        } else {
+            "fn put_sum(t: u32, v: T, f: u32) { sums[t] = v; }\n"
+        });
         Program::new(&name).wgsl(format!("{header}{}", include_str!("sums.wgsl"))).define("KERNEL", &name)
     })
 }
@@ -253,7 +253,7 @@ fn tiles_program<T: Number>(mode: Mode, segmented: bool, in_place: bool) -> Arc<
         }
         buffers.push(("carries", "T", false));
         buffers.push(("dst", "T", true));
-        let header = wgsl_header(T::DTYPE, &buffers, segmented, false);
+        let header = wgsl_header(T::DTYPE, &buffers, segmented);
         let mut p = Program::new(&name)
             .wgsl(format!("{header}{}", include_str!("kernel.wgsl")))
             .define("KERNEL", &name)
