@@ -102,8 +102,55 @@ def matrix_case(pattern, size):
     return None
 
 
+# The data-parallel patterns, on the inputs kiln's rows use (floats uniform
+# in [0.5, 2), integers in [1, 1000); histograms of int32 in [0, 1024) into
+# 256 bins, or all 7), each result left on the device.
+PARALLEL = {"reduce_sum", "dot", "scan_inclusive", "compact", "histogram_i32", "histogram_i32_skewed"}
+
+
+def bench_input(size, dtype):
+    if np.dtype(dtype).kind == "f":
+        return (rng.random(size, dtype=cp.float64) * 1.5 + 0.5).astype(dtype)
+    return rng.integers(1, 1000, size, dtype=cp.int64).astype(dtype)
+
+
+def parallel_case(pattern, size):
+    """(dtype label, bytes of one set, a function making one set's timed call)."""
+    item = np.dtype(dt).itemsize
+    threshold = dt(1.25) if np.dtype(dt).kind == "f" else dt(500)
+    if pattern == "reduce_sum":
+        def make():
+            x, out = bench_input(size, dt), cp.empty((), dt)
+            return lambda: cp.sum(x, out=out)
+        return args.dtype, size * item, make
+    if pattern == "dot":
+        def make():
+            x, y, out = bench_input(size, dt), bench_input(size, dt), cp.empty((), dt)
+            return lambda: cp.dot(x, y, out=out)
+        return args.dtype, 2 * size * item, make
+    if pattern == "scan_inclusive":
+        def make():
+            x, y = bench_input(size, dt), cp.empty(size, dt)
+            return lambda: cp.cumsum(x, out=y)
+        return args.dtype, 2 * size * item, make
+    if pattern == "compact":
+        def make():
+            x = bench_input(size, dt)
+            return lambda: x[x > threshold]
+        return args.dtype, (size + size // 2) * item, make
+    if pattern in ("histogram_i32", "histogram_i32_skewed"):
+        def make():
+            if pattern == "histogram_i32":
+                x = rng.integers(0, 1024, size, dtype=cp.int64).astype(cp.int32)
+            else:
+                x = cp.full(size, 7, cp.int32)
+            return lambda: cp.histogram(x, bins=256, range=(0, 1024))
+        return "i32", 4 * size, make
+    return None
+
+
 def bench_matrix(pattern, size):
-    label, nbytes, make = matrix_case(pattern, size)
+    label, nbytes, make = matrix_case(pattern, size) or parallel_case(pattern, size)
     sets_n = max(1, min(8, -(-2 * CACHE_BYTES // max(nbytes, 1))))
     fns = [make() for _ in range(sets_n)]
     counter = [0]
@@ -123,7 +170,7 @@ rows = []
 rng = cp.random.default_rng(0x6B696C6E)
 for size in [int(v) for v in args.sizes.split(",") if v]:
     for pattern in [c for c in args.cases.split(",") if c]:
-        if pattern in MATRIX:
+        if pattern in MATRIX or pattern in PARALLEL:
             try:
                 rows.append(bench_matrix(pattern, size))
             except Exception as e:  # noqa: BLE001 - report and go on

@@ -12,6 +12,7 @@ try:
     import pycuda.driver as drv
     import pycuda.gpuarray as gpuarray
     from pycuda.elementwise import ElementwiseKernel
+    from pycuda.scan import InclusiveScanKernel
 except Exception as e:  # noqa: BLE001 - any failure means the peer is absent
     print(f"pycuda unavailable: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
     sys.exit(3)
@@ -26,10 +27,12 @@ ap.add_argument("--json", required=True)
 args = ap.parse_args()
 np_dt = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32}[args.dtype]
 c_t = {"f32": "float", "f64": "double", "i32": "int", "u32": "unsigned int"}[args.dtype]
-arrays = {"copy_d2d": 2, "fill": 1, "map_square": 2, "vector_add": 3, "axpy": 3}
+arrays = {"copy_d2d": 2, "fill": 1, "map_square": 2, "vector_add": 3, "axpy": 3,
+          "reduce_sum": 1, "dot": 2, "scan_inclusive": 2}
 add = ElementwiseKernel(f"{c_t} *a, {c_t} *b, {c_t} *c", "c[i] = a[i] + b[i]", "kiln_peer_add")
 sq = ElementwiseKernel(f"{c_t} *a, {c_t} *b", "b[i] = a[i] * a[i]", "kiln_peer_sq")
 axpy = ElementwiseKernel(f"{c_t} alpha, {c_t} *x, {c_t} *y, {c_t} *z", "z[i] = alpha * x[i] + y[i]", "kiln_peer_axpy")
+inclusive_scan = InclusiveScanKernel(np_dt, "a+b")
 
 
 def op(pattern, s, alpha):
@@ -43,6 +46,13 @@ def op(pattern, s, alpha):
         return lambda: add(s[0], s[1], s[2])
     if pattern == "axpy":
         return lambda: axpy(alpha, s[0], s[1], s[2])
+    # Reductions return a new one-element GPUArray each call (PyCUDA has no out=).
+    if pattern == "reduce_sum":
+        return lambda: gpuarray.sum(s[0])
+    if pattern == "dot":
+        return lambda: gpuarray.dot(s[0], s[1])
+    if pattern == "scan_inclusive":
+        return lambda: inclusive_scan(s[0], s[1])
     return None
 
 

@@ -30,11 +30,27 @@ pub enum Pattern {
     Blur3x3,
     /// `n` random u32 keys sorted (into a second buffer).
     SortU32,
+    /// The sum of `n` elements, left on the device.
+    ReduceSum,
+    /// `sum(x[i] * y[i])` of two arrays of `n`, left on the device.
+    Dot,
+    /// Inclusive scan of `n` elements into a second array.
+    ScanInclusive,
+    /// `copy_if(x > threshold)` of `n` elements whose values are uniform over
+    /// the bench's range, the threshold its midpoint (half are kept), with
+    /// the count left on the device.
+    Compact,
+    /// A 256-bin histogram of `n` i32 values, uniform over the range
+    /// (`skewed: false`) or all in one bin (`skewed: true`).
+    Histogram {
+        /// Whether every value falls in one bin.
+        skewed: bool,
+    },
 }
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 16] = [
+    pub const ALL: [Pattern; 22] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -51,6 +67,12 @@ impl Pattern {
         Pattern::Grayscale,
         Pattern::Blur3x3,
         Pattern::SortU32,
+        Pattern::ReduceSum,
+        Pattern::Dot,
+        Pattern::ScanInclusive,
+        Pattern::Compact,
+        Pattern::Histogram { skewed: false },
+        Pattern::Histogram { skewed: true },
     ];
 
     /// The name used in tables, JSON and the peers' scripts.
@@ -69,6 +91,12 @@ impl Pattern {
             Pattern::Grayscale => "grayscale".into(),
             Pattern::Blur3x3 => "blur3x3_f32".into(),
             Pattern::SortU32 => "sort_u32".into(),
+            Pattern::ReduceSum => "reduce_sum".into(),
+            Pattern::Dot => "dot".into(),
+            Pattern::ScanInclusive => "scan_inclusive".into(),
+            Pattern::Compact => "compact".into(),
+            Pattern::Histogram { skewed: false } => "histogram_i32".into(),
+            Pattern::Histogram { skewed: true } => "histogram_i32_skewed".into(),
         }
     }
 
@@ -79,6 +107,7 @@ impl Pattern {
             Pattern::Sgemm(_) | Pattern::Blur3x3 => Some(DType::F32),
             Pattern::Grayscale => Some(DType::U8),
             Pattern::SortU32 => Some(DType::U32),
+            Pattern::Histogram { .. } => Some(DType::I32),
             _ => None,
         }
     }
@@ -95,8 +124,13 @@ impl Pattern {
     /// 2D patterns use the square of side `sqrt(n)` (every size of the sweep
     /// is a square); grayscale counts 3 bytes in and 1 out per pixel; a sort
     /// reads and writes every key once (the least any sort must move).
+    /// Reductions and histograms read their input once (their outputs are a
+    /// few bytes); a compaction reads its input and writes the half it keeps.
     pub fn bytes(self, n: usize, dtype: DType) -> u64 {
         let arrays = match self {
+            Pattern::Compact => return (n + n / 2) as u64 * dtype.size() as u64,
+            Pattern::ReduceSum | Pattern::Histogram { .. } => 1,
+            Pattern::Dot | Pattern::ScanInclusive => 2,
             Pattern::Fill | Pattern::Sequence => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
             Pattern::VectorAdd | Pattern::Axpy | Pattern::Sgemm(_) => 3,
@@ -117,6 +151,9 @@ impl Pattern {
         let side = square_side(n) as u64;
         match self {
             Pattern::CopyD2d | Pattern::Fill | Pattern::Transpose(_) | Pattern::SortU32 => 0,
+            Pattern::Compact | Pattern::Histogram { .. } => 0,
+            Pattern::ReduceSum | Pattern::ScanInclusive => n as u64,
+            Pattern::Dot => 2 * n as u64,
             Pattern::Sequence | Pattern::Axpy => 2 * n as u64,
             Pattern::Map(_) | Pattern::VectorAdd => n as u64,
             // 2 m n k for m = n = k = side.
@@ -131,8 +168,9 @@ impl Pattern {
     /// How many arrays of `n` elements one run allocates.
     pub(crate) fn arrays(self) -> usize {
         match self {
-            Pattern::Fill | Pattern::Sequence => 1,
+            Pattern::Fill | Pattern::Sequence | Pattern::ReduceSum | Pattern::Histogram { .. } => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
+            Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact => 2,
             // The sort's input, output and scratch keys.
             Pattern::VectorAdd | Pattern::Axpy | Pattern::Sgemm(_) | Pattern::SortU32 => 3,
             Pattern::Grayscale => 4,

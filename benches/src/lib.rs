@@ -26,6 +26,7 @@
 
 mod case;
 mod matrix;
+mod parallel;
 mod peers;
 mod plot;
 mod report;
