@@ -21,6 +21,11 @@ use crate::errors::{driver, scoped, Faults};
 /// device starts on long sequences of launches without waiting for a sync.
 const MAX_BATCH: usize = 128;
 
+/// Bytes of staging and temporary buffers the batch may hold alive before it
+/// is submitted on its own, so that long runs of uploads do not pile up
+/// memory the device has not started to drain.
+const MAX_STAGED: u64 = 256 << 20;
+
 /// Bytes of one block of kernel scalar arguments (see [`Params`]).
 const PARAMS_BLOCK: u64 = 64 * 1024;
 
@@ -71,6 +76,8 @@ impl Params {
 pub(crate) struct Batch {
     encoder: Option<wgpu::CommandEncoder>,
     commands: usize,
+    /// Bytes of staging and temporary buffers the recorded commands use.
+    staged: u64,
     /// Whether the batch holds work (copies, fills, launches), not only event timestamps.
     work: bool,
     params: Params,
@@ -92,6 +99,16 @@ impl Batch {
         self.encoder.get_or_insert_with(|| {
             device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("kiln batch") })
         })
+    }
+
+    /// Count `bytes` of staging or temporary memory the batch keeps alive.
+    pub(crate) fn stage(&mut self, bytes: u64) {
+        self.staged += bytes;
+    }
+
+    /// Whether the batch should be submitted now rather than grow further.
+    fn is_full(&self) -> bool {
+        self.commands >= MAX_BATCH || self.staged >= MAX_STAGED
     }
 
     /// Whether the batch holds work.
@@ -127,6 +144,7 @@ impl Context {
         let batch = Batch {
             encoder: None,
             commands: 0,
+            staged: 0,
             work: false,
             params: Params { block: None, shadow: Vec::new() },
             last: Marker::completed(),
@@ -154,7 +172,7 @@ impl Context {
         match scoped(&self.device, || f(&mut batch)) {
             (out, None) => {
                 let out = out?;
-                if batch.commands >= MAX_BATCH {
+                if batch.is_full() {
                     self.submit(&mut batch)?;
                 }
                 Ok(out)
@@ -194,6 +212,7 @@ impl Context {
             return Ok(batch.last.clone());
         };
         batch.commands = 0;
+        batch.staged = 0;
         batch.work = false;
         batch.params.retire(&self.queue);
         let (index, error) = scoped(&self.device, || self.queue.submit([encoder.finish()]));

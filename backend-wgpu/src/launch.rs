@@ -264,6 +264,7 @@ fn bind(
             // Bound from an aligned-down offset the kernel would index the
             // wrong elements: it reads from 0. Stage the view instead.
             let temp = create_buffer(&ctx.device, &ctx.info.name, "unaligned view", size, STORAGE, false)?;
+            batch.stage(size);
             stage_in.push((b.buffer.raw.clone(), b.offset, temp.clone(), b.len));
             if b.bind_writable {
                 copy_back.push((temp.clone(), b.buffer.raw.clone(), b.offset, b.len));

@@ -17,8 +17,10 @@ fn is_word(n: u64) -> bool {
 }
 
 /// A device buffer for intermediate data, `len` bytes rounded up to words.
-fn temporary(ctx: &Context, len: u64) -> Result<wgpu::Buffer> {
-    create_buffer(&ctx.device, &ctx.info.name, "temporary buffer", round4(len).max(4), STORAGE, false)
+fn temporary(ctx: &Context, batch: &mut Batch, len: u64) -> Result<wgpu::Buffer> {
+    let size = round4(len).max(4);
+    batch.stage(size);
+    create_buffer(&ctx.device, &ctx.info.name, "temporary buffer", size, STORAGE, false)
 }
 
 /// Record a copy of `len` bytes from `src[src_offset..]` to `dst[dst_offset..]`
@@ -50,7 +52,7 @@ pub(crate) fn encode_copy(
     // temporary holding the source range widened to whole words.
     let start = src_offset / 4 * 4;
     let size = round4(src_offset + len) - start;
-    let temp = temporary(ctx, size)?;
+    let temp = temporary(ctx, batch, size)?;
     batch.encoder(&ctx.device).copy_buffer_to_buffer(src, start, &temp, 0, size);
     encode_copy(ctx, batch, &temp, src_offset - start, dst, dst_offset, len)
 }
@@ -71,12 +73,13 @@ pub(crate) fn write(ctx: &Context, dst: &WgpuBuffer, dst_offset: u64, data: &[u8
     }
     staging.unmap();
     ctx.record("upload to device buffer", |batch| {
+        batch.stage(size);
         if is_word(dst_offset) && is_word(len) {
             batch.encoder(&ctx.device).copy_buffer_to_buffer(&staging, 0, &dst.raw, dst_offset, len);
             Ok(())
         } else {
             // The byte kernel reads a storage buffer, which a mappable one cannot be.
-            let temp = temporary(ctx, size)?;
+            let temp = temporary(ctx, batch, size)?;
             batch.encoder(&ctx.device).copy_buffer_to_buffer(&staging, 0, &temp, 0, size);
             encode_copy(ctx, batch, &temp, 0, &dst.raw, dst_offset, len)
         }
@@ -100,6 +103,7 @@ fn stage_read(
     let size = round4(offset + len) - start;
     let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
     let readback = create_buffer(&ctx.device, &ctx.info.name, "read-back buffer", size, usage, false)?;
+    batch.stage(size);
     batch.encoder(&ctx.device).copy_buffer_to_buffer(&src.raw, start, &readback, 0, size);
     Ok((readback, offset - start))
 }
