@@ -23,6 +23,12 @@ use crate::launch::{cuda_source, program};
 pub const MAX_FILTER_SIDE: usize = 15;
 
 /// The interleaved byte layout of a color image.
+///
+/// # Examples
+/// ```
+/// use kiln_kernels::image::PixelFormat;
+/// assert_eq!(PixelFormat::Rgba.channels(), 4);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PixelFormat {
     /// 3 bytes per pixel: red, green, blue.
@@ -50,6 +56,13 @@ impl PixelFormat {
 }
 
 /// What a filter sees outside the image.
+///
+/// # Examples
+/// ```
+/// use kiln_kernels::image::Border;
+/// assert_eq!(Border::default(), Border::Clamp);
+/// assert_eq!(Border::Reflect.to_string(), "reflect");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Border {
     /// The nearest edge pixel (`a a | a b c | c c`).
@@ -123,6 +136,13 @@ pub fn border_index(i: i64, n: i64, border: Border) -> Option<usize> {
 }
 
 /// The built-in blurs.
+///
+/// # Examples
+/// ```
+/// use kiln_kernels::image::Blur;
+/// let f = Blur::Gaussian5.filter();
+/// assert_eq!((f.width(), f.divisor()), (5, 256.0));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Blur {
     /// 3 x 3 mean.
@@ -329,6 +349,14 @@ mod sealed {
 }
 
 /// A pixel type of the convolutions: `u8` and `f32`.
+///
+/// # Examples
+/// ```
+/// use kiln_kernels::image::Pixel;
+/// assert_eq!(u8::from_f32(2.5), 3);      // rounded half up
+/// assert_eq!(u8::from_f32(300.0), 255);  // clamped
+/// assert_eq!(<f32 as Pixel>::from_f32(2.5), 2.5);
+/// ```
 pub trait Pixel: Element + sealed::Sealed {
     /// The pixel as f32.
     fn to_f32(self) -> f32;

@@ -112,6 +112,13 @@ int_element!(i32, "int");
 int_element!(u32, "unsigned");
 
 /// Which implementation computes a product.
+///
+/// # Examples
+/// ```
+/// use kiln_kernels::matmul::MatmulStrategy;
+/// assert_eq!(MatmulStrategy::default(), MatmulStrategy::Auto);
+/// assert_eq!(MatmulStrategy::Cublas.to_string(), "cublas");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum MatmulStrategy {
     /// Let kiln choose (see [`choose`]); calls return the strategy they used.
@@ -148,6 +155,14 @@ impl std::fmt::Display for MatmulStrategy {
 }
 
 /// The shape of `c (m x n) = a (m x k) . b (k x n)`.
+///
+/// # Examples
+/// ```
+/// use kiln_kernels::matmul::MatmulShape;
+/// let s = MatmulShape::new(2, 3, 4);
+/// assert_eq!(s.flops(), 48);
+/// assert_eq!(s.to_string(), "(2 x 4) . (4 x 3)");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MatmulShape {
     /// Rows of `a` and `c`.

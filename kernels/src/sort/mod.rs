@@ -39,6 +39,13 @@ pub(crate) const FLAG_GEN_INDEX: u32 = 8;
 pub(crate) const FLAG_NO_KEYS: u32 = 16;
 
 /// The direction of a sort.
+///
+/// # Examples
+/// ```
+/// use kiln_kernels::sort::SortOrder;
+/// assert_eq!(SortOrder::default(), SortOrder::Ascending);
+/// assert_eq!(SortOrder::Descending.to_string(), "descending");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SortOrder {
     /// Smallest first (NaN last).

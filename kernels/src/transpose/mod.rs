@@ -17,6 +17,13 @@ use kiln_core::{
 use crate::launch::{cuda_source, program};
 
 /// How the transpose is computed.
+///
+/// # Examples
+/// ```
+/// use kiln_kernels::transpose::TransposeAlgorithm;
+/// assert_eq!(TransposeAlgorithm::default(), TransposeAlgorithm::Tiled);
+/// assert_eq!(TransposeAlgorithm::Naive.to_string(), "naive");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TransposeAlgorithm {
     /// Tiles staged through shared memory: coalesced reads and writes.
