@@ -102,6 +102,16 @@ pub(crate) fn keep_pool_memory(dev: sys::CUdevice) -> Result<(), DriverError> {
     }
 }
 
+/// Return the memory the device's default pool holds unused to the driver
+/// (`cuMemPoolTrimTo(pool, 0)`); memory still pending a stream-ordered free is kept.
+pub(crate) fn trim_pool(dev: sys::CUdevice) -> Result<(), DriverError> {
+    // SAFETY: `dev` came from the context; trimming releases only unused pool memory.
+    unsafe {
+        let pool = result::device::get_default_mem_pool(dev)?;
+        sys::cuMemPoolTrimTo(pool, 0).result()
+    }
+}
+
 // ---------------------------------------------------------------- memory
 
 /// Allocate `bytes` (> 0) of device memory, stream-ordered (`cuMemAllocAsync`)

@@ -104,7 +104,18 @@ impl RawStream for CudaStream {
             return Ok(CudaBuffer::new(0, 0, self.stream.clone(), self.state.clone()));
         }
         self.state.bind("cuMemAllocAsync")?;
-        let ptr = ffi::alloc_device(&self.stream, bytes, self.state.pooled).map_err(|e| {
+        let mut allocated = ffi::alloc_device(&self.stream, bytes, self.state.pooled);
+        if self.state.pooled && allocated.is_err_and(crate::error::is_out_of_memory) {
+            // The pool keeps freed memory for reuse; hand it back and try once
+            // more before reporting, and so that a failed request leaves
+            // nothing held that other processes could use.
+            let _ = ffi::trim_pool(self.state.ctx.cu_device());
+            allocated = ffi::alloc_device(&self.stream, bytes, self.state.pooled);
+            if allocated.is_err() {
+                let _ = ffi::trim_pool(self.state.ctx.cu_device());
+            }
+        }
+        let ptr = allocated.map_err(|e| {
             if crate::error::is_out_of_memory(e) {
                 self.state.out_of_memory(&format!("device buffer of {bytes} bytes"), bytes)
             } else {

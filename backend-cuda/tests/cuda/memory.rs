@@ -104,6 +104,13 @@ fn memory_reports_free_and_total() {
 
 #[test]
 fn allocations_past_free_memory_are_out_of_memory() {
+    // While the driver tries, it takes all free device memory for a moment,
+    // which makes other processes' context creation fail: run only where the
+    // device is this test's alone (`KILN_TEST_EXCLUSIVE_GPU=1`).
+    if std::env::var("KILN_TEST_EXCLUSIVE_GPU").as_deref() != Ok("1") {
+        eprintln!("skipped: set KILN_TEST_EXCLUSIVE_GPU=1 and run this test alone on the device");
+        return;
+    }
     let Some(dev) = gpu() else { return };
     let m = dev.memory().unwrap();
     // Exactly the device's total: within the typed layer's size limit, so the
