@@ -162,9 +162,16 @@ fn bin_params<T: HistogramInput>(bins: usize, lo: T::Bound, hi: T::Bound) -> Res
 /// (1) or let each lane add its own (0); the all-lanes-agree case is one
 /// atomic either way.
 const WARP_MATCH: u8 = 1;
-/// Blocks per SM of the CUDA kernel: each block zeroes and merges all bins
-/// once, so fewer, longer blocks.
-const BLOCKS_PER_SM: usize = 4;
+/// Blocks per SM of the CUDA kernel: 8 (2048 threads, two 16-byte loads in
+/// flight each: 64 KiB per SM) while merging each block's bins is cheap,
+/// 4 past 1024 bins, where every block adds up to 4096 atomics to the totals.
+fn blocks_per_sm(bins: usize) -> usize {
+    if bins <= 1024 {
+        8
+    } else {
+        4
+    }
+}
 /// Most WGSL workgroups (each merges its bins into the global counts).
 const WGSL_GROUPS: usize = 128;
 
@@ -278,7 +285,7 @@ pub fn histogram_into<B: Backend, T: HistogramInput>(
         BackendKind::Cuda => {
             // 256 threads x 2 vectors of 16 bytes per step.
             let per_step = 256 * 2 * (16 / size_of::<T>());
-            let most = (stream.device().info().compute_units as usize * BLOCKS_PER_SM).max(1);
+            let most = (stream.device().info().compute_units as usize * blocks_per_sm(bins)).max(1);
             (n.div_ceil(per_step).clamp(1, most), bins as u32 * 4)
         }
     };
