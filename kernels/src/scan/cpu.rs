@@ -97,7 +97,10 @@ fn chunk_carry<T: Prefix>(x: &[T], flags: Option<&[u32]>) -> Carry<T::Acc> {
 }
 
 /// Scan `x` into `y` (same length; `flags` too when segmented).
-fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &mut [T]) {
+fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &mut [T]) -> Result<()> {
+    if y.len() != x.len() || flags.is_some_and(|f| f.len() != x.len()) {
+        return Err(Error::invalid("scan on the CPU", "x, flags and y must have the same length"));
+    }
     let carries: Vec<Carry<T::Acc>> = x
         .par_chunks(CHUNK)
         .enumerate()
@@ -125,6 +128,7 @@ fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &m
             }
         }
     });
+    Ok(())
 }
 
 fn dispatch<T: Number>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool, in_place: bool) -> Result<()> {
@@ -146,12 +150,11 @@ fn typed<T: Prefix>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool, i
     if in_place {
         let y = args.output::<T>(y_at)?;
         let x = y.to_vec();
-        scan_slices(exclusive, &x, flags, y);
+        scan_slices(exclusive, &x, flags, y)
     } else {
         let x = args.input::<T>(0)?;
-        scan_slices(exclusive, x, flags, args.output::<T>(y_at)?);
+        scan_slices(exclusive, x, flags, args.output::<T>(y_at)?)
     }
-    Ok(())
 }
 
 /// The host function of a scan kernel; the const parameters are the
