@@ -49,7 +49,7 @@ pub fn run(
     let mut rows: Vec<Row> = results.iter().flat_map(|r| r.rows.clone()).collect();
     let peers = peers(config, &results, progress);
     attach_peers(&mut rows, &peers);
-    let report = Report { header: header(config, &results, &peers, command), rows };
+    let report = Report { header: header(config, &results, &peers, command), rows, cuda_system: None };
     write(&report, output)?;
     Ok(report)
 }

@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 mod case;
+pub mod cuda_system;
 mod matrix;
 mod parallel;
 mod peers;

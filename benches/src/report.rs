@@ -100,6 +100,10 @@ pub struct Report {
     pub header: Header,
     /// One row per case and device.
     pub rows: Vec<Row>,
+    /// The CUDA system cases (launch overhead, NVRTC, pinned copies,
+    /// pipeline), when CUDA was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_system: Option<serde_json::Value>,
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.

@@ -30,7 +30,7 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "{:<6} {:<26} {:<18} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6}",
+        "{:<6} {:<26} {:<22} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6}",
         "backend", "device", "pattern", "dtype", "size", "median ms", "min ms", "GB/s", "TFLOP/s", "%ceil"
     );
     for p in &peers {
@@ -41,7 +41,7 @@ pub fn render(report: &Report) -> String {
         let device: String = r.device.chars().take(26).collect();
         let _ = write!(
             out,
-            "{:<6} {:<26} {:<18} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6}",
+            "{:<6} {:<26} {:<22} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6}",
             r.backend,
             device,
             r.pattern,

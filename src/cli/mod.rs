@@ -2,6 +2,7 @@
 //!
 //! A new subcommand is a variant of [`Command`] and a module with a `run`.
 
+mod bench;
 mod conform;
 mod devices;
 
@@ -24,16 +25,23 @@ enum Command {
     /// Run every pattern on every available backend against the reference
     /// and print a pattern x backend matrix; exits 1 on any failure.
     Conform(conform::ConformArgs),
+    /// Time every pattern on every available backend (device events, median
+    /// of many runs) against the copy ceiling and the peers (CuPy, PyCUDA).
+    Bench(bench::BenchArgs),
 }
 
 /// Parse the arguments and run the subcommand. Exit codes: 0 success, 1 a
 /// conformance failure, 2 an error (bad arguments, a backend asked for by
 /// name that is absent, a file that cannot be written).
 pub fn main() -> ExitCode {
+    if let Some(code) = bench::cached_load_child() {
+        return code;
+    }
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Devices => devices::run(),
         Command::Conform(args) => conform::run(args),
+        Command::Bench(args) => bench::run_cli(args),
     };
     match result {
         Ok(code) => code,

@@ -6,8 +6,7 @@
 //! cuda_system [--json PATH]
 //! ```
 
-#[path = "../cuda_system.rs"]
-mod cuda_system;
+use kiln_benches::cuda_system;
 
 use std::process::ExitCode;
 
