@@ -208,6 +208,12 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
             other => return Err(Failure::Contract(format!("{call} returned {other:?}, not LengthMismatch"))),
         }
     }
+    let halves = device.upload(&[kiln_core::f16::ONE; 3])?;
+    let mut halves_out = device.upload(&[kiln_core::f16::ZERO; 3])?;
+    match copy_if(&s, &halves, Predicate::NonZero, &mut halves_out) {
+        Err(Error::Unsupported { .. }) => {}
+        other => return Err(Failure::Contract(format!("copy_if of f16 returned {other:?}, not Unsupported"))),
+    }
     unchanged("output after refused calls", &out, &initial)?;
     unchanged("indices after refused calls", &at, &vec![7u32; n])?;
     if count.to_vec()? != [3, 4] {

@@ -511,6 +511,11 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
         "reduce_axis with 2 outputs for 1 x (n + 1)",
         reduce_axis(&s, ReduceOp::Min, &long, 1, n + 1, 1, &mut cols),
     )?;
+    let halves = device.upload(&[kiln_core::f16::ONE; 3])?;
+    match reduce(&s, ReduceOp::Sum, &halves) {
+        Err(Error::Unsupported { .. }) => {}
+        other => return Err(Failure::Contract(format!("reduce sum of f16 returned {other:?}, not Unsupported"))),
+    }
     unchanged("output after refused calls", &out, &initial)?;
     if index.to_vec()? != [7, 9] {
         return Err(Failure::Contract("a refused arg_reduce_into wrote its index".into()));

@@ -166,6 +166,11 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
             other => return Err(Failure::Contract(format!("{call} returned {other:?}, not LengthMismatch"))),
         }
     }
+    let mut halves = device.upload(&[kiln_core::f16::ONE; 3])?;
+    match scan_in_place(&s, ScanKind::Inclusive, &mut halves) {
+        Err(Error::Unsupported { .. }) => {}
+        other => return Err(Failure::Contract(format!("a scan of f16 returned {other:?}, not Unsupported"))),
+    }
     unchanged("output after refused calls", &y, &initial)
 }
 

@@ -2,6 +2,7 @@
 //! and count them (Thrust's `copy_if`, NumPy's `x[x > 0]` and `nonzero`).
 //!
 //! # Semantics, the same on every backend
+//! - Types: `i32`, `u32`, `f32` and `f64` (`f16` is `Err(Unsupported)`).
 //! - The kept elements (or their indices) go to the front of the output in
 //!   their original order (a stable compaction); the count is returned (or
 //!   left on the device). Elements of the output past the count are not
@@ -44,7 +45,7 @@ use kiln_core::{
 };
 
 use crate::launch::{check_dtype, cuda_source, program, push_len, wgsl_enables, wgsl_type};
-use crate::reduce::wgsl_is_nan;
+use crate::reduce::{check_numeric, wgsl_is_nan};
 use crate::scan::{cuda_tile, scan_in_place, ScanKind, LOOKBACK_CUH};
 use crate::Number;
 
@@ -207,6 +208,7 @@ fn check<B: Backend, T: Number, O: Element>(
     out: &BufferViewMut<'_, B, O>,
     count: &BufferViewMut<'_, B, u64>,
 ) -> Result<()> {
+    check_numeric::<B, T>(what)?;
     if out.len() < n {
         return Err(Error::LengthMismatch {
             what: format!("{what}: output (it must hold as many elements as the input)"),

@@ -14,7 +14,7 @@ use kiln_core::{
 };
 use rayon::prelude::*;
 
-use super::{check_out_len, cpu::extreme, is_nan, partial_blocks, reduce_cuda, wgsl_is_nan};
+use super::{check_numeric, check_out_len, cpu::extreme, is_nan, partial_blocks, reduce_cuda, wgsl_is_nan};
 use crate::launch::{check_dtype, program, push_len, wgsl_enables, wgsl_type, BLOCK};
 use crate::Number;
 
@@ -145,6 +145,7 @@ pub fn arg_reduce_into<B: Backend, T: Number>(
     index: &mut impl ViewMut<B, u64>,
     value: &mut impl ViewMut<B, T>,
 ) -> Result<()> {
+    check_numeric::<B, T>(op.name())?;
     let x = x.view();
     let n = x.len();
     check_out_len(&format!("{op} index"), index.view().len())?;

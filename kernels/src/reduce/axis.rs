@@ -14,7 +14,7 @@ use kiln_core::{
     Stream, View, ViewMut,
 };
 
-use super::{check_empty, cpu, fold_into, reduce_cuda, wgsl_is_nan, ReduceOp};
+use super::{check_empty, check_numeric, cpu, fold_into, reduce_cuda, wgsl_is_nan, ReduceOp};
 use crate::launch::{check_dtype, program, push_len, wgsl_source, Access, BLOCK};
 use crate::Number;
 
@@ -88,6 +88,7 @@ pub fn reduce_axis<B: Backend, T: Number>(
     out: &mut impl ViewMut<B, T>,
 ) -> Result<()> {
     let what = format!("reduce_axis {op} along axis {axis} of {rows} x {cols}");
+    check_numeric::<B, T>(&what)?;
     if axis > 1 {
         return Err(Error::invalid(what, "a 2D array has axes 0 (down the columns) and 1 (along the rows)"));
     }

@@ -3,6 +3,8 @@
 //! `sum`, `min`, `argmin`, `sum(axis=...)`, Thrust's `reduce`).
 //!
 //! # Semantics, the same on every backend
+//! - **Types**: `i32`, `u32`, `f32` and `f64`; other [`Number`] types
+//!   (`f16`) are `Err(Unsupported)`.
 //! - **Integers** (`i32`, `u32`): sums, products and dot products wrap; the
 //!   results are exact modulo 2^32.
 //! - **NaN**: a sum, product or dot product with a NaN input is NaN (IEEE).
@@ -274,6 +276,15 @@ pub(crate) fn fold_into<B: Backend, T: Number>(
     }
 }
 
+/// `Err(Unsupported)` unless `T` is one of the types the reductions, scans
+/// and compactions are written for: `i32`, `u32`, `f32`, `f64`.
+pub(crate) fn check_numeric<B: Backend, T: Number>(what: &str) -> Result<()> {
+    match T::DTYPE {
+        DType::I32 | DType::U32 | DType::F32 | DType::F64 => Ok(()),
+        d => Err(Error::unsupported(B::KIND, format!("{what} on {d}"), "defined for i32, u32, f32 and f64")),
+    }
+}
+
 /// `Err(InvalidArgument)` for a fold of nothing that has no value.
 fn check_empty(op: ReduceOp, n: usize, what: &str) -> Result<()> {
     if n == 0 && !op.has_identity() {
@@ -327,6 +338,7 @@ pub fn reduce_into<B: Backend, T: Number>(
     out: &mut impl ViewMut<B, T>,
 ) -> Result<()> {
     let what = format!("reduce {op}");
+    check_numeric::<B, T>(&what)?;
     let n = x.view().len();
     check_out_len(&what, out.view().len())?;
     check_empty(op, n, &what)?;
@@ -354,9 +366,12 @@ pub fn reduce_into<B: Backend, T: Number>(
 /// let empty = s.alloc::<f64>(0)?;
 /// assert_eq!(reduce(&s, ReduceOp::Product, &empty)?, 1.0);
 /// assert!(matches!(reduce(&s, ReduceOp::Max, &empty), Err(Error::InvalidArgument { .. })));
+/// let halves = s.upload(&[kiln_core::f16::ONE])?;
+/// assert!(matches!(reduce(&s, ReduceOp::Sum, &halves), Err(Error::Unsupported { .. })));
 /// # Ok(()) }
 /// ```
 pub fn reduce<B: Backend, T: Number>(stream: &Stream<B>, op: ReduceOp, x: &impl View<B, T>) -> Result<T> {
+    check_numeric::<B, T>(&format!("reduce {op}"))?;
     let n = x.view().len();
     check_empty(op, n, &format!("reduce {op}"))?;
     if n == 0 {
@@ -390,6 +405,7 @@ pub fn dot_into<B: Backend, T: Number>(
     y: &impl View<B, T>,
     out: &mut impl ViewMut<B, T>,
 ) -> Result<()> {
+    check_numeric::<B, T>("dot")?;
     let (x, y) = (x.view(), y.view());
     let n = x.len();
     if y.len() != n {

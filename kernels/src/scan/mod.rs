@@ -3,6 +3,7 @@
 //! `exclusive_scan` and `inclusive_scan_by_key`; NumPy's `cumsum`).
 //!
 //! # Semantics, the same on every backend
+//! - Types: `i32`, `u32`, `f32` and `f64` (`f16` is `Err(Unsupported)`).
 //! - Inclusive: `y[i] = x[0] + ... + x[i]`; exclusive: `y[i] = x[0] + ... +
 //!   x[i - 1]`, so `y[0] = 0`.
 //! - Segmented: a nonzero `flags[i]` starts a new segment at `i`, where the
@@ -53,6 +54,7 @@ use kiln_core::{
 };
 
 use crate::launch::{check_dtype, cuda_source, program, push_len, wgsl_enables, wgsl_type};
+use crate::reduce::check_numeric;
 use crate::Number;
 
 /// Whether a scan includes the element itself.
@@ -140,6 +142,7 @@ struct Operands<'a, B: Backend, T: Number> {
 }
 
 fn run<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, ops: Operands<'_, B, T>) -> Result<()> {
+    check_numeric::<B, T>(&format!("{kind} scan"))?;
     check_dtype(stream, T::DTYPE, &format!("{kind} scan"))?;
     if ops.y.is_empty() {
         return Ok(());
