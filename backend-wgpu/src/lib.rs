@@ -29,7 +29,8 @@
 //!
 //! Work is batched: copies, fills and launches are recorded into the batch
 //! and submitted when an event is recorded, data is read back, a stream or
-//! the device is synchronized, or 128 commands have piled up. An event
+//! the device is synchronized, or once it holds 128 commands or keeps
+//! 256 MiB of staging memory alive. An event
 //! recorded while the batch holds no work (the start of a timed region)
 //! stays in the batch with its timestamp until the next submission, so that
 //! the device time between it and a later event excludes the host's
@@ -48,7 +49,9 @@
 //! and fills that wgpu cannot express (offsets or sizes that are not whole
 //! words, copies within one buffer, non-zero fill patterns) run through a
 //! temporary buffer and kiln's own byte kernels. [`Device::memory`](kiln_core::Device::memory)
-//! is `Unsupported` (wgpu reports no free memory).
+//! is `Unsupported` (wgpu reports no free memory); `DeviceInfo::memory_bytes`
+//! is the largest device-local heap, read from Vulkan (0 elsewhere), and
+//! `compute_units` is 0 (unknown: wgpu does not report it).
 //!
 //! # Kernels
 //! WGSL compiled by naga and wgpu, following the ABI of kiln-kernels'
