@@ -77,7 +77,7 @@ impl WgpuEvent {
     }
 
     /// Mark the current end of the queue: write a timestamp (when the
-    /// adapter can), submit the batch and keep its marker.
+    /// adapter can), and submit the batch if it holds work.
     pub(crate) fn record(&self) -> Result<()> {
         let ctx = &self.ctx;
         let mut batch = ctx.batch()?;
@@ -97,8 +97,8 @@ impl WgpuEvent {
                 encoder.map_buffer_on_submit(&readback, wgpu::MapMode::Read, .., move |r| {
                     let value = r.map_err(|e| e.to_string()).and_then(|()| {
                         let view = mapped.get_mapped_range(..).map_err(|e| e.to_string())?;
-                        let bytes: [u8; 8] = view[..8].try_into().map_err(|_| "short timestamp".to_string())?;
-                        Ok(u64::from_le_bytes(bytes))
+                        let bytes = view.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok());
+                        bytes.map(u64::from_le_bytes).ok_or_else(|| "short timestamp".to_string())
                     });
                     mapped.unmap();
                     *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(value);

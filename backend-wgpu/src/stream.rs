@@ -69,7 +69,10 @@ impl RawStream for WgpuStream {
         dst_offset: usize,
         bytes: usize,
     ) -> Result<()> {
-        transfer::read_async(&self.ctx, src, src_offset as u64, &dst.mem, dst_offset, bytes as u64)
+        // SAFETY: the range is inside `dst`, and the host leaves it alone
+        // until an event recorded after this copy has completed, by this
+        // method's contract.
+        unsafe { transfer::read_async(&self.ctx, src, src_offset as u64, &dst.mem, dst_offset, bytes as u64) }
     }
 
     unsafe fn copy(

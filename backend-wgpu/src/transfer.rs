@@ -135,7 +135,8 @@ pub(crate) fn read(ctx: &Context, src: &WgpuBuffer, offset: u64, dst: &mut [u8])
     }
     {
         let view = readback.get_mapped_range(..).map_err(|e| map_error("read-back buffer", &e))?;
-        dst.copy_from_slice(&view[skip as usize..(skip + len) as usize]);
+        let bytes = view.get(skip as usize..(skip + len) as usize);
+        dst.copy_from_slice(bytes.ok_or_else(|| map_error("read-back buffer", &"shorter than the range read"))?);
     }
     readback.unmap();
     ctx.faults.take()
@@ -146,7 +147,12 @@ pub(crate) fn read(ctx: &Context, src: &WgpuBuffer, offset: u64, dst: &mut [u8])
 /// once its submission has run copies it into the host memory. That
 /// callback runs in the device poll of whoever waits for the submission (an
 /// event recorded after this copy), before the wait returns.
-pub(crate) fn read_async(
+///
+/// # Safety
+/// - `dst_offset + len <= dst`'s length.
+/// - The host neither reads nor writes `dst[dst_offset..dst_offset + len]`
+///   until an event recorded after this call has completed.
+pub(crate) unsafe fn read_async(
     ctx: &Context,
     src: &WgpuBuffer,
     offset: u64,
@@ -164,11 +170,12 @@ pub(crate) fn read_async(
         let on_mapped = move |r: std::result::Result<(), wgpu::BufferAsyncError>| {
             let copied = r.map_err(|e| e.to_string()).and_then(|()| {
                 let view = mapped.get_mapped_range(..).map_err(|e| e.to_string())?;
-                // SAFETY: the range is inside the host buffer (checked by the
-                // caller of read_async), and by read_async's contract the host
+                let bytes = view.get(skip as usize..skip as usize + n).ok_or("shorter than the range read")?;
+                // SAFETY: the range is inside the host buffer, and the host
                 // does not touch it until an event recorded after this copy
-                // has completed, which happens only after this callback.
-                unsafe { mem.range_mut(dst_offset, n) }.copy_from_slice(&view[skip as usize..skip as usize + n]);
+                // has completed, which happens only after this callback (both
+                // by this function's contract).
+                unsafe { mem.range_mut(dst_offset, n) }.copy_from_slice(bytes);
                 Ok(())
             });
             mapped.unmap();
