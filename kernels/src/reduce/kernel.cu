@@ -22,7 +22,10 @@
 // Every kernel is launched with blockDim = (BLOCK, 1, 1), except MODE 5: (32, 8, 1).
 
 #define BLOCK 256
-#define UNROLL 4
+// UNROLL (loads in flight per thread) comes from reduce/mod.rs, which sizes the grid by it.
+#ifndef UNROLL
+#error "UNROLL must be defined"
+#endif
 #define FULL_MASK 0xffffffffu
 
 typedef unsigned long long u64;

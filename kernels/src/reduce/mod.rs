@@ -164,7 +164,7 @@ impl std::fmt::Display for ReduceOp {
 /// flight to cover memory latency (4 x 256 threads x 4 loads x 16 B = 64 KiB
 /// per SM) while every block of the grid is resident at once.
 const BLOCKS_PER_SM: usize = 4;
-/// Loads in flight per thread in the CUDA kernel (its UNROLL).
+/// Loads in flight per thread in the CUDA kernel (its UNROLL define).
 const UNROLL: usize = 4;
 /// Most partials of a WGSL first pass (one workgroup folds them after).
 const WGSL_PARTIALS: usize = 256;
@@ -199,9 +199,10 @@ pub(crate) fn wgsl_is_nan(dtype: DType) -> &'static str {
     }
 }
 
-/// The CUDA source of the reductions, with `T` bound to `dtype`.
+/// The CUDA source of the reductions, with `T` bound to `dtype` and UNROLL
+/// the value the grid is sized for.
 pub(crate) fn reduce_cuda(dtype: DType) -> String {
-    cuda_source(dtype, include_str!("kernel.cu"))
+    cuda_source(dtype, &format!("#define UNROLL {UNROLL}\n{}", include_str!("kernel.cu")))
 }
 
 fn fold_program<T: Number>(op: ReduceOp) -> Arc<Program> {
