@@ -14,8 +14,13 @@
 // status: tiles + 1 words, zero before the launch (the last is the tile
 // counter); aggs and incls: one u64 per tile. One block per tile.
 
-#define ITEMS (64 / (int)sizeof(T))
-#define TILE_ITEMS ((kiln_u64)KILN_SCAN_BLOCK * ITEMS)
+// Elements per thread: four 16-byte vectors (16 of 4-byte T, 8 of f64),
+// defined by the host, which sizes the look-back state by the same tiles.
+#ifndef KILN_ITEMS
+#error "KILN_ITEMS must be defined"
+#endif
+static_assert(KILN_ITEMS == 64 / sizeof(T), "a thread holds four 16-byte vectors of T");
+#define TILE_ITEMS ((kiln_u64)KILN_SCAN_BLOCK * KILN_ITEMS)
 
 // Counts past 2^32 are possible on large arrays: the look-back sums u64.
 struct KilnCount {
@@ -65,14 +70,14 @@ extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, 4)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const kiln_u64 tiles = (n + TILE_ITEMS - 1) / TILE_ITEMS;
     const unsigned tile = kiln_next_tile(status + tiles);
-    const kiln_u64 seg = tile * TILE_ITEMS + (kiln_u64)warp * 32 * ITEMS;
+    const kiln_u64 seg = tile * TILE_ITEMS + (kiln_u64)warp * 32 * KILN_ITEMS;
 
-    T items[ITEMS];
+    T items[KILN_ITEMS];
     kiln_load_blocked<T, 4>(x, seg, n, (T)0, ((kiln_u64)x & 15) == 0, sm_all + warp * KILN_WARP_VECS, items);
-    const kiln_u64 first = seg + (kiln_u64)lane * ITEMS;
+    const kiln_u64 first = seg + (kiln_u64)lane * KILN_ITEMS;
     unsigned selected = 0;  // bit k: element first + k is kept
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k)
+    for (int k = 0; k < KILN_ITEMS; ++k)
         if (first + k < n && kiln_select(items[k], value)) selected |= 1u << k;
     const unsigned mine = __popc(selected);
 
@@ -100,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, 4)
     O* stage = reinterpret_cast<O*>(sm_all);
     unsigned at = warp_excl + incl - mine;
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
+    for (int k = 0; k < KILN_ITEMS; ++k) {
         if ((selected >> k) & 1u) {
 #ifdef INDICES
             stage[at++] = (unsigned)(first + k);

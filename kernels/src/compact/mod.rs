@@ -46,7 +46,7 @@ use kiln_core::{
 
 use crate::launch::{check_dtype, cuda_source, program, push_len, wgsl_enables, wgsl_type};
 use crate::reduce::{check_numeric, wgsl_is_nan};
-use crate::scan::{cuda_tile, scan_in_place, ScanKind, LOOKBACK_CUH};
+use crate::scan::{cuda_items, cuda_tile, scan_in_place, ScanKind, LOOKBACK_CUH};
 use crate::Number;
 
 /// Which elements a compaction keeps.
@@ -162,6 +162,7 @@ fn single_pass_program<T: Number>(pred: Predicate<T>, indices: bool) -> Arc<Prog
             .cuda(cuda_source(T::DTYPE, &format!("{LOOKBACK_CUH}\n{}", include_str!("kernel.cu"))))
             .host(pred.host(indices))
             .define("KERNEL", &name)
+            .define("KILN_ITEMS", cuda_items(T::DTYPE))
             .define("PRED", pred.code());
         if indices {
             p = p.define("INDICES", 1);

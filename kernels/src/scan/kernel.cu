@@ -1,5 +1,5 @@
 // Scan (prefix sum), inclusive or exclusive, optionally segmented, in one
-// pass: each block scans one tile of KILN_SCAN_BLOCK x ITEMS consecutive
+// pass: each block scans one tile of KILN_SCAN_BLOCK x KILN_ITEMS consecutive
 // elements in registers (loaded and stored as 16-byte vectors through a
 // shared-memory transpose) and gets the sum of every earlier tile by
 // decoupled look-back (lookback.cuh). Memory-bound at one read and one
@@ -13,9 +13,13 @@
 // counter); aggs and incls: one T per tile. Launch: one block of
 // KILN_SCAN_BLOCK threads per tile.
 
-// Elements per thread: four 16-byte vectors (16 of 4-byte T, 8 of f64).
-#define ITEMS (64 / (int)sizeof(T))
-#define TILE_ITEMS ((kiln_u64)KILN_SCAN_BLOCK * ITEMS)
+// Elements per thread: four 16-byte vectors (16 of 4-byte T, 8 of f64),
+// defined by the host, which sizes the look-back state by the same tiles.
+#ifndef KILN_ITEMS
+#error "KILN_ITEMS must be defined"
+#endif
+static_assert(KILN_ITEMS == 64 / sizeof(T), "a thread holds four 16-byte vectors of T");
+#define TILE_ITEMS ((kiln_u64)KILN_SCAN_BLOCK * KILN_ITEMS)
 // At least 4 resident blocks per SM (64 registers per thread at most): 4
 // tiles of 16 KiB in flight per SM, enough to cover memory latency.
 #define KILN_SCAN_MIN_BLOCKS 4
@@ -84,28 +88,28 @@ extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, KILN_SCAN_MIN_BLOC
     uint4* sm = sm_all + warp * KILN_WARP_VECS;
     const kiln_u64 tiles = (n + TILE_ITEMS - 1) / TILE_ITEMS;
     const unsigned tile = kiln_next_tile(status + tiles);
-    const kiln_u64 seg = tile * TILE_ITEMS + (kiln_u64)warp * 32 * ITEMS;
+    const kiln_u64 seg = tile * TILE_ITEMS + (kiln_u64)warp * 32 * KILN_ITEMS;
 
-    T items[ITEMS];
+    T items[KILN_ITEMS];
     kiln_load_blocked<T, 4>(x, seg, n, (T)0, ((kiln_u64)x & 15) == 0, sm, items);
 #ifdef SEGMENTED
-    unsigned fl[ITEMS];
-    kiln_load_blocked<unsigned, ITEMS / 4>(flags, seg, n, 0u, ((kiln_u64)flags & 15) == 0, sm, fl);
+    unsigned fl[KILN_ITEMS];
+    kiln_load_blocked<unsigned, KILN_ITEMS / 4>(flags, seg, n, 0u, ((kiln_u64)flags & 15) == 0, sm, fl);
 #endif
 
     // Thread-local inclusive scan, in place.
 #ifdef SEGMENTED
     unsigned any = fl[0];
 #pragma unroll
-    for (int k = 1; k < ITEMS; ++k) {
+    for (int k = 1; k < KILN_ITEMS; ++k) {
         items[k] = fl[k] ? items[k] : kiln_add(items[k - 1], items[k]);
         any |= fl[k];
     }
-    const S total = Op::make(items[ITEMS - 1], any != 0);
+    const S total = Op::make(items[KILN_ITEMS - 1], any != 0);
 #else
 #pragma unroll
-    for (int k = 1; k < ITEMS; ++k) items[k] = kiln_add(items[k - 1], items[k]);
-    const S total = items[ITEMS - 1];
+    for (int k = 1; k < KILN_ITEMS; ++k) items[k] = kiln_add(items[k - 1], items[k]);
+    const S total = items[KILN_ITEMS - 1];
 #endif
 
     // Across the warp, then across the block's warps.
@@ -139,7 +143,7 @@ extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, KILN_SCAN_MIN_BLOC
     unsigned started = 0;
 #endif
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
+    for (int k = 0; k < KILN_ITEMS; ++k) {
 #ifdef SEGMENTED
         started |= fl[k];
         const T inclusive = started ? items[k] : kiln_add(prefix, items[k]);

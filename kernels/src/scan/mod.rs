@@ -87,9 +87,15 @@ impl std::fmt::Display for ScanKind {
 
 /// Threads per block of the CUDA kernel (its KILN_SCAN_BLOCK).
 const SCAN_BLOCK: u32 = 256;
-/// Elements per tile of the CUDA kernel: 256 threads x four 16-byte vectors.
+/// Elements per thread of the one-pass CUDA kernels (their KILN_ITEMS define):
+/// four 16-byte vectors.
+pub(crate) const fn cuda_items(dtype: DType) -> usize {
+    64 / dtype.size()
+}
+
+/// Elements per tile of the one-pass CUDA kernels: 256 threads x [`cuda_items`].
 pub(crate) const fn cuda_tile(dtype: DType) -> usize {
-    SCAN_BLOCK as usize * 64 / dtype.size()
+    SCAN_BLOCK as usize * cuda_items(dtype)
 }
 /// Elements per tile of the WGSL kernels: 256 invocations x 4.
 const WGSL_TILE: usize = 1024;
@@ -123,6 +129,7 @@ fn single_pass_program<T: Number>(kind: ScanKind, segmented: bool, in_place: boo
             .cuda(cuda_source(T::DTYPE, &format!("{LOOKBACK_CUH}\n{}", include_str!("kernel.cu"))))
             .host(host::<T>(kind, segmented, in_place))
             .define("KERNEL", &name)
+            .define("KILN_ITEMS", cuda_items(T::DTYPE))
             .define("EXCLUSIVE", u8::from(kind == ScanKind::Exclusive));
         if segmented {
             p = p.define("SEGMENTED", 1);
