@@ -4,22 +4,27 @@
 //!
 //! ```text
 //! cargo run --release --example event_timing            # the best device
-//! KILN_BACKEND=cpu cargo run --example event_timing     # a chosen backend
+//! cargo run --example event_timing -- --backend cpu     # a chosen backend
 //! ```
 
 use kiln::kernels::map::{map, MapOp};
+mod common;
+
+use std::process::ExitCode;
+
 use kiln::{Backend, DeviceOf, DeviceVisitor, Result};
 
 /// Square `n` floats a few times and report the time and bandwidth of each run.
+#[derive(Clone)]
 struct TimeSquare {
     n: usize,
     runs: usize,
 }
 
 impl DeviceVisitor for TimeSquare {
-    type Output = Result<f64>;
+    type Output = Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<f64> {
+    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<common::Checked> {
         let s = dev.stream();
         let xs: Vec<f32> = (0..self.n).map(|i| (i % 1000) as f32 * 0.5 - 250.0).collect();
         let x = s.upload(&xs)?;
@@ -37,27 +42,20 @@ impl DeviceVisitor for TimeSquare {
             best = best.min(t);
         }
         // The events time real work: check it was done.
-        let got = y.to_vec()?;
-        for (i, (a, b)) in xs.iter().zip(&got).enumerate() {
-            assert_eq!(a * a, *b, "element {i}");
-        }
-        Ok(best)
+        let want: Vec<f32> = xs.iter().map(|a| a * a).collect();
+        Ok(common::check("y", &y.to_vec()?, &want, |g, w| g == w)
+            .map(|()| format!("best of {} runs: {:.3} ms for {} elements", self.runs, best * 1e3, self.n)))
     }
 }
 
-fn main() -> Result<()> {
-    let dev = kiln::Device::best()?;
-    println!("{}", dev.info());
-    let best = dev.visit(TimeSquare { n: 1 << 24, runs: 5 })??;
-    println!("best: {:.3} ms", best * 1e3);
-    Ok(())
+fn main() -> ExitCode {
+    common::main("event_timing", TimeSquare { n: 1 << 24, runs: 5 })
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn runs_on_the_cpu() {
-        let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0).unwrap();
-        assert!(dev.visit(super::TimeSquare { n: 4099, runs: 2 }).unwrap().unwrap() >= 0.0);
+    fn runs_on_every_backend_found() {
+        super::common::on_every_backend(super::TimeSquare { n: 4099, runs: 2 });
     }
 }

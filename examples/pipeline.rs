@@ -11,8 +11,13 @@
 use std::time::Instant;
 
 use kiln::kernels::map::{map, MapOp};
+mod common;
+
+use std::process::ExitCode;
+
 use kiln::{Backend, DeviceOf, DeviceVisitor, HostBuffer, Priority, Result};
 
+#[derive(Clone)]
 struct Pipeline {
     chunks: usize,
     chunk: usize,
@@ -49,9 +54,9 @@ impl Pipeline {
 }
 
 impl DeviceVisitor for Pipeline {
-    type Output = Result<(f64, f64)>;
+    type Output = Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<(f64, f64)> {
+    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<common::Checked> {
         let mut input = Vec::new();
         let mut output = Vec::new();
         for c in 0..self.chunks {
@@ -65,34 +70,31 @@ impl DeviceVisitor for Pipeline {
         self.pass(dev, 1, &input, &mut output)?; // warm-up: compile, first-touch
         let one = self.pass(dev, 1, &input, &mut output)?;
         let four = self.pass(dev, 4, &input, &mut output)?;
-        for (hin, hout) in input.iter().zip(&output) {
-            for (a, b) in hin.as_slice()?.iter().zip(hout.as_slice()?) {
-                assert_eq!(a * a, *b);
+        for (c, (hin, hout)) in input.iter().zip(&output).enumerate() {
+            let want: Vec<f32> = hin.as_slice()?.iter().map(|a| a * a).collect();
+            if let Err(e) = common::check(&format!("chunk {c}"), hout.as_slice()?, &want, |g, w| g == w) {
+                return Ok(Err(e));
             }
         }
-        println!(
+        Ok(Ok(format!(
             "{} chunks of {} floats: 1 stream {:.2} ms, 4 streams {:.2} ms ({:.2}x)",
             self.chunks,
             self.chunk,
             one * 1e3,
             four * 1e3,
             one / four
-        );
-        Ok((one, four))
+        )))
     }
 }
 
-fn main() -> Result<()> {
-    let dev = kiln::Device::best()?;
-    println!("{}", dev.info());
-    dev.visit(Pipeline { chunks: 16, chunk: 1 << 22 })?.map(drop)
+fn main() -> ExitCode {
+    common::main("pipeline", Pipeline { chunks: 16, chunk: 1 << 22 })
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn runs_on_the_cpu() {
-        let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0).unwrap();
-        dev.visit(super::Pipeline { chunks: 5, chunk: 1000 }).unwrap().unwrap();
+    fn runs_on_every_backend_found() {
+        super::common::on_every_backend(super::Pipeline { chunks: 5, chunk: 1000 });
     }
 }

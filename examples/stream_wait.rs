@@ -9,16 +9,21 @@
 
 use kiln::kernels::elementwise::{binary, BinaryOp};
 use kiln::kernels::map::{map, MapOp};
+mod common;
+
+use std::process::ExitCode;
+
 use kiln::{Backend, DeviceOf, DeviceVisitor, Priority, Result};
 
+#[derive(Clone)]
 struct Handoff {
     n: usize,
 }
 
 impl DeviceVisitor for Handoff {
-    type Output = Result<()>;
+    type Output = Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<()> {
+    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<common::Checked> {
         let (a, b) = (dev.create_stream(Priority::Normal)?, dev.create_stream(Priority::Normal)?);
         let xs: Vec<f32> = (0..self.n).map(|i| (i % 97) as f32 - 48.0).collect();
         let ws: Vec<f32> = (0..self.n).map(|i| (i % 13) as f32).collect();
@@ -34,25 +39,20 @@ impl DeviceVisitor for Handoff {
         binary(&b, BinaryOp::Add, &y, &w, &mut z)?;
 
         let got = z.to_vec()?; // blocks until B is done (and so A too)
-        for i in 0..self.n {
-            assert_eq!(got[i], xs[i] * xs[i] + ws[i], "element {i}");
-        }
-        println!("z = x*x + w checked on {} elements: B saw A's result", self.n);
-        Ok(())
+        let want: Vec<f32> = xs.iter().zip(&ws).map(|(x, w)| x * x + w).collect();
+        Ok(common::check("z", &got, &want, |g, w| g == w)
+            .map(|()| format!("z = x*x + w on {} elements: stream B saw stream A's result", self.n)))
     }
 }
 
-fn main() -> Result<()> {
-    let dev = kiln::Device::best()?;
-    println!("{}", dev.info());
-    dev.visit(Handoff { n: 1 << 22 })?
+fn main() -> ExitCode {
+    common::main("stream_wait", Handoff { n: 1 << 22 })
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn runs_on_the_cpu() {
-        let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0).unwrap();
-        dev.visit(super::Handoff { n: 1001 }).unwrap().unwrap();
+    fn runs_on_every_backend_found() {
+        super::common::on_every_backend(super::Handoff { n: 1001 });
     }
 }
