@@ -15,12 +15,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::case::{square_side, Case, Pattern};
-use crate::run::RunOptions;
+use crate::run::{set_count, RunOptions};
 use crate::timing::{time_runs, Timing};
-
-/// Caches on current GPUs are at most this large (the H100's L2 is 50 MB);
-/// working sets are rotated until they exceed twice this.
-const CACHE_BYTES: u64 = 64 << 20;
 
 /// Products of more flops than this are skipped on devices other than CUDA
 /// GPUs: a CPU or a software Vulkan device would take minutes per run.
@@ -45,14 +41,6 @@ pub(crate) fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option
         ),
         _ => None,
     }
-}
-
-/// How many buffer sets of `set_bytes` to rotate among: enough to exceed
-/// twice the cache, at most 8, within a quarter of the device's memory.
-fn set_count<B: Backend>(stream: &Stream<B>, set_bytes: u64) -> usize {
-    let set_bytes = set_bytes.max(1);
-    let memory_cap = (stream.device().info().memory_bytes / 4).max(set_bytes);
-    (2 * CACHE_BYTES).div_ceil(set_bytes).clamp(1, 8).min(memory_cap / set_bytes).max(1) as usize
 }
 
 /// Time `case` (a pattern [`handles`] accepts) on `stream`.

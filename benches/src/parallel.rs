@@ -14,12 +14,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::case::{Case, Pattern};
-use crate::run::RunOptions;
+use crate::run::{set_count, RunOptions};
 use crate::timing::{time_runs, Timing};
-
-/// Caches on current GPUs are at most this large (the H100's L2 is 50 MB);
-/// working sets are rotated until they exceed twice this.
-const CACHE_BYTES: u64 = 64 << 20;
 
 /// The histogram cases: 256 bins over [0, 1024), as the targets state them.
 const BINS: usize = 256;
@@ -31,14 +27,6 @@ pub(crate) fn handles(pattern: Pattern) -> bool {
         pattern,
         Pattern::ReduceSum | Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact | Pattern::Histogram { .. }
     )
-}
-
-/// How many buffer sets of `set_bytes` to rotate among: enough to exceed
-/// twice the cache, at most 8, within a quarter of the device's memory.
-fn set_count<B: Backend>(stream: &Stream<B>, set_bytes: u64) -> usize {
-    let set_bytes = set_bytes.max(1);
-    let memory_cap = (stream.device().info().memory_bytes / 4).max(set_bytes);
-    (2 * CACHE_BYTES).div_ceil(set_bytes).clamp(1, 8).min(memory_cap / set_bytes).max(1) as usize
 }
 
 /// Time `case` (a pattern [`handles`] accepts) on `stream`. Inputs are

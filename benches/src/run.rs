@@ -13,6 +13,14 @@ use crate::timing::{time_runs, Timing};
 /// working sets are rotated until they exceed twice this.
 const CACHE_BYTES: u64 = 64 << 20;
 
+/// How many buffer sets of `set_bytes` to rotate among: enough to exceed
+/// twice the cache, at most 8, within a quarter of the device's memory.
+pub(crate) fn set_count<B: Backend>(stream: &Stream<B>, set_bytes: u64) -> usize {
+    let set_bytes = set_bytes.max(1);
+    let memory_cap = (stream.device().info().memory_bytes / 4).max(set_bytes);
+    (2 * CACHE_BYTES).div_ceil(set_bytes).clamp(1, 8).min(memory_cap / set_bytes).max(1) as usize
+}
+
 /// How many runs and how much memory a case may use.
 #[derive(Debug, Clone, Copy)]
 pub struct RunOptions {
@@ -77,9 +85,7 @@ fn run_typed<B: Backend, T: kiln_kernels::Number>(
     gen: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T,
 ) -> Result<Timing> {
     let n = case.n;
-    let set_bytes = case.pattern.bytes(n, case.dtype).max(1);
-    let memory_cap = (stream.device().info().memory_bytes / 4).max(set_bytes);
-    let sets = ((2 * CACHE_BYTES).div_ceil(set_bytes)).clamp(1, 8).min(memory_cap / set_bytes).max(1) as usize;
+    let sets = set_count(stream, case.pattern.bytes(n, case.dtype));
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(opts.seed ^ n as u64);
     let host: Vec<T> = (0..n).map(|_| gen(&mut rng)).collect();
     let mut buffers: Vec<Vec<Buffer<B, T>>> = Vec::with_capacity(sets);
