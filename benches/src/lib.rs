@@ -47,9 +47,10 @@ pub use timing::{time_runs, Timer, Timing};
 
 use kiln_core::dynamic::DeviceVisitor;
 
+use kiln_core::{Backend, BackendKind, DType, Device, Result};
+
 /// The commit the benches were built from (`-dirty` when the tree had changes).
 pub const GIT_COMMIT: &str = env!("KILN_GIT_COMMIT");
-use kiln_core::{Backend, BackendKind, DType, Device, Result};
 
 /// What to run.
 #[derive(Debug, Clone)]
