@@ -159,9 +159,11 @@ fn bin_params<T: HistogramInput>(bins: usize, lo: T::Bound, hi: T::Bound) -> Res
 }
 
 /// Whether the kernels group a warp's equal bins with `__match_any_sync`
-/// (1) or let each lane add its own (0); the all-lanes-agree case is one
-/// atomic either way.
-const WARP_MATCH: u8 = 1;
+/// (1) or let each lane add its own shared-memory atomic (0); the
+/// all-lanes-agree case is one atomic either way. Measured on the H100
+/// (256 bins, 64 Mi i32): uniform data 0.537 ms with 1, 0.105 ms with 0;
+/// every value in one bin 0.124 ms with 1, 0.122 ms with 0.
+const WARP_MATCH: u8 = 0;
 /// Blocks per SM of the CUDA kernel: 8 (2048 threads, two 16-byte loads in
 /// flight each: 64 KiB per SM) while merging each block's bins is cheap,
 /// 4 past 1024 bins, where every block adds up to 4096 atomics to the totals.
