@@ -60,8 +60,7 @@ pub struct Report {
 
 fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(|a, b| a.total_cmp(b));
-    let median = if v.is_empty() { f64::NAN } else { v[v.len() / 2] };
-    (median, v.first().copied().unwrap_or(f64::NAN), v.last().copied().unwrap_or(f64::NAN))
+    (crate::timing::median(&v), v.first().copied().unwrap_or(f64::NAN), v.last().copied().unwrap_or(f64::NAN))
 }
 
 /// A row from samples where lower is better (times).
