@@ -11,20 +11,28 @@
 //
 // PRED: 0 x > value, 1 x < value, 2 x == value, 3 x != value, 4 x != 0.
 // Comparisons are IEEE: a NaN satisfies only != and nonzero; -0.0 == 0.0.
-// status: tiles + 1 words, zero before the launch (the last is the tile
-// counter); aggs and incls: one u64 per tile. One block per tile.
+// status: tiles + 1 64-bit words, zero before the launch (the low half of
+// the last is the tile counter); aggs and incls: unused (the counts travel
+// inside the status words). One block per tile.
 
-// Elements per thread: four 16-byte vectors (16 of 4-byte T, 8 of f64),
-// defined by the host, which sizes the look-back state by the same tiles.
+// Elements per thread: KILN_SCAN_VPL 16-byte vectors, defined by the host
+// (which sizes the look-back state by the same tiles).
 #ifndef KILN_ITEMS
 #error "KILN_ITEMS must be defined"
 #endif
-static_assert(KILN_ITEMS == 64 / sizeof(T), "a thread holds four 16-byte vectors of T");
+static_assert(KILN_ITEMS == KILN_SCAN_VPL * 16 / sizeof(T), "a thread holds KILN_SCAN_VPL 16-byte vectors of T");
+static_assert(KILN_ITEMS <= 32, "a thread's selection is a 32-bit mask");
+// Resident blocks per SM the registers must allow, from the host.
+#ifndef KILN_SCAN_MIN_BLOCKS
+#error "KILN_SCAN_MIN_BLOCKS must be defined"
+#endif
 #define TILE_ITEMS ((kiln_u64)KILN_SCAN_BLOCK * KILN_ITEMS)
 
-// Counts past 2^32 are possible on large arrays: the look-back sums u64.
+// Counts past 2^32 are possible on large arrays: the look-back sums u64
+// (below 2^61, so they travel inside the status words).
 struct KilnCount {
     typedef kiln_u64 Payload;
+    static constexpr bool PACKED = true;
     static __device__ __forceinline__ kiln_u64 identity() { return 0ull; }
     static __device__ __forceinline__ kiln_u64 op(kiln_u64 earlier, kiln_u64 later) { return earlier + later; }
     static __device__ __forceinline__ kiln_u64 payload(kiln_u64 s) { return s; }
@@ -59,21 +67,21 @@ __device__ __forceinline__ bool kiln_select(T v, T p) {
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, 4)
-    KERNEL(const T* __restrict__ x, O* __restrict__ out, kiln_u64* __restrict__ count, unsigned* status,
+extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, KILN_SCAN_MIN_BLOCKS)
+    KERNEL(const T* __restrict__ x, O* __restrict__ out, kiln_u64* __restrict__ count, kiln_u64* status,
            kiln_u64* aggs, kiln_u64* incls, T value, kiln_u64 n) {
     // The warps' transpose buffers, then (after a barrier) the tile's
-    // selected elements: TILE_ITEMS x sizeof(O) <= 16 KiB fits.
+    // selected elements: TILE_ITEMS x sizeof(O) fits.
     __shared__ uint4 sm_all[KILN_SCAN_WARPS * KILN_WARP_VECS];
     __shared__ unsigned warp_total[KILN_SCAN_WARPS];
     __shared__ kiln_u64 tile_base;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const kiln_u64 tiles = (n + TILE_ITEMS - 1) / TILE_ITEMS;
-    const unsigned tile = kiln_next_tile(status + tiles);
+    const unsigned tile = kiln_next_tile(reinterpret_cast<unsigned*>(status + tiles));
     const kiln_u64 seg = tile * TILE_ITEMS + (kiln_u64)warp * 32 * KILN_ITEMS;
 
     T items[KILN_ITEMS];
-    kiln_load_blocked<T, 4>(x, seg, n, (T)0, ((kiln_u64)x & 15) == 0, sm_all + warp * KILN_WARP_VECS, items);
+    kiln_load_blocked<T, KILN_SCAN_VPL>(x, seg, n, (T)0, ((kiln_u64)x & 15) == 0, sm_all + warp * KILN_WARP_VECS, items);
     const kiln_u64 first = seg + (kiln_u64)lane * KILN_ITEMS;
     unsigned selected = 0;  // bit k: element first + k is kept
 #pragma unroll

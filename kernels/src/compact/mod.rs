@@ -46,7 +46,7 @@ use kiln_core::{
 
 use crate::launch::{check_dtype, cuda_source, program, push_len, wgsl_enables, wgsl_type};
 use crate::reduce::{check_numeric, wgsl_is_nan};
-use crate::scan::{cuda_items, cuda_tile, scan_in_place, ScanKind, LOOKBACK_CUH};
+use crate::scan::{cuda_items, cuda_tile, scan_in_place, ScanKind, CUDA_MIN_BLOCKS, CUDA_VECTORS, LOOKBACK_CUH};
 use crate::Number;
 
 /// Which elements a compaction keeps.
@@ -163,6 +163,8 @@ fn single_pass_program<T: Number>(pred: Predicate<T>, indices: bool) -> Arc<Prog
             .host(pred.host(indices))
             .define("KERNEL", &name)
             .define("KILN_ITEMS", cuda_items(T::DTYPE))
+            .define("KILN_SCAN_VPL", CUDA_VECTORS)
+            .define("KILN_SCAN_MIN_BLOCKS", CUDA_MIN_BLOCKS)
             .define("PRED", pred.code());
         if indices {
             p = p.define("INDICES", 1);
@@ -264,9 +266,10 @@ fn single_pass<B: Backend, T: Number, O: Element>(
         .map_err(|_| Error::invalid(format!("copy_if of {n} elements"), "more tiles than a grid can hold"))?;
     let prog = single_pass_program::<T>(pred, indices);
     let kernel = stream.device().kernel(&prog)?;
-    let mut status = stream.alloc_zeroed::<u32>(tiles + 1)?;
-    let mut aggs = stream.alloc::<u64>(tiles)?;
-    let mut incls = stream.alloc::<u64>(tiles)?;
+    let mut status = stream.alloc_zeroed::<u64>(tiles + 1)?;
+    // Counts travel inside the status words: aggs and incls stay unused.
+    let mut aggs = stream.alloc::<u64>(1)?;
+    let mut incls = stream.alloc::<u64>(1)?;
     let args = Args::new()
         .arg(x)
         .arg(out)
@@ -277,8 +280,9 @@ fn single_pass<B: Backend, T: Number, O: Element>(
         .scalar(pred.value());
     let args = push_len(args, n, prog.name())?;
     // SAFETY: block b reads tile b of x[0..n) and writes out[0..count) with
-    // count <= n <= out's length (checked), count[0], status[b],
-    // status[tiles] (the counter), aggs[b] and incls[b], all sized for `tiles`.
+    // count <= n <= out's length (checked), count[0], status[b] and
+    // status[tiles] (the counter), sized for `tiles`; the counts travel in
+    // the status words, so aggs and incls are never touched.
     unsafe { stream.launch(&kernel, LaunchConfig::new(grid, 256), args) }
 }
 

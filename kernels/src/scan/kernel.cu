@@ -9,20 +9,21 @@
 // SEGMENTED (defined): a nonzero flags[i] starts a segment at i, where the
 // sums restart (exclusive: y[i] = 0 at a segment start).
 // IN_PLACE (defined): the kernel reads and writes y; there is no x.
-// status: tiles + 1 words, zero before the launch (the last is the tile
-// counter); aggs and incls: one T per tile. Launch: one block of
-// KILN_SCAN_BLOCK threads per tile.
+// status: tiles + 1 64-bit words, zero before the launch (the low half of
+// the last is the tile counter); aggs and incls: one T per tile (used by
+// 8-byte T only). Launch: one block of KILN_SCAN_BLOCK threads per tile.
 
-// Elements per thread: four 16-byte vectors (16 of 4-byte T, 8 of f64),
-// defined by the host, which sizes the look-back state by the same tiles.
+// Elements per thread: KILN_SCAN_VPL 16-byte vectors, defined by the host
+// (which sizes the look-back state by the same tiles).
 #ifndef KILN_ITEMS
 #error "KILN_ITEMS must be defined"
 #endif
-static_assert(KILN_ITEMS == 64 / sizeof(T), "a thread holds four 16-byte vectors of T");
+static_assert(KILN_ITEMS == KILN_SCAN_VPL * 16 / sizeof(T), "a thread holds KILN_SCAN_VPL 16-byte vectors of T");
 #define TILE_ITEMS ((kiln_u64)KILN_SCAN_BLOCK * KILN_ITEMS)
-// At least 4 resident blocks per SM (64 registers per thread at most): 4
-// tiles of 16 KiB in flight per SM, enough to cover memory latency.
-#define KILN_SCAN_MIN_BLOCKS 4
+// Resident blocks per SM the registers must allow, from the host.
+#ifndef KILN_SCAN_MIN_BLOCKS
+#error "KILN_SCAN_MIN_BLOCKS must be defined"
+#endif
 
 #ifdef SEGMENTED
 // A segmented sum is the plain sum over (value, flag) pairs with this
@@ -34,6 +35,7 @@ struct KilnSeg {
 };
 struct KilnSegSum {
     typedef T Payload;
+    static constexpr bool PACKED = sizeof(T) == 4;
     static __device__ __forceinline__ KilnSeg make(T v, unsigned f) {
         KilnSeg s;
         s.v = v;
@@ -72,13 +74,13 @@ __device__ __forceinline__ T kiln_value(KilnSeg s) { return s.v; }
 
 #ifdef IN_PLACE
 extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, KILN_SCAN_MIN_BLOCKS)
-    KERNEL(T* y, KILN_FLAGS_PARAM unsigned* status, T* aggs, T* incls, kiln_u64 n) {
+    KERNEL(T* y, KILN_FLAGS_PARAM kiln_u64* status, T* aggs, T* incls, kiln_u64 n) {
     // x aliases y: each tile reads its elements before it writes them, and no
     // other tile touches them.
     const T* x = y;
 #else
 extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, KILN_SCAN_MIN_BLOCKS)
-    KERNEL(const T* __restrict__ x, KILN_FLAGS_PARAM T* __restrict__ y, unsigned* status, T* aggs, T* incls,
+    KERNEL(const T* __restrict__ x, KILN_FLAGS_PARAM T* __restrict__ y, kiln_u64* status, T* aggs, T* incls,
            kiln_u64 n) {
 #endif
     __shared__ uint4 sm_all[KILN_SCAN_WARPS * KILN_WARP_VECS];
@@ -87,11 +89,11 @@ extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, KILN_SCAN_MIN_BLOC
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     uint4* sm = sm_all + warp * KILN_WARP_VECS;
     const kiln_u64 tiles = (n + TILE_ITEMS - 1) / TILE_ITEMS;
-    const unsigned tile = kiln_next_tile(status + tiles);
+    const unsigned tile = kiln_next_tile(reinterpret_cast<unsigned*>(status + tiles));
     const kiln_u64 seg = tile * TILE_ITEMS + (kiln_u64)warp * 32 * KILN_ITEMS;
 
     T items[KILN_ITEMS];
-    kiln_load_blocked<T, 4>(x, seg, n, (T)0, ((kiln_u64)x & 15) == 0, sm, items);
+    kiln_load_blocked<T, KILN_SCAN_VPL>(x, seg, n, (T)0, ((kiln_u64)x & 15) == 0, sm, items);
 #ifdef SEGMENTED
     unsigned fl[KILN_ITEMS];
     kiln_load_blocked<unsigned, KILN_ITEMS / 4>(flags, seg, n, 0u, ((kiln_u64)flags & 15) == 0, sm, fl);
@@ -161,5 +163,5 @@ extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, KILN_SCAN_MIN_BLOC
         items[k] = inclusive;
 #endif
     }
-    kiln_store_blocked<T, 4>(y, seg, n, ((kiln_u64)y & 15) == 0, sm, items);
+    kiln_store_blocked<T, KILN_SCAN_VPL>(y, seg, n, ((kiln_u64)y & 15) == 0, sm, items);
 }

@@ -5,33 +5,39 @@
 //
 // A tile is KILN_SCAN_BLOCK threads x ITEMS consecutive elements each. Tiles
 // are numbered in the order blocks start (an atomic counter), so a tile only
-// ever waits for tiles whose blocks are already running: no deadlock
-// whatever the hardware's block order. Each tile publishes its aggregate as
+// ever waits for tiles whose blocks are already running, and those publish
+// their aggregates without waiting for anything: no deadlock whatever the
+// hardware's block order. Each tile publishes its aggregate as
 // soon as it is known and its inclusive prefix once its look-back is done;
 // a successor folds the published values of up to 32 predecessors per step
 // (one warp, one lane per predecessor) until it meets an inclusive prefix.
 //
-// Memory order: a publisher stores the value, fences (__threadfence), then
-// stores the status word; a reader loads the status word (volatile, so the
-// spin re-reads L2), fences, then loads the value: the PTX model's
-// fence-fence synchronisation, so a value is never read older than its
-// status. The status words (and the tile counter after them) must be zero
-// before each launch; the values need no initialisation.
+// Memory order: where the value fits in the status word (see kiln_publish)
+// it is published and read with the state in one 64-bit volatile access,
+// single-copy atomic, so no fence is needed. Otherwise a publisher stores
+// the value, fences (__threadfence), then stores the status word; a reader
+// loads the status word (volatile, so the spin re-reads L2), fences, then
+// loads the value: the PTX model's fence-fence synchronisation, so a value
+// is never read older than its status. The status words (and the 32-bit
+// tile counter after them) must be zero before each launch; aggs and incls
+// need no initialisation.
 
 #define KILN_SCAN_BLOCK 256
 #define KILN_SCAN_WARPS (KILN_SCAN_BLOCK / 32)
+// 16-byte vectors each thread loads per tile.
+#ifndef KILN_SCAN_VPL
+#define KILN_SCAN_VPL 4
+#endif
 #define KILN_FULL 0xffffffffu
-// The transposition buffer of one warp, in 16-byte vectors: 4 per lane, and
-// one of padding after every 8 so that both the striped and the blocked
-// access patterns are free of bank conflicts.
-#define KILN_WARP_VECS (32 * 4 + 32 * 4 / 8)
+// The transposition buffer of one warp, in 16-byte vectors: KILN_SCAN_VPL
+// per lane, and one of padding after every 8 so that both the striped and
+// the blocked access patterns are free of bank conflicts.
+#define KILN_WARP_VECS (32 * KILN_SCAN_VPL + 32 * KILN_SCAN_VPL / 8)
 #define KILN_PAD(v) ((v) + ((v) >> 3))
 
 #define KILN_STATUS_NONE 0u
 #define KILN_STATUS_AGGREGATE 1u
 #define KILN_STATUS_PREFIX 2u
-// Bit 2 of a status word: the segment flag of the published aggregate.
-#define KILN_STATUS_FLAG_SHIFT 2
 
 typedef unsigned long long kiln_u64;
 
@@ -39,6 +45,8 @@ typedef unsigned long long kiln_u64;
 // A segmented scan brings its own specialisation for (value, flag) pairs.
 template <typename S> struct KilnSum {
     typedef S Payload;
+    // 4-byte sums travel inside the status word.
+    static constexpr bool PACKED = sizeof(S) == 4;
     static __device__ __forceinline__ S identity() { return (S)0; }
     static __device__ __forceinline__ S op(S earlier, S later) { return kiln_add(earlier, later); }
     static __device__ __forceinline__ Payload payload(S s) { return s; }
@@ -142,57 +150,111 @@ template <typename S, typename Op> __device__ __forceinline__ S kiln_warp_inclus
     return v;
 }
 
+// A tile's status word (64 bits, zero before the launch): bits 63-62 the
+// state (NONE, AGGREGATE, PREFIX), bit 61 the segment flag of the published
+// value; when the operator's payload is PACKED, bits 60-0 hold the value
+// itself (a 4-byte payload, or a count below 2^61), so one 64-bit store
+// publishes value and state together and one load reads both: no fence on
+// either side, and one L2 round trip per look-back step. Otherwise the value
+// goes to aggs or incls (one payload per tile) with the fences below.
+#define KILN_STATE_SHIFT 62
+#define KILN_FLAG_BIT (1ull << 61)
+#define KILN_VALUE_MASK (KILN_FLAG_BIT - 1ull)
+
+template <typename P> __device__ __forceinline__ kiln_u64 kiln_payload_bits(P p) {
+    if constexpr (sizeof(P) == 4) {
+        unsigned u;
+        memcpy(&u, &p, 4);
+        return u;
+    } else {
+        kiln_u64 u;
+        memcpy(&u, &p, 8);
+        return u;
+    }
+}
+
+template <typename P> __device__ __forceinline__ P kiln_payload_from_bits(kiln_u64 bits) {
+    P p;
+    if constexpr (sizeof(P) == 4) {
+        const unsigned u = (unsigned)bits;
+        memcpy(&p, &u, 4);
+    } else {
+        memcpy(&p, &bits, 8);
+    }
+    return p;
+}
+
+// Publish `value` for tile `pos` in `state`, with segment `flag`.
+template <typename Op>
+__device__ __forceinline__ void kiln_publish(volatile kiln_u64* status, typename Op::Payload* aggs,
+                                             typename Op::Payload* incls, long long pos, unsigned state,
+                                             unsigned flag, typename Op::Payload value) {
+    const kiln_u64 head = ((kiln_u64)state << KILN_STATE_SHIFT) | (flag ? KILN_FLAG_BIT : 0ull);
+    if constexpr (Op::PACKED) {
+        status[pos] = head | kiln_payload_bits(value);
+    } else {
+        volatile typename Op::Payload* slot = state == KILN_STATUS_PREFIX ? incls : aggs;
+        slot[pos] = value;
+        __threadfence();
+        status[pos] = head;
+    }
+}
+
+// Wait until tile `pos` has published; return its state, flag and value.
+template <typename Op>
+__device__ __forceinline__ unsigned kiln_await(volatile kiln_u64* status, typename Op::Payload* aggs,
+                                               typename Op::Payload* incls, long long pos, unsigned* flag,
+                                               typename Op::Payload* value) {
+    kiln_u64 word;
+    // Spin on L2 (volatile): the predecessor is running and publishes its
+    // aggregate without waiting for anything.
+    do {
+        word = status[pos];
+    } while ((word >> KILN_STATE_SHIFT) == KILN_STATUS_NONE);
+    const unsigned state = (unsigned)(word >> KILN_STATE_SHIFT);
+    *flag = (word & KILN_FLAG_BIT) ? 1u : 0u;
+    if constexpr (Op::PACKED) {
+        *value = kiln_payload_from_bits<typename Op::Payload>(word & KILN_VALUE_MASK);
+    } else {
+        __threadfence();
+        volatile typename Op::Payload* slot = state == KILN_STATUS_PREFIX ? incls : aggs;
+        *value = slot[pos];
+    }
+    return state;
+}
+
 // Decoupled look-back for `tile`, whose elements fold to `aggregate`. Every
 // lane of one warp calls it; it publishes the tile's aggregate and then its
 // inclusive prefix, and returns the tile's exclusive prefix in every lane.
 template <typename S, typename Op>
-__device__ __forceinline__ S kiln_lookback(unsigned tile, S aggregate, unsigned* status, typename Op::Payload* aggs,
-                           typename Op::Payload* incls) {
+__device__ __forceinline__ S kiln_lookback(unsigned tile, S aggregate, kiln_u64* status_words,
+                                           typename Op::Payload* aggs, typename Op::Payload* incls) {
     typedef typename Op::Payload P;
-    volatile unsigned* vstatus = status;
-    volatile P* vaggs = aggs;
-    volatile P* vincls = incls;
+    volatile kiln_u64* status = status_words;
     const int lane = threadIdx.x & 31;
-    const unsigned flag = Op::flag(aggregate) << KILN_STATUS_FLAG_SHIFT;
+    const unsigned flag = Op::flag(aggregate);
     if (tile == 0) {
-        if (lane == 0) {
-            vincls[0] = Op::payload(aggregate);
-            __threadfence();
-            vstatus[0] = KILN_STATUS_PREFIX | flag;
-        }
+        if (lane == 0) kiln_publish<Op>(status, aggs, incls, 0, KILN_STATUS_PREFIX, flag, Op::payload(aggregate));
         return Op::identity();
     }
     // A segment that starts inside the tile makes its aggregate its inclusive
     // prefix as well: successors need not wait for this tile's look-back.
     const bool closed = flag != 0;
-    if (lane == 0) {
-        if (closed)
-            vincls[tile] = Op::payload(aggregate);
-        else
-            vaggs[tile] = Op::payload(aggregate);
-        __threadfence();
-        vstatus[tile] = (closed ? KILN_STATUS_PREFIX : KILN_STATUS_AGGREGATE) | flag;
-    }
+    if (lane == 0)
+        kiln_publish<Op>(status, aggs, incls, tile, closed ? KILN_STATUS_PREFIX : KILN_STATUS_AGGREGATE, flag,
+                         Op::payload(aggregate));
     S exclusive = Op::identity();
     long long base = (long long)tile - 1;
     for (;;) {
         // Lane k looks at tile base - k; tiles before 0 count as an empty prefix.
         const long long pos = base - lane;
-        unsigned st = KILN_STATUS_PREFIX;
+        unsigned st = KILN_STATUS_PREFIX, f = 0;
         P p = Op::payload(Op::identity());
-        if (pos >= 0) {
-            // Spin on L2 (volatile): the predecessor is running and publishes
-            // its aggregate without waiting for anything.
-            do {
-                st = vstatus[pos];
-            } while ((st & 3u) == KILN_STATUS_NONE);
-            __threadfence();
-            p = (st & 3u) == KILN_STATUS_PREFIX ? vincls[pos] : vaggs[pos];
-        }
-        const unsigned prefixes = __ballot_sync(KILN_FULL, (st & 3u) == KILN_STATUS_PREFIX);
+        if (pos >= 0) st = kiln_await<Op>(status, aggs, incls, pos, &f, &p);
+        const unsigned prefixes = __ballot_sync(KILN_FULL, st == KILN_STATUS_PREFIX);
         // Lanes past the nearest inclusive prefix are not needed.
         const int stop = prefixes ? __ffs(prefixes) - 1 : 31;
-        S v = lane <= stop ? Op::make(p, st >> KILN_STATUS_FLAG_SHIFT) : Op::identity();
+        S v = lane <= stop ? Op::make(p, f) : Op::identity();
         // Fold lanes stop..0 in tile order: a higher lane holds an earlier tile.
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
@@ -203,10 +265,8 @@ __device__ __forceinline__ S kiln_lookback(unsigned tile, S aggregate, unsigned*
         if (prefixes) break;
         base -= 32;
     }
-    if (lane == 0 && !closed) {
-        vincls[tile] = Op::payload(Op::op(exclusive, aggregate));
-        __threadfence();
-        vstatus[tile] = KILN_STATUS_PREFIX | flag;
-    }
+    if (lane == 0 && !closed)
+        kiln_publish<Op>(status, aggs, incls, tile, KILN_STATUS_PREFIX, flag,
+                         Op::payload(Op::op(exclusive, aggregate)));
     return exclusive;
 }
