@@ -10,18 +10,17 @@
 //                to base[digit] + hist[digit * tiles + tile] + (position in
 //                the run), where base is the exclusive scan of totals.
 //
+// The CUDA backend runs these only for more keys than the onesweep sort
+// (onesweep.cu) can count; WGSL and the CPU always run them.
+//
 // Stability: within a tile, keys of one digit keep their order (the rank of
 // a key counts the earlier keys of its digit); across tiles, the scan puts
 // earlier tiles first. So each pass is a stable counting sort, and LSD
 // order makes the four passes a stable sort.
 //
-// Keys are moved as 32-bit patterns. KEY_KIND maps keys to unsigned
-// patterns that order like the keys: 0 u32 (as is), 1 i32 (sign bit
-// flipped), 2 f32 (NaN made the positive quiet NaN, then the sign bit flipped
-// for positives and every bit for negatives: -inf < ... < -0.0 < 0.0 < ...
-// < inf < NaN). DESCENDING complements the pattern. The first pass maps the
-// keys it reads (flag 1), the last maps back what it writes (flag 2); in
-// between, the temporaries hold patterns.
+// Keys are moved as 32-bit patterns (kiln_map and kiln_unmap, keys.cuh,
+// which the host prepends): the first pass maps the keys it reads (flag 1),
+// the last maps back what it writes (flag 2).
 //
 // flags: 1 map keys read, 2 unmap keys written, 4 move values (vals_in to
 // vals_out), 8 values are the input positions (argsort: vals_in unread),
@@ -38,35 +37,6 @@ typedef unsigned long long kiln_u64;
 #define KILN_TILE (KILN_THREADS * KILN_ITEMS)
 #define KILN_WARPS (KILN_THREADS / 32)
 #define KILN_NO_DIGIT 256u
-
-__device__ __forceinline__ unsigned kiln_map(unsigned raw) {
-    unsigned b;
-#if KEY_KIND == 0
-    b = raw;
-#elif KEY_KIND == 1
-    b = raw ^ 0x80000000u;
-#else
-    if ((raw & 0x7fffffffu) > 0x7f800000u) raw = 0x7fc00000u;
-    b = (raw & 0x80000000u) ? ~raw : (raw | 0x80000000u);
-#endif
-#if DESCENDING
-    b = ~b;
-#endif
-    return b;
-}
-
-__device__ __forceinline__ unsigned kiln_unmap(unsigned b) {
-#if DESCENDING
-    b = ~b;
-#endif
-#if KEY_KIND == 0
-    return b;
-#elif KEY_KIND == 1
-    return b ^ 0x80000000u;
-#else
-    return (b & 0x80000000u) ? (b & 0x7fffffffu) : ~b;
-#endif
-}
 
 __device__ __forceinline__ unsigned kiln_lane() { return threadIdx.x & 31u; }
 

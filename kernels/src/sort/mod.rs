@@ -1,19 +1,32 @@
 //! sort: a stable LSD radix sort of `u32`, `i32` and `f32` keys, alone or
 //! with `u32` values, ascending or descending; and argsort.
 //!
-//! Four passes of 8-bit digits, each a stable counting sort in three
-//! kernels: per-tile digit histograms, an exclusive scan of the counts (per
-//! digit, over tiles), and a stable scatter. Keys are sorted as 32-bit
-//! patterns that order like the keys: `i32` with the sign bit flipped; `f32`
-//! in IEEE total order with -0.0 before 0.0 and NaN last (every NaN comes
-//! out as the positive quiet NaN `0x7fc0_0000`); descending complements the
-//! pattern (so NaN comes first there). Equal keys keep their input order in
-//! both directions.
+//! Four passes of 8-bit digits, each a stable counting sort. Keys are
+//! sorted as 32-bit patterns that order like the keys: `i32` with the sign
+//! bit flipped; `f32` in IEEE total order with -0.0 before 0.0 and NaN last
+//! (every NaN comes out as the positive quiet NaN `0x7fc0_0000`);
+//! descending complements the pattern (so NaN comes first there). Equal
+//! keys keep their input order in both directions.
 //!
-//! Scratch memory: a second array of keys (and of values), and
-//! `256 x ceil(n / tile)` counters, allocated on the stream for each call.
+//! # How
+//! CUDA (up to 2^30 - 1 keys): onesweep (Adinets & Merrill 2022, CUB's
+//! `DeviceRadixSort`). One kernel counts all four digit histograms in one
+//! read of the keys; then each pass is one kernel in which a block ranks a
+//! tile of 7680 keys, learns where each digit's run goes from the tiles
+//! before it (decoupled look-back) and scatters: 8 bytes moved per key and
+//! pass (16 with values), plus 4 per key for the counts. WGSL has no
+//! forward-progress guarantee between workgroups, so it (and the CPU, and
+//! CUDA past 2^30 - 1 keys) runs each pass in three kernels: per-tile digit
+//! histograms, an exclusive scan of the counts (per digit, over tiles), and
+//! a stable scatter: 12 bytes per key and pass (20 with values).
+//!
+//! Scratch memory, allocated on the stream for each call: a second array of
+//! keys (and of values; argsort takes two of keys and one of positions),
+//! and on CUDA `4 x 256 x ceil(n / 7680)` look-back words (4 bytes each:
+//! about 0.53 bytes per key), elsewhere `256 x ceil(n / tile)` counters.
 
 mod cpu;
+mod onesweep;
 
 use std::sync::Arc;
 
@@ -23,7 +36,7 @@ use kiln_core::{
 
 use crate::launch::{cuda_source, program, push_len};
 
-/// Keys per tile on CUDA (256 threads x 16 keys).
+/// Keys per tile of the three-phase kernels on CUDA (256 threads x 16 keys).
 const CUDA_TILE: usize = 4096;
 /// Keys per tile on WGSL (one per invocation).
 const WGSL_TILE: usize = 256;
@@ -164,6 +177,9 @@ impl SortKey for f32 {
     }
 }
 
+/// kiln_map and kiln_unmap, which both CUDA sorts start with.
+const KEYS_CUH: &str = include_str!("keys.cuh");
+
 /// The three compiled phases of one key type and order.
 struct Phases<B: Backend> {
     upsweep: Kernel<B>,
@@ -183,7 +199,7 @@ fn phase_program<K: SortKey>(phase: u8, order: SortOrder) -> Arc<Program> {
             (_, SortOrder::Descending) => cpu::downsweep::<K, true>,
         };
         Program::new(&name)
-            .cuda(cuda_source(K::DTYPE, include_str!("kernel.cu")))
+            .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("kernel.cu"))))
             .wgsl(include_str!("kernel.wgsl"))
             .host(host)
             .define("KERNEL", &name)
@@ -267,6 +283,46 @@ fn run_pass<B: Backend, K: SortKey>(
     Ok(())
 }
 
+/// The kernels and scratch state of one sort: how its four passes run.
+enum Passes<B: Backend> {
+    /// Three kernels per pass (kernel.cu, kernel.wgsl, cpu.rs).
+    ThreePhase(Phases<B>, Scratch<B>),
+    /// One kernel per pass after one digit count (onesweep.cu).
+    Onesweep(onesweep::Onesweep<B>),
+}
+
+impl<B: Backend> Passes<B> {
+    /// Ready to sort `keys` (the first pass's input; more than one key),
+    /// moving values with them when `values`.
+    fn new<K: SortKey>(
+        stream: &Stream<B>,
+        keys: &impl View<B, K>,
+        order: SortOrder,
+        values: bool,
+        what: &str,
+    ) -> Result<Self> {
+        let n = keys.view().len();
+        if B::KIND == BackendKind::Cuda && n <= onesweep::MAX_KEYS {
+            return Ok(Passes::Onesweep(onesweep::Onesweep::new(stream, keys, order, values)?));
+        }
+        Ok(Passes::ThreePhase(Phases::compile::<K>(stream, order)?, Scratch::new(stream, n, what)?))
+    }
+
+    /// Run pass `index` (digit `index`: bits 8 index..8 index + 8) with `flags`.
+    fn run<K: SortKey>(
+        &mut self,
+        stream: &Stream<B>,
+        index: u32,
+        flags: u32,
+        io: Io<'_, impl View<B, K>, impl View<B, u32>, impl ViewMut<B, K>, impl ViewMut<B, u32>>,
+    ) -> Result<()> {
+        match self {
+            Passes::ThreePhase(phases, scratch) => run_pass(stream, phases, scratch, index, flags, io),
+            Passes::Onesweep(onesweep) => onesweep.run_pass(stream, index, flags, io),
+        }
+    }
+}
+
 /// The flags of pass `index` of four: map the keys read first, unmap those written last.
 fn edge_flags(index: u32) -> u32 {
     match index {
@@ -308,8 +364,7 @@ pub fn sort<B: Backend, K: SortKey>(stream: &Stream<B>, keys: &mut impl ViewMut<
     if n <= 1 {
         return Ok(());
     }
-    let phases = Phases::compile::<K>(stream, order)?;
-    let mut scratch = Scratch::new(stream, n, &what)?;
+    let mut passes = Passes::new(stream, &keys.view(), order, false, &what)?;
     let mut temp = stream.alloc::<K>(n)?;
     let (mut dummy_in, mut dummy_out) = (stream.alloc::<u32>(1)?, stream.alloc::<u32>(1)?);
     dummy_in.fill(0)?;
@@ -318,10 +373,10 @@ pub fn sort<B: Backend, K: SortKey>(stream: &Stream<B>, keys: &mut impl ViewMut<
         let flags = edge_flags(index);
         if index % 2 == 0 {
             let io = Io { keys_in: &keys.view(), vals_in: &dummy_in, keys_out: &mut temp, vals_out: &mut dummy_out };
-            run_pass(stream, &phases, &mut scratch, index, flags, io)?;
+            passes.run(stream, index, flags, io)?;
         } else {
             let io = Io { keys_in: &temp, vals_in: &dummy_in, keys_out: keys, vals_out: &mut dummy_out };
-            run_pass(stream, &phases, &mut scratch, index, flags, io)?;
+            passes.run(stream, index, flags, io)?;
         }
     }
     Ok(())
@@ -362,22 +417,21 @@ pub fn sort_into<B: Backend, K: SortKey>(
     if n <= 1 {
         return stream.copy(keys, sorted);
     }
-    let phases = Phases::compile::<K>(stream, order)?;
-    let mut scratch = Scratch::new(stream, n, &what)?;
+    let mut passes = Passes::new(stream, keys, order, false, &what)?;
     let mut temp = stream.alloc::<K>(n)?;
     let (mut dummy_in, mut dummy_out) = (stream.alloc::<u32>(1)?, stream.alloc::<u32>(1)?);
     dummy_in.fill(0)?;
     // The caller's keys -> temporary -> output -> temporary -> output.
     let io = Io { keys_in: keys, vals_in: &dummy_in, keys_out: &mut temp, vals_out: &mut dummy_out };
-    run_pass(stream, &phases, &mut scratch, 0, FLAG_MAP, io)?;
+    passes.run(stream, 0, FLAG_MAP, io)?;
     for index in 1..4u32 {
         let flags = edge_flags(index);
         if index % 2 == 1 {
             let io = Io { keys_in: &temp, vals_in: &dummy_in, keys_out: sorted, vals_out: &mut dummy_out };
-            run_pass(stream, &phases, &mut scratch, index, flags, io)?;
+            passes.run(stream, index, flags, io)?;
         } else {
             let io = Io { keys_in: &sorted.view(), vals_in: &dummy_in, keys_out: &mut temp, vals_out: &mut dummy_out };
-            run_pass(stream, &phases, &mut scratch, index, flags, io)?;
+            passes.run(stream, index, flags, io)?;
         }
     }
     Ok(())
@@ -419,8 +473,7 @@ pub fn sort_pairs<B: Backend, K: SortKey>(
     if n <= 1 {
         return Ok(());
     }
-    let phases = Phases::compile::<K>(stream, order)?;
-    let mut scratch = Scratch::new(stream, n, &what)?;
+    let mut passes = Passes::new(stream, &keys.view(), order, true, &what)?;
     let mut temp_keys = stream.alloc::<K>(n)?;
     let mut temp_vals = stream.alloc::<u32>(n)?;
     for index in 0..4u32 {
@@ -432,10 +485,10 @@ pub fn sort_pairs<B: Backend, K: SortKey>(
                 keys_out: &mut temp_keys,
                 vals_out: &mut temp_vals,
             };
-            run_pass(stream, &phases, &mut scratch, index, flags, io)?;
+            passes.run(stream, index, flags, io)?;
         } else {
             let io = Io { keys_in: &temp_keys, vals_in: &temp_vals, keys_out: keys, vals_out: values };
-            run_pass(stream, &phases, &mut scratch, index, flags, io)?;
+            passes.run(stream, index, flags, io)?;
         }
     }
     Ok(())
@@ -476,19 +529,18 @@ pub fn argsort<B: Backend, K: SortKey>(
     if n <= 1 {
         return stream.fill(indices, 0);
     }
-    let phases = Phases::compile::<K>(stream, order)?;
-    let mut scratch = Scratch::new(stream, n, &what)?;
+    let mut passes = Passes::new(stream, keys, order, true, &what)?;
     let (mut keys_a, mut keys_b) = (stream.alloc::<K>(n)?, stream.alloc::<K>(n)?);
     let mut vals_a = stream.alloc::<u32>(n)?;
     let mut no_keys = stream.alloc::<K>(1)?;
     // Keys: caller -> a -> b -> a -> (none written); positions: generated -> a -> caller -> a -> caller.
     let flags = FLAG_MAP | FLAG_VALUES | FLAG_GEN_INDEX;
     let io = Io { keys_in: keys, vals_in: &indices.view(), keys_out: &mut keys_a, vals_out: &mut vals_a };
-    run_pass(stream, &phases, &mut scratch, 0, flags, io)?;
+    passes.run(stream, 0, flags, io)?;
     let io = Io { keys_in: &keys_a, vals_in: &vals_a, keys_out: &mut keys_b, vals_out: indices };
-    run_pass(stream, &phases, &mut scratch, 1, FLAG_VALUES, io)?;
+    passes.run(stream, 1, FLAG_VALUES, io)?;
     let io = Io { keys_in: &keys_b, vals_in: &indices.view(), keys_out: &mut keys_a, vals_out: &mut vals_a };
-    run_pass(stream, &phases, &mut scratch, 2, FLAG_VALUES, io)?;
+    passes.run(stream, 2, FLAG_VALUES, io)?;
     let io = Io { keys_in: &keys_a, vals_in: &vals_a, keys_out: &mut no_keys, vals_out: indices };
-    run_pass(stream, &phases, &mut scratch, 3, FLAG_VALUES | FLAG_NO_KEYS, io)
+    passes.run(stream, 3, FLAG_VALUES | FLAG_NO_KEYS, io)
 }

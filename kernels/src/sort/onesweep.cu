@@ -1,0 +1,339 @@
+// sort (CUDA): the onesweep LSD radix sort (Adinets & Merrill, "Onesweep: A
+// Faster Least Significant Digit Radix Sort for GPUs", 2022) on 8-bit
+// digits, in two kernels (STEP):
+//
+//   0 digit counts: one read of the caller's keys counts all four digit
+//                   histograms at once: counts[pass * 256 + digit].
+//   1 pass:         one launch per digit (pass 0..3). Each block takes the
+//                   next tile of KILN_TILE keys, ranks them stably by digit,
+//                   learns where each digit's run goes from the tiles before
+//                   it (decoupled look-back, one thread per digit), and
+//                   writes the tile in digit order.
+//
+// So a pass reads every key once and writes it once: 8 bytes per key and
+// pass for keys alone, 16 with values (the three-phase sort of kernel.cu
+// reads keys twice), plus 4 bytes per key once for the digit counts.
+//
+// Stability: within a tile, a key's place counts the earlier keys of its
+// digit (earlier warps, earlier rows of its warp, lower lanes of its row);
+// across tiles, a digit's run in tile t starts after the same digit's keys
+// of tiles 0..t-1. Each pass is a stable counting sort; LSD order makes the
+// four a stable sort.
+//
+// Look-back state, per pass: one 32-bit status word per tile and digit,
+// flag in the top two bits (0 none yet, AGGREGATE: the tile's count of the
+// digit, PREFIX: the keys of the digit in this tile and every tile before
+// it, plus the digit's start in the output), count in the low 30 bits.
+//
+// Memory order: flag and count travel in one aligned 32-bit volatile store
+// (relaxed, single-copy atomic in the PTX memory model), so a reader that
+// sees the flag sees the count written with it; a word only goes NONE ->
+// AGGREGATE -> PREFIX, and both non-NONE values are true. Nothing else is
+// published through the words (successors read no data of this tile; the
+// next pass reads the keys after the launch ends), so no fence is needed:
+// the scan's lookback.cuh publishes wider values apart from their flags,
+// hence its fences. Spins read through volatile loads, which go to L2 each
+// time rather than to the SM's incoherent L1.
+//
+// Tiles are numbered in the order blocks start (an atomic counter per
+// pass), so a tile waits only on blocks that are already running: no
+// deadlock whatever the hardware's block order. Tile 0 folds the digit's
+// output start into its PREFIX, so a successor's sum is its global start.
+// 30 bits hold up to 2^30 - 1 keys; the host runs kernel.cu for more. The
+// status words and the counters after them must be zero before the first
+// pass; counts must be zero before STEP 0.
+//
+// flags (STEP 1), as in kernel.cu: 1 map keys read, 2 unmap keys written, 4
+// move values (vals_in to vals_out), 8 values are the input positions
+// (argsort: vals_in unread), 16 write no keys (argsort's last pass).
+
+typedef unsigned long long kiln_u64;
+
+#define KILN_FULL 0xffffffffu
+
+#if STEP == 0
+// Blocks of 256 threads; each warp counts into one of KILN_SUBS copies of
+// the four histograms, so that warps of a block collide less. Loads are
+// 16-byte vectors, two in flight per thread. Bound: memory (4 bytes read
+// per key) or the four shared-memory atomics per key, whichever is slower.
+#define KILN_COUNT_THREADS 256
+#define KILN_SUBS 4
+#define KILN_UNROLL 2
+
+// Count the four digits of pattern `b` into `h` (four histograms of 256);
+// lanes without a key pass valid = false. Every lane of the warp calls it.
+__device__ __forceinline__ void kiln_count_digits(unsigned* h, unsigned b, bool valid) {
+    const bool whole = __all_sync(KILN_FULL, valid);
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+        const unsigned d = (b >> (8 * p)) & 255u;
+        // A digit the whole warp shares (the high digits of small keys, runs
+        // of equal keys) is one atomic of 32, not 32 colliding ones.
+        if (whole && __all_sync(KILN_FULL, d == __shfl_sync(KILN_FULL, d, 0))) {
+            if ((threadIdx.x & 31u) == 0) atomicAdd(&h[p * 256 + d], 32u);
+        } else if (valid) {
+            atomicAdd(&h[p * 256 + d], 1u);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(KILN_COUNT_THREADS)
+KERNEL(const unsigned* __restrict__ keys, unsigned* __restrict__ counts, kiln_u64 n) {
+    __shared__ unsigned hist[KILN_SUBS][4 * 256];
+    for (unsigned j = threadIdx.x; j < KILN_SUBS * 4 * 256; j += KILN_COUNT_THREADS) (&hist[0][0])[j] = 0;
+    __syncthreads();
+    unsigned* h = hist[(threadIdx.x / 32) % KILN_SUBS];
+    const unsigned lane = threadIdx.x & 31u;
+    // Keys before the first 16-byte boundary, then whole vectors, then the rest.
+    const kiln_u64 head_bytes = (16 - ((kiln_u64)keys & 15)) & 15;
+    const kiln_u64 head = head_bytes / 4 < n ? head_bytes / 4 : n;
+    const kiln_u64 nv = (n - head) / 4;
+    const uint4* kv = reinterpret_cast<const uint4*>(keys + head);
+    // Warp-uniform loop bounds, so the votes in kiln_count_digits see the whole warp.
+    const kiln_u64 warp = ((kiln_u64)blockIdx.x * KILN_COUNT_THREADS + threadIdx.x) / 32;
+    const kiln_u64 warps = (kiln_u64)gridDim.x * (KILN_COUNT_THREADS / 32);
+    for (kiln_u64 start = warp * 32 * KILN_UNROLL; start < nv; start += warps * 32 * KILN_UNROLL) {
+        uint4 v[KILN_UNROLL];
+#pragma unroll
+        for (int u = 0; u < KILN_UNROLL; ++u) {
+            const kiln_u64 i = start + u * 32 + lane;
+            v[u] = i < nv ? __ldg(kv + i) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < KILN_UNROLL; ++u) {
+            const bool here = start + u * 32 + lane < nv;
+            kiln_count_digits(h, kiln_map(v[u].x), here);
+            kiln_count_digits(h, kiln_map(v[u].y), here);
+            kiln_count_digits(h, kiln_map(v[u].z), here);
+            kiln_count_digits(h, kiln_map(v[u].w), here);
+        }
+    }
+    // The head (< 4 keys) and the tail (< 4): the first warp of block 0.
+    if (blockIdx.x == 0 && threadIdx.x < 32) {
+        const kiln_u64 t = head + nv * 4 + lane;
+        kiln_count_digits(h, lane < head ? kiln_map(keys[lane]) : 0u, lane < head);
+        kiln_count_digits(h, t < n ? kiln_map(keys[t]) : 0u, t < n);
+    }
+    __syncthreads();
+    for (unsigned j = threadIdx.x; j < 4 * 256; j += KILN_COUNT_THREADS) {
+        unsigned c = 0;
+#pragma unroll
+        for (int s = 0; s < KILN_SUBS; ++s) c += hist[s][j];
+        if (c) atomicAdd(&counts[j], c);
+    }
+}
+
+#elif STEP == 1
+// 384 threads x 20 keys: CUB's onesweep tile for 4-byte keys on sm_90
+// (CUB takes 23 with values; here that spills). Two blocks fit an SM (80
+// registers per thread, at most 40 KB of shared memory each), so one
+// block's look-back wait overlaps the other's loads and stores, and 20 loads
+// per thread are in flight. VALUES 0 compiles the keys-only sort (no values
+// code, no slot_digit), 1 the sort that moves values when flag 4 says so.
+#define KILN_THREADS 384
+#define KILN_ITEMS 20
+#define KILN_WARPS (KILN_THREADS / 32)
+#define KILN_WARP_TILE (32 * KILN_ITEMS)
+#define KILN_TILE (KILN_THREADS * KILN_ITEMS)
+
+#define KILN_AGGREGATE 0x40000000u
+#define KILN_PREFIX 0x80000000u
+#define KILN_COUNT_MASK 0x3fffffffu
+
+// Exclusive prefix sums over the 256 digits of two counts per digit, thread
+// d holding digit d's (threads past 255 pass zeros and get garbage).
+// `scratch` holds 16 words. Contains a barrier: every thread calls it.
+__device__ __forceinline__ uint2 kiln_digit_scan(uint2 v, unsigned* scratch) {
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x / 32;
+    uint2 x = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned a = __shfl_up_sync(KILN_FULL, x.x, o), b = __shfl_up_sync(KILN_FULL, x.y, o);
+        if (lane >= (unsigned)o) {
+            x.x += a;
+            x.y += b;
+        }
+    }
+    if (warp < 8 && lane == 31) {
+        scratch[warp] = x.x;
+        scratch[8 + warp] = x.y;
+    }
+    __syncthreads();
+    uint2 before = make_uint2(0, 0);
+#pragma unroll
+    for (int w = 0; w < 8; ++w) {
+        if (w < (int)warp) {
+            before.x += scratch[w];
+            before.y += scratch[8 + w];
+        }
+    }
+    return make_uint2(before.x + x.x - v.x, before.y + x.y - v.y);
+}
+
+// The keys of `digit` in the tiles before `tile` plus the digit's output
+// start: the sum of their status words back to the nearest PREFIX. Tile 0
+// always publishes a PREFIX, so the walk ends.
+__device__ __forceinline__ unsigned kiln_look_back(const unsigned* status, unsigned tile, unsigned digit) {
+    const volatile unsigned* s = status;
+    unsigned sum = 0;
+    for (unsigned t = tile - 1;; --t) {
+        unsigned w;
+        // The predecessor is running (it took its tile first) and publishes
+        // its count without waiting for anything.
+        do {
+            w = s[(kiln_u64)t * 256 + digit];
+        } while (w == 0);
+        sum += w & KILN_COUNT_MASK;
+        if (w & KILN_PREFIX) return sum;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(KILN_THREADS, 2)
+KERNEL(const unsigned* __restrict__ keys_in, const unsigned* __restrict__ vals_in, unsigned* __restrict__ keys_out,
+       unsigned* __restrict__ vals_out, const unsigned* __restrict__ counts, unsigned* __restrict__ status, kiln_u64 n,
+       unsigned tiles, unsigned pass, unsigned flags) {
+    // Each warp's digit counters while ranking; then the tile in digit
+    // order, keys and after them values.
+    __shared__ union {
+        unsigned warp_counts[KILN_WARPS][256];
+        unsigned items[KILN_TILE];
+    } sm;
+    // The digit of each slot of `items`, kept for the values.
+    __shared__ unsigned char slot_digit[KILN_TILE];
+    // Per digit: the start of its run in the tile, and its global start minus that (modulo 2^32).
+    __shared__ unsigned local_start[256];
+    __shared__ unsigned to_global[256];
+    __shared__ unsigned scratch[16];
+    __shared__ unsigned tile_index;
+
+    const unsigned tid = threadIdx.x, lane = tid & 31u, warp = tid / 32;
+    const unsigned shift = 8 * pass;
+    unsigned* pass_status = status + (kiln_u64)pass * tiles * 256;
+    if (tid == 0) tile_index = atomicAdd(&status[(kiln_u64)4 * tiles * 256 + pass], 1u);
+    for (unsigned j = tid; j < KILN_WARPS * 256; j += KILN_THREADS) (&sm.warp_counts[0][0])[j] = 0;
+    __syncthreads();
+    const unsigned tile = tile_index;
+    const kiln_u64 base = (kiln_u64)tile * KILN_TILE;
+    const unsigned count = (unsigned)min((kiln_u64)KILN_TILE, n - base);
+    // Tile 0 turns the pass's digit counts into output starts.
+    const unsigned digit_total = (tile == 0 && tid < 256) ? counts[pass * 256 + tid] : 0u;
+
+    // Warp w holds keys w * KILN_WARP_TILE + 32 i + lane of the tile (i <
+    // KILN_ITEMS): each row one 128-byte line, and the warp's keys in order
+    // row by row, lane by lane.
+    const unsigned first = warp * KILN_WARP_TILE + lane;
+    // Past the last key, the tile is padded with the pattern whose every
+    // digit is 255: pads rank after every key (they come last, and 255 is
+    // the last digit), so they take the slots from `count` on and move no
+    // key. So ranking and scattering need no bounds checks (which would
+    // cost registers); only digit 255's published count leaves them out.
+    unsigned key[KILN_ITEMS], place[KILN_ITEMS];
+    const unsigned* src = keys_in + base + first;
+#pragma unroll
+    for (int i = 0; i < KILN_ITEMS; ++i) {
+        if (first + 32 * i < count) {
+            const unsigned raw = src[32 * i];
+            key[i] = (flags & 1u) ? kiln_map(raw) : raw;
+        } else {
+            key[i] = 0xffffffffu;
+        }
+    }
+
+    // Rank within the warp: a key's place among its warp's keys of its
+    // digit is the count of them in earlier rows (the warp's counter) plus
+    // those in lower lanes of its row (match + popc). The last lane of each
+    // group of equal digits advances the counter.
+    unsigned* my_counts = sm.warp_counts[warp];
+    const unsigned lanes_upto = (2u << lane) - 1u;
+#pragma unroll
+    for (int i = 0; i < KILN_ITEMS; ++i) {
+        const unsigned d = (key[i] >> shift) & 255u;
+        const unsigned peers = __match_any_sync(KILN_FULL, d);
+        const unsigned last = 31 - __clz(peers);
+        const unsigned upto = __popc(peers & lanes_upto);
+        unsigned before = 0;
+        if (lane == last) {
+            before = my_counts[d];
+            my_counts[d] = before + upto;
+        }
+        before = __shfl_sync(KILN_FULL, before, last);
+        place[i] = before + upto - 1;
+        // The next row's leader of this digit may be another lane.
+        __syncwarp();
+    }
+    __syncthreads();
+
+    // Per digit (thread d): the warps' counts become each warp's start
+    // within the digit's run; their sum is the tile's count, published at
+    // once so that successors need not wait for this tile's look-back.
+    unsigned tile_count = 0;
+    if (tid < 256) {
+#pragma unroll
+        for (int w = 0; w < KILN_WARPS; ++w) {
+            const unsigned c = sm.warp_counts[w][tid];
+            sm.warp_counts[w][tid] = tile_count;
+            tile_count += c;
+        }
+        if (tid == 255) tile_count -= KILN_TILE - count;
+        if (tile != 0) *(volatile unsigned*)&pass_status[(kiln_u64)tile * 256 + tid] = KILN_AGGREGATE | tile_count;
+    }
+    const uint2 starts = kiln_digit_scan(make_uint2(tile_count, digit_total), scratch);
+    if (tid < 256) {
+        // Tile 0's exclusive sum of the digit counts is each digit's output start.
+        const unsigned before = tile == 0 ? starts.y : kiln_look_back(pass_status, tile, tid);
+        *(volatile unsigned*)&pass_status[(kiln_u64)tile * 256 + tid] = KILN_PREFIX | (before + tile_count);
+        local_start[tid] = starts.x;
+        to_global[tid] = before - starts.x;
+    }
+    __syncthreads();
+
+    // Each key's slot in the tile's digit order (pads: count and after).
+#pragma unroll
+    for (int i = 0; i < KILN_ITEMS; ++i) {
+        const unsigned d = (key[i] >> shift) & 255u;
+        place[i] += local_start[d] + sm.warp_counts[warp][d];
+    }
+    // Every warp's starts are read before `items` overwrites them.
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = key[i];
+    __syncthreads();
+
+    const bool with_vals = VALUES && (flags & 4u) != 0;
+    unsigned val[KILN_ITEMS];
+    if (with_vals) {
+        // In flight while the keys are written.
+        const unsigned* vsrc = vals_in + base + first;
+#pragma unroll
+        for (int i = 0; i < KILN_ITEMS; ++i) {
+            const unsigned local = first + 32 * i;
+            val[i] = local < count ? ((flags & 8u) ? (unsigned)base + local : vsrc[32 * i]) : 0u;
+        }
+    }
+    // Consecutive threads write consecutive keys of a digit's run.
+#pragma unroll
+    for (int j = 0; j < KILN_ITEMS; ++j) {
+        const unsigned slot = j * KILN_THREADS + tid;
+        if (slot < count) {
+            const unsigned b = sm.items[slot];
+            const unsigned d = (b >> shift) & 255u;
+            if (!(flags & 16u)) keys_out[to_global[d] + slot] = (flags & 2u) ? kiln_unmap(b) : b;
+            if (with_vals) slot_digit[slot] = (unsigned char)d;
+        }
+    }
+    if (with_vals) {
+        // Every key is read out of `items` before the values overwrite it.
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = val[i];
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < KILN_ITEMS; ++j) {
+            const unsigned slot = j * KILN_THREADS + tid;
+            if (slot < count) vals_out[to_global[slot_digit[slot]] + slot] = sm.items[slot];
+        }
+    }
+}
+#else
+#error "STEP must be 0 (digit counts) or 1 (pass)"
+#endif
