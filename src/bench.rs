@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kiln_benches::{
-    attach_peers, python_peer_names, render, run_python_peers, utc_now, write_charts, BenchConfig, BenchVisitor,
-    DeviceResult, Header, Peer, Report, Row,
+    attach_peers, latency_summary, python_peer_names, render, render_latency, render_scaling, run_python_peers,
+    scaling_summary, utc_now, write_charts, BenchConfig, BenchVisitor, DeviceResult, Header, Peer, Report, Row,
 };
 use kiln_core::{BackendKind, Error, Result};
 
@@ -49,7 +49,13 @@ pub fn run(
     let mut rows: Vec<Row> = results.iter().flat_map(|r| r.rows.clone()).collect();
     let peers = peers(config, &results, progress);
     attach_peers(&mut rows, &peers);
-    let report = Report { header: header(config, &results, &peers, command), rows, cuda_system: None };
+    let report = Report {
+        header: header(config, &results, &peers, command),
+        scaling: scaling_summary(&rows),
+        latency: latency_summary(&rows),
+        rows,
+        cuda_system: None,
+    };
     write(&report, output)?;
     Ok(report)
 }
@@ -131,4 +137,14 @@ fn io(what: &str, path: &Path, e: impl std::fmt::Display) -> Error {
 /// The report as the terminal table.
 pub fn table(report: &Report) -> String {
     render(report)
+}
+
+/// The scaling summary and the end-to-end latencies, as terminal tables
+/// (empty when the run has neither).
+pub fn summaries(report: &Report) -> String {
+    [render_scaling(&report.scaling), render_latency(&report.latency)]
+        .into_iter()
+        .filter(|t| !t.is_empty())
+        .map(|t| format!("\n{t}"))
+        .collect()
 }

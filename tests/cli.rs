@@ -118,3 +118,38 @@ fn bad_arguments_and_unwritable_files_are_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("KILN_CONFORMANCE_SEED: \"seedy\" is not a seed"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn bench_prints_the_scaling_and_latency_summaries_and_writes_them() {
+    let path = std::env::temp_dir().join(format!("kiln-bench-{}.json", std::process::id()));
+    let args = ["bench", "--backend", "cpu", "--pattern", "vector_add", "--pattern", "reduce_latency"];
+    let out = kiln(
+        &[&args[..], &["--size", "4Ki", "--size", "64Ki", "--runs", "3", "--json", path.to_str().unwrap()]].concat(),
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let table = |title: &str| {
+        let start = stdout.find(title).unwrap_or_else(|| panic!("no {title:?} table:\n{stdout}"));
+        stdout[start..].lines().skip(2).take_while(|l| !l.is_empty()).collect::<Vec<_>>()
+    };
+    let scaling = table("scaling: n_1/2");
+    assert_eq!(scaling.len(), 1, "one series, vector_add on the CPU: {scaling:?}");
+    assert!(scaling[0].starts_with("cpu ") && scaling[0].contains("vector_add") && scaling[0].contains("GB/s"));
+    let latency = table("end-to-end latency");
+    assert_eq!(latency.len(), 1, "{latency:?}");
+    assert!(latency[0].starts_with("cpu ") && latency[0].ends_with("EndToEnd"), "{latency:?}");
+
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).ok();
+    let rows = json["rows"].as_array().unwrap();
+    let latency_rows: Vec<_> = rows.iter().filter(|r| r["pattern"] == "reduce_latency").collect();
+    assert_eq!(latency_rows.len(), 1, "once, whatever the sizes");
+    let row = latency_rows[0];
+    assert_eq!((row["size"].as_u64(), row["timer"].as_str()), (Some(1024), Some("end-to-end")));
+    assert!(row["gb_per_s"].is_null() && row["ceiling_fraction"].is_null(), "{row}");
+    assert!(row["runs"].as_u64().unwrap() >= 100, "{row}");
+    assert_eq!(json["scaling"][0]["pattern"], "vector_add");
+    assert_eq!(json["scaling"][0]["sizes"], 2);
+    assert!(json["scaling"][0]["fixed_cost_us"].as_f64().unwrap() > 0.0);
+    assert!(json["latency"][0]["median_us"].as_f64().unwrap() > 0.0);
+}

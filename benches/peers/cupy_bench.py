@@ -1,10 +1,11 @@
 """CuPy on the same cases and sizes as `kiln bench`, timed the same way.
 
 Usage: python3 cupy_bench.py --cases vector_add,axpy --sizes 1024,67108864 --dtype f32 --runs 20 --json OUT
-Writes {"peer": "cupy", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms}]}.
+Writes {"peer": "cupy", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms[, timer]}]}.
+The case reduce_latency runs once, at 1 Ki f32, whatever --sizes and --dtype say.
 Exits with status 3 and a one-line reason on stderr when CuPy cannot run here.
 """
-import argparse, json, math, sys
+import argparse, json, math, sys, time
 
 try:
     import numpy as np
@@ -166,6 +167,30 @@ def bench_matrix(pattern, size):
     return {"pattern": pattern, "dtype": label, "size": size, "median_ms": float(np.median(t)), "min_ms": float(t[0])}
 
 
+# The end-to-end latency of small work, as kiln's reduce_latency rows take
+# it: the sum of 1 Ki f32 already on the device, read back to the host
+# (float() blocks until the scalar is there), on the host clock.
+LATENCY_ELEMENTS, LATENCY_MIN_RUNS, LATENCY_MIN_WARMUP = 1024, 200, 10
+
+
+def latency_row():
+    x = (rng.random(LATENCY_ELEMENTS, dtype=cp.float64) * 1.5 + 0.5).astype(cp.float32)
+    expected = float(cp.asnumpy(x).astype(np.float64).sum())
+    got = float(cp.sum(x))
+    if abs(got - expected) > 1e-4 * expected:
+        raise ValueError(f"sum is {got}, the host's {expected}")
+    for _ in range(LATENCY_MIN_WARMUP):
+        float(cp.sum(x))
+    ts = []
+    for _ in range(max(args.runs, LATENCY_MIN_RUNS)):
+        t0 = time.perf_counter()
+        float(cp.sum(x))
+        ts.append((time.perf_counter() - t0) * 1e3)
+    ts.sort()
+    return {"pattern": "reduce_latency", "dtype": "f32", "size": LATENCY_ELEMENTS,
+            "median_ms": float(np.median(ts)), "min_ms": ts[0], "timer": "end-to-end"}
+
+
 rows = []
 rng = cp.random.default_rng(0x6B696C6E)
 for size in [int(v) for v in args.sizes.split(",") if v]:
@@ -201,5 +226,10 @@ for size in [int(v) for v in args.sizes.split(",") if v]:
             cp.get_default_memory_pool().free_all_blocks()
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"cupy {pattern} {size}: {e}", file=sys.stderr)
+if "reduce_latency" in args.cases.split(","):
+    try:
+        rows.append(latency_row())
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"cupy reduce_latency: {e}", file=sys.stderr)
 with open(args.json, "w") as f:
     json.dump({"peer": "cupy", "version": cp.__version__, "rows": rows}, f)

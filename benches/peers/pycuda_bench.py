@@ -1,9 +1,10 @@
 """PyCUDA on the same cases and sizes as `kiln bench`, timed with CUDA events.
 
 Usage: python3 pycuda_bench.py --cases vector_add --sizes 1024,67108864 --dtype f32 --runs 20 --json OUT
+The case reduce_latency runs once, at 1 Ki f32, whatever --sizes and --dtype say.
 Exits with status 3 and a one-line reason on stderr when PyCUDA cannot run here.
 """
-import argparse, json, sys
+import argparse, json, sys, time
 
 try:
     import numpy as np
@@ -67,6 +68,31 @@ def timed(fns, runs):
     return np.sort(np.asarray(ts))
 
 
+# The end-to-end latency of small work, as kiln's reduce_latency rows take
+# it: the sum of 1 Ki f32 already on the device, read back to the host
+# (.get() blocks until the scalar is there), on the host clock.
+LATENCY_ELEMENTS, LATENCY_MIN_RUNS, LATENCY_MIN_WARMUP = 1024, 200, 10
+
+
+def latency_row():
+    host = (rng.random(LATENCY_ELEMENTS) * 1.5 + 0.5).astype(np.float32)
+    x = gpuarray.to_gpu(host)
+    expected = float(host.astype(np.float64).sum())
+    got = float(gpuarray.sum(x).get())
+    if abs(got - expected) > 1e-4 * expected:
+        raise ValueError(f"sum is {got}, the host's {expected}")
+    for _ in range(LATENCY_MIN_WARMUP):
+        gpuarray.sum(x).get()
+    ts = []
+    for _ in range(max(args.runs, LATENCY_MIN_RUNS)):
+        t0 = time.perf_counter()
+        gpuarray.sum(x).get()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    ts.sort()
+    return {"pattern": "reduce_latency", "dtype": "f32", "size": LATENCY_ELEMENTS,
+            "median_ms": float(np.median(ts)), "min_ms": ts[0], "timer": "end-to-end"}
+
+
 rows = []
 rng = np.random.default_rng(0x6B696C6E)
 for size in [int(v) for v in args.sizes.split(",") if v]:
@@ -84,5 +110,10 @@ for size in [int(v) for v in args.sizes.split(",") if v]:
             del sets
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"pycuda {pattern} {size}: {e}", file=sys.stderr)
+if "reduce_latency" in args.cases.split(","):
+    try:
+        rows.append(latency_row())
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"pycuda reduce_latency: {e}", file=sys.stderr)
 with open(args.json, "w") as f:
     json.dump({"peer": "pycuda", "version": pycuda.VERSION_TEXT, "rows": rows}, f)

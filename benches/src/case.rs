@@ -46,11 +46,16 @@ pub enum Pattern {
         /// Whether every value falls in one bin.
         skewed: bool,
     },
+    /// The end-to-end latency of small work: the sum of 1 Ki f32 already on
+    /// the device, including reading the scalar back to the host, timed on
+    /// the host clock. Its size is fixed whatever the sweep, and its rows
+    /// report microseconds, not throughput.
+    ReduceLatency,
 }
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 22] = [
+    pub const ALL: [Pattern; 23] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -73,6 +78,7 @@ impl Pattern {
         Pattern::Compact,
         Pattern::Histogram { skewed: false },
         Pattern::Histogram { skewed: true },
+        Pattern::ReduceLatency,
     ];
 
     /// The name used in tables, JSON and the peers' scripts.
@@ -97,14 +103,43 @@ impl Pattern {
             Pattern::Compact => "compact".into(),
             Pattern::Histogram { skewed: false } => "histogram_i32".into(),
             Pattern::Histogram { skewed: true } => "histogram_i32_skewed".into(),
+            Pattern::ReduceLatency => "reduce_latency".into(),
         }
+    }
+
+    /// The pattern called `name` (as [`Pattern::name`] writes it).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_benches::Pattern;
+    /// assert_eq!(Pattern::from_name("reduce_latency"), Some(Pattern::ReduceLatency));
+    /// assert_eq!(Pattern::from_name("reduce"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Pattern> {
+        Pattern::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The size a pattern always runs at, whatever the sweep (the latency
+    /// case: 1 Ki elements).
+    pub fn fixed_size(self) -> Option<usize> {
+        match self {
+            Pattern::ReduceLatency => Some(crate::latency::LATENCY_ELEMENTS),
+            _ => None,
+        }
+    }
+
+    /// Whether the pattern's rows are end-to-end latencies (microseconds on
+    /// the host clock) rather than throughputs: they get no GB/s, no
+    /// fraction of the ceiling and no chart.
+    pub fn is_latency(self) -> bool {
+        matches!(self, Pattern::ReduceLatency)
     }
 
     /// The element type a pattern always runs on, whatever the bench's
     /// dtype (grayscale reads u8 pixels, sort_u32 sorts u32 keys).
     pub fn fixed_dtype(self) -> Option<DType> {
         match self {
-            Pattern::Sgemm(_) | Pattern::Blur3x3 => Some(DType::F32),
+            Pattern::Sgemm(_) | Pattern::Blur3x3 | Pattern::ReduceLatency => Some(DType::F32),
             Pattern::Grayscale => Some(DType::U8),
             Pattern::SortU32 => Some(DType::U32),
             Pattern::Histogram { .. } => Some(DType::I32),
@@ -129,7 +164,7 @@ impl Pattern {
     pub fn bytes(self, n: usize, dtype: DType) -> u64 {
         let arrays = match self {
             Pattern::Compact => return (n + n / 2) as u64 * dtype.size() as u64,
-            Pattern::ReduceSum | Pattern::Histogram { .. } => 1,
+            Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::Histogram { .. } => 1,
             Pattern::Dot | Pattern::ScanInclusive => 2,
             Pattern::Fill | Pattern::Sequence => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
@@ -152,7 +187,7 @@ impl Pattern {
         match self {
             Pattern::CopyD2d | Pattern::Fill | Pattern::Transpose(_) | Pattern::SortU32 => 0,
             Pattern::Compact | Pattern::Histogram { .. } => 0,
-            Pattern::ReduceSum | Pattern::ScanInclusive => n as u64,
+            Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::ScanInclusive => n as u64,
             Pattern::Dot => 2 * n as u64,
             Pattern::Sequence | Pattern::Axpy => 2 * n as u64,
             Pattern::Map(_) | Pattern::VectorAdd => n as u64,
@@ -168,7 +203,8 @@ impl Pattern {
     /// How many arrays of `n` elements one run allocates.
     pub(crate) fn arrays(self) -> usize {
         match self {
-            Pattern::Fill | Pattern::Sequence | Pattern::ReduceSum | Pattern::Histogram { .. } => 1,
+            Pattern::Fill | Pattern::Sequence | Pattern::ReduceSum | Pattern::ReduceLatency => 1,
+            Pattern::Histogram { .. } => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
             Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact => 2,
             // The sort's input, output and scratch keys.

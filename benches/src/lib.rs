@@ -6,8 +6,11 @@
 //! cache), measures the ceiling (a large device-to-device copy: the faster of
 //! the buffer copy and a copy kernel) on the same
 //! device in the same run, and merges in the peers (CuPy and PyCUDA scripts
-//! run on the same machine). Every row carries its bytes and flops model, so
-//! GB/s, the fraction of the ceiling and the ratio to each peer follow.
+//! run on the same machine). Every row carries its bytes and flops model, so GB/s, the
+//! fraction of the ceiling and the ratio to each peer follow. From a run's
+//! rows come the scaling of each series ([`scaling_summary`]: where fixed
+//! costs stop dominating) and the end-to-end latency of small work
+//! ([`latency_summary`], the `reduce_latency` case, in microseconds).
 //!
 //! # Examples
 //! ```
@@ -27,24 +30,28 @@
 
 mod case;
 pub mod cuda_system;
+mod latency;
 mod matrix;
 mod parallel;
 mod peers;
 mod plot;
 mod report;
 mod run;
+mod scaling;
 mod table;
 mod timing;
 
 use std::collections::BTreeMap;
 
 pub use case::{quick_sizes, square_side, sweep_sizes, Case, Pattern};
+pub use latency::{latency_runs, latency_summary, render_latency, Latency};
 pub use peers::{python_peer_names, run_python_peers, Peer, PeerRow};
 pub use plot::write_charts;
 pub use report::{utc_now, Header, PeerCell, Report, Row};
 pub use run::{run_case, skip_reason, RunOptions};
+pub use scaling::{render_scaling, scaling_summary, Scaling};
 pub use table::{render, size_label};
-pub use timing::{time_runs, Timer, Timing};
+pub use timing::{time_end_to_end, time_runs, Timer, Timing};
 
 use kiln_core::dynamic::DeviceVisitor;
 
@@ -83,21 +90,19 @@ impl BenchConfig {
             .collect()
     }
 
-    /// The selected cases, small sizes first.
+    /// The selected cases, small sizes first; a pattern of fixed size (the
+    /// latency case) comes once, after the sweep.
     pub fn cases(&self) -> Vec<Case> {
         let mut sizes = self.sizes.clone();
         sizes.sort_unstable();
         sizes.dedup();
-        sizes
+        let selected = self.selected();
+        let case = |pattern: Pattern, n| Case { pattern, dtype: pattern.fixed_dtype().unwrap_or(self.dtype), n };
+        let swept = sizes
             .iter()
-            .flat_map(|&n| {
-                self.selected().into_iter().map(move |pattern| Case {
-                    pattern,
-                    dtype: pattern.fixed_dtype().unwrap_or(self.dtype),
-                    n,
-                })
-            })
-            .collect()
+            .flat_map(|&n| selected.iter().filter(|p| p.fixed_size().is_none()).map(move |&pattern| case(pattern, n)));
+        let fixed = selected.iter().filter_map(|&p| p.fixed_size().map(|n| case(p, n)));
+        swept.chain(fixed).collect()
     }
 }
 
@@ -206,6 +211,11 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
             row.min_ms = Some(t.min_ms);
             row.runs = t.runs;
             row.timer = Some(t.timer);
+            if case.pattern.is_latency() {
+                // A round trip of 4 KiB: its time is the result, throughput means nothing.
+                row.note = Some("end to end: launch and read back of the scalar, host clock".into());
+                return row;
+            }
             row.gb_per_s = Row::gbps(bytes, t.median_ms);
             if case.pattern.compute_bound() && t.median_ms > 0.0 {
                 row.tflop_per_s = Some(row.flops as f64 / t.median_ms / 1e9);
@@ -217,25 +227,26 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
     row
 }
 
-/// Fill each row's peer columns. Python peers ran on this machine's CUDA
-/// device, so they are compared with CUDA rows; `per_backend` peers (CubeCL
-/// on wgpu) with rows of their backend. An absent peer is marked absent on
-/// every row, so its column says so.
+/// Fill each row's peer columns. Each peer is compared with the rows of the
+/// backend it ran beside: the Python peers with CUDA rows (they ran on this
+/// machine's CUDA device), CubeCL with wgpu rows. An absent peer is marked
+/// absent on every row, so its column says so.
 pub fn attach_peers(rows: &mut [Row], peers: &[(Peer, BackendKind)]) {
     for row in rows.iter_mut() {
         for (peer, backend) in peers {
             let cell = match &peer.status {
                 Err(reason) => PeerCell::Absent { reason: reason.clone() },
                 Ok(_) if row.backend != backend.name() => PeerCell::NoCase,
-                Ok(_) => match (peer.get(&row.pattern, &row.dtype, row.size), row.gb_per_s) {
-                    (Some(p), Some(ours)) => {
-                        let theirs = Row::gbps(row.bytes, p.median_ms);
-                        PeerCell::Measured {
-                            median_ms: p.median_ms,
-                            gb_per_s: theirs,
-                            ratio: theirs.map(|t| ours / t).unwrap_or(p.median_ms / row.median_ms.unwrap_or(f64::NAN)),
-                        }
-                    }
+                Ok(_) => match (peer.get(&row.pattern, &row.dtype, row.size), row.median_ms) {
+                    (Some(p), Some(ours_ms)) => PeerCell::Measured {
+                        median_ms: p.median_ms,
+                        min_ms: p.min_ms,
+                        // Under the same bytes model, kiln's throughput over
+                        // theirs is their time over kiln's.
+                        gb_per_s: row.gb_per_s.and_then(|_| Row::gbps(row.bytes, p.median_ms)),
+                        ratio: p.median_ms / ours_ms,
+                        timer: p.timer,
+                    },
                     _ => PeerCell::NoCase,
                 },
             };
@@ -274,19 +285,46 @@ mod tests {
         let peer = Peer::measured(
             "cupy",
             "14",
-            vec![PeerRow { pattern: "axpy".into(), dtype: "f32".into(), size: 1000, median_ms: 0.002, min_ms: 0.002 }],
+            vec![
+                PeerRow {
+                    pattern: "axpy".into(),
+                    dtype: "f32".into(),
+                    size: 1000,
+                    median_ms: 0.002,
+                    min_ms: 0.002,
+                    timer: None,
+                },
+                PeerRow {
+                    pattern: "reduce_latency".into(),
+                    dtype: "f32".into(),
+                    size: 1000,
+                    median_ms: 0.03,
+                    min_ms: 0.02,
+                    timer: Some(Timer::EndToEnd),
+                },
+            ],
         );
-        let mut rows = vec![row("cuda", 0.001), row("wgpu", 0.001)];
+        let latency = Row { pattern: "reduce_latency".into(), gb_per_s: None, ..row("cuda", 0.01) };
+        let mut rows = vec![row("cuda", 0.001), row("wgpu", 0.001), latency];
         attach_peers(
             &mut rows,
             &[(peer, BackendKind::Cuda), (Peer::absent("pycuda", "not installed"), BackendKind::Cuda)],
         );
         match &rows[0].peers["cupy"] {
-            PeerCell::Measured { ratio, .. } => assert!((ratio - 2.0).abs() < 1e-9, "{ratio}"),
+            PeerCell::Measured { ratio, gb_per_s, .. } => {
+                assert!((ratio - 2.0).abs() < 1e-9, "{ratio}");
+                assert!((gb_per_s.unwrap() - 6.0).abs() < 1e-9, "{gb_per_s:?}");
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(rows[1].peers["cupy"], PeerCell::NoCase);
         assert!(matches!(rows[0].peers["pycuda"], PeerCell::Absent { .. }));
+        match &rows[2].peers["cupy"] {
+            PeerCell::Measured { ratio, gb_per_s: None, min_ms, timer: Some(Timer::EndToEnd), .. } => {
+                assert!((ratio - 3.0).abs() < 1e-9 && (min_ms - 0.02).abs() < 1e-12, "{ratio} {min_ms}");
+            }
+            other => panic!("a latency cell has a time and no throughput: {other:?}"),
+        }
     }
 
     #[test]
@@ -295,5 +333,28 @@ mod tests {
         let cases = c.cases();
         assert!(cases.iter().all(|c| c.pattern.name().starts_with("map_")));
         assert_eq!(cases[0].n, 4);
+    }
+
+    #[test]
+    fn the_latency_case_comes_once_at_its_own_size() {
+        let c = BenchConfig { patterns: vec!["reduce".into()], sizes: vec![1 << 20, 1 << 26], ..Default::default() };
+        let cases = c.cases();
+        let latency: Vec<_> = cases.iter().filter(|c| c.pattern == Pattern::ReduceLatency).collect();
+        assert_eq!(latency.len(), 1);
+        assert_eq!((latency[0].n, latency[0].dtype), (1024, DType::F32));
+        assert_eq!(cases.last().unwrap().pattern, Pattern::ReduceLatency, "after the sweep");
+        assert_eq!(cases.iter().filter(|c| c.pattern == Pattern::ReduceSum).count(), 2);
+        let all = BenchConfig { sizes: quick_sizes(), ..Default::default() }.cases();
+        assert_eq!(all.iter().filter(|c| c.pattern.is_latency()).count(), 1);
+    }
+
+    #[test]
+    fn a_latency_row_has_a_time_and_no_throughput() {
+        let dev = Device::<kiln_cpu::Cpu>::open(0).unwrap();
+        let case = Case { pattern: Pattern::ReduceLatency, dtype: DType::F32, n: 1024 };
+        let opts = RunOptions { warmup: 1, runs: 2, ..Default::default() };
+        let row = measure(&dev.stream(), &case, &opts, Some(100.0));
+        assert!(row.median_ms.unwrap() > 0.0 && row.runs >= 100, "{row:?}");
+        assert_eq!((row.gb_per_s, row.ceiling_fraction, row.timer), (None, None, Some(Timer::EndToEnd)));
     }
 }

@@ -7,6 +7,8 @@ use std::process::Command;
 
 use serde::Deserialize;
 
+use crate::timing::Timer;
+
 /// A peer's measurement of one case.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct PeerRow {
@@ -20,6 +22,9 @@ pub struct PeerRow {
     pub median_ms: f64,
     /// Fastest time, ms.
     pub min_ms: f64,
+    /// How it was timed, where the peer says.
+    #[serde(default)]
+    pub timer: Option<Timer>,
 }
 
 #[derive(Deserialize)]
@@ -117,10 +122,30 @@ mod tests {
         let p = Peer::measured(
             "x",
             "1.0",
-            vec![PeerRow { pattern: "axpy".into(), dtype: "f32".into(), size: 4, median_ms: 2.0, min_ms: 1.0 }],
+            vec![PeerRow {
+                pattern: "axpy".into(),
+                dtype: "f32".into(),
+                size: 4,
+                median_ms: 2.0,
+                min_ms: 1.0,
+                timer: None,
+            }],
         );
         assert_eq!(p.get("axpy", "f32", 4).map(|r| r.median_ms), Some(2.0));
         assert!(p.get("axpy", "f32", 8).is_none());
+    }
+
+    #[test]
+    fn script_rows_may_name_their_timer() {
+        let f: PeerFile = serde_json::from_str(
+            r#"{"version": "1", "rows": [
+                {"pattern": "axpy", "dtype": "f32", "size": 4, "median_ms": 2.0, "min_ms": 1.0},
+                {"pattern": "reduce_latency", "dtype": "f32", "size": 1024, "median_ms": 0.02, "min_ms": 0.01,
+                 "timer": "end-to-end"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(f.rows[0].timer, None);
+        assert_eq!(f.rows[1].timer, Some(Timer::EndToEnd));
     }
 
     #[test]

@@ -14,10 +14,16 @@ pub enum PeerCell {
     Measured {
         /// Its median time.
         median_ms: f64,
-        /// Its throughput under the same bytes model.
+        /// Its fastest time.
+        min_ms: f64,
+        /// Its throughput under the same bytes model (none for latency rows).
         gb_per_s: Option<f64>,
-        /// kiln's throughput over the peer's (above 1: kiln is faster).
+        /// kiln's throughput over the peer's, which is the peer's time over
+        /// kiln's (above 1: kiln is faster).
         ratio: f64,
+        /// How the peer timed it, where it says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timer: Option<Timer>,
     },
     /// The peer is not installed or not usable here.
     Absent {
@@ -67,6 +73,12 @@ pub struct Row {
 
 impl Row {
     /// Throughput from a bytes count and a time in ms.
+    ///
+    /// # Examples
+    /// ```
+    /// assert_eq!(kiln_benches::Row::gbps(4_000_000, 2.0), Some(2.0));
+    /// assert_eq!(kiln_benches::Row::gbps(0, 2.0), None);
+    /// ```
     pub fn gbps(bytes: u64, ms: f64) -> Option<f64> {
         (bytes > 0 && ms > 0.0).then(|| bytes as f64 / ms / 1e6)
     }
@@ -100,6 +112,11 @@ pub struct Report {
     pub header: Header,
     /// One row per case and device.
     pub rows: Vec<Row>,
+    /// Per backend (and peer) and pattern: where fixed costs stop
+    /// dominating, from the sweep's rows.
+    pub scaling: Vec<crate::scaling::Scaling>,
+    /// The end-to-end latency of small work, per backend and peer.
+    pub latency: Vec<crate::latency::Latency>,
     /// The CUDA system cases (launch overhead, NVRTC, pinned copies,
     /// pipeline), when CUDA was measured.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -69,6 +69,9 @@ pub fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) 
     if crate::parallel::handles(case.pattern) {
         return crate::parallel::run_case(stream, case, opts);
     }
+    if crate::latency::handles(case.pattern) {
+        return crate::latency::run_case(stream, case, opts);
+    }
     match case.dtype {
         DType::F32 => run_typed::<B, f32>(stream, case, opts, |r| r.random_range(0.5f32..2.0)),
         DType::F64 => run_typed::<B, f64>(stream, case, opts, |r| r.random_range(0.5f64..2.0)),

@@ -1,11 +1,12 @@
-//! Timing with device events, warm-up first, median and min of many runs.
+//! Timing with device events, warm-up first, median and min of many runs;
+//! and end-to-end on the host clock, for the latency case.
 
 use std::time::Instant;
 
 use kiln_core::{Backend, BackendKind, Error, Result, Stream};
 
 /// How a row was timed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Timer {
     /// Device events around the work (CUDA events, wgpu timestamp queries).
@@ -15,6 +16,9 @@ pub enum Timer {
     /// The host's clock between two full synchronizations, where the device
     /// has no timestamps: includes submission and wait latency.
     WallClockFenced,
+    /// The host's monotonic clock around the launch and the blocking read
+    /// back of its result: what a caller waits for, end to end.
+    EndToEnd,
 }
 
 /// The result of timing one case.
@@ -63,7 +67,8 @@ pub fn time_runs<B: Backend>(
                     Err(e) => return Err(e),
                 }
             }
-            Timer::WallClockFenced => fenced(stream, &mut op, warmup + i)?,
+            // (End-to-end timing is `time_end_to_end`'s, never set here.)
+            Timer::WallClockFenced | Timer::EndToEnd => fenced(stream, &mut op, warmup + i)?,
         };
         times.push(t);
     }
@@ -77,6 +82,36 @@ fn fenced<B: Backend>(stream: &Stream<B>, op: &mut impl FnMut(usize) -> Result<(
     op(i)?;
     stream.synchronize()?;
     Ok(t0.elapsed().as_secs_f64() * 1e3)
+}
+
+/// Run `op` `warmup` times untimed, then `runs` times (at least once), each
+/// between two reads of the host's monotonic clock. `op` gets the run's
+/// index and must return only once its result is on the host, so each time
+/// is the whole round trip: launch, execution, read back.
+///
+/// # Examples
+/// ```
+/// use kiln_benches::{time_end_to_end, Timer};
+/// let t = time_end_to_end(2, 5, |_| Ok::<_, ()>(std::thread::sleep(std::time::Duration::from_micros(50)))).unwrap();
+/// assert_eq!((t.runs, t.timer), (5, Timer::EndToEnd));
+/// assert!(t.min_ms >= 0.05 && t.median_ms >= t.min_ms);
+/// ```
+pub fn time_end_to_end<E>(
+    warmup: usize,
+    runs: usize,
+    mut op: impl FnMut(usize) -> std::result::Result<(), E>,
+) -> std::result::Result<Timing, E> {
+    for i in 0..warmup {
+        op(i)?;
+    }
+    let mut times = Vec::with_capacity(runs.max(1));
+    for i in 0..runs.max(1) {
+        let t0 = Instant::now();
+        op(warmup + i)?;
+        times.push(t0.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(Timing { median_ms: median(&times), min_ms: times[0], runs: times.len(), timer: Timer::EndToEnd })
 }
 
 /// Median of sorted values (mean of the middle two for an even count).

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use kiln::bench::{run, table, BenchOutput};
+use kiln::bench::{run, summaries, table, BenchOutput};
 use kiln::{BackendKind, DType};
 use kiln_benches::{cuda_system, quick_sizes, sweep_sizes, BenchConfig};
 
@@ -97,6 +97,10 @@ pub fn run_cli(args: &BenchArgs) -> kiln::Result<ExitCode> {
     bar.finish_and_clear();
     let mut report = report?;
     print!("{}", table(&report));
+    let summaries = summaries(&report);
+    if !summaries.is_empty() {
+        println!("{summaries}");
+    }
     for note in &absent_notes {
         println!("{note}");
     }
