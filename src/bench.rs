@@ -33,6 +33,8 @@ pub fn run(
     absent: &mut dyn FnMut(BackendKind, &Error),
 ) -> Result<Report> {
     let mut results: Vec<DeviceResult> = Vec::new();
+    // Kept open for the CubeCL peer, which runs on this very wgpu device.
+    let mut wgpu_device = None;
     for entry in entries() {
         if !backends.is_empty() && !backends.contains(&entry.kind) {
             continue;
@@ -45,9 +47,12 @@ pub fn run(
             }
         };
         results.push(device.visit(BenchVisitor::new(config, progress))??);
+        if entry.kind == BackendKind::Wgpu {
+            wgpu_device = Some(device);
+        }
     }
     let mut rows: Vec<Row> = results.iter().flat_map(|r| r.rows.clone()).collect();
-    let peers = peers(config, &results, progress);
+    let peers = peers(config, &results, &rows, wgpu_device.as_ref(), progress);
     attach_peers(&mut rows, &peers);
     let report = Report {
         header: header(config, &results, &peers, command),
@@ -61,8 +66,15 @@ pub fn run(
 }
 
 /// The peers for this run: CuPy and PyCUDA against CUDA rows when a CUDA
-/// device was measured; CubeCL is not built into this binary.
-fn peers(config: &BenchConfig, results: &[DeviceResult], progress: &mut dyn FnMut(&str)) -> Vec<(Peer, BackendKind)> {
+/// device was measured; CubeCL against wgpu rows, on the same wgpu device,
+/// when built with the `cubecl` feature.
+fn peers(
+    config: &BenchConfig,
+    results: &[DeviceResult],
+    rows: &[Row],
+    wgpu_device: Option<&Device>,
+    progress: &mut dyn FnMut(&str),
+) -> Vec<(Peer, BackendKind)> {
     let mut peers = Vec::new();
     if results.iter().any(|r| r.backend == BackendKind::Cuda) {
         progress("peers: CuPy and PyCUDA on the same cases");
@@ -75,11 +87,24 @@ fn peers(config: &BenchConfig, results: &[DeviceResult], progress: &mut dyn FnMu
             peers.push((Peer::absent(name, "no CUDA device in this run to compare with"), BackendKind::Cuda));
         }
     }
-    peers.push((
-        Peer::absent("cubecl", "not built into this binary (kiln-benches' `cubecl` feature)"),
-        BackendKind::Wgpu,
-    ));
+    peers.push((cubecl_peer(config, rows, wgpu_device, progress), BackendKind::Wgpu));
     peers
+}
+
+/// CubeCL on the wgpu device the wgpu rows were measured on, at the cases
+/// those rows measured.
+#[cfg(feature = "cubecl")]
+fn cubecl_peer(config: &BenchConfig, rows: &[Row], device: Option<&Device>, progress: &mut dyn FnMut(&str)) -> Peer {
+    let Some(device) = device.and_then(|d| d.downcast::<kiln_wgpu::Wgpu>()) else {
+        return Peer::absent("cubecl", "no wgpu device in this run to compare with");
+    };
+    let wgpu_rows: Vec<Row> = rows.iter().filter(|r| r.backend == BackendKind::Wgpu.name()).cloned().collect();
+    kiln_benches::run_cubecl_peer(device, config, &wgpu_rows, progress)
+}
+
+#[cfg(not(feature = "cubecl"))]
+fn cubecl_peer(_: &BenchConfig, _: &[Row], _: Option<&Device>, _: &mut dyn FnMut(&str)) -> Peer {
+    Peer::absent("cubecl", "not built into this binary (build kiln with `--features cubecl`)")
 }
 
 fn header(config: &BenchConfig, results: &[DeviceResult], peers: &[(Peer, BackendKind)], command: &str) -> Header {

@@ -152,4 +152,10 @@ fn bench_prints_the_scaling_and_latency_summaries_and_writes_them() {
     assert_eq!(json["scaling"][0]["sizes"], 2);
     assert!(json["scaling"][0]["fixed_cost_us"].as_f64().unwrap() > 0.0);
     assert!(json["latency"][0]["median_us"].as_f64().unwrap() > 0.0);
+    let cubecl = json["header"]["peers"]["cubecl"].as_str().unwrap();
+    if cfg!(feature = "cubecl") {
+        assert!(cubecl.contains("no wgpu device in this run"), "{cubecl}");
+    } else {
+        assert!(cubecl.contains("--features cubecl"), "{cubecl}");
+    }
 }

@@ -31,7 +31,7 @@ pub(crate) fn accepted_backend(backend: wgpu::Backend) -> bool {
 
 /// The process-wide wgpu instance (creating one loads the Vulkan loader and
 /// its drivers, which is too slow to repeat per call).
-fn instance() -> &'static wgpu::Instance {
+pub(crate) fn instance() -> &'static wgpu::Instance {
     static INSTANCE: OnceLock<wgpu::Instance> = OnceLock::new();
     INSTANCE.get_or_init(|| {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();

@@ -11,6 +11,7 @@ use crate::{Wgpu, WgpuEvent, WgpuHostBuffer, WgpuKernel, WgpuStream};
 /// An opened wgpu device.
 pub struct WgpuDevice {
     ctx: Arc<Context>,
+    adapter: wgpu::Adapter,
 }
 
 impl WgpuDevice {
@@ -36,7 +37,19 @@ impl WgpuDevice {
             .map_err(|e| Error::driver(BackendKind::Wgpu, format!("request_device on {}", info.name), e))?;
         let memory = crate::vulkan::device_memory(adapter).unwrap_or(0);
         let info = device_info(ordinal, &info, &limits, features, memory);
-        Ok(WgpuDevice { ctx: Arc::new(Context::new(device, queue, info, limits)) })
+        Ok(WgpuDevice { ctx: Arc::new(Context::new(device, queue, info, limits)), adapter: adapter.clone() })
+    }
+
+    /// The wgpu instance the device was found through (one per process),
+    /// for other wgpu code that needs it beside the device, such as a
+    /// library taking an existing instance, adapter, device and queue.
+    pub fn wgpu_instance(&self) -> &wgpu::Instance {
+        crate::adapter::instance()
+    }
+
+    /// The adapter the device was opened on.
+    pub fn wgpu_adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
     }
 
     /// The wgpu device, for interoperation with other wgpu code.

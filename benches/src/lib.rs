@@ -6,7 +6,8 @@
 //! cache), measures the ceiling (a large device-to-device copy: the faster of
 //! the buffer copy and a copy kernel) on the same
 //! device in the same run, and merges in the peers (CuPy and PyCUDA scripts
-//! run on the same machine). Every row carries its bytes and flops model, so GB/s, the
+//! run on the same machine; with the `cubecl` feature, CubeCL on the wgpu
+//! device). Every row carries its bytes and flops model, so GB/s, the
 //! fraction of the ceiling and the ratio to each peer follow. From a run's
 //! rows come the scaling of each series ([`scaling_summary`]: where fixed
 //! costs stop dominating) and the end-to-end latency of small work
@@ -29,6 +30,8 @@
 #![deny(missing_docs)]
 
 mod case;
+#[cfg(feature = "cubecl")]
+mod cubecl_peer;
 pub mod cuda_system;
 mod latency;
 mod matrix;
@@ -44,6 +47,8 @@ mod timing;
 use std::collections::BTreeMap;
 
 pub use case::{quick_sizes, square_side, sweep_sizes, Case, Pattern};
+#[cfg(feature = "cubecl")]
+pub use cubecl_peer::{run_cubecl_peer, CUBECL_VERSION};
 pub use latency::{latency_runs, latency_summary, render_latency, Latency};
 pub use peers::{python_peer_names, run_python_peers, Peer, PeerRow};
 pub use plot::write_charts;
@@ -230,7 +235,8 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
 /// Fill each row's peer columns. Each peer is compared with the rows of the
 /// backend it ran beside: the Python peers with CUDA rows (they ran on this
 /// machine's CUDA device), CubeCL with wgpu rows. An absent peer is marked
-/// absent on every row, so its column says so.
+/// absent on every row, so its column says so; a case the peer refused (a
+/// wrong result) is marked absent with its reason.
 pub fn attach_peers(rows: &mut [Row], peers: &[(Peer, BackendKind)]) {
     for row in rows.iter_mut() {
         for (peer, backend) in peers {
@@ -247,7 +253,10 @@ pub fn attach_peers(rows: &mut [Row], peers: &[(Peer, BackendKind)]) {
                         ratio: p.median_ms / ours_ms,
                         timer: p.timer,
                     },
-                    _ => PeerCell::NoCase,
+                    _ => match peer.refusal(&row.pattern, &row.dtype, row.size) {
+                        Some(reason) => PeerCell::Absent { reason: reason.to_string() },
+                        None => PeerCell::NoCase,
+                    },
                 },
             };
             row.peers.insert(peer.name.clone(), cell);
@@ -325,6 +334,15 @@ mod tests {
             }
             other => panic!("a latency cell has a time and no throughput: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_refused_case_is_absent_with_its_reason() {
+        let mut peer = Peer::measured("cubecl", "0.11.3", Vec::new());
+        peer.refuse("axpy", "f32", 1000, "wrong at element 3");
+        let mut rows = vec![row("wgpu", 0.001)];
+        attach_peers(&mut rows, &[(peer, BackendKind::Wgpu)]);
+        assert_eq!(rows[0].peers["cubecl"], PeerCell::Absent { reason: "wrong at element 3".into() });
     }
 
     #[test]

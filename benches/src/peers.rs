@@ -41,18 +41,32 @@ pub struct Peer {
     /// Its version, or why it is absent.
     pub status: Result<String, String>,
     rows: HashMap<(String, String, usize), PeerRow>,
+    refused: HashMap<(String, String, usize), String>,
 }
 
 impl Peer {
     /// A peer that did not run, with the reason.
     pub fn absent(name: &str, reason: impl Into<String>) -> Self {
-        Peer { name: name.to_string(), status: Err(reason.into()), rows: HashMap::new() }
+        Peer { name: name.to_string(), status: Err(reason.into()), rows: HashMap::new(), refused: HashMap::new() }
     }
 
     /// A peer with the given results (for peers measured in-process, such as CubeCL).
     pub fn measured(name: &str, version: &str, rows: Vec<PeerRow>) -> Self {
         let rows = rows.into_iter().map(|r| ((r.pattern.clone(), r.dtype.clone(), r.size), r)).collect();
-        Peer { name: name.to_string(), status: Ok(version.to_string()), rows }
+        Peer { name: name.to_string(), status: Ok(version.to_string()), rows, refused: HashMap::new() }
+    }
+
+    /// Record why the peer has no result for a case it has (its result
+    /// was wrong, or it failed), so the case reads absent with the reason
+    /// rather than as one the peer lacks.
+    pub fn refuse(&mut self, pattern: &str, dtype: &str, size: usize, reason: impl Into<String>) {
+        self.rows.remove(&(pattern.to_string(), dtype.to_string(), size));
+        self.refused.insert((pattern.to_string(), dtype.to_string(), size), reason.into());
+    }
+
+    /// Why the peer has no result for one case, if it was refused.
+    pub fn refusal(&self, pattern: &str, dtype: &str, size: usize) -> Option<&str> {
+        self.refused.get(&(pattern.to_string(), dtype.to_string(), size)).map(String::as_str)
     }
 
     /// Its result for one case.
@@ -133,6 +147,10 @@ mod tests {
         );
         assert_eq!(p.get("axpy", "f32", 4).map(|r| r.median_ms), Some(2.0));
         assert!(p.get("axpy", "f32", 8).is_none());
+        let mut p = p;
+        p.refuse("axpy", "f32", 4, "wrong sum");
+        assert!(p.get("axpy", "f32", 4).is_none());
+        assert_eq!(p.refusal("axpy", "f32", 4), Some("wrong sum"));
     }
 
     #[test]

@@ -25,7 +25,8 @@ pub enum PeerCell {
         #[serde(skip_serializing_if = "Option::is_none")]
         timer: Option<Timer>,
     },
-    /// The peer is not installed or not usable here.
+    /// The peer is not installed or not usable here, or its result for
+    /// this case was wrong (and so not timed).
     Absent {
         /// Why.
         reason: String,

@@ -74,7 +74,10 @@ pub fn run_cli(args: &BenchArgs) -> kiln::Result<ExitCode> {
     };
     config.runs = args.runs.unwrap_or(if args.quick { 20 } else { 30 });
     let cases = config.cases().len() as u64;
-    let bar = ProgressBar::new(cases * backend_count(&backends) as u64 + 1);
+    // The CubeCL peer, when built in, reports each case it runs on wgpu.
+    let wants_wgpu = backends.is_empty() || backends.contains(&BackendKind::Wgpu);
+    let peer_cases = if cfg!(feature = "cubecl") && wants_wgpu { cases + 1 } else { 0 };
+    let bar = ProgressBar::new(cases * backend_count(&backends) as u64 + peer_cases + 1);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
