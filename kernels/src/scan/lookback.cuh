@@ -24,9 +24,10 @@
 
 #define KILN_SCAN_BLOCK 256
 #define KILN_SCAN_WARPS (KILN_SCAN_BLOCK / 32)
-// 16-byte vectors each thread loads per tile.
+// 16-byte vectors each thread loads per tile, from the host (which sizes
+// the look-back state by the same tiles).
 #ifndef KILN_SCAN_VPL
-#define KILN_SCAN_VPL 4
+#error "KILN_SCAN_VPL must be defined"
 #endif
 #define KILN_FULL 0xffffffffu
 // The transposition buffer of one warp, in 16-byte vectors: KILN_SCAN_VPL
