@@ -50,6 +50,7 @@ pub(crate) fn host_info() -> DeviceInfo {
         backend: BackendKind::Cpu,
         ordinal: 0,
         name: cpu_name(),
+        kind: kiln_core::DeviceKind::Cpu,
         compute_units: rayon::current_num_threads() as u32,
         memory_bytes: memory,
         compute_capability: None,

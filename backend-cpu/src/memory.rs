@@ -100,6 +100,25 @@ impl RawHostBuffer for CpuMemory {
     }
 }
 
+/// `Err` unless bytes `offset..offset + len` lie inside `mem`.
+///
+/// The typed layer only ever passes ranges inside their buffers; checking
+/// again costs a comparison per operation and keeps the reference backend from
+/// ever slicing past an allocation, whoever calls it.
+pub(crate) fn check_span(mem: &CpuMemory, offset: usize, len: usize, what: &str) -> Result<()> {
+    match offset.checked_add(len) {
+        Some(end) if end <= mem.len => Ok(()),
+        end => Err(kiln_core::Error::invalid(
+            what,
+            format!(
+                "bytes {offset}..{} lie outside an allocation of {} bytes",
+                end.map_or_else(|| format!("{offset}+{len} (overflows)"), |e| e.to_string()),
+                mem.len
+            ),
+        )),
+    }
+}
+
 /// Allocate or report why not.
 pub(crate) fn allocate(bytes: usize, what: &str, device: &str) -> Result<CpuMemory> {
     CpuMemory::new(bytes).ok_or_else(|| kiln_core::Error::OutOfMemory {

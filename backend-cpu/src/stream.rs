@@ -3,7 +3,7 @@
 use kiln_core::{HostArg, HostArgs, LaunchConfig, Priority, RawArg, RawStream, Result};
 use rayon::prelude::*;
 
-use crate::memory::allocate;
+use crate::memory::{allocate, check_span};
 use crate::{Cpu, CpuEvent, CpuKernel, CpuMemory};
 
 /// Copies larger than this are split over rayon's threads.
@@ -43,13 +43,15 @@ impl RawStream for CpuStream {
     }
 
     unsafe fn write(&self, dst: &CpuMemory, dst_offset: usize, src: &[u8]) -> Result<()> {
-        // SAFETY: in bounds and exclusive by the caller's contract.
+        check_span(dst, dst_offset, src.len(), "CpuStream::write destination")?;
+        // SAFETY: in bounds (checked) and exclusive by the caller's contract.
         copy_bytes(unsafe { dst.range_mut(dst_offset, src.len()) }, src);
         Ok(())
     }
 
     unsafe fn read(&self, src: &CpuMemory, src_offset: usize, dst: &mut [u8]) -> Result<()> {
-        // SAFETY: in bounds by the caller's contract; nothing writes while we read.
+        check_span(src, src_offset, dst.len(), "CpuStream::read source")?;
+        // SAFETY: in bounds (checked); nothing writes while we read, by the caller's contract.
         copy_bytes(dst, unsafe { src.range(src_offset, dst.len()) });
         Ok(())
     }
@@ -86,14 +88,17 @@ impl RawStream for CpuStream {
         dst_offset: usize,
         bytes: usize,
     ) -> Result<()> {
-        // SAFETY: in bounds, and the ranges do not overlap, by the caller's contract.
+        check_span(src, src_offset, bytes, "CpuStream::copy source")?;
+        check_span(dst, dst_offset, bytes, "CpuStream::copy destination")?;
+        // SAFETY: in bounds (checked), and the ranges do not overlap, by the caller's contract.
         let (s, d) = unsafe { (src.range(src_offset, bytes), dst.range_mut(dst_offset, bytes)) };
         copy_bytes(d, s);
         Ok(())
     }
 
     unsafe fn fill(&self, dst: &CpuMemory, offset: usize, bytes: usize, pattern: &[u8]) -> Result<()> {
-        // SAFETY: in bounds and exclusive by the caller's contract.
+        check_span(dst, offset, bytes, "CpuStream::fill destination")?;
+        // SAFETY: in bounds (checked) and exclusive by the caller's contract.
         let d = unsafe { dst.range_mut(offset, bytes) };
         if pattern.iter().all(|&b| b == pattern[0]) {
             d.par_chunks_mut(1 << 16).for_each(|c| c.fill(pattern[0]));
@@ -108,18 +113,24 @@ impl RawStream for CpuStream {
     unsafe fn launch(&self, kernel: &CpuKernel, config: &LaunchConfig, args: &[RawArg<'_, Cpu>]) -> Result<()> {
         let host_args = args
             .iter()
-            .map(|a| match a {
-                // SAFETY: ranges are in bounds, and writable ones overlap nothing
-                // else, by the caller's contract.
-                RawArg::Buffer { buffer, offset, len, dtype, writable: true } => {
-                    HostArg::Output(unsafe { buffer.range_mut(*offset, *len) }, *dtype)
-                }
-                RawArg::Buffer { buffer, offset, len, dtype, writable: false } => {
-                    HostArg::Input(unsafe { buffer.range(*offset, *len) }, *dtype)
-                }
-                RawArg::Scalar(s) => HostArg::Scalar(*s),
+            .map(|a| {
+                Ok(match a {
+                    RawArg::Buffer { buffer, offset, len, dtype, writable } => {
+                        check_span(buffer, *offset, *len, "CpuStream::launch buffer argument")?;
+                        if *writable {
+                            // SAFETY: in bounds (checked); writable ranges overlap
+                            // nothing else, by the caller's contract.
+                            HostArg::Output(unsafe { buffer.range_mut(*offset, *len) }, *dtype)
+                        } else {
+                            // SAFETY: in bounds (checked); nothing writes a read-only
+                            // range, by the caller's contract.
+                            HostArg::Input(unsafe { buffer.range(*offset, *len) }, *dtype)
+                        }
+                    }
+                    RawArg::Scalar(s) => HostArg::Scalar(*s),
+                })
             })
-            .collect();
+            .collect::<Result<Vec<_>>>()?;
         (kernel.f)(&mut HostArgs::new(kernel_name(kernel), *config, host_args))
     }
 
@@ -140,4 +151,53 @@ impl RawStream for CpuStream {
 
 fn kernel_name(k: &CpuKernel) -> &str {
     kiln_core::RawKernel::name(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use kiln_core::{DType, Device, Program, RawArg, RawDevice, RawStream};
+
+    use crate::{Cpu, CpuMemory};
+
+    fn untouched(_args: &mut kiln_core::HostArgs<'_>) -> kiln_core::Result<()> {
+        Ok(())
+    }
+
+    // The typed layer never passes a range outside its buffer; these calls
+    // break that contract on purpose, and the reference backend refuses them
+    // instead of reading or writing past the allocation.
+    #[test]
+    fn ranges_past_an_allocation_are_refused() {
+        let dev = Device::<Cpu>::open(0).unwrap();
+        let stream = dev.raw().create_stream(kiln_core::Priority::Normal).unwrap();
+        let mem = CpuMemory::new(16).unwrap();
+        let other = CpuMemory::new(16).unwrap();
+        let host = CpuMemory::new(16).unwrap();
+        let mut out = [0u8; 8];
+        // SAFETY: every call below is refused before it touches memory.
+        unsafe {
+            let err = stream.write(&mem, 12, &[1; 8]).unwrap_err();
+            assert!(err.to_string().contains("bytes 12..20 lie outside an allocation of 16 bytes"), "{err}");
+            assert!(stream.read(&mem, 9, &mut out).is_err());
+            assert!(stream.copy(&mem, 0, &other, 9, 8).is_err());
+            assert!(stream.copy(&mem, usize::MAX, &other, 0, 2).is_err());
+            assert!(stream.write_async(&mem, 16, &host, 0, 1).is_err());
+            assert!(stream.read_async(&mem, 0, &host, 12, 8).is_err());
+            assert!(stream.fill(&mem, 8, 16, &[7; 4]).is_err());
+        }
+        let kernel = dev.raw().compile(&Program::new("untouched").host(untouched)).unwrap();
+        let arg = RawArg::Buffer { buffer: &mem, offset: 8, len: 16, dtype: DType::U8, writable: true };
+        let config = kiln_core::LaunchConfig::for_elements(16, 64);
+        // SAFETY: refused before the kernel runs.
+        let err = unsafe { stream.launch(&kernel, &config, &[arg]) }.unwrap_err();
+        assert!(err.to_string().contains("bytes 8..24 lie outside an allocation of 16 bytes"), "{err}");
+        // Nothing was written.
+        // SAFETY: no other user of `mem`.
+        assert_eq!(unsafe { mem.range(0, 16) }, &[0; 16]);
+        // In-bounds calls still work, up to the last byte.
+        // SAFETY: in bounds; `mem` has no other user.
+        unsafe { stream.fill(&mem, 8, 8, &[7; 4]).unwrap() };
+        // SAFETY: as above.
+        assert_eq!(unsafe { mem.range(0, 16) }, &[0, 0, 0, 0, 0, 0, 0, 0, 7, 7, 7, 7, 7, 7, 7, 7]);
+    }
 }

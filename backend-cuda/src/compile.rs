@@ -4,10 +4,13 @@
 //! hands back a CUBIN, which loads without the driver's PTX JIT. Where this
 //! NVRTC does not know the device (a device newer than the toolkit), it
 //! targets the newest virtual architecture it knows and the driver compiles
-//! the PTX at load time.
+//! the PTX at load time. So does an NVRTC too old to list its architectures
+//! (before 11.2) or to hand back a CUBIN (before 11.1): each such call is
+//! looked up in the library before it is made, as cudarc panics on a missing
+//! one.
 
 use std::ffi::CString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use cudarc::nvrtc::Ptx;
@@ -74,15 +77,22 @@ impl Compiler {
         } else {
             Err("NVRTC not found: libnvrtc.so could not be loaded (install the CUDA toolkit's NVRTC)".to_string())
         };
-        let archs = if nvrtc.is_ok() { ffi::nvrtc_archs().unwrap_or_default() } else { Vec::new() };
+        // Without the list of real architectures (NVRTC before 11.2) or a way
+        // to fetch a CUBIN (before 11.1), target PTX, which the driver finishes.
+        let archs =
+            if nvrtc.is_ok() && ffi::nvrtc_has_cubin() { ffi::nvrtc_archs().unwrap_or_default() } else { Vec::new() };
         let (target, cubin) = choose_target(cc, &archs);
-        Compiler {
-            nvrtc,
-            target,
-            cubin,
-            toolkit_include: toolkit_include(),
-            cache_dir: Mutex::new(cache::dir_from_env()),
+        let cache_dir = cache::dir_from_env();
+        if let Some(dir) = &cache_dir {
+            cache::remove_stale_temporaries(dir);
         }
+        Compiler { nvrtc, target, cubin, toolkit_include: toolkit_include(), cache_dir: Mutex::new(cache_dir) }
+    }
+
+    /// What NVRTC targets: `sm_XY` (a CUBIN) or `compute_XY` (PTX).
+    #[cfg(test)]
+    fn target(&self) -> &str {
+        &self.target
     }
 
     /// NVRTC's version, when NVRTC is present.
@@ -95,6 +105,9 @@ impl Compiler {
     }
 
     pub(crate) fn set_cache_dir(&self, dir: Option<PathBuf>) {
+        if let Some(dir) = &dir {
+            cache::remove_stale_temporaries(dir);
+        }
         *self.cache_dir.lock().unwrap_or_else(|p| p.into_inner()) = dir;
     }
 
@@ -124,61 +137,96 @@ impl Compiler {
         state.check_usable()?;
         let options = self.options(program);
         let job = Job { name, source, options: &options, cubin: self.cubin };
-        let (image, status) = match self.cache_dir() {
-            None => (job.run()?, CacheStatus::Disabled),
-            Some(dir) => {
-                let version = format!("{major}.{minor}");
-                let joined = options.join("\0");
-                let key = cache::key(&[
-                    KEY_VERSION,
-                    name.as_bytes(),
-                    source.as_bytes(),
-                    joined.as_bytes(),
-                    self.target.as_bytes(),
-                    version.as_bytes(),
-                ]);
-                match cache::load(&dir, &key) {
-                    Lookup::Hit(e) => {
-                        let image = NvrtcImage { bytes: e.bytes, cubin: e.cubin };
-                        match load_module(state, &image) {
-                            Ok(module) => return self.finish(state, &module, name, shared_limit, CacheStatus::Hit),
-                            Err(e) if is_bad_image(e) => {
-                                let reason =
-                                    format!("the driver refused the cached image: {}", crate::error::describe(e));
-                                job.run_and_store(&dir, &key, Some(reason))?
-                            }
-                            Err(e) => return Err(state.fail("cuModuleLoadData", e, 0)),
-                        }
-                    }
-                    Lookup::Miss => job.run_and_store(&dir, &key, None)?,
-                    Lookup::Damaged(reason) => job.run_and_store(&dir, &key, Some(reason))?,
+        let dir = self.cache_dir();
+        let key = dir.as_ref().map(|_| {
+            let version = format!("{major}.{minor}");
+            let joined = options.join("\0");
+            cache::key(&[
+                KEY_VERSION,
+                name.as_bytes(),
+                source.as_bytes(),
+                joined.as_bytes(),
+                self.target.as_bytes(),
+                version.as_bytes(),
+            ])
+        });
+        let load = |image: &NvrtcImage| {
+            load_module(state, image).map_err(|e| {
+                if is_bad_image(e) {
+                    LoadFailure::Refused(crate::error::describe(e))
+                } else {
+                    LoadFailure::Other(state.fail("cuModuleLoadData", e, 0))
                 }
-            }
+            })
         };
-        let module = load_module(state, &image).map_err(|e| {
-            if is_bad_image(e) {
-                job.error(format!(
-                    "the driver refused the module NVRTC built for {}: {}",
-                    self.target,
-                    crate::error::describe(e)
-                ))
-            } else {
-                state.fail("cuModuleLoadData", e, 0)
-            }
-        })?;
-        self.finish(state, &module, name, shared_limit, status)
+        let refused =
+            |why: String| job.error(format!("the driver refused the module NVRTC built for {}: {why}", self.target));
+        let (module, image, status) = obtain(dir.as_deref().zip(key.as_deref()), || job.run(), load, refused)?;
+        CudaKernel::load(state, &module, &image, name, shared_limit, status, self.target.clone())
     }
+}
 
-    fn finish(
-        &self,
-        state: &Arc<DeviceState>,
-        module: &Arc<cudarc::driver::CudaModule>,
-        name: &str,
-        shared_limit: u32,
-        status: CacheStatus,
-    ) -> Result<CudaKernel> {
-        CudaKernel::load(state, module, name, shared_limit, status, self.target.clone())
+/// Why the driver did not load a module image.
+enum LoadFailure {
+    /// It refused the image itself ([`is_bad_image`]); the text says why.
+    Refused(String),
+    /// Anything else (memory, a lost context), reported as it is.
+    Other(Error),
+}
+
+/// A loaded module, through the disk cache entry `cache` (`None`: the cache
+/// is off), with the image it came from and how it was obtained. NVRTC and the
+/// driver come in as `compile` and `load`, so that the order of the steps can
+/// be tested without a GPU:
+///
+/// - A cached entry is used when the driver loads it. One the driver refuses,
+///   like one that fails its own checks, is deleted, then compiled and loaded
+///   afresh (`Rebuilt`).
+/// - A fresh image is written to the cache only after the driver has loaded
+///   it: an image the driver refuses is an error (`refused` makes it), never
+///   an entry that every later process would load, fail and rebuild.
+fn obtain<M>(
+    cache: Option<(&Path, &str)>,
+    compile: impl Fn() -> Result<NvrtcImage>,
+    load: impl Fn(&NvrtcImage) -> std::result::Result<M, LoadFailure>,
+    refused: impl Fn(String) -> Error,
+) -> Result<(M, NvrtcImage, CacheStatus)> {
+    let fresh = || -> Result<(M, NvrtcImage)> {
+        let image = compile()?;
+        match load(&image) {
+            Ok(module) => Ok((module, image)),
+            Err(LoadFailure::Refused(why)) => Err(refused(why)),
+            Err(LoadFailure::Other(e)) => Err(e),
+        }
+    };
+    let Some((dir, key)) = cache else {
+        let (module, image) = fresh()?;
+        return Ok((module, image, CacheStatus::Disabled));
+    };
+    let replacing = match cache::load(dir, key) {
+        Lookup::Miss => None,
+        Lookup::Hit(entry) => {
+            let image = NvrtcImage { bytes: entry.bytes, cubin: entry.cubin };
+            match load(&image) {
+                Ok(module) => return Ok((module, image, CacheStatus::Hit)),
+                Err(LoadFailure::Refused(why)) => Some(format!("the driver refused the cached image: {why}")),
+                Err(LoadFailure::Other(e)) => return Err(e),
+            }
+        }
+        Lookup::Damaged(reason) => Some(reason),
+    };
+    if replacing.is_some() {
+        // Gone before NVRTC runs: should compiling or loading fail below, no
+        // bad entry stays behind to be tried again.
+        cache::remove(dir, key);
     }
+    let (module, image) = fresh()?;
+    let status = match (cache::store(dir, key, image.cubin, &image.bytes), replacing) {
+        (Err(reason), _) => CacheStatus::NotStored { reason },
+        (Ok(()), Some(reason)) => CacheStatus::Rebuilt { reason },
+        (Ok(()), None) => CacheStatus::Stored,
+    };
+    Ok((module, image, status))
 }
 
 /// One NVRTC compilation.
@@ -215,22 +263,6 @@ impl Job<'_> {
             }
         })
     }
-
-    /// Compile and write the cache entry; `damaged` says why an existing entry is being replaced.
-    fn run_and_store(
-        &self,
-        dir: &std::path::Path,
-        key: &str,
-        damaged: Option<String>,
-    ) -> Result<(NvrtcImage, CacheStatus)> {
-        let image = self.run()?;
-        let status = match (cache::store(dir, key, image.cubin, &image.bytes), damaged) {
-            (Err(reason), _) => CacheStatus::NotStored { reason },
-            (Ok(()), Some(reason)) => CacheStatus::Rebuilt { reason },
-            (Ok(()), None) => CacheStatus::Stored,
-        };
-        Ok((image, status))
-    }
 }
 
 fn load_module(
@@ -257,5 +289,192 @@ mod tests {
         for bad in ["", "2k", "a-b", "a b", "k\0"] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
+    }
+
+    // ------------------------------------------------ the disk cache's steps
+
+    fn temp_dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("kiln-compile-test-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn image(bytes: &[u8]) -> NvrtcImage {
+        NvrtcImage { bytes: bytes.to_vec(), cubin: true }
+    }
+
+    /// The driver's stand-in: it loads images that start with "good" and
+    /// refuses the others, as `cuModuleLoadData` refuses an image for
+    /// another architecture.
+    fn load(image: &NvrtcImage) -> std::result::Result<Vec<u8>, LoadFailure> {
+        if image.bytes.starts_with(b"good") {
+            Ok(image.bytes.clone())
+        } else {
+            Err(LoadFailure::Refused("CUDA_ERROR_NO_BINARY_FOR_GPU".into()))
+        }
+    }
+
+    fn refused(why: String) -> Error {
+        Error::invalid("the module", why)
+    }
+
+    fn cached(dir: &Path, key: &str) -> Option<Vec<u8>> {
+        match cache::load(dir, key) {
+            Lookup::Hit(e) => Some(e.bytes),
+            Lookup::Miss => None,
+            Lookup::Damaged(r) => panic!("damaged entry: {r}"),
+        }
+    }
+
+    #[test]
+    fn an_image_the_driver_refuses_is_never_stored() {
+        let dir = temp_dir("refused");
+        let key = cache::key(&[b"refused"]);
+        let entry = Some((dir.as_path(), key.as_str()));
+        assert!(obtain(entry, || Ok(image(b"bad build")), load, refused).is_err());
+        assert_eq!(cached(&dir, &key), None, "an image the driver refused was stored");
+        // One the driver loads is stored, and the next lookup needs no NVRTC.
+        let (module, _, status) = obtain(entry, || Ok(image(b"good build")), load, refused).unwrap();
+        assert_eq!((module.as_slice(), status), (&b"good build"[..], CacheStatus::Stored));
+        let (module, _, status) = obtain(entry, || unreachable!("compiled again"), load, refused).unwrap();
+        assert_eq!((module.as_slice(), status), (&b"good build"[..], CacheStatus::Hit));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_cached_image_the_driver_refuses_is_deleted_and_rebuilt() {
+        let dir = temp_dir("rejected");
+        let key = cache::key(&[b"rejected"]);
+        let entry = Some((dir.as_path(), key.as_str()));
+        cache::store(&dir, &key, true, b"bad cached").unwrap();
+        let (module, fresh, status) = obtain(entry, || Ok(image(b"good fresh")), load, refused).unwrap();
+        assert_eq!((module.as_slice(), fresh.bytes.as_slice()), (&b"good fresh"[..], &b"good fresh"[..]));
+        assert!(matches!(&status, CacheStatus::Rebuilt { reason } if reason.contains("refused")), "{status:?}");
+        assert_eq!(cached(&dir, &key).as_deref(), Some(&b"good fresh"[..]));
+        // When the fresh build is refused too, the refused entry does not stay
+        // behind (nor is the fresh one stored).
+        cache::store(&dir, &key, true, b"bad cached").unwrap();
+        assert!(obtain(entry, || Ok(image(b"bad fresh")), load, refused).is_err());
+        assert_eq!(cached(&dir, &key), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn damaged_entries_are_rebuilt_and_other_load_failures_keep_the_entry() {
+        let dir = temp_dir("damaged");
+        let key = cache::key(&[b"damaged"]);
+        let entry = Some((dir.as_path(), key.as_str()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(cache::entry_path(&dir, &key), b"garbage").unwrap();
+        let (_, _, status) = obtain(entry, || Ok(image(b"good")), load, refused).unwrap();
+        assert!(matches!(status, CacheStatus::Rebuilt { .. }), "{status:?}");
+        // Out of memory, say: not the entry's fault, so it stays.
+        let out_of_memory = |_: &NvrtcImage| -> std::result::Result<Vec<u8>, LoadFailure> {
+            Err(LoadFailure::Other(Error::invalid("memory", "out of memory")))
+        };
+        assert!(obtain(entry, || unreachable!("compiled"), out_of_memory, refused).is_err());
+        assert_eq!(cached(&dir, &key).as_deref(), Some(&b"good"[..]));
+        // Without a cache every call compiles.
+        let (_, _, status) = obtain(None, || Ok(image(b"good")), load, refused).unwrap();
+        assert_eq!(status, CacheStatus::Disabled);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn opening_a_cache_directory_removes_stale_temporaries() {
+        let dir = temp_dir("open");
+        std::fs::create_dir_all(&dir).unwrap();
+        let stale = dir.join(format!(".{}.4242.0.tmp", cache::key(&[b"open"])));
+        let file = std::fs::File::create(&stale).unwrap();
+        file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3 * 60 * 60)).unwrap();
+        // NVRTC need not be present for this.
+        Compiler::new((9, 0)).set_cache_dir(Some(dir.clone()));
+        assert!(!stale.exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    // ------------------------------------------------ optional NVRTC calls
+
+    const STAND_IN_VAR: &str = "KILN_TEST_STAND_IN_NVRTC";
+
+    /// A libnvrtc with only some of the calls: NVRTC 11.0's set (no list of
+    /// architectures, no CUBIN), or fewer.
+    const STAND_IN_NVRTC: &str = r#"
+typedef int R;
+typedef void* P;
+R nvrtcVersion(int* major, int* minor) { *major = MAJOR; *minor = 0; return 0; }
+#ifdef BASE
+R nvrtcCreateProgram(P* p, const char* s, const char* n, int h, const char* const* hs, const char* const* ns) { return 1; }
+R nvrtcDestroyProgram(P* p) { return 0; }
+R nvrtcCompileProgram(P p, int n, const char* const* o) { return 6; }
+R nvrtcGetProgramLogSize(P p, unsigned long* s) { *s = 1; return 0; }
+R nvrtcGetProgramLog(P p, char* log) { log[0] = 0; return 0; }
+R nvrtcGetPTXSize(P p, unsigned long* s) { return 4; }
+R nvrtcGetPTX(P p, char* ptx) { return 4; }
+#endif
+#ifdef ARCHS
+R nvrtcGetNumSupportedArchs(int* n) { *n = 3; return 0; }
+R nvrtcGetSupportedArchs(int* a) { a[0] = 75; a[1] = 80; a[2] = 90; return 0; }
+#endif
+#ifdef CUBIN
+R nvrtcGetCUBINSize(P p, unsigned long* s) { return 4; }
+R nvrtcGetCUBIN(P p, char* c) { return 4; }
+#endif
+"#;
+
+    /// NVRTC libraries that lack optional calls set kiln up for PTX (or say
+    /// what is missing) instead of panicking inside cudarc on the first call.
+    /// Each runs in a child process, with a stand-in libnvrtc built by the C
+    /// compiler found first on `LD_LIBRARY_PATH`.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn nvrtc_without_optional_calls_is_used_without_them() {
+        let base = temp_dir("stand-in-nvrtc");
+        let cases: [(&str, &[&str], &str); 4] = [
+            ("complete", &["-DMAJOR=12", "-DBASE", "-DARCHS", "-DCUBIN"], "version Some((12, 0)) target sm_90"),
+            ("nvrtc-11.0", &["-DMAJOR=11", "-DBASE"], "version Some((11, 0)) target compute_90"),
+            ("no-cubin", &["-DMAJOR=12", "-DBASE", "-DARCHS"], "version Some((12, 0)) target compute_90"),
+            (
+                "not-nvrtc",
+                &["-DMAJOR=12"],
+                "version None target compute_90 (the libnvrtc found lacks `nvrtcCreateProgram`",
+            ),
+        ];
+        for (case, defines, want) in cases {
+            let dir = base.join(case);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("nvrtc.c"), STAND_IN_NVRTC).unwrap();
+            let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+            let built = std::process::Command::new(&cc)
+                .args(["-shared", "-fPIC", "-o"])
+                .arg(dir.join("libnvrtc.so"))
+                .arg(dir.join("nvrtc.c"))
+                .args(defines)
+                .status();
+            if !built.is_ok_and(|s| s.success()) {
+                eprintln!("skipped: `{cc}` could not build a stand-in libnvrtc");
+                return;
+            }
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "compile::tests::stand_in_nvrtc_child", "--nocapture", "--test-threads=1"])
+                .env("LD_LIBRARY_PATH", &dir)
+                .env(STAND_IN_VAR, case)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success() && text.contains(want), "{case}: wanted `{want}` in\n{text}");
+        }
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// Runs only as the child of the test above.
+    #[test]
+    fn stand_in_nvrtc_child() {
+        if std::env::var_os(STAND_IN_VAR).is_none() {
+            return;
+        }
+        let compiler = Compiler::new((9, 0));
+        let why = compiler.nvrtc.as_ref().err().map(|e| format!(" ({e})")).unwrap_or_default();
+        println!("version {:?} target {}{why}", compiler.nvrtc_version(), compiler.target());
     }
 }

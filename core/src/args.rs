@@ -22,10 +22,35 @@ impl Scalar {
     /// assert_eq!(s.get::<u32>(), Some(7));
     /// ```
     pub fn new<T: Element>(value: T) -> Self {
-        let src = bytemuck::bytes_of(&value);
+        // Every element type is at most 8 bytes wide: `Element` is sealed and
+        // its sizes are checked against `DType::size` at compile time.
+        const { assert!(size_of::<T>() <= 8 && size_of::<T>() == T::DTYPE.size()) };
         let mut bytes = [0u8; 8];
-        bytes[..src.len()].copy_from_slice(src);
+        bytes[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&value));
         Scalar { bytes, dtype: T::DTYPE }
+    }
+
+    /// A scalar of type `dtype` from its little-endian bytes, which must be
+    /// exactly `dtype.size()` of them.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{DType, Scalar};
+    /// let s = Scalar::from_bytes(DType::I32, &(-2i32).to_le_bytes())?;
+    /// assert_eq!(s.get::<i32>(), Some(-2));
+    /// assert!(Scalar::from_bytes(DType::F64, &[0u8; 4]).is_err());
+    /// # Ok::<(), kiln_core::Error>(())
+    /// ```
+    pub fn from_bytes(dtype: DType, value: &[u8]) -> Result<Self> {
+        if value.len() != dtype.size() {
+            return Err(Error::invalid(
+                "Scalar::from_bytes",
+                format!("a {dtype} scalar is {} bytes, got {}", dtype.size(), value.len()),
+            ));
+        }
+        let mut bytes = [0u8; 8];
+        bytes[..value.len()].copy_from_slice(value);
+        Ok(Scalar { bytes, dtype })
     }
 
     /// The value's type.
@@ -66,9 +91,45 @@ pub enum RawArg<'a, B: Backend> {
 
 /// Anything that can be passed to a kernel: buffers and views (`&buf` is
 /// read-only, `&mut buf` writable) and scalars of every [`Element`] type.
-pub trait KernelArg<'a, B: Backend> {
+///
+/// The trait is sealed: a buffer argument's range and device come from the
+/// buffer or view itself, never from code outside kiln, so an argument can
+/// neither point past its buffer nor skip the launch's device check.
+///
+/// ```compile_fail,E0277
+/// use kiln_core::{Buffer, DType, Device, KernelArg, RawArg};
+/// use kiln_cpu::Cpu;
+///
+/// struct AnyRange<'a>(&'a Buffer<Cpu, u8>);
+///
+/// impl<'a> KernelArg<'a, Cpu> for AnyRange<'a> {
+///     fn into_raw(self) -> (RawArg<'a, Cpu>, Option<&'a Device<Cpu>>) {
+///         let arg = RawArg::Buffer { buffer: self.0.raw(), offset: 1 << 20, len: 8, dtype: DType::U8, writable: true };
+///         (arg, None)
+///     }
+/// }
+/// ```
+pub trait KernelArg<'a, B: Backend>: sealed::Sealed {
     /// The untyped argument, and the device it lives on (scalars: none).
     fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>);
+}
+
+mod sealed {
+    use crate::{Backend, Buffer, BufferView, BufferViewMut, Element, Scalar};
+    use half::{bf16, f16};
+
+    /// Keeps [`KernelArg`](super::KernelArg) to the types listed here.
+    pub trait Sealed {}
+
+    impl<B: Backend, T: Element> Sealed for &Buffer<B, T> {}
+    impl<B: Backend, T: Element> Sealed for &mut Buffer<B, T> {}
+    impl<B: Backend, T: Element> Sealed for BufferView<'_, B, T> {}
+    impl<B: Backend, T: Element> Sealed for BufferViewMut<'_, B, T> {}
+    impl Sealed for Scalar {}
+    macro_rules! sealed_scalar {
+        ($($t:ty),*) => {$( impl Sealed for $t {} )*};
+    }
+    sealed_scalar!(u8, i32, u32, i64, u64, f16, bf16, f32, f64);
 }
 
 impl<'a, B: Backend, T: Element> KernelArg<'a, B> for &'a Buffer<B, T> {
@@ -197,6 +258,12 @@ impl<'a, B: Backend> Args<'a, B> {
     pub(crate) fn devices(&self) -> &[&'a crate::Device<B>] {
         &self.devices
     }
+
+    /// Append an untyped argument as it is, as no code outside kiln can.
+    #[cfg(test)]
+    pub(crate) fn push_raw(&mut self, raw: RawArg<'a, B>) {
+        self.raw.push(raw);
+    }
 }
 
 /// A CPU kernel's view of its arguments, typed on access.
@@ -306,5 +373,38 @@ fn kind(arg: &HostArg<'_>) -> String {
         HostArg::Output(_, d) => format!("a writable {d} buffer"),
         HostArg::Scalar(s) => format!("a {} scalar", s.dtype()),
         HostArg::Taken(d) => format!("a writable {d} buffer already taken"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalar_from_bytes_checks_the_size() {
+        let s = Scalar::from_bytes(DType::F64, &1.5f64.to_le_bytes()).unwrap();
+        assert_eq!(s, Scalar::new(1.5f64));
+        assert_eq!(Scalar::from_bytes(DType::U8, &[200]).unwrap().get::<u8>(), Some(200));
+        let err = Scalar::from_bytes(DType::F32, &[0; 8]).unwrap_err();
+        assert_eq!(err.to_string(), "Scalar::from_bytes: a f32 scalar is 4 bytes, got 8");
+        assert!(Scalar::from_bytes(DType::U64, &[]).is_err());
+    }
+
+    #[test]
+    fn every_element_fits_a_scalar() {
+        fn round_trip<T: Element>(v: T) {
+            let s = Scalar::new(v);
+            assert_eq!(s.as_bytes().len(), T::DTYPE.size());
+            assert_eq!(s.get::<T>(), Some(v));
+        }
+        round_trip(u8::MAX);
+        round_trip(-3i32);
+        round_trip(u32::MAX);
+        round_trip(i64::MIN);
+        round_trip(u64::MAX);
+        round_trip(f16::from_f32(0.5));
+        round_trip(bf16::from_f32(-2.0));
+        round_trip(1.25f32);
+        round_trip(f64::MAX);
     }
 }

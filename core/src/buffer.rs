@@ -11,8 +11,29 @@ use crate::{Backend, Device, Element, Error, RawBuffer, Result, Stream};
 ///
 /// A buffer remembers the stream it was allocated on: its convenience methods
 /// ([`to_vec`](Self::to_vec), [`fill`](Self::fill), ...) run there, and it is
-/// freed there, in stream order, when dropped. Work on other streams that uses
-/// it must be ordered by events (see [`Stream::wait`]).
+/// freed there, in stream order, when dropped.
+///
+/// Any stream of its device may use it. kiln keeps its memory alive while any
+/// of them may still be using it (a drop waits for the uses recorded on other
+/// streams) and orders its first use elsewhere after its allocation. Ordering
+/// the *data* is the user's: a stream that reads what another wrote must
+/// first [`wait`](Stream::wait) for an event recorded after the write. The
+/// [`Stream`] docs spell out both sides.
+///
+/// ```
+/// use kiln_core::{Device, Priority};
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let other = dev.create_stream(Priority::Normal)?;
+/// let src = dev.upload(&[1.0f32, 2.0, 3.0])?;         // written on the default stream
+/// other.wait(&dev.stream().record_event()?)?;         // the user orders the data...
+/// let mut dst = other.alloc::<f32>(3)?;
+/// other.copy(&src, &mut dst)?;
+/// drop(src);                                          // ...kiln keeps src alive for the copy
+/// assert_eq!(dst.to_vec()?, vec![1.0, 2.0, 3.0]);
+/// # Ok(()) }
+/// ```
 ///
 /// # Examples
 /// ```
@@ -44,7 +65,7 @@ impl<B: Backend, T: Element> Buffer<B, T> {
     /// # Safety
     /// - `raw` was allocated on `stream`'s device and holds at least `len` elements of `T`.
     pub unsafe fn from_raw(raw: B::Buffer, len: usize, stream: Stream<B>) -> Self {
-        debug_assert!(raw.len() >= len * size_of::<T>());
+        debug_assert!(len.checked_mul(size_of::<T>()).is_some_and(|bytes| raw.len() >= bytes));
         Buffer { raw, len, stream, _t: PhantomData }
     }
 

@@ -113,14 +113,47 @@ impl fmt::Display for DType {
 /// Implemented for `u8`, `i32`, `u32`, `i64`, `u64`, `f32`, `f64`,
 /// [`half::f16`] and [`half::bf16`]; every bit pattern is a valid value, so
 /// device memory can be read back without undefined behaviour.
-pub trait Element: bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + Default + 'static {
+///
+/// The trait is sealed: kernels size their buffer arguments by
+/// [`DTYPE`](Self::DTYPE) while buffers are allocated by `size_of::<T>()`, so
+/// an element whose tag disagreed with its layout would hand kernels ranges
+/// past the end of their buffers. Every implementation is checked at compile
+/// time to have `size_of::<T>() == T::DTYPE.size()`, and no other type can
+/// implement it:
+///
+/// ```compile_fail,E0277
+/// use kiln_core::{DType, Element};
+///
+/// #[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// #[repr(transparent)]
+/// struct Tiny(u8);
+/// // SAFETY: a transparent wrapper of `u8`.
+/// unsafe impl bytemuck::Zeroable for Tiny {}
+/// // SAFETY: as above.
+/// unsafe impl bytemuck::Pod for Tiny {}
+///
+/// impl Element for Tiny {
+///     const DTYPE: DType = DType::F64; // 8 bytes claimed, 1 byte real
+/// }
+/// ```
+pub trait Element: sealed::Sealed + bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq + Default + 'static {
     /// The runtime tag of this type.
     const DTYPE: DType;
 }
 
+mod sealed {
+    /// Keeps [`Element`](super::Element) to the types listed in this module.
+    pub trait Sealed {}
+}
+
 macro_rules! element {
     ($($t:ty => $d:ident),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
         impl Element for $t { const DTYPE: DType = DType::$d; }
+        const _: () = assert!(
+            size_of::<$t>() == DType::$d.size(),
+            concat!("the size of `", stringify!($t), "` differs from DType::", stringify!($d), ".size()"),
+        );
     )*};
 }
 element!(u8 => U8, i32 => I32, u32 => U32, i64 => I64, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);

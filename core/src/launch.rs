@@ -21,9 +21,23 @@ pub struct Dim3 {
 }
 
 impl Dim3 {
-    /// Product of the three extents.
+    /// Product of the three extents, saturating at `u64::MAX` (three `u32`
+    /// extents can multiply to nearly 2^96).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Dim3;
+    /// assert_eq!(Dim3::from((1 << 16, 1 << 16, 1 << 16)).count(), 1 << 48);
+    /// assert_eq!(Dim3::from((u32::MAX, u32::MAX, 2)).count(), u64::MAX);
+    /// ```
     pub const fn count(self) -> u64 {
-        self.x as u64 * self.y as u64 * self.z as u64
+        (self.x as u64 * self.y as u64).saturating_mul(self.z as u64)
+    }
+
+    /// Whether any extent is zero (the product is then zero; tested directly,
+    /// so no overflow can make a non-empty extent look empty).
+    pub const fn is_empty(self) -> bool {
+        self.x == 0 || self.y == 0 || self.z == 0
     }
 
     fn as_array(self) -> [u32; 3] {
@@ -107,14 +121,31 @@ impl LaunchConfig {
         self
     }
 
-    /// Threads in the whole launch.
+    /// Threads in the whole launch, saturating at `u64::MAX` (a grid at
+    /// CUDA's limits of blocks of 1024 threads holds about 2^73).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::LaunchConfig;
+    /// assert_eq!(LaunchConfig::new((4, 2), 32).threads(), 256);
+    /// assert_eq!(LaunchConfig::new((1 << 16, 1 << 16), (1 << 16, 1 << 16)).threads(), u64::MAX);
+    /// ```
     pub fn threads(&self) -> u64 {
-        self.grid.count() * self.block.count()
+        self.grid.count().saturating_mul(self.block.count())
     }
 
-    /// Whether the launch has no threads at all (and so does nothing).
+    /// Whether the launch has no threads at all (and so does nothing): some
+    /// extent of the grid or the block is zero.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::LaunchConfig;
+    /// assert!(LaunchConfig::new((4, 0), 32).is_empty());
+    /// // 2^32 blocks of 2^32 threads: 2^64 threads, not zero.
+    /// assert!(!LaunchConfig::new((1 << 16, 1 << 16), (1 << 16, 1 << 16)).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
-        self.threads() == 0
+        self.grid.is_empty() || self.block.is_empty()
     }
 
     /// Check this launch against `limits`; the error names the limit and the excess.
@@ -163,5 +194,56 @@ impl LaunchConfig {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BIG: u32 = 1 << 16;
+
+    fn limits() -> Limits {
+        Limits {
+            max_threads_per_block: 1024,
+            max_block: [1024, 1024, 64],
+            max_grid: [u32::MAX; 3],
+            max_shared_mem_per_block: 48 * 1024,
+            max_buffer_bytes: 1 << 40,
+            max_binding_bytes: 1 << 40,
+            warp_size: 32,
+        }
+    }
+
+    #[test]
+    fn counts_saturate_instead_of_overflowing() {
+        assert_eq!(Dim3::from((u32::MAX, u32::MAX)).count(), u64::from(u32::MAX) * u64::from(u32::MAX));
+        assert_eq!(Dim3::from((u32::MAX, u32::MAX, 2)).count(), u64::MAX);
+        assert_eq!(Dim3::from((u32::MAX, u32::MAX, u32::MAX)).count(), u64::MAX);
+        assert_eq!(LaunchConfig::new((u32::MAX, u32::MAX, u32::MAX), 1024).threads(), u64::MAX);
+        assert_eq!(LaunchConfig::new((u32::MAX, 2), 1024).threads(), u64::from(u32::MAX) * 2 * 1024);
+    }
+
+    #[test]
+    fn a_product_of_2_pow_64_is_not_empty() {
+        // 2^32 blocks of 2^32 threads: the product wraps to 0 in 64 bits.
+        let cfg = LaunchConfig::new((BIG, BIG), (BIG, BIG));
+        assert!(!cfg.is_empty());
+        assert_eq!(cfg.threads(), u64::MAX);
+        let err = cfg.validate(&limits(), "k").unwrap_err();
+        assert!(err.to_string().contains("4294967296 threads; this device allows 1024"), "{err}");
+    }
+
+    #[test]
+    fn any_zero_extent_is_empty() {
+        for cfg in [
+            LaunchConfig::new((0, u32::MAX, u32::MAX), 1024),
+            LaunchConfig::new((u32::MAX, u32::MAX, u32::MAX), (1024, 0)),
+            LaunchConfig::new(1, (1, 1, 0)),
+        ] {
+            assert!(cfg.is_empty(), "{cfg:?}");
+            assert_eq!(cfg.threads(), 0);
+            assert!(cfg.validate(&limits(), "k").is_ok());
+        }
     }
 }

@@ -1,10 +1,14 @@
 //! Streams: ordered queues of copies, fills and launches on one device.
+//!
+//! Which orderings kiln keeps and which it leaves to the user is written on
+//! [`Stream`], where rustdoc shows it: kiln keeps memory alive and allocation
+//! before first use; the user orders data between streams with events.
 
 use std::sync::Arc;
 
 use crate::{
-    Args, Backend, Buffer, BufferView, Device, Element, Error, Event, HostBuffer, Kernel, LaunchConfig, RawStream,
-    Result, View, ViewMut,
+    Args, Backend, Buffer, BufferView, Device, Element, Error, Event, HostBuffer, Kernel, LaunchConfig, RawArg,
+    RawBuffer, RawStream, Result, View, ViewMut,
 };
 
 /// A stream's scheduling priority, portable across backends.
@@ -30,6 +34,60 @@ pub enum Priority {
 /// [`wait`](Self::wait) on another). Methods that block the calling thread
 /// say so; the others return once the work is enqueued. Cloning a `Stream`
 /// gives another handle to the same queue.
+///
+/// # Ordering: what kiln guarantees
+///
+/// - **Lifetime.** A buffer's memory is not released or reused while any
+///   stream may still use it. A buffer is freed on the stream it was
+///   allocated on, after the work enqueued there before the drop; its uses on
+///   other streams are recorded, and the free also waits for them. Dropping a
+///   buffer right after enqueuing work that uses it is always safe.
+/// - **Allocation before first use.** The first use of a buffer on another
+///   stream is ordered after its allocation: a buffer from
+///   [`alloc`](Self::alloc) on one stream can be passed to work on any stream
+///   of its device without an event.
+/// - **Host buffers.** A [`HostBuffer`]'s accessors wait for the asynchronous
+///   copies that use it, and it is not freed while one may be running.
+/// - **Program order** within one stream, and everything enqueued before a
+///   blocking call on its stream ([`copy_to_host`](Self::copy_to_host),
+///   [`Buffer::to_vec`], [`synchronize`](Self::synchronize)) is done when it returns.
+///
+/// ```
+/// use kiln_core::{Device, Priority};
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let (a, b) = (dev.create_stream(Priority::Normal)?, dev.create_stream(Priority::Normal)?);
+/// let mut scratch = a.alloc::<f32>(1024)?;   // allocated on a...
+/// b.fill(&mut scratch, 2.0)?;                // ...first used on b: no event needed
+/// drop(scratch);                             // freed only once b is done with it
+/// # Ok(()) }
+/// ```
+///
+/// # Ordering: what stays the user's
+///
+/// **Data between streams**, as in CUDA and CuPy: work on stream `b` that
+/// reads what stream `a` wrote (or overwrites what `a` still reads) must
+/// wait for an event recorded on `a` after that work, through
+/// [`b.wait(&event)`](Self::wait). Without it the two run in either order or
+/// at once, and the values read are unspecified: every bit pattern is a valid
+/// element, so this gives wrong numbers, never undefined behaviour.
+///
+/// ```
+/// use kiln_core::{Device, Priority};
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let dev = Device::<Cpu>::open(0)?;
+/// let (a, b) = (dev.create_stream(Priority::Normal)?, dev.create_stream(Priority::Normal)?);
+/// let mut x = a.alloc::<u32>(4)?;
+/// a.fill(&mut x, 7)?;                        // written on a
+/// let written = a.record_event()?;
+/// b.wait(&written)?;                         // the user's part: b's later work sees a's fill
+/// let mut y = b.alloc::<u32>(4)?;
+/// b.copy(&x, &mut y)?;                       // read on b
+/// assert_eq!(y.to_vec()?, vec![7; 4]);
+/// # Ok(()) }
+/// ```
 ///
 /// # Examples
 /// ```
@@ -82,6 +140,11 @@ impl<B: Backend> Stream<B> {
     /// The priority after clamping to the device's range.
     pub fn priority(&self) -> Priority {
         self.raw.priority()
+    }
+
+    /// Whether `other` is a handle to the same queue.
+    pub(crate) fn same_queue(&self, other: &Stream<B>) -> bool {
+        Arc::ptr_eq(&self.raw, &other.raw)
     }
 
     fn same_device(&self, other: &Device<B>, what: &str) -> Result<()> {
@@ -182,10 +245,13 @@ impl<B: Backend> Stream<B> {
         // Host writes to `src` must wait for earlier device writes into it.
         src.wait_for_device_writes()?;
         let bytes = len * size_of::<T>();
-        // SAFETY: same device checked; ranges inside both buffers; the host
-        // buffer's accessors and drop wait on the event recorded below.
-        unsafe { self.raw.write_async(buf.raw(), offset * size_of::<T>(), src.raw(), 0, bytes)? };
-        src.track_device_read(self)
+        src.track_device_read(self, || {
+            // SAFETY: same device checked; ranges inside both buffers; `track_device_read`
+            // has the event before this runs and records it (or synchronizes
+            // this stream) right after, and the host buffer's accessors and
+            // drop wait for it.
+            unsafe { self.raw.write_async(buf.raw(), offset * size_of::<T>(), src.raw(), 0, bytes) }
+        })
     }
 
     /// Enqueue a copy from a device range to a host buffer of the same length;
@@ -201,10 +267,13 @@ impl<B: Backend> Stream<B> {
         self.device.check_usable()?;
         dst.wait_for_device_reads()?;
         let bytes = len * size_of::<T>();
-        // SAFETY: same device checked; ranges inside both buffers; the host
-        // buffer's accessors and drop wait on the event recorded below.
-        unsafe { self.raw.read_async(buf.raw(), offset * size_of::<T>(), dst.raw(), 0, bytes)? };
-        dst.track_device_write(self)
+        dst.track_device_write(self, || {
+            // SAFETY: same device checked; ranges inside both buffers; `track_device_write`
+            // has the event before this runs and records it (or synchronizes
+            // this stream) right after, and the host buffer's accessors and
+            // drop wait for it.
+            unsafe { self.raw.read_async(buf.raw(), offset * size_of::<T>(), dst.raw(), 0, bytes) }
+        })
     }
 
     /// Enqueue a device-to-device copy between ranges of the same length.
@@ -241,7 +310,8 @@ impl<B: Backend> Stream<B> {
     ///
     /// The shape is checked against the device's limits first (the error names
     /// the limit); a launch with zero threads does nothing and succeeds. All
-    /// buffers must live on this stream's device.
+    /// buffers must live on this stream's device, and every buffer argument's
+    /// byte range must lie inside its storage (the error names the argument).
     ///
     /// # Safety
     /// - The kernel reads and writes only inside the ranges of its buffer
@@ -261,11 +331,13 @@ impl<B: Backend> Stream<B> {
             self.same_device(d, &format!("launch of kernel `{}`", kernel.name()))?;
         }
         config.validate(&self.device.info().limits, kernel.name())?;
+        check_ranges(kernel.name(), args.raw())?;
         if config.is_empty() {
             return Ok(());
         }
         self.device.check_usable()?;
-        // SAFETY: devices and shape checked above; the kernel's behaviour is the caller's promise.
+        // SAFETY: devices, shape and argument ranges checked above; the
+        // kernel's behaviour is the caller's promise.
         unsafe { self.raw.launch(kernel.raw(), &config, args.raw()) }.inspect_err(|e| self.device.note_failure(e))
     }
 
@@ -296,6 +368,30 @@ impl<B: Backend> Stream<B> {
     }
 }
 
+/// Every buffer argument's byte range must lie inside its storage. The views
+/// that make arguments guarantee it; this keeps a backend from ever being
+/// handed a range past the end of an allocation. No allocation or formatting
+/// unless a range is bad: this is on the launch hot path.
+fn check_ranges<B: Backend>(kernel: &str, args: &[RawArg<'_, B>]) -> Result<()> {
+    for (index, arg) in args.iter().enumerate() {
+        if let RawArg::Buffer { buffer, offset, len, .. } = arg {
+            let size = buffer.len();
+            if offset.checked_add(*len).is_none_or(|end| end > size) {
+                return Err(Error::InvalidLaunch {
+                    kernel: kernel.to_string(),
+                    reason: format!(
+                        "buffer argument {index} spans bytes {offset}..{}, past the end of its buffer of {size} bytes",
+                        offset
+                            .checked_add(*len)
+                            .map_or_else(|| format!("{offset}+{len} (overflows)"), |e| e.to_string())
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_len(what: &str, expected: usize, actual: usize) -> Result<()> {
     if expected == actual {
         Ok(())
@@ -307,5 +403,65 @@ fn check_len(what: &str, expected: usize, actual: usize) -> Result<()> {
 impl<'a, B: Backend, T: Element> From<&'a Buffer<B, T>> for BufferView<'a, B, T> {
     fn from(b: &'a Buffer<B, T>) -> Self {
         b.view()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use crate::testing::{self, Mock};
+    use crate::{Args, DType, Error, LaunchConfig, Program, RawArg};
+
+    #[test]
+    fn launch_refuses_a_buffer_range_past_the_storage() {
+        let (dev, counters) = testing::device();
+        let kernel = dev.kernel(&Program::new("scale")).unwrap();
+        let x = dev.alloc::<f32>(4).unwrap();
+        let mut y = dev.alloc::<f32>(4).unwrap();
+        let cases = [
+            // (offset, len): one byte past the 16-byte storage, then an overflowing end.
+            (4, 13, "buffer argument 1 spans bytes 4..17, past the end of its buffer of 16 bytes"),
+            (8, usize::MAX, &*format!("bytes 8..8+{} (overflows), past the end of its buffer of 16 bytes", usize::MAX)),
+        ];
+        for (offset, len, message) in cases {
+            let mut args = Args::<Mock>::new().arg(&x);
+            args.push_raw(RawArg::Buffer { buffer: y.raw(), offset, len, dtype: DType::F32, writable: true });
+            // SAFETY: the mock backend runs nothing.
+            let err = unsafe { dev.stream().launch(&kernel, LaunchConfig::for_elements(4, 64), args) }.unwrap_err();
+            assert!(matches!(&err, Error::InvalidLaunch { kernel, .. } if kernel == "scale"), "{err}");
+            assert!(err.to_string().contains(message), "{err}");
+        }
+        assert_eq!(counters.launches.load(Ordering::SeqCst), 0);
+
+        // The whole storage, and an empty range at its end, are fine.
+        let args = Args::<Mock>::new().arg(&x).arg(&mut y);
+        // SAFETY: as above.
+        unsafe { dev.stream().launch(&kernel, LaunchConfig::for_elements(4, 64), args) }.unwrap();
+        let mut args = Args::<Mock>::new();
+        args.push_raw(RawArg::Buffer { buffer: x.raw(), offset: 16, len: 0, dtype: DType::F32, writable: false });
+        // SAFETY: as above.
+        unsafe { dev.stream().launch(&kernel, LaunchConfig::for_elements(4, 64), args) }.unwrap();
+        assert_eq!(counters.launches.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn an_enormous_grid_runs_or_is_refused_never_skipped() {
+        let (dev, counters) = testing::device();
+        let kernel = dev.kernel(&Program::new("k")).unwrap();
+        let launch = |config: LaunchConfig| {
+            // SAFETY: the mock backend runs nothing.
+            unsafe { dev.stream().launch(&kernel, config, Args::new()) }
+        };
+        // 2^32 x 2^32 threads: 2^64, which wraps to 0 in 64 bits. The block is too large.
+        let err = launch(LaunchConfig::new((1 << 16, 1 << 16), (1 << 16, 1 << 16))).unwrap_err();
+        assert!(err.to_string().contains("= 4294967296 threads; this device allows 1024"), "{err}");
+        assert_eq!(counters.launches.load(Ordering::SeqCst), 0);
+        // Every grid extent at the mock's limit of u32::MAX: about 2^106 threads, allowed, so it runs.
+        launch(LaunchConfig::new((u32::MAX, u32::MAX, u32::MAX), 1024)).unwrap();
+        assert_eq!(counters.launches.load(Ordering::SeqCst), 1);
+        // A zero extent is the one launch that does nothing.
+        launch(LaunchConfig::new((u32::MAX, 0), 1024)).unwrap();
+        assert_eq!(counters.launches.load(Ordering::SeqCst), 1);
     }
 }

@@ -18,7 +18,39 @@ use kiln_core::{f16, Element};
 /// assert_eq!(Number::neg(1u32), u32::MAX);
 /// assert!(Number::sqrt(-1.0f32).is_nan());
 /// ```
-pub trait Number: Element + PartialOrd {
+///
+/// The trait is sealed: the patterns generate kernels for exactly these
+/// types, so no other type can claim to be one.
+///
+/// ```compile_fail,E0277
+/// use kiln_core::{DType, Element};
+/// use kiln_kernels::Number;
+///
+/// #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+/// #[repr(transparent)]
+/// struct Meters(f32);
+/// // SAFETY: a transparent wrapper of `f32`.
+/// unsafe impl bytemuck::Zeroable for Meters {}
+/// // SAFETY: as above.
+/// unsafe impl bytemuck::Pod for Meters {}
+///
+/// impl Element for Meters {
+///     const DTYPE: DType = DType::F32;
+/// }
+///
+/// impl Number for Meters {
+///     const IS_FLOAT: bool = true;
+///     fn add(self, o: Self) -> Self { Meters(self.0 + o.0) }
+///     fn sub(self, o: Self) -> Self { Meters(self.0 - o.0) }
+///     fn mul(self, o: Self) -> Self { Meters(self.0 * o.0) }
+///     fn div(self, o: Self) -> Self { Meters(self.0 / o.0) }
+///     fn neg(self) -> Self { Meters(-self.0) }
+///     fn abs(self) -> Self { Meters(self.0.abs()) }
+///     fn sqrt(self) -> Self { Meters(self.0.sqrt()) }
+///     fn from_index(i: u64) -> Self { Meters(i as f32) }
+/// }
+/// ```
+pub trait Number: Element + PartialOrd + sealed::Sealed {
     /// Whether this is a floating-point type.
     const IS_FLOAT: bool;
     /// `self + other`, wrapping for integers.
@@ -39,8 +71,14 @@ pub trait Number: Element + PartialOrd {
     fn from_index(i: u64) -> Self;
 }
 
+mod sealed {
+    /// Keeps [`Number`](super::Number) to the types implemented in this module.
+    pub trait Sealed {}
+}
+
 macro_rules! int_number {
     ($t:ty, $neg:expr, $abs:expr) => {
+        impl sealed::Sealed for $t {}
         impl Number for $t {
             const IS_FLOAT: bool = false;
             fn add(self, o: Self) -> Self {
@@ -75,6 +113,7 @@ int_number!(u32, u32::wrapping_neg, |v: u32| v);
 
 macro_rules! float_number {
     ($t:ty) => {
+        impl sealed::Sealed for $t {}
         impl Number for $t {
             const IS_FLOAT: bool = true;
             fn add(self, o: Self) -> Self {
@@ -107,6 +146,7 @@ macro_rules! float_number {
 float_number!(f32);
 float_number!(f64);
 
+impl sealed::Sealed for f16 {}
 impl Number for f16 {
     const IS_FLOAT: bool = true;
     fn add(self, o: Self) -> Self {

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kiln_core::{Device, Program, RawDevice};
+use kiln_core::{Device, Error, Program, RawDevice};
 use kiln_cuda::{CacheStatus, Cuda};
 
 use super::common::*;
@@ -109,4 +109,54 @@ fn with_the_cache_off_every_compile_runs_nvrtc() {
     dev.raw().set_disk_cache_dir(None);
     let k = dev.raw().compile(&unique_program("off")).unwrap();
     assert_eq!(k.cache_status(), &CacheStatus::Disabled);
+}
+
+/// The last `--gpu-architecture` wins in NVRTC: a program that names another
+/// architecture than the device's compiles to a CUBIN the driver refuses
+/// (`CUDA_ERROR_NO_BINARY_FOR_GPU`). That is an error, and nothing is cached.
+#[test]
+fn a_module_the_driver_refuses_is_not_cached() {
+    let Some(dev) = gpu() else { return };
+    let (dir, nonce) = fresh_dir("refused");
+    dev.raw().set_disk_cache_dir(Some(dir.clone()));
+    let (major, _) = dev.info().compute_capability.unwrap();
+    let other = if major == 10 { "sm_90" } else { "sm_100" };
+    let program = unique_program(&nonce).flag(format!("--gpu-architecture={other}"));
+    match dev.raw().compile(&program) {
+        Err(Error::Compile { log, .. }) => assert!(log.contains("refused"), "{log}"),
+        Err(e) => panic!("expected the driver to refuse the {other} module, got {e}"),
+        Ok(_) => panic!("an {other} module loaded on a device of compute capability {major}.x"),
+    }
+    assert_eq!(entries(&dir), Vec::<PathBuf>::new(), "the refused module was cached");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An entry whose header and checksum are right but whose image the driver
+/// refuses (as after a driver downgrade) is deleted, compiled afresh and replaced.
+#[test]
+fn a_cached_image_the_driver_refuses_is_rebuilt() {
+    use sha2::{Digest, Sha256};
+    let Some(dev) = gpu() else { return };
+    let (dir, nonce) = fresh_dir("rejected");
+    dev.raw().set_disk_cache_dir(Some(dir.clone()));
+    let program = unique_program(&nonce);
+    assert_eq!(dev.raw().compile(&program).unwrap().cache_status(), &CacheStatus::Stored);
+    let files = entries(&dir);
+    // The entry's layout (cache.rs): magic, format 1, kind 1 (CUBIN), length, SHA-256, image.
+    let image = b"\x7fELF but not a module the driver can load".to_vec();
+    let mut entry = b"KILNNVRT".to_vec();
+    entry.extend(1u32.to_le_bytes());
+    entry.extend(1u32.to_le_bytes());
+    entry.extend((image.len() as u64).to_le_bytes());
+    entry.extend(Sha256::digest(&image));
+    entry.extend(&image);
+    std::fs::write(&files[0], &entry).unwrap();
+    let k = dev.raw().compile(&program).unwrap();
+    match k.cache_status() {
+        CacheStatus::Rebuilt { reason } => assert!(reason.contains("refused"), "{reason}"),
+        other => panic!("a refused entry gave {other:?}"),
+    }
+    assert_eq!(dev.raw().compile(&program).unwrap().cache_status(), &CacheStatus::Hit);
+    assert_eq!(entries(&dir), files);
+    let _ = std::fs::remove_dir_all(&dir);
 }

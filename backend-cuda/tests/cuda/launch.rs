@@ -135,3 +135,73 @@ fn many_arguments_take_the_heap_path() {
     unsafe { dev.stream().launch(&k, LaunchConfig::new(1, 1), args) }.unwrap();
     assert_eq!(out.to_vec().unwrap(), vec![values.iter().sum::<u32>()]);
 }
+
+/// Parameter sizes for a kernel without parameters, one with mixed scalar and
+/// struct parameters, and one with 41. Drivers before 13.2 have no call that
+/// counts them; kiln then counts what the module image declares (never asking
+/// the driver for an index past the end, which it would log as an API error).
+#[test]
+fn parameter_sizes_match_the_signatures() {
+    let Some(dev) = gpu() else { return };
+    let none = kernel(&dev, "no_params", "extern \"C\" __global__ void no_params() {}");
+    assert_eq!(none.raw().param_sizes(), Some(&[][..]));
+    let mixed = kernel(
+        &dev,
+        "mixed",
+        "struct Three { float a[3]; };\n\
+         extern \"C\" __global__ void mixed(char c, double d, Three s, short h, int* p) {\n\
+             p[0] = c + (int)d + (int)s.a[2] + h;\n\
+         }",
+    );
+    assert_eq!(mixed.raw().param_sizes(), Some(&[1, 8, 12, 2, 8][..]));
+    let params: Vec<String> = (0..40).map(|i| format!("unsigned int a{i}")).collect();
+    let wide = kernel(
+        &dev,
+        "wide",
+        &format!("extern \"C\" __global__ void wide(unsigned int* out, {}) {{ out[0] = a39; }}", params.join(", ")),
+    );
+    let mut want = vec![8];
+    want.extend([4; 40]);
+    assert_eq!(wide.raw().param_sizes(), Some(&want[..]));
+}
+
+/// Threads launching one kernel at once, each with its own dynamic shared
+/// memory past 48 KiB, race to raise the kernel's limit: the driver must end
+/// at the largest, or later launches of that size would skip the raise and fail.
+#[test]
+fn threads_raising_one_kernels_shared_memory_leave_the_largest() {
+    use cudarc::driver::sys::CUfunction_attribute as F;
+    let Some(dev) = gpu() else { return };
+    let limit = dev.info().limits.max_shared_mem_per_block;
+    let base = 64 << 10;
+    if limit <= base {
+        eprintln!("skipped: {limit} bytes of shared memory per block");
+        return;
+    }
+    let sizes: Vec<u32> = (0..8).map(|i| base + i * ((limit - base) / 8 / 16 * 16)).collect();
+    let largest = *sizes.iter().max().unwrap();
+    let source = "extern \"C\" __global__ void grow() { extern __shared__ float s[]; s[threadIdx.x] = threadIdx.x; }";
+    let nonce = format!("{}-{:?}", std::process::id(), std::time::Instant::now());
+    for round in 0..40 {
+        // A new kernel each round, at the default 48 KiB.
+        let k = dev.kernel(&Program::new("grow").cuda(format!("// {nonce} round {round}\n{source}"))).unwrap();
+        let barrier = std::sync::Barrier::new(sizes.len());
+        std::thread::scope(|s| {
+            for &bytes in &sizes {
+                let (dev, k, barrier) = (&dev, &k, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    let cfg = LaunchConfig::new(1, 32).with_shared_mem(bytes);
+                    // SAFETY: `grow` writes its own shared memory only.
+                    unsafe { dev.stream().launch(k, cfg, Args::new()) }.unwrap();
+                });
+            }
+        });
+        let attribute = k.raw().driver_function().get_attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+        assert_eq!(attribute.unwrap() as u32, largest, "round {round}: the driver's limit is not the largest asked");
+        let cfg = LaunchConfig::new(1, 32).with_shared_mem(largest);
+        // SAFETY: as above.
+        unsafe { dev.stream().launch(&k, cfg, Args::new()) }.unwrap();
+    }
+    dev.synchronize().unwrap();
+}
