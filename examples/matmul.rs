@@ -6,7 +6,7 @@
 //!   memory, so every element loaded serves a whole tile's multiply-adds
 //!   (kiln's `MatmulStrategy::Tiled`; on CUDA the register-blocked sgemm).
 //!
-//! On CUDA it also runs cuBLAS. Every result is checked against the host's
+//! Where the device offers a vendor GEMM (cuBLAS on CUDA) it runs that too. Every result is checked against the host's
 //! f64 sum within fp32's bound, `(k + 2) eps sum |a b|`, and timed with
 //! events. The shape is not a multiple of any tile.
 //!
@@ -16,8 +16,9 @@
 
 mod common;
 
+use kiln::core::RawDevice;
 use kiln::kernels::matmul::{choose, matmul_with, MatmulShape, MatmulStrategy};
-use kiln::{Backend, BackendKind, DType, DeviceOf, DeviceVisitor};
+use kiln::{Backend, DType, DeviceOf, DeviceVisitor};
 use rand::{Rng, SeedableRng};
 
 /// Multiply an `m x k` by a `k x n` matrix with each strategy the backend has.
@@ -49,10 +50,8 @@ impl DeviceVisitor for Matmul {
         let (ab, bb) = (dev.upload(&a)?, dev.upload(&b)?);
         let mut c = dev.alloc::<f32>(m * n)?;
         let mut strategies = vec![MatmulStrategy::Naive, MatmulStrategy::Tiled];
-        if B::KIND == BackendKind::Cuda
-            && choose(dev, DType::F32, MatmulShape::new(1024, 1024, 1024)) == MatmulStrategy::Cublas
-        {
-            strategies.push(MatmulStrategy::Cublas);
+        if dev.raw().vendor_gemm().is_some_and(|v| v.supports(DType::F32, DType::F32)) {
+            strategies.push(MatmulStrategy::Vendor);
         }
         let mut lines = vec![format!(
             "c ({m} x {n}) = a ({m} x {k}) . b ({k} x {n}); automatic choice here: {}",

@@ -1,5 +1,7 @@
-//! cuBLAS, offered to kiln-kernels' `matmul` as the CUDA backend's vendor
-//! matrix product (`MatmulStrategy::Cublas`, and `Auto` for large products).
+//! cuBLAS, the CUDA backend's vendor GEMM ([`RawDevice::vendor_gemm`] and
+//! [`RawDevice::gemm`]; kiln-kernels' `matmul` calls it for its `Vendor`
+//! strategy, and for large products under `Auto`). Built with the `cublas`
+//! feature (default on); without it the device offers no vendor GEMM.
 //!
 //! kiln's matrices are row-major and cuBLAS's column-major: a row-major
 //! `m x k` matrix is the column-major `k x m` matrix of its transpose, so
@@ -9,197 +11,351 @@
 //! mode (plain fp32/fp64, never TF32); f16 and bf16 inputs through
 //! `cublasGemmEx` with f32 output and f32 accumulation.
 //!
+//! **One handle per opened device**, created at the first product and
+//! destroyed when the device is dropped (`cublasDestroy`, which waits for the
+//! device's work). Calls take the handle's lock, point it at the call's
+//! stream (`cublasSetStream`, a host-side assignment) and enqueue: the lock is
+//! held for the enqueue only, never while the GPU works, and a handle per
+//! stream would cost each stream a handle and its workspace, and tie the
+//! streams' lifetimes to cuBLAS's, for no overlap the lock prevents. A
+//! failed creation is not remembered: the next call tries again.
+//!
 //! Every call into cuBLAS is in this file, each with its `SAFETY` note.
-//! cudarc panics when a library is missing, so cuBLAS is registered only
-//! where the library loads. One handle per device, kept for the process and
-//! used under a lock (its stream is set for each call).
+//! cudarc panics when a library is missing, so the device offers cuBLAS only
+//! where the library loads.
+//!
+//! [`RawDevice::vendor_gemm`]: kiln_core::RawDevice::vendor_gemm
+//! [`RawDevice::gemm`]: kiln_core::RawDevice::gemm
 
-use std::collections::HashMap;
-use std::ffi::{c_int, c_void};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+pub(crate) use imp::Blas;
 
-use cudarc::cublas::result::{self as cublas, CublasError};
-use cudarc::cublas::sys;
-use kiln_core::{BackendKind, DType, Error, Result, Stream};
-use kiln_kernels::matmul::{register_vendor_matmul, VendorCall, VendorMatmul, VendorOperand};
+#[cfg(not(feature = "cublas"))]
+mod imp {
+    use std::sync::Arc;
 
-use crate::{Cuda, CudaBuffer};
+    use kiln_core::{BackendKind, Error, Gemm, Result, VendorGemm};
 
-/// Whether libcublas can be loaded.
-fn present() -> bool {
-    static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to load the library under its usual names; no symbol is called.
-    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
-}
+    use crate::state::DeviceState;
+    use crate::{Cuda, CudaStream};
 
-/// Register cuBLAS as the CUDA backend's vendor matrix product, where the
-/// library is installed (idempotent; called when a device opens).
-pub(crate) fn register() {
-    static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        if present() {
-            register_vendor_matmul(BackendKind::Cuda, VendorMatmul { name: "cuBLAS", supports, run: gemm });
+    /// No vendor GEMM: kiln-cuda was built without its `cublas` feature.
+    pub(crate) struct Blas;
+
+    impl Blas {
+        pub(crate) fn new(_: Arc<DeviceState>) -> Self {
+            Blas
         }
-    });
-}
 
-/// The input dtypes cuBLAS multiplies here.
-fn supports(dtype: DType) -> bool {
-    matches!(dtype, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
-}
-
-/// A cuBLAS handle; handles are created once per device and never destroyed
-/// (they live as long as the process, like the primary contexts they use).
-struct Handle(sys::cublasHandle_t);
-
-// SAFETY: a cuBLAS handle may be used from any thread; kiln uses each one
-// under the `HANDLES` lock only, so never from two threads at once.
-unsafe impl Send for Handle {}
-
-static HANDLES: Mutex<Option<HashMap<usize, Handle>>> = Mutex::new(None);
-
-fn lock() -> MutexGuard<'static, Option<HashMap<usize, Handle>>> {
-    HANDLES.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn failed(call: &str, e: CublasError) -> Error {
-    Error::driver(BackendKind::Cuda, call, format!("{:?}", e.0))
-}
-
-/// The device address of an operand.
-fn address(operand: &VendorOperand<'_>, name: &str) -> Result<u64> {
-    let buffer = operand
-        .buffer
-        .downcast_ref::<CudaBuffer>()
-        .ok_or_else(|| Error::invalid(format!("cuBLAS matmul operand {name}"), "the buffer is not a CUDA buffer"))?;
-    Ok(buffer.device_ptr() + operand.offset as u64)
-}
-
-/// A dimension as cuBLAS's `int`.
-fn dim(value: usize, name: &str) -> Result<c_int> {
-    c_int::try_from(value).map_err(|_| {
-        Error::unsupported(
-            BackendKind::Cuda,
-            format!("cuBLAS matmul with {name} = {value}"),
-            "cuBLAS takes 32-bit dimensions",
-        )
-    })
-}
-
-/// Enqueue `call` on its stream (the vendor hook's `run`).
-///
-/// # Safety
-/// As [`VendorMatmul::run`]: the operands are this backend's buffers on the
-/// stream's device, each holding its matrix exactly; `c` overlaps neither
-/// input; nothing else writes them until the product has run.
-unsafe fn gemm(call: &VendorCall<'_>) -> Result<()> {
-    let stream = call
-        .stream
-        .downcast_ref::<Stream<Cuda>>()
-        .ok_or_else(|| Error::invalid("cuBLAS matmul", "the stream is not a CUDA stream"))?;
-    let raw = stream.raw();
-    let (a, b, c) = (address(&call.a, "a")?, address(&call.b, "b")?, address(&call.c, "c")?);
-    let (m, n, k) = (dim(call.m, "m")?, dim(call.n, "n")?, dim(call.k, "k")?);
-    raw.state.check_usable()?;
-    raw.state.bind("cuBLAS matmul")?;
-    let mut guard = lock();
-    let handles = guard.get_or_insert_with(HashMap::new);
-    let handle = match handles.get(&raw.state.ordinal) {
-        Some(h) => h.0,
-        None => {
-            let h = cublas::create_handle().map_err(|e| failed("cublasCreate_v2", e))?;
-            handles.insert(raw.state.ordinal, Handle(h));
-            h
+        pub(crate) fn offer(&self) -> Option<VendorGemm> {
+            None
         }
-    };
-    // SAFETY: `handle` is a live handle of this device's context, which is
-    // current; the stream belongs to the same context.
-    unsafe { cublas::set_stream(handle, raw.stream.cu_stream() as sys::cudaStream_t) }
-        .map_err(|e| failed("cublasSetStream_v2", e))?;
-    let op = sys::cublasOperation_t::CUBLAS_OP_N;
-    match (call.input, call.output) {
-        (DType::F32, DType::F32) => {
-            let (alpha, beta) = (1.0f32, 0.0f32);
-            // SAFETY: the pointers address matrices of the shapes given (the
-            // caller's contract), column-major views of the row-major
-            // operands as the module docs explain; alpha and beta are host values.
-            unsafe {
-                cublas::sgemm(
-                    handle,
-                    op,
-                    op,
-                    n,
-                    m,
-                    k,
-                    &alpha,
-                    b as *const f32,
-                    n,
-                    a as *const f32,
-                    k,
-                    &beta,
-                    c as *mut f32,
-                    n,
-                )
+
+        /// # Safety
+        /// As [`RawDevice::gemm`](kiln_core::RawDevice::gemm) (nothing is enqueued).
+        pub(crate) unsafe fn gemm(&self, _: &CudaStream, call: &Gemm<'_, Cuda>) -> Result<()> {
+            Err(Error::unsupported(
+                BackendKind::Cuda,
+                call.to_string(),
+                "kiln-cuda was built without its `cublas` feature",
+            ))
+        }
+    }
+}
+
+#[cfg(feature = "cublas")]
+mod imp {
+    use std::ffi::{c_int, c_void};
+    use std::sync::atomic::Ordering;
+    use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+    use cudarc::cublas::result::{self as cublas, CublasError};
+    use cudarc::cublas::sys::{self, cublasStatus_t as Status};
+    use kiln_core::{BackendKind, DType, Error, Gemm, Result, VendorGemm};
+
+    use crate::state::DeviceState;
+    use crate::{Cuda, CudaBuffer, CudaStream};
+
+    /// What kiln multiplies with cuBLAS: (input, output) dtypes.
+    const PRODUCTS: &[(DType, DType)] =
+        &[(DType::F32, DType::F32), (DType::F64, DType::F64), (DType::F16, DType::F32), (DType::BF16, DType::F32)];
+
+    /// The name kernels faulting inside cuBLAS are reported under.
+    const KERNEL_NAME: &str = "cuBLAS GEMM";
+
+    /// Whether libcublas can be loaded.
+    fn present() -> bool {
+        static PRESENT: OnceLock<bool> = OnceLock::new();
+        // SAFETY: only tries to load the library under its usual names; no symbol is called.
+        *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
+    }
+
+    /// A live cuBLAS handle of the device's context, and the id its kernels
+    /// are reported under when a fault surfaces.
+    struct Handle {
+        raw: sys::cublasHandle_t,
+        kernel: u32,
+    }
+
+    // SAFETY: a cuBLAS handle may be used from any thread with its context
+    // current; kiln uses it under `Blas::handle`'s lock only, so never from
+    // two threads at once.
+    unsafe impl Send for Handle {}
+
+    /// cuBLAS for one opened device: its handle, created at the first product
+    /// and destroyed with the device.
+    pub(crate) struct Blas {
+        /// Keeps the context alive until the handle is destroyed.
+        state: Arc<DeviceState>,
+        handle: Mutex<Option<Handle>>,
+    }
+
+    impl Blas {
+        pub(crate) fn new(state: Arc<DeviceState>) -> Self {
+            Blas { state, handle: Mutex::new(None) }
+        }
+
+        /// cuBLAS, where the library loads.
+        pub(crate) fn offer(&self) -> Option<VendorGemm> {
+            present().then_some(VendorGemm { name: "cuBLAS", products: PRODUCTS })
+        }
+
+        fn lock(&self) -> MutexGuard<'_, Option<Handle>> {
+            self.handle.lock().unwrap_or_else(|p| p.into_inner())
+        }
+
+        /// The kiln error for cuBLAS call `call` failing with `e`:
+        ///
+        /// - `CUBLAS_STATUS_ALLOC_FAILED`: `OutOfMemory` (the handle's
+        ///   resources or its workspace, of a size cuBLAS does not say);
+        /// - `CUBLAS_STATUS_ARCH_MISMATCH`, `CUBLAS_STATUS_NOT_SUPPORTED`: `Unsupported`;
+        /// - `CUBLAS_STATUS_NOT_INITIALIZED` (at creation: the library could
+        ///   not start on this driver or device) and every other code: `Driver`,
+        ///   with the code's name.
+        fn failed(&self, call: &str, e: CublasError) -> Error {
+            match e.0 {
+                Status::CUBLAS_STATUS_ALLOC_FAILED => {
+                    self.state.out_of_memory(&format!("cuBLAS's own memory for {call} (size not known)"), 0)
+                }
+                Status::CUBLAS_STATUS_ARCH_MISMATCH | Status::CUBLAS_STATUS_NOT_SUPPORTED => Error::unsupported(
+                    BackendKind::Cuda,
+                    format!("{call} on {}", self.state.name),
+                    format!("cuBLAS answered {:?}", e.0),
+                ),
+                Status::CUBLAS_STATUS_NOT_INITIALIZED => Error::driver(
+                    BackendKind::Cuda,
+                    call,
+                    "CUBLAS_STATUS_NOT_INITIALIZED: cuBLAS could not start on this device \
+                     (a library built for a newer driver, or no memory for its resources)",
+                ),
+                status => Error::driver(BackendKind::Cuda, call, format!("{status:?}")),
             }
-            .map_err(|e| failed("cublasSgemm_v2", e))
         }
-        (DType::F64, DType::F64) => {
-            let (alpha, beta) = (1.0f64, 0.0f64);
-            // SAFETY: as for sgemm.
-            unsafe {
-                cublas::dgemm(
-                    handle,
-                    op,
-                    op,
-                    n,
-                    m,
-                    k,
-                    &alpha,
-                    b as *const f64,
-                    n,
-                    a as *const f64,
-                    k,
-                    &beta,
-                    c as *mut f64,
-                    n,
-                )
+
+        /// Enqueue `call` on `stream`.
+        ///
+        /// # Safety
+        /// As [`RawDevice::gemm`](kiln_core::RawDevice::gemm).
+        pub(crate) unsafe fn gemm(&self, stream: &CudaStream, call: &Gemm<'_, Cuda>) -> Result<()> {
+            if self.offer().is_none_or(|v| !v.supports(call.input, call.output)) {
+                return Err(Error::unsupported(
+                    BackendKind::Cuda,
+                    call.to_string(),
+                    if present() {
+                        "kiln offers cuBLAS for f32, f64, and f16 or bf16 into f32"
+                    } else {
+                        "libcublas is not installed"
+                    },
+                ));
             }
-            .map_err(|e| failed("cublasDgemm_v2", e))
-        }
-        (DType::F16 | DType::BF16, DType::F32) => {
-            let input =
-                if call.input == DType::F16 { sys::cudaDataType::CUDA_R_16F } else { sys::cudaDataType::CUDA_R_16BF };
-            let (alpha, beta) = (1.0f32, 0.0f32);
-            // SAFETY: as for sgemm; alpha and beta are f32, the compute type's scalars.
-            unsafe {
-                cublas::gemm_ex(
-                    handle,
-                    op,
-                    op,
-                    n,
-                    m,
-                    k,
-                    &alpha as *const f32 as *const c_void,
-                    b as *const c_void,
-                    input,
-                    n,
-                    a as *const c_void,
-                    input,
-                    k,
-                    &beta as *const f32 as *const c_void,
-                    c as *mut c_void,
-                    sys::cudaDataType::CUDA_R_32F,
-                    n,
-                    sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                    sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                )
+            if !Arc::ptr_eq(&stream.state, &self.state) {
+                return Err(Error::DeviceMismatch {
+                    what: call.to_string(),
+                    first: self.state.name.clone(),
+                    second: format!("the stream's device, {}", stream.state.name),
+                });
             }
-            .map_err(|e| failed("cublasGemmEx", e))
+            // Cheap, and the bounds are what keeps a wrong call from writing
+            // past a buffer, so checked here as well as by the caller.
+            call.check()?;
+            let (m, n, k) = (dim(call.m, "m")?, dim(call.n, "n")?, dim(call.k, "k")?);
+            self.state.check_usable()?;
+            self.state.bind("cuBLAS GEMM")?;
+            // Held until the product is enqueued: the handle's stream is ours till then.
+            let mut guard = self.lock();
+            let (handle, kernel) = match guard.as_ref() {
+                Some(h) => (h.raw, h.kernel),
+                None => {
+                    let raw = cublas::create_handle().map_err(|e| self.failed("cublasCreate_v2", e))?;
+                    let kernel = self.state.register_kernel(KERNEL_NAME);
+                    *guard = Some(Handle { raw, kernel });
+                    (raw, kernel)
+                }
+            };
+            // SAFETY: `handle` is a live handle of this device's context, which
+            // is current; the stream belongs to the same context (checked above).
+            unsafe { cublas::set_stream(handle, stream.stream.cu_stream() as sys::cudaStream_t) }
+                .map_err(|e| self.failed("cublasSetStream_v2", e))?;
+            let buffers = [call.a.buffer, call.b.buffer, call.c.buffer];
+            let foreign = buffers.map(|b| b.is_foreign(&stream.stream));
+            for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
+                b.before_foreign_use(stream)?;
+            }
+            // SAFETY: the handle is this device's and bound to `stream`; the
+            // operands are this device's buffers, each matrix inside its
+            // buffer and `c` apart from `a` and `b` (checked above), and
+            // nothing else touches them until the product has run (caller's contract).
+            let done = unsafe { enqueue(handle, call, (m, n, k)) };
+            let done = done.map_err(|(name, e)| self.failed(name, e));
+            // Recorded whatever cuBLAS answered, as a failed call may have
+            // enqueued part of its work.
+            let mut recorded = Ok(());
+            for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
+                let r = b.after_foreign_use(stream);
+                recorded = recorded.and(r);
+            }
+            if done.is_ok() {
+                stream.last_kernel.store(kernel, Ordering::Relaxed);
+                self.state.last_kernel.store(kernel, Ordering::Relaxed);
+            }
+            drop(guard);
+            done.and(recorded)
         }
-        (input, output) => Err(Error::unsupported(
-            BackendKind::Cuda,
-            format!("cuBLAS matmul of {input} into {output}"),
-            "kiln offers cuBLAS for f32, f64, and f16 or bf16 into f32",
-        )),
+    }
+
+    impl Drop for Blas {
+        fn drop(&mut self) {
+            let Some(handle) = self.handle.get_mut().unwrap_or_else(|p| p.into_inner()).take() else {
+                return;
+            };
+            // A faulted context refuses every call; the handle goes with it.
+            if self.state.is_lost() || self.state.bind("cublasDestroy_v2").is_err() {
+                return;
+            }
+            // SAFETY: the handle was created by `create_handle` on this
+            // context, which `state` keeps alive and is current, and is
+            // destroyed once (taken out above). cublasDestroy waits for the
+            // device's work, so no product using its workspace is in flight.
+            // A failure here has no one left to report to (the device is
+            // gone) and leaves only the handle's memory behind.
+            let _ = unsafe { cublas::destroy_handle(handle.raw) };
+        }
+    }
+
+    /// A dimension as cuBLAS's `int`.
+    fn dim(value: usize, name: &str) -> Result<c_int> {
+        c_int::try_from(value).map_err(|_| {
+            Error::unsupported(
+                BackendKind::Cuda,
+                format!("cuBLAS GEMM with {name} = {value}"),
+                "cuBLAS takes 32-bit dimensions",
+            )
+        })
+    }
+
+    /// The device address of an operand's first element.
+    fn address(buffer: &CudaBuffer, offset: usize) -> u64 {
+        buffer.device_ptr() + offset as u64
+    }
+
+    /// Enqueue the product on the stream `handle` is bound to; the failing
+    /// call's name with the error.
+    ///
+    /// # Safety
+    /// - `handle` is live, its context current and its stream the call's.
+    /// - `call` has passed `Gemm::check` with `dims` its dimensions, its
+    ///   dtypes are one of [`PRODUCTS`], and its buffers belong to the
+    ///   handle's context and are not touched by other work until the product has run.
+    unsafe fn enqueue(
+        handle: sys::cublasHandle_t,
+        call: &Gemm<'_, Cuda>,
+        (m, n, k): (c_int, c_int, c_int),
+    ) -> std::result::Result<(), (&'static str, CublasError)> {
+        let a = address(call.a.buffer, call.a.offset);
+        let b = address(call.b.buffer, call.b.offset);
+        let c = address(call.c.buffer, call.c.offset);
+        let op = sys::cublasOperation_t::CUBLAS_OP_N;
+        match (call.input, call.output) {
+            (DType::F32, DType::F32) => {
+                let (alpha, beta) = (1.0f32, 0.0f32);
+                // SAFETY: the pointers address matrices of the shapes given
+                // (the caller's contract), column-major views of the
+                // row-major operands as the module docs explain; alpha and
+                // beta are host values.
+                unsafe {
+                    cublas::sgemm(
+                        handle,
+                        op,
+                        op,
+                        n,
+                        m,
+                        k,
+                        &alpha,
+                        b as *const f32,
+                        n,
+                        a as *const f32,
+                        k,
+                        &beta,
+                        c as *mut f32,
+                        n,
+                    )
+                }
+                .map_err(|e| ("cublasSgemm_v2", e))
+            }
+            (DType::F64, DType::F64) => {
+                let (alpha, beta) = (1.0f64, 0.0f64);
+                // SAFETY: as for sgemm.
+                unsafe {
+                    cublas::dgemm(
+                        handle,
+                        op,
+                        op,
+                        n,
+                        m,
+                        k,
+                        &alpha,
+                        b as *const f64,
+                        n,
+                        a as *const f64,
+                        k,
+                        &beta,
+                        c as *mut f64,
+                        n,
+                    )
+                }
+                .map_err(|e| ("cublasDgemm_v2", e))
+            }
+            (input @ (DType::F16 | DType::BF16), DType::F32) => {
+                let input =
+                    if input == DType::F16 { sys::cudaDataType::CUDA_R_16F } else { sys::cudaDataType::CUDA_R_16BF };
+                let (alpha, beta) = (1.0f32, 0.0f32);
+                // SAFETY: as for sgemm; alpha and beta are f32, the compute type's scalars.
+                unsafe {
+                    cublas::gemm_ex(
+                        handle,
+                        op,
+                        op,
+                        n,
+                        m,
+                        k,
+                        &alpha as *const f32 as *const c_void,
+                        b as *const c_void,
+                        input,
+                        n,
+                        a as *const c_void,
+                        input,
+                        k,
+                        &beta as *const f32 as *const c_void,
+                        c as *mut c_void,
+                        sys::cudaDataType::CUDA_R_32F,
+                        n,
+                        sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                        sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                    )
+                }
+                .map_err(|e| ("cublasGemmEx", e))
+            }
+            // Not among PRODUCTS: refused before any call gets here.
+            _ => Err(("cuBLAS GEMM", CublasError(Status::CUBLAS_STATUS_NOT_SUPPORTED))),
+        }
     }
 }

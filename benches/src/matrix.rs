@@ -6,7 +6,7 @@
 //! the sweep is a square: 1 Ki = 32^2, ..., 64 Mi = 8192^2, 16 Mi gives the
 //! 4096^3 sgemm of the targets).
 
-use kiln_core::{Backend, BackendKind, Buffer, DType, Element, Error, Result, Stream};
+use kiln_core::{Backend, BackendKind, Buffer, DType, Element, Error, RawDevice, Result, Stream};
 use kiln_kernels::image::{convolve, gray, Border, Filter, PixelFormat};
 use kiln_kernels::matmul::{matmul_with, MatmulShape, MatmulStrategy};
 use kiln_kernels::sort::{sort_into, SortOrder};
@@ -33,8 +33,10 @@ pub(crate) fn handles(pattern: Pattern) -> bool {
 /// Why a case of this module is not run on `stream`'s device, if it is not.
 pub(crate) fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<String> {
     match case.pattern {
-        Pattern::Sgemm(MatmulStrategy::Cublas) if B::KIND != BackendKind::Cuda => {
-            Some("cuBLAS runs on CUDA devices only".into())
+        Pattern::Sgemm(MatmulStrategy::Vendor)
+            if !stream.device().raw().vendor_gemm().is_some_and(|v| v.supports(DType::F32, DType::F32)) =>
+        {
+            Some(format!("{} offers no vendor GEMM of f32", stream.device().name()))
         }
         Pattern::Sgemm(_) if B::KIND != BackendKind::Cuda && case.pattern.flops(case.n) > SLOW_DEVICE_FLOPS => Some(
             format!("{} flops: too slow for a bench run on {}", case.pattern.flops(case.n), stream.device().name()),
@@ -185,8 +187,8 @@ mod tests {
             assert_eq!(t.runs, 2);
             assert!(t.median_ms > 0.0, "{}", pattern.name());
         }
-        let cublas = Case { pattern: Pattern::Sgemm(MatmulStrategy::Cublas), dtype: DType::F32, n: 1 << 12 };
-        assert!(skip_reason(&s, &cublas).is_some());
+        let vendor = Case { pattern: Pattern::Sgemm(MatmulStrategy::Vendor), dtype: DType::F32, n: 1 << 12 };
+        assert!(skip_reason(&s, &vendor).unwrap().contains("offers no vendor GEMM"));
         let huge = Case { pattern: Pattern::Sgemm(MatmulStrategy::Tiled), dtype: DType::F32, n: 1 << 26 };
         assert!(skip_reason(&s, &huge).unwrap().contains("flops"));
     }

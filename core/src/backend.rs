@@ -8,7 +8,9 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
-use crate::{BackendKind, DeviceInfo, LaunchConfig, MemoryInfo, Priority, Program, RawArg, Result};
+use crate::{
+    BackendKind, DeviceInfo, Error, Gemm, LaunchConfig, MemoryInfo, Priority, Program, RawArg, Result, VendorGemm,
+};
 
 /// A backend: a set of associated types, in the manner of wgpu-hal's `Api`.
 pub trait Backend: 'static + Sized + Send + Sync + Debug {
@@ -61,6 +63,30 @@ pub trait RawDevice: Send + Sync + Sized + 'static {
     /// Block until all work on every stream of this device is done; reports
     /// errors kept from earlier asynchronous work (frees in `Drop`, faults).
     fn synchronize(&self) -> Result<()>;
+
+    /// The vendor library's matrix product this device offers (cuBLAS on
+    /// CUDA), if any: its name and the dtypes it multiplies. `None`, the
+    /// default, means "not offered"; [`gemm`](RawDevice::gemm) then refuses.
+    fn vendor_gemm(&self) -> Option<VendorGemm> {
+        None
+    }
+
+    /// Enqueue `call` on `stream` with the vendor library: `c = a . b`,
+    /// row-major. `Err(Unsupported)` where [`vendor_gemm`](RawDevice::vendor_gemm)
+    /// offers none for the call's dtypes (the default refuses every call).
+    ///
+    /// # Safety
+    /// - `stream` and every buffer of `call` belong to this device.
+    /// - `call` has passed [`Gemm::check`]: m, n and k are at least 1, each
+    ///   matrix lies inside its buffer, and `c` overlaps neither `a` nor `b`.
+    /// - Until the product has run on `stream` (an event recorded after it has
+    ///   completed), no other work writes `a`, `b` or `c`, reads `c`, or
+    ///   frees any of the three buffers (a buffer is freed on its own stream,
+    ///   which must therefore be ordered after `stream`).
+    unsafe fn gemm(&self, stream: &<Self::B as Backend>::Stream, call: &Gemm<'_, Self::B>) -> Result<()> {
+        let _ = stream;
+        Err(Error::unsupported(<Self::B as Backend>::KIND, call.to_string(), "the backend offers no vendor GEMM"))
+    }
 }
 
 /// An ordered queue of work on one device.

@@ -6,7 +6,9 @@
 //! - the backend contract ([`Backend`] with its associated types, and the
 //!   traits of the active roles [`RawDevice`], [`RawStream`], [`RawEvent`], ...),
 //!   which deals in untyped storage and byte ranges and whose trusting methods
-//!   are `unsafe fn` with written `# Safety` contracts;
+//!   are `unsafe fn` with written `# Safety` contracts; optional capabilities
+//!   (a vendor library's matrix product, [`RawDevice::gemm`]) are trait methods
+//!   whose defaults say "not offered";
 //! - the typed, checked API users write against: [`Device`], [`Buffer`] and its
 //!   views, [`HostBuffer`], [`Stream`], [`Event`], [`Kernel`] built from a
 //!   [`Program`], [`LaunchConfig`] validated against the device's [`Limits`];
@@ -53,12 +55,15 @@ pub mod dynamic;
 mod element;
 mod error;
 mod event;
+mod gemm;
 mod host;
 mod info;
 mod kernel;
 mod launch;
 mod program;
 mod stream;
+#[cfg(test)]
+mod testing;
 
 pub use args::{Args, HostArg, HostArgs, KernelArg, RawArg, Scalar};
 pub use backend::{Backend, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel, RawStream};
@@ -67,9 +72,10 @@ pub use device::Device;
 pub use element::{DType, Element};
 pub use error::{Error, Result};
 pub use event::Event;
+pub use gemm::{Gemm, GemmOperand, VendorGemm};
 pub use half::{bf16, f16};
 pub use host::HostBuffer;
-pub use info::{BackendKind, DeviceInfo, Features, Limits, MemoryInfo};
+pub use info::{BackendKind, DeviceInfo, DeviceKind, Features, Limits, MemoryInfo};
 pub use kernel::Kernel;
 pub use launch::{Dim3, LaunchConfig};
 pub use program::{CompileOptions, HostFn, Program};

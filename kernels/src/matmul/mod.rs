@@ -8,8 +8,10 @@
 //!   workgroup-memory tiling; on the CPU rows in parallel.
 //! - [`MatmulStrategy::Naive`], one thread per output element: the seed's
 //!   first matmul, kept as a baseline.
-//! - [`MatmulStrategy::Cublas`], cuBLAS on CUDA, offered by kiln-cuda
-//!   through the [`register_vendor_matmul`] hook.
+//! - [`MatmulStrategy::Vendor`], the vendor library's GEMM where the
+//!   device offers one (cuBLAS on CUDA): a backend capability,
+//!   [`RawDevice::vendor_gemm`] and [`RawDevice::gemm`], which this module
+//!   calls after checking shapes, lengths and devices.
 //!
 //! Inputs are `f32`, `f64`, `f16` and `bf16` (accumulated and returned in
 //! `f32`), `i32` and `u32` (wrapping modulo 2^32); see [`MatmulElement`].
@@ -17,17 +19,12 @@
 //! fp32 arithmetic: at most about `k` units of roundoff times `sum |a||b|`.
 
 mod cpu;
-mod vendor;
 
 use std::sync::Arc;
 
 use kiln_core::{
-    bf16, f16, Args, Backend, BackendKind, BufferView, DType, Device, Element, Error, LaunchConfig, Program, Result,
-    Stream, View, ViewMut,
-};
-
-pub use vendor::{
-    register_vendor_matmul, unregister_vendor_matmul, vendor_matmul, VendorCall, VendorMatmul, VendorOperand,
+    bf16, f16, Args, Backend, BackendKind, BufferView, DType, Device, Element, Error, Gemm, GemmOperand, LaunchConfig,
+    Program, RawDevice, Result, Stream, VendorGemm, View, ViewMut,
 };
 
 use crate::launch::{check_dtype, cuda_source, program};
@@ -117,7 +114,8 @@ int_element!(u32, "unsigned");
 /// ```
 /// use kiln_kernels::matmul::MatmulStrategy;
 /// assert_eq!(MatmulStrategy::default(), MatmulStrategy::Auto);
-/// assert_eq!(MatmulStrategy::Cublas.to_string(), "cublas");
+/// assert_eq!(MatmulStrategy::Vendor.to_string(), "vendor");
+/// assert_eq!(MatmulStrategy::parse("cublas"), Some(MatmulStrategy::Vendor));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum MatmulStrategy {
@@ -128,14 +126,15 @@ pub enum MatmulStrategy {
     Tiled,
     /// One thread per output element (the baseline).
     Naive,
-    /// cuBLAS, on CUDA devices where kiln-cuda registered it.
-    Cublas,
+    /// The vendor library's GEMM, where the device offers one for the dtype
+    /// ([`RawDevice::vendor_gemm`]: cuBLAS on CUDA); `Err(Unsupported)` elsewhere.
+    Vendor,
 }
 
 impl MatmulStrategy {
     /// Every strategy.
     pub const ALL: [MatmulStrategy; 4] =
-        [MatmulStrategy::Auto, MatmulStrategy::Tiled, MatmulStrategy::Naive, MatmulStrategy::Cublas];
+        [MatmulStrategy::Auto, MatmulStrategy::Tiled, MatmulStrategy::Naive, MatmulStrategy::Vendor];
 
     /// Lower-case name ("tiled").
     pub const fn name(self) -> &'static str {
@@ -143,7 +142,17 @@ impl MatmulStrategy {
             MatmulStrategy::Auto => "auto",
             MatmulStrategy::Tiled => "tiled",
             MatmulStrategy::Naive => "naive",
-            MatmulStrategy::Cublas => "cublas",
+            MatmulStrategy::Vendor => "vendor",
+        }
+    }
+
+    /// The strategy named `name` (as [`name`](Self::name) writes it); "cublas"
+    /// is also read as [`Vendor`](Self::Vendor), its name before vendor GEMMs
+    /// became a backend capability.
+    pub fn parse(name: &str) -> Option<MatmulStrategy> {
+        match name {
+            "cublas" => Some(MatmulStrategy::Vendor),
+            _ => MatmulStrategy::ALL.into_iter().find(|s| s.name() == name),
         }
     }
 }
@@ -197,9 +206,9 @@ impl std::fmt::Display for MatmulShape {
 pub const AUTO_VENDOR_MIN_FLOPS: u64 = 1 << 20;
 
 /// The strategy [`MatmulStrategy::Auto`] resolves to for a product of
-/// `shape` on `dtype` on `device`: cuBLAS where it is registered, supports
-/// the dtype and the product has at least [`AUTO_VENDOR_MIN_FLOPS`] flops;
-/// kiln's tiled kernel otherwise.
+/// `shape` on `dtype` on `device`: the vendor GEMM where the device offers
+/// one for `dtype` ([`RawDevice::vendor_gemm`]) and the product has at least
+/// [`AUTO_VENDOR_MIN_FLOPS`] flops; kiln's tiled kernel otherwise.
 ///
 /// # Examples
 /// ```
@@ -209,12 +218,31 @@ pub const AUTO_VENDOR_MIN_FLOPS: u64 = 1 << 20;
 /// assert_eq!(choose(&dev, DType::F32, MatmulShape::new(4096, 4096, 4096)), MatmulStrategy::Tiled);
 /// ```
 pub fn choose<B: Backend>(device: &Device<B>, dtype: DType, shape: MatmulShape) -> MatmulStrategy {
-    let _ = device;
-    match vendor_matmul(B::KIND) {
-        Some(v) if (v.supports)(dtype) && shape.k > 0 && shape.flops() >= AUTO_VENDOR_MIN_FLOPS => {
-            MatmulStrategy::Cublas
+    auto(device.raw().vendor_gemm(), dtype, shape)
+}
+
+/// [`choose`] given what the device offers.
+fn auto(vendor: Option<VendorGemm>, dtype: DType, shape: MatmulShape) -> MatmulStrategy {
+    match vendor {
+        Some(v)
+            if accumulator(dtype).is_some_and(|acc| v.supports(dtype, acc))
+                && shape.k > 0
+                && shape.flops() >= AUTO_VENDOR_MIN_FLOPS =>
+        {
+            MatmulStrategy::Vendor
         }
         _ => MatmulStrategy::Tiled,
+    }
+}
+
+/// The accumulator (and product) dtype of matmul on `input`, as
+/// [`MatmulElement::Acc`] says; `None` for dtypes matmul does not take.
+fn accumulator(input: DType) -> Option<DType> {
+    match input {
+        DType::F32 | DType::F16 | DType::BF16 => Some(DType::F32),
+        DType::F64 => Some(DType::F64),
+        DType::I32 | DType::U32 => Some(input),
+        _ => None,
     }
 }
 
@@ -250,7 +278,8 @@ pub fn matmul<B: Backend, T: MatmulElement>(
 
 /// [`matmul`] with a chosen strategy; returns the strategy that ran (the
 /// resolved one for [`MatmulStrategy::Auto`]). A strategy the backend or
-/// dtype lacks (cuBLAS off CUDA, or on integers) is `Err(Unsupported)`.
+/// dtype lacks (a vendor GEMM where the device offers none, or none for the
+/// dtype, such as cuBLAS on integers) is `Err(Unsupported)`.
 ///
 /// # Examples
 /// ```
@@ -265,7 +294,7 @@ pub fn matmul<B: Backend, T: MatmulElement>(
 /// let mut c = s.alloc::<f32>(1)?;
 /// matmul_with(&s, MatmulStrategy::Naive, &a, &b, &mut c, MatmulShape::new(1, 1, 2))?;
 /// assert_eq!(c.to_vec()?, vec![5.0]);
-/// assert!(matmul_with(&s, MatmulStrategy::Cublas, &a, &b, &mut c, MatmulShape::new(1, 1, 2)).is_err());
+/// assert!(matmul_with(&s, MatmulStrategy::Vendor, &a, &b, &mut c, MatmulShape::new(1, 1, 2)).is_err());
 /// # Ok(()) }
 /// ```
 pub fn matmul_with<B: Backend, T: MatmulElement>(
@@ -296,11 +325,11 @@ pub fn matmul_with<B: Backend, T: MatmulElement>(
         MatmulStrategy::Auto => choose(stream.device(), T::DTYPE, shape),
         s => s,
     };
-    if len_c == 0 {
+    if resolved == MatmulStrategy::Vendor {
+        run_vendor(stream, a, b, c, shape, &what)?;
         return Ok(resolved);
     }
-    if resolved == MatmulStrategy::Cublas {
-        run_vendor(stream, a, b, c, shape, &what)?;
+    if len_c == 0 {
         return Ok(resolved);
     }
     if k == 0 {
@@ -408,7 +437,7 @@ fn plan<B: Backend, T: MatmulElement>(
     (prog, config)
 }
 
-/// Hand the product to the vendor library registered for this backend.
+/// Hand the product to the device's vendor GEMM.
 fn run_vendor<B: Backend, T: MatmulElement>(
     stream: &Stream<B>,
     a: &impl View<B, T>,
@@ -417,70 +446,135 @@ fn run_vendor<B: Backend, T: MatmulElement>(
     shape: MatmulShape,
     what: &str,
 ) -> Result<()> {
-    let vendor = vendor_matmul(B::KIND).ok_or_else(|| {
-        Error::unsupported(
-            B::KIND,
-            format!("{what} with strategy cublas"),
-            "no vendor matrix library is registered for this backend (kiln-cuda registers cuBLAS on CUDA devices)",
-        )
-    })?;
-    if !(vendor.supports)(T::DTYPE) {
-        return Err(Error::unsupported(
-            B::KIND,
-            format!("{what} with strategy cublas"),
-            format!("{} has no product of {} matrices", vendor.name, T::DTYPE),
-        ));
+    let device = stream.device();
+    let (input, output) = (T::DTYPE, <T::Acc as Element>::DTYPE);
+    let refused = |reason: String| Error::unsupported(B::KIND, format!("{what} with strategy vendor"), reason);
+    let vendor =
+        device.raw().vendor_gemm().ok_or_else(|| refused(format!("{} offers no vendor GEMM", device.name())))?;
+    if !vendor.supports(input, output) {
+        return Err(refused(format!("{} has no product of {input} matrices into {output}", vendor.name)));
+    }
+    if shape.m == 0 || shape.n == 0 {
+        return Ok(());
     }
     if shape.k == 0 {
         return stream.fill(c, T::zero());
     }
     let (av, bv, cv) = (a.view(), b.view(), c.view_mut());
-    for (name, device) in [("a", av.buffer().device()), ("b", bv.buffer().device())] {
-        if !device.same(stream.device()) {
+    for (name, owner) in [("a", av.buffer().device()), ("b", bv.buffer().device())] {
+        if !owner.same(device) {
             return Err(Error::DeviceMismatch {
                 what: format!("{what}: operand {name}"),
-                first: stream.device().name().to_string(),
-                second: device.name().to_string(),
+                first: device.name().to_string(),
+                second: owner.name().to_string(),
             });
         }
     }
-    let (c_buffer, c_offset, c_len) = cv.into_parts();
-    if !c_buffer.device().same(stream.device()) {
+    let (c_buffer, c_offset, _) = cv.into_parts();
+    if !c_buffer.device().same(device) {
         return Err(Error::DeviceMismatch {
             what: format!("{what}: output c"),
-            first: stream.device().name().to_string(),
+            first: device.name().to_string(),
             second: c_buffer.device().name().to_string(),
         });
     }
-    let call = VendorCall {
-        stream,
+    let call = Gemm {
         a: operand(&av),
         b: operand(&bv),
-        c: VendorOperand {
-            buffer: c_buffer.raw(),
-            offset: c_offset * size_of::<T::Acc>(),
-            len: c_len * size_of::<T::Acc>(),
-        },
+        c: GemmOperand { buffer: c_buffer.raw(), offset: c_offset * size_of::<T::Acc>() },
         m: shape.m,
         n: shape.n,
         k: shape.k,
-        input: T::DTYPE,
-        output: <T::Acc as Element>::DTYPE,
+        input,
+        output,
     };
-    stream.device().check_usable()?;
-    // SAFETY: the stream and buffers are backend B's (the one that registered
-    // `vendor`), on one device (checked above); the byte ranges are the views'
-    // and have the shape's lengths (checked by the caller); `c` is borrowed
-    // mutably, so it overlaps neither input, and the views stay borrowed
-    // until the work is enqueued, after which stream order protects them.
-    unsafe { (vendor.run)(&call) }
+    call.check()?;
+    device.check_usable()?;
+    // SAFETY: the stream and the three buffers are this device's (checked
+    // above) and `call` has passed `check`; `c` is borrowed mutably and `a`
+    // and `b` shared until the product is enqueued, and after that they are
+    // covered as kiln's own kernels' operands are: work on this stream runs
+    // after the product, and the typed API's rule for buffers (work on other
+    // streams, their frees included, is ordered by the user's events) does the rest.
+    unsafe { device.raw().gemm(stream.raw(), &call) }
 }
 
-/// A vendor operand: the view's backend buffer and its byte range.
-fn operand<'a, B: Backend, T: Element>(view: &BufferView<'a, B, T>) -> VendorOperand<'a> {
-    VendorOperand {
-        buffer: view.buffer().raw(),
-        offset: view.offset() * size_of::<T>(),
-        len: view.len() * size_of::<T>(),
+/// A vendor operand: the view's backend buffer and the byte offset of its first element.
+fn operand<'a, B: Backend, T: Element>(view: &BufferView<'a, B, T>) -> GemmOperand<'a, B> {
+    GemmOperand { buffer: view.buffer().raw(), offset: view.offset() * size_of::<T>() }
+}
+
+#[cfg(test)]
+mod tests {
+    use kiln_core::{Device, Error};
+    use kiln_cpu::Cpu;
+
+    use super::*;
+
+    /// Auto's choice from what a device offers: the vendor GEMM for large
+    /// products of a dtype it multiplies into matmul's accumulator type.
+    #[test]
+    fn auto_picks_an_offered_vendor_gemm_for_large_products() {
+        let blas = VendorGemm { name: "demo", products: &[(DType::F32, DType::F32), (DType::F16, DType::F32)] };
+        let big = MatmulShape::new(128, 64, 64);
+        assert!(big.flops() >= AUTO_VENDOR_MIN_FLOPS);
+        assert_eq!(auto(Some(blas), DType::F32, big), MatmulStrategy::Vendor);
+        assert_eq!(auto(Some(blas), DType::F16, big), MatmulStrategy::Vendor);
+        assert_eq!(auto(None, DType::F32, big), MatmulStrategy::Tiled);
+        assert_eq!(auto(Some(blas), DType::I32, big), MatmulStrategy::Tiled);
+        assert_eq!(auto(Some(blas), DType::F64, big), MatmulStrategy::Tiled);
+        assert_eq!(auto(Some(blas), DType::F32, MatmulShape::new(4, 4, 4)), MatmulStrategy::Tiled);
+        assert_eq!(auto(Some(blas), DType::F32, MatmulShape::new(1024, 1024, 0)), MatmulStrategy::Tiled);
+        // f16 matmul accumulates into f32: an f16-into-f16 product does not serve it.
+        let half_out = VendorGemm { name: "demo", products: &[(DType::F16, DType::F16)] };
+        assert_eq!(auto(Some(half_out), DType::F16, big), MatmulStrategy::Tiled);
+    }
+
+    #[test]
+    fn accumulator_dtypes_are_matmul_elements_acc() {
+        fn acc<T: MatmulElement>() {
+            assert_eq!(accumulator(T::DTYPE), Some(<T::Acc as Element>::DTYPE), "{}", T::DTYPE);
+        }
+        acc::<f32>();
+        acc::<f64>();
+        acc::<f16>();
+        acc::<bf16>();
+        acc::<i32>();
+        acc::<u32>();
+        assert_eq!(accumulator(DType::U8), None);
+    }
+
+    /// The CPU offers no vendor GEMM: Auto never picks one, and asking for
+    /// one is a clear `Unsupported`, whatever the shape.
+    #[test]
+    fn vendor_on_the_cpu_is_unsupported_and_auto_does_not_pick_it() {
+        let dev = Device::<Cpu>::open(0).unwrap();
+        assert!(dev.raw().vendor_gemm().is_none());
+        let s = dev.stream();
+        let big = MatmulShape::new(128, 64, 64);
+        assert_eq!(choose(&dev, DType::F32, big), MatmulStrategy::Tiled);
+        let a = s.upload(&vec![1.0f32; 128 * 64]).unwrap();
+        let b = s.upload(&vec![1.0f32; 64 * 64]).unwrap();
+        let mut c = s.alloc::<f32>(128 * 64).unwrap();
+        assert_eq!(matmul(&s, &a, &b, &mut c, big).unwrap(), MatmulStrategy::Tiled);
+        assert_eq!(c.to_vec().unwrap(), vec![64.0; 128 * 64]);
+
+        for shape in [big, MatmulShape::new(128, 64, 0), MatmulShape::new(0, 64, 64)] {
+            let (a, b) = (s.alloc::<f32>(shape.m * shape.k).unwrap(), s.alloc::<f32>(shape.k * shape.n).unwrap());
+            let mut c = s.alloc::<f32>(shape.m * shape.n).unwrap();
+            let err = matmul_with(&s, MatmulStrategy::Vendor, &a, &b, &mut c, shape).unwrap_err();
+            assert!(matches!(err, Error::Unsupported { backend: BackendKind::Cpu, .. }), "{shape}: {err}");
+            let text = err.to_string();
+            assert!(text.contains("strategy vendor") && text.contains("offers no vendor GEMM"), "{text}");
+        }
+    }
+
+    #[test]
+    fn strategy_names_round_trip() {
+        for s in MatmulStrategy::ALL {
+            assert_eq!(MatmulStrategy::parse(s.name()), Some(s));
+        }
+        assert_eq!(MatmulStrategy::parse("cublas"), Some(MatmulStrategy::Vendor));
+        assert_eq!(MatmulStrategy::parse("blas"), None);
     }
 }
