@@ -16,13 +16,16 @@ use crate::state::DeviceState;
 use crate::{ffi, info, Cuda, CudaEvent, CudaKernel, CudaStream};
 
 /// An opened CUDA device: its primary context, with cudarc's automatic
-/// per-buffer event tracking turned off (kiln orders streams with explicit
-/// events), and memory freed with `cuMemFreeAsync` kept in the device's pool.
+/// per-buffer event tracking turned off (data is ordered between streams by
+/// the user's events; buffers track their own uses on other streams), and
+/// memory freed with `cuMemFreeAsync` kept in the device's pool.
 pub struct CudaDevice {
     state: Arc<DeviceState>,
     info: DeviceInfo,
     priority_range: (i32, i32),
     compiler: Compiler,
+    /// cuBLAS: its handle, destroyed with the device.
+    blas: crate::blas::Blas,
 }
 
 impl CudaDevice {
@@ -34,9 +37,10 @@ impl CudaDevice {
         }
         let dev = info::device_handle(ordinal)?;
         let ctx = CudaContext::new(ordinal).map_err(|e| before_open("cuDevicePrimaryCtxRetain", e))?;
-        // SAFETY: kiln never hands out cudarc slices; its own buffers are
-        // ordered by the explicit events of the typed layer, as required once
-        // tracking is off.
+        // SAFETY: kiln never hands out cudarc slices. Its own buffers record
+        // their uses on streams other than their own and are freed only after
+        // them (`memory.rs`); the order of their data between streams is the
+        // user's, through events, as it must be once tracking is off.
         unsafe { ctx.disable_event_tracking() };
         let pooled = info::has_memory_pools(dev);
         let state = Arc::new(DeviceState::new(ordinal, info.name.clone(), ctx, pooled));
@@ -48,9 +52,8 @@ impl CudaDevice {
         let priority_range =
             ffi::stream_priority_range().map_err(|e| state.fail("cuCtxGetStreamPriorityRange", e, 0))?;
         let compiler = Compiler::new(info.compute_capability.unwrap_or((0, 0)));
-        // matmul's cuBLAS strategy, where the library is installed.
-        crate::blas::register();
-        Ok(CudaDevice { state, info, priority_range, compiler })
+        let blas = crate::blas::Blas::new(state.clone());
+        Ok(CudaDevice { state, info, priority_range, compiler, blas })
     }
 
     /// The device's stream priorities as CUDA numbers, (least, greatest):
@@ -149,5 +152,15 @@ impl RawDevice for CudaDevice {
         let kernel = self.state.last_kernel.load(Ordering::Relaxed);
         self.state.ctx.synchronize().map_err(|e| self.state.fail("cuCtxSynchronize", e, kernel))?;
         self.state.take_deferred()
+    }
+
+    /// cuBLAS, where kiln-cuda is built with its `cublas` feature and the library loads.
+    fn vendor_gemm(&self) -> Option<kiln_core::VendorGemm> {
+        self.blas.offer()
+    }
+
+    unsafe fn gemm(&self, stream: &CudaStream, call: &kiln_core::Gemm<'_, Cuda>) -> Result<()> {
+        // SAFETY: the caller keeps this method's contract, which `Blas::gemm` shares.
+        unsafe { self.blas.gemm(stream, call) }
     }
 }

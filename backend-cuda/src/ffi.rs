@@ -286,25 +286,72 @@ pub(crate) unsafe fn launch(
     }
 }
 
+/// `cuFuncGetParamCount`; cudarc binds it only for CUDA 13.2 headers, so
+/// kiln looks it up itself.
+type ParamCountFn = unsafe extern "C" fn(sys::CUfunction, *mut usize) -> sys::CUresult;
+
+/// `cuFuncGetParamCount`, where the driver has it (13.2 and later).
+fn param_count_fn() -> Option<ParamCountFn> {
+    static FN: OnceLock<Option<ParamCountFn>> = OnceLock::new();
+    // SAFETY: `culib` is loaded (the driver is present); the lookup calls
+    // nothing, and the type is the one `cuda.h` declares for the symbol.
+    *FN.get_or_init(|| unsafe { sys::culib().get::<ParamCountFn>(b"cuFuncGetParamCount\0").ok().map(|f| *f) })
+}
+
+/// Whether the driver can count a kernel's parameters (`cuFuncGetParamCount`,
+/// driver 13.2 and later).
+pub(crate) fn driver_counts_params() -> bool {
+    param_count_fn().is_some()
+}
+
 /// The byte size of each parameter of `func`, from `cuFuncGetParamInfo`
-/// (driver 12.4 and later); `None` when the driver lacks it.
-pub(crate) fn param_sizes(func: &CudaFunction) -> Result<Option<Vec<usize>>, DriverError> {
+/// (driver 12.4 and later), or `None` when they cannot be had without
+/// provoking driver errors.
+///
+/// The number of parameters comes from `cuFuncGetParamCount` (driver 13.2 and
+/// later) or else from `counted`, what the module image declares (see
+/// `kernel::params`). Without either, nothing is asked: finding the end by
+/// asking for indices until the driver refuses one would log a driver API
+/// error per kernel (compute-sanitizer reports each), so launches then go
+/// unchecked instead. A `counted` number the driver disagrees with (an index
+/// it refuses) also gives `None`.
+pub(crate) fn param_sizes(func: &CudaFunction, counted: Option<usize>) -> Result<Option<Vec<usize>>, DriverError> {
     // cudarc panics on a missing symbol, so look it up first.
     // SAFETY: `culib` is loaded (the driver is present); looking up a symbol calls nothing.
     let present = unsafe { sys::culib().get::<unsafe extern "C" fn()>(b"cuFuncGetParamInfo\0").is_ok() };
     if !present {
         return Ok(None);
     }
-    // The count has no call of its own before CUDA 13.2: ask for parameters
-    // until the driver answers that the index is past the end. 32764 bytes of
-    // parameters bound their number.
-    let mut sizes = Vec::new();
-    for index in 0..32764usize {
+    let count = match param_count_fn() {
+        Some(count_fn) => {
+            let mut n = 0usize;
+            // SAFETY: `func` is a live function; the call writes one usize.
+            unsafe { count_fn(func.cu_function(), &mut n) }.result()?;
+            n
+        }
+        None => match counted {
+            Some(n) => n,
+            None => return Ok(None),
+        },
+    };
+    sizes_of(count, |index| {
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: `func` is a live function; the call writes two usizes.
-        match unsafe { sys::cuFuncGetParamInfo(func.cu_function(), index, &mut offset, &mut size).result() } {
-            Ok(()) => sizes.push(size),
-            Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)) => return Ok(Some(sizes)),
+        unsafe { sys::cuFuncGetParamInfo(func.cu_function(), index, &mut offset, &mut size) }.result().map(|()| size)
+    })
+}
+
+/// Ask `info` for parameters `0..count`, and for no index past them. An index
+/// the driver refuses means `count` was wrong: `None`, not an error.
+fn sizes_of(
+    count: usize,
+    mut info: impl FnMut(usize) -> Result<usize, DriverError>,
+) -> Result<Option<Vec<usize>>, DriverError> {
+    let mut sizes = Vec::with_capacity(count);
+    for index in 0..count {
+        match info(index) {
+            Ok(size) => sizes.push(size),
+            Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)) => return Ok(None),
             Err(e) => return Err(e),
         }
     }
@@ -313,18 +360,69 @@ pub(crate) fn param_sizes(func: &CudaFunction) -> Result<Option<Vec<usize>>, Dri
 
 // ---------------------------------------------------------------- NVRTC
 
-/// NVRTC's (major, minor) version.
+/// Whether the loaded libnvrtc exports `symbol` (NUL-terminated). cudarc's
+/// bindings panic on first use of a symbol the library lacks, so every NVRTC
+/// call that not all versions have is asked about here first.
+fn nvrtc_has(symbol: &[u8]) -> bool {
+    // SAFETY: NVRTC is present (every caller is reached only after
+    // `nvrtc_present`); looking up a symbol calls nothing.
+    unsafe { nv::culib().get::<unsafe extern "C" fn()>(symbol).is_ok() }
+}
+
+/// The NVRTC calls kiln makes that every NVRTC has (7.0 on).
+const NVRTC_REQUIRED: [&[u8]; 8] = [
+    b"nvrtcVersion\0",
+    b"nvrtcCreateProgram\0",
+    b"nvrtcDestroyProgram\0",
+    b"nvrtcCompileProgram\0",
+    b"nvrtcGetProgramLogSize\0",
+    b"nvrtcGetProgramLog\0",
+    b"nvrtcGetPTXSize\0",
+    b"nvrtcGetPTX\0",
+];
+
+/// The first of [`NVRTC_REQUIRED`] the library lacks: then it is no NVRTC
+/// kiln can use (a stub, or another library under the name).
+fn nvrtc_missing_required() -> Option<&'static str> {
+    static MISSING: OnceLock<Option<&'static str>> = OnceLock::new();
+    *MISSING.get_or_init(|| {
+        NVRTC_REQUIRED
+            .iter()
+            .find(|s| !nvrtc_has(s))
+            .map(|s| std::str::from_utf8(&s[..s.len() - 1]).unwrap_or("an NVRTC function"))
+    })
+}
+
+/// NVRTC's (major, minor) version, once the library is known to export every
+/// call kiln needs; NVRTC must be present ([`nvrtc_present`]).
 pub(crate) fn nvrtc_version() -> Result<(i32, i32), String> {
+    if let Some(missing) = nvrtc_missing_required() {
+        return Err(format!("the libnvrtc found lacks `{missing}`: it is not an NVRTC kiln can use"));
+    }
     let (mut major, mut minor) = (0, 0);
-    // SAFETY: writes two ints; NVRTC is present (checked by the caller).
+    // SAFETY: the symbol exists (checked above); the call writes two ints.
     unsafe { nv::nvrtcVersion(&mut major, &mut minor) }.result().map_err(|e| format!("nvrtcVersion: {e:?}"))?;
     Ok((major, minor))
 }
 
-/// The `sm_XY` architectures this NVRTC can target, as numbers (90 for sm_90).
+/// Whether this NVRTC can hand back a CUBIN (`nvrtcGetCUBIN`, NVRTC 11.1 and
+/// later); without it kiln compiles to PTX, which the driver finishes.
+pub(crate) fn nvrtc_has_cubin() -> bool {
+    nvrtc_has(b"nvrtcGetCUBINSize\0") && nvrtc_has(b"nvrtcGetCUBIN\0")
+}
+
+/// The `sm_XY` architectures this NVRTC can target, as numbers (90 for
+/// sm_90); an error from an NVRTC before 11.2, which cannot list them.
 pub(crate) fn nvrtc_archs() -> Result<Vec<i32>, String> {
+    for symbol in [&b"nvrtcGetNumSupportedArchs\0"[..], b"nvrtcGetSupportedArchs\0"] {
+        if !nvrtc_has(symbol) {
+            let name = String::from_utf8_lossy(&symbol[..symbol.len() - 1]).into_owned();
+            return Err(format!("this NVRTC (before 11.2) cannot list its architectures: it lacks `{name}`"));
+        }
+    }
     let mut n: c_int = 0;
-    // SAFETY: writes one int, then `n` ints into a buffer of that length.
+    // SAFETY: both symbols exist (checked above); the calls write one int,
+    // then `n` ints into a buffer of that length.
     unsafe {
         nv::nvrtcGetNumSupportedArchs(&mut n).result().map_err(|e| format!("nvrtcGetNumSupportedArchs: {e:?}"))?;
         let mut archs = vec![0 as c_int; n.max(0) as usize];
@@ -368,7 +466,9 @@ impl Drop for ProgramGuard {
 }
 
 /// Compile `source` with `options`; fetch the CUBIN when `cubin` (the
-/// options name a real `sm_` architecture), else the PTX.
+/// options name a real `sm_` architecture), else the PTX. NVRTC must be
+/// present ([`nvrtc_present`]); a library without the calls this needs gives
+/// an error, not a panic.
 pub(crate) fn nvrtc_compile(
     source: &CStr,
     name: &CStr,
@@ -376,6 +476,15 @@ pub(crate) fn nvrtc_compile(
     cubin: bool,
 ) -> Result<NvrtcImage, NvrtcFailure> {
     let call = |what: &str, e: nv::nvrtcResult| NvrtcFailure::Call(format!("{what}: {e:?}"));
+    // The symbols are checked before the first call: cudarc panics on a missing one.
+    if let Some(missing) = nvrtc_missing_required() {
+        return Err(NvrtcFailure::Call(format!("the libnvrtc found lacks `{missing}`")));
+    }
+    if cubin && !nvrtc_has_cubin() {
+        return Err(NvrtcFailure::Call(
+            "this NVRTC (before 11.1) cannot return a CUBIN: it lacks `nvrtcGetCUBIN`".into(),
+        ));
+    }
     let mut prog = MaybeUninit::uninit();
     // SAFETY: source and name are NUL-terminated and outlive the program (the guard drops first).
     unsafe {
@@ -423,5 +532,48 @@ fn program_log(prog: nv::nvrtcProgram) -> Result<String, String> {
         nv::nvrtcGetProgramLog(prog, log.as_mut_ptr().cast()).result().map_err(|e| format!("{e:?}"))?;
         let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
         Ok(String::from_utf8_lossy(&log[..end]).trim_end().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A driver whose kernel has `sizes`: it refuses indices past the end, as
+    /// `cuFuncGetParamInfo` does (and logs a driver API error for each).
+    struct FakeDriver {
+        sizes: Vec<usize>,
+        asked: Vec<usize>,
+        refused: usize,
+    }
+
+    impl FakeDriver {
+        fn info(&mut self, index: usize) -> Result<usize, DriverError> {
+            self.asked.push(index);
+            match self.sizes.get(index) {
+                Some(&s) => Ok(s),
+                None => {
+                    self.refused += 1;
+                    Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE))
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parameter_sizes_are_read_without_asking_past_the_end() {
+        for sizes in [vec![], vec![8, 8, 4, 8], vec![4; 41]] {
+            let mut driver = FakeDriver { sizes: sizes.clone(), asked: Vec::new(), refused: 0 };
+            let got = sizes_of(sizes.len(), |i| driver.info(i)).unwrap();
+            assert_eq!(got, Some(sizes.clone()));
+            assert_eq!(driver.refused, 0, "no index past the end is asked for");
+            assert_eq!(driver.asked, (0..sizes.len()).collect::<Vec<_>>());
+        }
+        // A count the driver disagrees with gives no sizes rather than wrong ones or an error.
+        let mut driver = FakeDriver { sizes: vec![8, 8], asked: Vec::new(), refused: 0 };
+        assert_eq!(sizes_of(3, |i| driver.info(i)).unwrap(), None);
+        // Other driver errors are reported.
+        let e = sizes_of(1, |_| Err(DriverError(sys::CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED))).unwrap_err();
+        assert_eq!(e.0, sys::CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED);
     }
 }

@@ -3,7 +3,7 @@
 
 use cudarc::driver::sys::CUdevice;
 use cudarc::driver::sys::CUdevice_attribute as A;
-use kiln_core::{BackendKind, DeviceInfo, Error, Features, Limits, Result};
+use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, Limits, Result};
 
 use crate::error::{before_open, unavailable, NO_DRIVER};
 use crate::ffi;
@@ -74,10 +74,12 @@ pub(crate) fn query(ordinal: usize) -> Result<DeviceInfo> {
         warp_size: attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE, "warp size")?,
     };
     let cc = major * 10 + minor;
+    let integrated = attr(A::CU_DEVICE_ATTRIBUTE_INTEGRATED, "integrated")? != 0;
     Ok(DeviceInfo {
         backend: BackendKind::Cuda,
         ordinal,
         name,
+        kind: if integrated { DeviceKind::IntegratedGpu } else { DeviceKind::DiscreteGpu },
         compute_units: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessor count")?,
         memory_bytes: memory,
         compute_capability: Some((major, minor)),

@@ -5,6 +5,9 @@
 //! no heap allocation for up to [`INLINE_ARGS`] arguments: the argument values
 //! and the pointer array the driver reads sit in fixed arrays on the stack,
 //! and everything it checks against was read once when the kernel was loaded.
+//! A buffer argument allocated on the launch's stream costs one pointer
+//! compare; one from another stream has its use recorded (see `memory.rs`):
+//! ordered after its allocation before `cuLaunchKernel`, an event recorded after.
 
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -92,6 +95,40 @@ fn value(arg: &RawArg<'_, Cuda>) -> u64 {
     }
 }
 
+/// Whether any buffer argument was allocated on a stream other than `stream`.
+#[inline]
+fn any_foreign(stream: &CudaStream, args: &[RawArg<'_, Cuda>]) -> bool {
+    args.iter().any(|arg| matches!(arg, RawArg::Buffer { buffer, .. } if buffer.is_foreign(&stream.stream)))
+}
+
+/// Order `stream` after the allocation of each foreign buffer argument.
+#[cold]
+fn before_foreign_uses(stream: &CudaStream, args: &[RawArg<'_, Cuda>]) -> Result<()> {
+    for arg in args {
+        if let RawArg::Buffer { buffer, .. } = arg {
+            if buffer.is_foreign(&stream.stream) {
+                buffer.before_foreign_use(stream)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Record the launch as a use of each foreign buffer argument; the first error.
+#[cold]
+fn after_foreign_uses(stream: &CudaStream, args: &[RawArg<'_, Cuda>]) -> Result<()> {
+    let mut recorded = Ok(());
+    for arg in args {
+        if let RawArg::Buffer { buffer, .. } = arg {
+            if buffer.is_foreign(&stream.stream) {
+                let r = buffer.after_foreign_use(stream);
+                recorded = recorded.and(r);
+            }
+        }
+    }
+    recorded
+}
+
 /// Launch `kernel` on `stream`.
 ///
 /// # Safety
@@ -108,6 +145,10 @@ pub(crate) unsafe fn launch(
     check_args(kernel, args)?;
     check_shape(kernel, config)?;
     stream.state.bind("cuLaunchKernel")?;
+    let foreign = any_foreign(stream, args);
+    if foreign {
+        before_foreign_uses(stream, args)?;
+    }
     let grid = [config.grid.x, config.grid.y, config.grid.z];
     let block = [config.block.x, config.block.y, config.block.z];
     let n = args.len();
@@ -134,11 +175,14 @@ pub(crate) unsafe fn launch(
             ffi::launch(&kernel.function, grid, block, config.shared_mem_bytes, &stream.stream, ptrs.as_mut_ptr())
         }
     };
+    // Recorded whatever the driver answered: a refused launch enqueued nothing,
+    // and the record is then merely early.
+    let recorded = if foreign { after_foreign_uses(stream, args) } else { Ok(()) };
     match submitted {
         Ok(()) => {
             stream.last_kernel.store(kernel.id, Ordering::Relaxed);
             stream.state.last_kernel.store(kernel.id, Ordering::Relaxed);
-            Ok(())
+            recorded
         }
         Err(e) if is_bad_launch(e) && !stream.state.is_lost() => Err(Error::InvalidLaunch {
             kernel: kernel.name.clone(),

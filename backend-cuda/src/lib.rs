@@ -2,7 +2,8 @@
 //!
 //! It implements kiln-core's backend traits for [`Cuda`]: devices, device and
 //! page-locked host memory, non-blocking streams with priorities, events,
-//! and kernels compiled at run time by NVRTC with an on-disk cache. Users
+//! kernels compiled at run time by NVRTC with an on-disk cache, and cuBLAS as
+//! the devices' vendor GEMM (feature `cublas`, default on). Users
 //! write against kiln-core's typed API (`Device<Cuda>`, `Buffer`, `Stream`,
 //! ...); the types here are what that API holds underneath.
 //!
@@ -14,11 +15,14 @@
 //!   point checks for it first: without a driver, [`Cuda::devices`] and
 //!   `open` answer `BackendUnavailable("no CUDA driver: libcuda.so not
 //!   found")`; without NVRTC, compiling answers `Unsupported`.
-//! - **Explicit stream order.** cudarc's automatic per-buffer event tracking
-//!   is off; streams are ordered by the events the user records and waits on.
-//!   Streams are `CU_STREAM_NON_BLOCKING`; a buffer is allocated and freed on
-//!   its stream (`cuMemAllocAsync`/`cuMemFreeAsync`, pool memory kept for
-//!   reuse), so dropping a buffer never waits for the device. Copies from
+//! - **Explicit data order, tracked lifetimes.** cudarc's automatic
+//!   per-buffer event tracking is off: the order of data between streams is
+//!   the user's, through events. What kiln tracks itself is memory: a buffer
+//!   is allocated and freed on its stream (`cuMemAllocAsync`/`cuMemFreeAsync`,
+//!   pool memory kept for reuse) and its uses on other streams are recorded,
+//!   so its memory is never reused while one may still run (see [Memory
+//!   across streams](#memory-across-streams)); dropping a buffer never waits
+//!   for the device. Streams are `CU_STREAM_NON_BLOCKING`. Copies from
 //!   ordinary (pageable) host memory block until the data has arrived, as
 //!   `cudaMemcpy` does, so an uploaded buffer is ready for every stream;
 //!   copies that overlap other work go through page-locked `HostBuffer`s.
@@ -27,7 +31,9 @@
 //!   misaligned access, trap) is reported as `DeviceFault` naming the kernel
 //!   launched last on the stream where it surfaced; the device is then
 //!   unusable and every later call says `DeviceLost` with the first fault.
-//!   Errors met in `Drop` are kept and reported at the next synchronize.
+//!   Errors met in `Drop` are kept and reported at the next explicit
+//!   synchronize (`Stream::synchronize`, `Device::synchronize`), never by a
+//!   later copy: `upload` and `to_vec` report their own outcome only.
 //! - **Compile once.** NVRTC targets the device's own architecture and
 //!   produces a CUBIN (PTX only where NVRTC does not know the device). The
 //!   disk cache ([`CacheStatus`]) is keyed by source, options, architecture
@@ -38,8 +44,41 @@
 //!   so a missing or mis-sized argument is an error rather than memory
 //!   corruption; the check and the argument array use no heap memory.
 //! - **Lower layers in one file.** Every call into cudarc's `sys` and
-//!   `result` layers is in `ffi.rs`, each with its `SAFETY` note; the rest uses
-//!   cudarc's safe types.
+//!   `result` layers is in `ffi.rs` (cuBLAS's in `blas.rs`), each with its
+//!   `SAFETY` note; the rest uses cudarc's safe types.
+//!
+//! # Memory across streams
+//!
+//! Any stream of a device may use any buffer of that device: kernel
+//! arguments, copies and fills take buffers (and views of them) without
+//! asking which stream allocated them. What kiln guarantees, with safe calls
+//! only:
+//!
+//! - **Memory outlives every use.** A buffer's memory is not released, nor
+//!   handed out again by the pool, before every operation enqueued on any
+//!   stream that uses the buffer (or a view of it) has completed, however
+//!   early the buffer is dropped. A use on the buffer's own stream is covered
+//!   by stream order, as the free is enqueued there. A use on another stream
+//!   records an event (one per buffer and stream, re-recorded at each use);
+//!   the drop makes the buffer's stream wait for those events before
+//!   `cuMemFreeAsync` (without memory pools, the host waits before `cuMemFree`).
+//! - **A buffer exists before it is used.** The first use of a buffer on
+//!   another stream is ordered after its allocation, which
+//!   `cuMemAllocAsync` makes on the allocating stream only (skipped when that
+//!   stream is known to have completed it, e.g. by a synchronize, as every
+//!   `upload` does).
+//! - **One stream costs nothing.** A buffer used on its own stream costs one
+//!   pointer compare per operation: no lock, no event, no allocation.
+//!
+//! What stays the user's job is the order of the *data*: when stream B reads
+//! what stream A writes (or overwrites what A reads), B must wait for an event
+//! A recorded after that work (`B.wait(&event)`, or a synchronize of A). kiln
+//! keeps the memory valid, so an unordered access reads stale or partial
+//! values of that buffer, never memory belonging to another one.
+//!
+//! Raw device addresses taken out of kiln ([`CudaBuffer::device_ptr`], cudarc
+//! interop through [`CudaStream::driver_stream`]) are outside this tracking:
+//! work enqueued with them must end before the buffer is dropped.
 //!
 //! # CUDA concepts and kiln's names
 //!
@@ -55,6 +94,7 @@
 //! | `cuLaunchKernel` | `Stream::launch` with `Args` and `LaunchConfig` | `launch.rs` |
 //! | `cuMemcpy*Async` / `cuMemset*Async` | `Stream::copy*`, `Stream::fill` | [`CudaStream`] |
 //! | `cuStreamWaitEvent` | `Stream::wait` | [`CudaStream`] |
+//! | `cublasHandle_t` (one per device), `cublasSgemm`/`Dgemm`/`GemmEx` | `RawDevice::gemm` (kiln-kernels' `MatmulStrategy::Vendor`) | `blas.rs` (feature `cublas`) |
 //! | stream priority (lower = first) | `Priority::{Low, Normal, High}` | [`clamp_priority`] |
 //! | `CUDA_ERROR_ILLEGAL_ADDRESS`, ... | `Error::DeviceFault`, then `Error::DeviceLost` | `error.rs`, `state.rs` |
 //!

@@ -1,22 +1,113 @@
-//! Device allocations, freed in stream order, and page-locked host memory.
+//! Device allocations, freed in stream order once every stream that used
+//! them is done, and page-locked host memory.
+//!
+//! A buffer belongs to the stream it was allocated on (its *own* stream), but
+//! every stream of the device may use it. Uses on the own stream need nothing:
+//! the free is enqueued there, behind them. A use on any other stream (a
+//! *foreign* use) is recorded: the first one on a stream orders that stream
+//! after the allocation (memory from `cuMemAllocAsync` is valid elsewhere only
+//! once the allocation has happened in stream order), and each one re-records
+//! an event the buffer keeps for that stream. Dropping the buffer makes its own
+//! stream wait for those events before `cuMemFreeAsync`, so the pool hands the
+//! memory out again only after every stream that used it has finished with it.
+//! The same-stream test is one pointer compare, so single-stream work pays
+//! nothing: no lock, no event.
 
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use cudarc::driver::CudaStream as DriverStream;
-use kiln_core::{RawBuffer, RawHostBuffer};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent as DriverEvent, CudaStream as DriverStream};
+use kiln_core::{RawBuffer, RawHostBuffer, Result};
 
 use crate::ffi::{self, DevicePtr};
 use crate::state::DeviceState;
+use crate::CudaStream;
+
+/// A buffer used on this many streams forgets the streams whose uses have
+/// completed when a new one is added, so a long-lived buffer does not keep
+/// every short-lived stream it met alive.
+const PRUNE_AT: usize = 8;
+
+/// How far a stream is known to have completed, so that a buffer can tell
+/// whether its allocation has happened without asking the device: each
+/// synchronize of the stream takes a ticket before it waits and publishes it
+/// once the wait has returned.
+#[derive(Default)]
+pub(crate) struct Progress {
+    /// Tickets handed out (synchronizes begun).
+    begun: AtomicU64,
+    /// The highest ticket whose synchronize has returned.
+    done: AtomicU64,
+}
+
+impl Progress {
+    /// A mark for work enqueued before this call: it is complete once
+    /// [`passed`](Self::passed) says so.
+    pub(crate) fn mark(&self) -> u64 {
+        self.begun.load(Ordering::SeqCst)
+    }
+
+    /// Whether a synchronize begun after `mark` was taken has returned. Such a
+    /// synchronize took a ticket above `mark`, after the work was enqueued.
+    pub(crate) fn passed(&self, mark: u64) -> bool {
+        self.done.load(Ordering::SeqCst) > mark
+    }
+
+    /// A ticket for a synchronize about to begin.
+    pub(crate) fn begin(&self) -> u64 {
+        self.begun.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The synchronize holding `ticket` has returned.
+    pub(crate) fn end(&self, ticket: u64) {
+        self.done.fetch_max(ticket, Ordering::SeqCst);
+    }
+}
+
+/// The stream a buffer was allocated on, and how to tell that its
+/// allocation has happened.
+struct Home {
+    stream: Arc<DriverStream>,
+    progress: Arc<Progress>,
+    /// `progress.mark()` right after the allocation was enqueued; `None` when
+    /// the allocation was complete on return (`cuMemAlloc`).
+    mark: Option<u64>,
+}
+
+/// Uses of a buffer on streams other than its own.
+#[derive(Default)]
+struct Foreign {
+    uses: Vec<ForeignUse>,
+    /// A use was enqueued that could be neither recorded nor waited for: the
+    /// memory is never released (a leak, not a use after free).
+    untracked: bool,
+}
+
+/// One foreign stream: it is ordered after the allocation, and `event` was
+/// recorded on it after the latest use there (a later record covers the
+/// earlier uses, by stream order). An event never recorded (the use failed
+/// before it was enqueued) is complete, so waiting on it costs nothing.
+struct ForeignUse {
+    stream: Arc<DriverStream>,
+    event: DriverEvent,
+}
+
+fn lock(m: &Mutex<Foreign>) -> MutexGuard<'_, Foreign> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Device memory: an allocation made on a stream and freed on that stream
-/// when dropped (`cuMemFreeAsync`), so work enqueued before the drop still
-/// sees it. A failed free is kept and reported at the next synchronize.
+/// when dropped (`cuMemFreeAsync`), after the work enqueued before the drop on
+/// that stream and after every use recorded on other streams (see the module
+/// docs). A failed free is kept and reported at the next synchronize.
 pub struct CudaBuffer {
     pub(crate) ptr: DevicePtr,
     len: usize,
-    stream: Arc<DriverStream>,
+    home: Home,
     state: Arc<DeviceState>,
+    foreign: Mutex<Foreign>,
 }
 
 impl std::fmt::Debug for CudaBuffer {
@@ -26,14 +117,93 @@ impl std::fmt::Debug for CudaBuffer {
 }
 
 impl CudaBuffer {
-    /// Wrap an allocation of `len` bytes (a null pointer when `len` is 0).
-    pub(crate) fn new(ptr: DevicePtr, len: usize, stream: Arc<DriverStream>, state: Arc<DeviceState>) -> Self {
-        CudaBuffer { ptr, len, stream, state }
+    /// Wrap an allocation of `len` bytes just enqueued on `stream` (a null
+    /// pointer when `len` is 0).
+    pub(crate) fn new(ptr: DevicePtr, len: usize, stream: &CudaStream) -> Self {
+        let mark = (stream.state.pooled && len != 0).then(|| stream.progress.mark());
+        CudaBuffer {
+            ptr,
+            len,
+            home: Home { stream: stream.stream.clone(), progress: stream.progress.clone(), mark },
+            state: stream.state.clone(),
+            foreign: Mutex::new(Foreign::default()),
+        }
     }
 
     /// The device address of the first byte.
     pub fn device_ptr(&self) -> u64 {
         self.ptr
+    }
+
+    /// Whether using this buffer on `stream` must be recorded: the stream is
+    /// not the buffer's own and there is memory to protect. One pointer compare
+    /// on the common path.
+    #[inline]
+    pub(crate) fn is_foreign(&self, stream: &Arc<DriverStream>) -> bool {
+        !Arc::ptr_eq(&self.home.stream, stream) && self.len != 0
+    }
+
+    /// Prepare a use on `on`, a foreign stream, to be enqueued next: on the
+    /// first use there, order `on` after the allocation (unless it is known
+    /// complete) and make the event that [`after_foreign_use`](Self::after_foreign_use)
+    /// records. On error nothing was enqueued that uses the memory.
+    ///
+    /// The context must be current.
+    #[cold]
+    pub(crate) fn before_foreign_use(&self, on: &CudaStream) -> Result<()> {
+        let mut foreign = lock(&self.foreign);
+        if foreign.uses.iter().any(|u| Arc::ptr_eq(&u.stream, &on.stream)) {
+            return Ok(());
+        }
+        if foreign.uses.len() >= PRUNE_AT {
+            // A complete event's uses are over; an error keeps the entry.
+            foreign.uses.retain(|u| !matches!(u.event.try_is_complete(), Ok(true)));
+        }
+        let event = self.new_event(on)?;
+        let allocated = match self.home.mark {
+            None => true,
+            Some(mark) => self.home.progress.passed(mark),
+        };
+        if !allocated {
+            // Under the lock, so that a use on `on` from another thread, which
+            // finds the entry below, is enqueued after this wait.
+            event.record(&self.home.stream).map_err(|e| on.fail("cuEventRecord (buffer allocation)", e))?;
+            on.stream.wait(&event).map_err(|e| on.fail("cuStreamWaitEvent (buffer allocation)", e))?;
+        }
+        foreign.uses.push(ForeignUse { stream: on.stream.clone(), event });
+        Ok(())
+    }
+
+    /// Record the use just enqueued on `on`, a foreign stream (after
+    /// [`before_foreign_use`](Self::before_foreign_use) succeeded there, whether
+    /// or not the enqueue did). If the event cannot be recorded, `on` is
+    /// synchronized instead, so the use is over; if that fails too, the
+    /// memory is never released. Either way the failure is returned.
+    ///
+    /// The context must be current.
+    #[cold]
+    pub(crate) fn after_foreign_use(&self, on: &CudaStream) -> Result<()> {
+        let mut foreign = lock(&self.foreign);
+        let recorded = match foreign.uses.iter().position(|u| Arc::ptr_eq(&u.stream, &on.stream)) {
+            Some(i) => foreign.uses[i].event.record(&on.stream).map_err(|e| on.fail("cuEventRecord (buffer use)", e)),
+            // Another thread pruned the entry: its uses had completed, not this one.
+            None => self.new_event(on).and_then(|event| {
+                event.record(&on.stream).map_err(|e| on.fail("cuEventRecord (buffer use)", e))?;
+                foreign.uses.push(ForeignUse { stream: on.stream.clone(), event });
+                Ok(())
+            }),
+        };
+        if recorded.is_err() && on.stream.synchronize().is_err() {
+            foreign.untracked = true;
+        }
+        recorded
+    }
+
+    fn new_event(&self, on: &CudaStream) -> Result<DriverEvent> {
+        self.state
+            .ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(|e| on.fail("cuEventCreate (buffer use)", e))
     }
 }
 
@@ -49,21 +219,49 @@ impl Drop for CudaBuffer {
         if self.len == 0 || self.state.is_lost() {
             return;
         }
+        let len = self.len;
+        let what = |doing: &str| format!("{doing} a device buffer of {len} bytes");
         if let Err(e) = self.state.ctx.bind_to_thread() {
-            self.state.defer(&format!("making the context current to free a device buffer of {} bytes", self.len), e);
+            self.state.defer(&what("making the context current to free"), e);
             return;
+        }
+        let foreign = self.foreign.get_mut().unwrap_or_else(|p| p.into_inner());
+        if foreign.untracked {
+            // A use elsewhere may still be pending and nothing can say when it
+            // ends: keep the memory. The failure was returned by that use.
+            return;
+        }
+        for u in &foreign.uses {
+            // Pooled memory: the own stream waits on the device and the free
+            // below is enqueued behind the wait. Otherwise (or should that
+            // wait fail) the host waits, as cuMemFree does not.
+            let queued = self.state.pooled
+                && match self.home.stream.wait(&u.event) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        self.state.defer(&what("cuStreamWaitEvent (waited on the host instead) before freeing"), e);
+                        false
+                    }
+                };
+            if !queued {
+                if let Err(e) = u.event.synchronize() {
+                    self.state.defer(&what("waiting for a use on another stream, so not freeing"), e);
+                    return;
+                }
+            }
         }
         if !self.state.pooled {
             // cuMemFree does not wait for pending work that uses the memory.
-            if let Err(e) = self.stream.synchronize() {
-                self.state.defer(&format!("waiting to free a device buffer of {} bytes", self.len), e);
+            if let Err(e) = self.home.stream.synchronize() {
+                self.state.defer(&what("waiting to free"), e);
                 return;
             }
         }
         // SAFETY: allocated by `ffi::alloc_device` with the same `pooled`, freed
-        // only here, on the stream it was allocated on (so after its work).
-        if let Err(e) = unsafe { ffi::free_device(self.ptr, &self.stream, self.state.pooled) } {
-            self.state.defer(&format!("cuMemFreeAsync of a device buffer of {} bytes", self.len), e);
+        // only here, on the stream it was allocated on: after its work there
+        // and, by the waits above, after every use recorded on other streams.
+        if let Err(e) = unsafe { ffi::free_device(self.ptr, &self.home.stream, self.state.pooled) } {
+            self.state.defer(&what("cuMemFreeAsync of"), e);
         }
     }
 }

@@ -1,5 +1,9 @@
 //! Streams: non-blocking CUDA streams with a priority, carrying copies,
 //! fills, launches and events.
+//!
+//! Every operation that touches a device buffer allocated on another stream
+//! records that use with the buffer (see `memory.rs`), so its memory outlives
+//! the work; a buffer used on its own stream costs one pointer compare.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -8,7 +12,7 @@ use cudarc::driver::CudaStream as DriverStream;
 use kiln_core::{LaunchConfig, Priority, RawArg, RawStream, Result};
 
 use crate::ffi;
-use crate::memory::{CudaBuffer, CudaHostBuffer};
+use crate::memory::{CudaBuffer, CudaHostBuffer, Progress};
 use crate::state::DeviceState;
 use crate::{Cuda, CudaEvent, CudaKernel};
 
@@ -23,6 +27,8 @@ pub struct CudaStream {
     /// The kernel launched last on this stream (an id of `DeviceState`), named
     /// when a fault surfaces here.
     pub(crate) last_kernel: AtomicU32,
+    /// Completed synchronizes, shared with the buffers allocated here.
+    pub(crate) progress: Arc<Progress>,
 }
 
 /// The CUDA priority for `wanted` within `(least, greatest)` (numerically
@@ -67,7 +73,14 @@ impl CudaStream {
             .ctx
             .new_stream_with_priority(cuda_priority)
             .map_err(|e| state.fail("cuStreamCreateWithPriority", e, 0))?;
-        Ok(CudaStream { stream, state, priority, cuda_priority, last_kernel: AtomicU32::new(0) })
+        Ok(CudaStream {
+            stream,
+            state,
+            priority,
+            cuda_priority,
+            last_kernel: AtomicU32::new(0),
+            progress: Arc::default(),
+        })
     }
 
     /// The CUDA priority number the stream was created with (lower runs first).
@@ -89,6 +102,46 @@ impl CudaStream {
         self.state.check_usable()?;
         self.state.bind(call)
     }
+
+    /// Wait for everything enqueued so far, without reporting the errors kept
+    /// from `Drop` (those belong to an explicit synchronize).
+    fn sync(&self) -> Result<()> {
+        let ticket = self.progress.begin();
+        self.stream.synchronize().map_err(|e| self.fail("cuStreamSynchronize", e))?;
+        self.progress.end(ticket);
+        Ok(())
+    }
+
+    /// Run `op`, which enqueues work on this stream that uses `buffers`,
+    /// recording the uses of buffers allocated on other streams: before it,
+    /// this stream is ordered after their allocation; after it (even if it
+    /// failed, since part of it may have been enqueued), their event for this
+    /// stream is recorded. `op`'s error comes first. When every buffer is this
+    /// stream's own, this is a pointer compare per buffer and `op()`.
+    ///
+    /// Every enqueue that touches device buffers goes through this (or, for
+    /// launches, `launch.rs`'s equivalent); the context must be current.
+    #[inline]
+    pub(crate) fn tracked<const N: usize>(
+        &self,
+        buffers: [&CudaBuffer; N],
+        op: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let foreign = buffers.map(|b| b.is_foreign(&self.stream));
+        if !foreign.contains(&true) {
+            return op();
+        }
+        for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
+            b.before_foreign_use(self)?;
+        }
+        let done = op();
+        let mut recorded = Ok(());
+        for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
+            let r = b.after_foreign_use(self);
+            recorded = recorded.and(r);
+        }
+        done.and(recorded)
+    }
 }
 
 impl RawStream for CudaStream {
@@ -101,7 +154,7 @@ impl RawStream for CudaStream {
     fn alloc(&self, bytes: usize) -> Result<CudaBuffer> {
         self.state.check_usable()?;
         if bytes == 0 {
-            return Ok(CudaBuffer::new(0, 0, self.stream.clone(), self.state.clone()));
+            return Ok(CudaBuffer::new(0, 0, self));
         }
         self.state.bind("cuMemAllocAsync")?;
         let mut allocated = ffi::alloc_device(&self.stream, bytes, self.state.pooled);
@@ -122,29 +175,40 @@ impl RawStream for CudaStream {
                 self.fail("cuMemAllocAsync", e)
             }
         })?;
-        Ok(CudaBuffer::new(ptr, bytes, self.stream.clone(), self.state.clone()))
+        Ok(CudaBuffer::new(ptr, bytes, self))
     }
 
     /// Blocks until the data is on the device, as `cudaMemcpy` from pageable
     /// memory does: a buffer filled this way (`Device::upload`) is then ready
     /// for every stream, not only this one. Copies that must not block go
     /// through page-locked memory (`write_async`).
+    ///
+    /// Errors kept from earlier `Drop`s are left for the next explicit
+    /// synchronize: this copy's own result is what it reports.
     unsafe fn write(&self, dst: &CudaBuffer, dst_offset: usize, src: &[u8]) -> Result<()> {
         self.enter("cuMemcpyHtoDAsync")?;
-        // SAFETY: the range is inside `dst` (caller's contract); from pageable
-        // memory the driver stages `src` before returning, so it may be reused.
-        unsafe { ffi::copy_htod(dst.ptr + dst_offset as u64, src.as_ptr(), src.len(), &self.stream) }
-            .map_err(|e| self.fail("cuMemcpyHtoDAsync", e))?;
-        self.synchronize()
+        let copied = self.tracked([dst], || {
+            // SAFETY: the range is inside `dst` (caller's contract); from pageable
+            // memory the driver stages `src` before returning, so it may be reused.
+            unsafe { ffi::copy_htod(dst.ptr + dst_offset as u64, src.as_ptr(), src.len(), &self.stream) }
+                .map_err(|e| self.fail("cuMemcpyHtoDAsync", e))
+        });
+        let synced = self.sync();
+        copied.and(synced)
     }
 
+    /// Errors kept from earlier `Drop`s are left for the next explicit
+    /// synchronize: the data read is returned.
     unsafe fn read(&self, src: &CudaBuffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
         self.enter("cuMemcpyDtoHAsync")?;
-        // SAFETY: the range is inside `src` (caller's contract); `dst` is
-        // borrowed exclusively until the synchronize below has returned.
-        unsafe { ffi::copy_dtoh(dst.as_mut_ptr(), src.ptr + src_offset as u64, dst.len(), &self.stream) }
-            .map_err(|e| self.fail("cuMemcpyDtoHAsync", e))?;
-        self.synchronize()
+        let copied = self.tracked([src], || {
+            // SAFETY: the range is inside `src` (caller's contract); `dst` is
+            // borrowed exclusively until the synchronize below has returned.
+            unsafe { ffi::copy_dtoh(dst.as_mut_ptr(), src.ptr + src_offset as u64, dst.len(), &self.stream) }
+                .map_err(|e| self.fail("cuMemcpyDtoHAsync", e))
+        });
+        let synced = self.sync();
+        copied.and(synced)
     }
 
     unsafe fn write_async(
@@ -156,10 +220,12 @@ impl RawStream for CudaStream {
         bytes: usize,
     ) -> Result<()> {
         self.enter("cuMemcpyHtoDAsync")?;
-        // SAFETY: both ranges are in bounds and `src` stays untouched until the
-        // copy completes (caller's contract); `src` is page-locked.
-        unsafe { ffi::copy_htod(dst.ptr + dst_offset as u64, src.as_ptr().add(src_offset), bytes, &self.stream) }
-            .map_err(|e| self.fail("cuMemcpyHtoDAsync", e))
+        self.tracked([dst], || {
+            // SAFETY: both ranges are in bounds and `src` stays untouched until the
+            // copy completes (caller's contract); `src` is page-locked.
+            unsafe { ffi::copy_htod(dst.ptr + dst_offset as u64, src.as_ptr().add(src_offset), bytes, &self.stream) }
+                .map_err(|e| self.fail("cuMemcpyHtoDAsync", e))
+        })
     }
 
     unsafe fn read_async(
@@ -171,10 +237,12 @@ impl RawStream for CudaStream {
         bytes: usize,
     ) -> Result<()> {
         self.enter("cuMemcpyDtoHAsync")?;
-        // SAFETY: both ranges are in bounds and `dst` stays untouched until the
-        // copy completes (caller's contract); `dst` is page-locked.
-        unsafe { ffi::copy_dtoh(dst.as_ptr().add(dst_offset), src.ptr + src_offset as u64, bytes, &self.stream) }
-            .map_err(|e| self.fail("cuMemcpyDtoHAsync", e))
+        self.tracked([src], || {
+            // SAFETY: both ranges are in bounds and `dst` stays untouched until the
+            // copy completes (caller's contract); `dst` is page-locked.
+            unsafe { ffi::copy_dtoh(dst.as_ptr().add(dst_offset), src.ptr + src_offset as u64, bytes, &self.stream) }
+                .map_err(|e| self.fail("cuMemcpyDtoHAsync", e))
+        })
     }
 
     unsafe fn copy(
@@ -186,17 +254,21 @@ impl RawStream for CudaStream {
         bytes: usize,
     ) -> Result<()> {
         self.enter("cuMemcpyDtoDAsync")?;
-        // SAFETY: both ranges are in bounds and do not overlap (caller's contract).
-        unsafe { ffi::copy_dtod(dst.ptr + dst_offset as u64, src.ptr + src_offset as u64, bytes, &self.stream) }
-            .map_err(|e| self.fail("cuMemcpyDtoDAsync", e))
+        self.tracked([src, dst], || {
+            // SAFETY: both ranges are in bounds and do not overlap (caller's contract).
+            unsafe { ffi::copy_dtod(dst.ptr + dst_offset as u64, src.ptr + src_offset as u64, bytes, &self.stream) }
+                .map_err(|e| self.fail("cuMemcpyDtoDAsync", e))
+        })
     }
 
     unsafe fn fill(&self, dst: &CudaBuffer, offset: usize, bytes: usize, pattern: &[u8]) -> Result<()> {
         self.enter("cuMemsetAsync")?;
-        // SAFETY: in bounds, and the pattern size divides offset and length
-        // (caller's contract); allocations are 256-byte aligned, so the address is aligned too.
-        unsafe { ffi::fill(dst.ptr + offset as u64, bytes, pattern, &self.stream) }
-            .map_err(|e| self.fail("cuMemsetAsync", e))
+        self.tracked([dst], || {
+            // SAFETY: in bounds, and the pattern size divides offset and length
+            // (caller's contract); allocations are 256-byte aligned, so the address is aligned too.
+            unsafe { ffi::fill(dst.ptr + offset as u64, bytes, pattern, &self.stream) }
+                .map_err(|e| self.fail("cuMemsetAsync", e))
+        })
     }
 
     unsafe fn launch(&self, kernel: &CudaKernel, config: &LaunchConfig, args: &[RawArg<'_, Cuda>]) -> Result<()> {
@@ -218,7 +290,7 @@ impl RawStream for CudaStream {
 
     fn synchronize(&self) -> Result<()> {
         self.enter("cuStreamSynchronize")?;
-        self.stream.synchronize().map_err(|e| self.fail("cuStreamSynchronize", e))?;
+        self.sync()?;
         self.state.take_deferred()
     }
 }

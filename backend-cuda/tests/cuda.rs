@@ -8,12 +8,14 @@
 //! (threads) as well as nextest (a process per test).
 
 mod cuda {
+    mod blas;
     pub mod common;
     mod compile;
     mod conformance;
     mod disk_cache;
     mod fault;
     mod launch;
+    mod lifetimes;
     mod memory;
     mod streams;
     mod unavailable;
