@@ -217,7 +217,8 @@ impl<B: Backend> Stream<B> {
     }
 
     /// Copy a device range into host memory of the same length. Blocks until
-    /// the data has arrived, so everything enqueued earlier on this stream has run.
+    /// the data has arrived, so everything enqueued earlier on this stream has
+    /// run (an empty range returns at once).
     pub fn copy_to_host<T: Element>(&self, src: &impl View<B, T>, dst: &mut [T]) -> Result<()> {
         let (buf, offset, len) = src.view().parts();
         check_len("Stream::copy_to_host (device source vs host destination)", dst.len(), len)?;
