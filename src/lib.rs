@@ -30,13 +30,16 @@
 
 pub mod bench;
 pub mod registry;
+#[path = "kernels/mod.rs"]
+pub mod rt_kernels;
+pub mod runtime;
 
 pub use kiln_core as core;
 pub use kiln_core::dynamic::{AnyDevice, BackendEntry, DeviceVisitor};
 pub use kiln_core::{
-    bf16, f16, Args, Backend, BackendKind, Buffer, BufferView, BufferViewMut, DType, DeviceInfo, Dim3, Element, Error,
-    Event, Features, HostArgs, HostBuffer, Kernel, LaunchConfig, Limits, MemoryInfo, Priority, Program, Result, Stream,
-    View, ViewMut,
+    bf16, f16, Args, Backend, BackendKind, Buffer, BufferView, BufferViewMut, DType, DeviceInfo, DeviceKind, Dim3,
+    Element, Error, Event, Features, HostArgs, HostBuffer, Kernel, LaunchConfig, Limits, MemoryInfo, Priority, Program,
+    Result, Stream, View, ViewMut,
 };
 pub use kiln_cpu::Cpu;
 pub use kiln_cuda::Cuda;

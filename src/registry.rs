@@ -41,13 +41,55 @@ fn not_compiled(kind: BackendKind) -> Error {
     Error::BackendUnavailable { backend: kind, reason: "not compiled into this build of kiln".into() }
 }
 
+/// Where [`Device::best`] ranks a device of backend `kind`, lower first:
+/// CUDA, then wgpu, then the CPU backend; `None` for a GPU emulated in
+/// software, which `best` takes only when its backend is asked for by name.
+fn tier(kind: BackendKind, info: &DeviceInfo) -> Option<u8> {
+    if info.kind.is_software() {
+        return None;
+    }
+    Some(match kind {
+        BackendKind::Cuda => 0,
+        BackendKind::Wgpu => 1,
+        BackendKind::Cpu => 2,
+    })
+}
+
+/// The devices [`Device::best`] tries, in order, as (backend, ordinal), out
+/// of those `found`: with a backend `requested` by name (`KILN_BACKEND`), its
+/// first device, whatever it is; else every device that has a [`tier`], by
+/// tier, each backend's own order kept (wgpu lists discrete GPUs first).
+/// Pure, so the policy is testable without devices.
+fn choose(requested: Option<BackendKind>, found: &[(BackendKind, DeviceInfo)]) -> Vec<(BackendKind, usize)> {
+    if let Some(kind) = requested {
+        return found.iter().filter(|(k, _)| *k == kind).take(1).map(|(k, d)| (*k, d.ordinal)).collect();
+    }
+    let mut ranked: Vec<(u8, BackendKind, usize)> =
+        found.iter().filter_map(|(k, d)| tier(*k, d).map(|t| (t, *k, d.ordinal))).collect();
+    // A stable sort keeps each backend's order among equals.
+    ranked.sort_by_key(|&(t, _, _)| t);
+    ranked.into_iter().map(|(_, k, ordinal)| (k, ordinal)).collect()
+}
+
 /// A device whose backend is chosen at run time.
 #[derive(Debug)]
 pub struct Device(AnyDevice);
 
 impl Device {
-    /// The device `KILN_BACKEND` names (`cpu`, `cuda` or `wgpu`, its first
-    /// device), or else the first that opens of CUDA, wgpu and the CPU.
+    /// The device `KILN_BACKEND` names (`cpu`, `cuda` or `wgpu`: that
+    /// backend's first device, whatever it is), or else the first that opens
+    /// of, in this order:
+    ///
+    /// 1. CUDA devices;
+    /// 2. wgpu adapters on GPU hardware: discrete, integrated, virtual, then
+    ///    those whose driver does not say what they are;
+    /// 3. kiln's CPU backend.
+    ///
+    /// A wgpu adapter that emulates a GPU on the CPU (Mesa's lavapipe or
+    /// llvmpipe: [`DeviceKind::Software`](crate::DeviceKind::Software)) is
+    /// never chosen here, as it runs kernels more slowly than the CPU
+    /// backend; ask for it by name with `KILN_BACKEND=wgpu` or
+    /// [`Device::open`]. `kiln devices` shows which adapters are software.
     ///
     /// # Examples
     /// ```
@@ -55,18 +97,36 @@ impl Device {
     /// println!("running on {}", dev.info());
     /// ```
     pub fn best() -> Result<Device> {
-        if let Ok(name) = std::env::var("KILN_BACKEND") {
-            if !name.trim().is_empty() {
-                return Device::open(name.parse()?, 0);
+        let requested = match std::env::var("KILN_BACKEND") {
+            Ok(name) if !name.trim().is_empty() => Some(name.parse::<BackendKind>()?),
+            _ => None,
+        };
+        let entries = entries();
+        if let Some(kind) = requested.filter(|&k| entries.iter().all(|e| e.kind != k)) {
+            return Err(not_compiled(kind));
+        }
+        let mut errors = Vec::new();
+        // One backend at a time, in the order of their tiers, so that a
+        // machine with CUDA never loads Vulkan.
+        for entry in entries.iter().filter(|e| requested.is_none_or(|k| k == e.kind)) {
+            let found: Vec<(BackendKind, DeviceInfo)> = match (entry.devices)() {
+                Ok(found) => found.into_iter().map(|d| (entry.kind, d)).collect(),
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            for (_, ordinal) in choose(requested, &found) {
+                match (entry.open)(ordinal) {
+                    Ok(d) => return Ok(Device(d)),
+                    Err(e) => errors.push(e),
+                }
             }
         }
-        let mut reasons = Vec::new();
-        for entry in entries() {
-            match (entry.open)(0) {
-                Ok(d) => return Ok(Device(d)),
-                Err(e) => reasons.push(e.to_string()),
-            }
+        if let Some(kind) = requested {
+            return Err(errors.pop().unwrap_or(Error::DeviceNotFound { backend: kind, ordinal: 0, count: 0 }));
         }
+        let reasons: Vec<String> = errors.iter().map(Error::to_string).collect();
         Err(Error::BackendUnavailable { backend: BackendKind::Cpu, reason: reasons.join("; ") })
     }
 
@@ -110,5 +170,116 @@ impl std::ops::Deref for Device {
     type Target = AnyDevice;
     fn deref(&self) -> &AnyDevice {
         &self.0
+    }
+}
+
+/// The device [`crate::Device::best`] opens, erased.
+pub(crate) fn best() -> Result<AnyDevice> {
+    Device::best().map(|d| d.0)
+}
+
+/// Device `ordinal` of backend `kind`, erased.
+pub(crate) fn open(kind: BackendKind, ordinal: usize) -> Result<AnyDevice> {
+    Device::open(kind, ordinal).map(|d| d.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use kiln_core::{DeviceKind, Features, Limits};
+    use BackendKind::{Cpu, Cuda, Wgpu};
+
+    use super::*;
+
+    fn found(kind: BackendKind, ordinal: usize, device: DeviceKind) -> (BackendKind, DeviceInfo) {
+        let info = DeviceInfo {
+            backend: kind,
+            ordinal,
+            name: format!("{kind}:{ordinal} {device}"),
+            kind: device,
+            compute_units: 1,
+            memory_bytes: 1 << 30,
+            compute_capability: None,
+            driver: String::new(),
+            limits: Limits {
+                max_threads_per_block: 256,
+                max_block: [256, 256, 64],
+                max_grid: [65535; 3],
+                max_shared_mem_per_block: 16 << 10,
+                max_buffer_bytes: 1 << 30,
+                max_binding_bytes: 1 << 27,
+                warp_size: 1,
+            },
+            features: Features::default(),
+        };
+        (kind, info)
+    }
+
+    #[test]
+    fn cuda_first_then_wgpu_hardware_then_the_cpu() {
+        let all = [
+            found(Cpu, 0, DeviceKind::Cpu),
+            found(Wgpu, 0, DeviceKind::DiscreteGpu),
+            found(Wgpu, 1, DeviceKind::IntegratedGpu),
+            found(Cuda, 0, DeviceKind::DiscreteGpu),
+            found(Cuda, 1, DeviceKind::DiscreteGpu),
+        ];
+        assert_eq!(choose(None, &all), [(Cuda, 0), (Cuda, 1), (Wgpu, 0), (Wgpu, 1), (Cpu, 0)]);
+    }
+
+    #[test]
+    fn a_software_adapter_ranks_below_the_cpu_and_is_never_chosen() {
+        let lavapipe_only = [found(Wgpu, 0, DeviceKind::Software), found(Cpu, 0, DeviceKind::Cpu)];
+        assert_eq!(choose(None, &lavapipe_only), [(Cpu, 0)]);
+        // A hardware adapter listed after the software one is still taken, before the CPU.
+        let both = [
+            found(Wgpu, 0, DeviceKind::Software),
+            found(Wgpu, 1, DeviceKind::VirtualGpu),
+            found(Cpu, 0, DeviceKind::Cpu),
+        ];
+        assert_eq!(choose(None, &both), [(Wgpu, 1), (Cpu, 0)]);
+        let unknown = [found(Wgpu, 0, DeviceKind::Other), found(Cpu, 0, DeviceKind::Cpu)];
+        assert_eq!(choose(None, &unknown), [(Wgpu, 0), (Cpu, 0)]);
+    }
+
+    #[test]
+    fn a_backend_named_in_kiln_backend_overrides_the_ranking() {
+        let all = [
+            found(Wgpu, 0, DeviceKind::Software),
+            found(Cpu, 0, DeviceKind::Cpu),
+            found(Cuda, 0, DeviceKind::DiscreteGpu),
+        ];
+        assert_eq!(choose(Some(Wgpu), &all), [(Wgpu, 0)]);
+        assert_eq!(choose(Some(Cpu), &all), [(Cpu, 0)]);
+        assert!(choose(Some(Cuda), &all[..2]).is_empty());
+    }
+
+    /// `best` probes backends in `entries` order and stops at the first
+    /// device that opens, which is right only while that order is the tiers'.
+    #[test]
+    fn entries_are_in_tier_order() {
+        let tiers: Vec<u8> =
+            entries().iter().map(|e| tier(e.kind, &found(e.kind, 0, DeviceKind::DiscreteGpu).1).unwrap()).collect();
+        assert!(tiers.is_sorted(), "{tiers:?}");
+    }
+
+    /// On a machine whose only GPU is emulated in software (lavapipe in CI),
+    /// `best` takes the CPU backend.
+    #[test]
+    fn best_takes_the_cpu_when_no_gpu_is_hardware() {
+        if std::env::var("KILN_BACKEND").is_ok_and(|v| !v.trim().is_empty()) {
+            eprintln!("KILN_BACKEND is set, so best() opens what it names; nothing to check");
+            return;
+        }
+        let gpus: Vec<DeviceInfo> = probe()
+            .into_iter()
+            .filter(|(kind, _)| *kind != Cpu)
+            .flat_map(|(_, found)| found.unwrap_or_default())
+            .collect();
+        if let Some(gpu) = gpus.iter().find(|d| !d.kind.is_software()) {
+            eprintln!("{gpu} is GPU hardware, which best() takes; nothing to check");
+            return;
+        }
+        let dev = Device::best().unwrap();
+        assert_eq!(dev.info().backend, Cpu, "best() chose {} over {gpus:?}", dev.info());
     }
 }

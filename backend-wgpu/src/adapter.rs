@@ -1,9 +1,10 @@
 //! Finding adapters: Vulkan only on Linux, a discrete GPU first, and the
-//! adapter's limits and optional features turned into kiln's [`DeviceInfo`].
+//! adapter's type, limits and optional features turned into kiln's
+//! [`DeviceInfo`].
 
 use std::sync::OnceLock;
 
-use kiln_core::{BackendKind, DeviceInfo, Error, Features, Limits, Result};
+use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, Limits, Result};
 
 /// Environment variable that picks adapters by name (a case-insensitive substring).
 pub const ADAPTER_ENV: &str = "KILN_WGPU_ADAPTER";
@@ -30,14 +31,16 @@ pub(crate) fn accepted_backend(backend: wgpu::Backend) -> bool {
 }
 
 /// The process-wide wgpu instance (creating one loads the Vulkan loader and
-/// its drivers, which is too slow to repeat per call).
+/// its drivers, which is too slow to repeat per call), created without
+/// Mesa's Wayland probe where that could only print an error (see
+/// [`quiet_device_select`](crate::vulkan::quiet_device_select)).
 pub(crate) fn instance() -> &'static wgpu::Instance {
     static INSTANCE: OnceLock<wgpu::Instance> = OnceLock::new();
     INSTANCE.get_or_init(|| {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = wanted_backends();
         desc.flags = wgpu::InstanceFlags::from_build_config().with_env();
-        wgpu::Instance::new(desc)
+        crate::vulkan::quiet_device_select(|| wgpu::Instance::new(desc))
     })
 }
 
@@ -45,7 +48,20 @@ fn unavailable(reason: String) -> Error {
     Error::BackendUnavailable { backend: BackendKind::Wgpu, reason }
 }
 
-/// Preference rank of an adapter type: lower is better.
+/// What sort of device an adapter is; a CPU adapter (lavapipe, llvmpipe,
+/// SwiftShader) emulates a GPU in software.
+pub(crate) fn device_kind(t: wgpu::DeviceType) -> DeviceKind {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => DeviceKind::DiscreteGpu,
+        wgpu::DeviceType::IntegratedGpu => DeviceKind::IntegratedGpu,
+        wgpu::DeviceType::VirtualGpu => DeviceKind::VirtualGpu,
+        wgpu::DeviceType::Cpu => DeviceKind::Software,
+        wgpu::DeviceType::Other => DeviceKind::Other,
+    }
+}
+
+/// Preference rank of an adapter type: lower is better, so hardware comes
+/// before software whatever order the driver lists them in.
 fn type_rank(t: wgpu::DeviceType) -> u8 {
     match t {
         wgpu::DeviceType::DiscreteGpu => 0,
@@ -132,6 +148,7 @@ pub(crate) fn device_info(
         backend: BackendKind::Wgpu,
         ordinal,
         name: info.name.clone(),
+        kind: device_kind(info.device_type),
         // wgpu does not report compute units.
         compute_units: 0,
         memory_bytes,
@@ -181,6 +198,35 @@ mod tests {
         assert_eq!(choose(&infos, Some("LLVM")), vec![0]);
         assert_eq!(choose(&infos, Some("  ")), vec![2, 1, 0]);
         assert!(choose(&infos, Some("radeon")).is_empty());
+    }
+
+    #[test]
+    fn cpu_adapters_are_software() {
+        assert_eq!(device_kind(wgpu::DeviceType::Cpu), DeviceKind::Software);
+        assert_eq!(device_kind(wgpu::DeviceType::DiscreteGpu), DeviceKind::DiscreteGpu);
+        let infos = [info("llvmpipe", wgpu::DeviceType::Cpu, wgpu::Backend::Vulkan)];
+        let d = device_info(0, &infos[0], &wgpu::Limits::default(), wgpu::Features::empty(), 0);
+        assert!(d.kind.is_software(), "{d}");
+        assert!(d.to_string().contains("software GPU"), "{d}");
+    }
+
+    /// Mesa's lavapipe, where installed, says it is a CPU device, so kiln
+    /// reports it as software.
+    #[test]
+    fn lavapipe_reports_itself_as_software() {
+        let found: Vec<wgpu::AdapterInfo> =
+            adapters().map(|a| a.iter().map(|a| a.get_info()).collect()).unwrap_or_default();
+        let lavapipe: Vec<&wgpu::AdapterInfo> = found.iter().filter(|i| i.name.contains("llvmpipe")).collect();
+        if lavapipe.is_empty() {
+            eprintln!("lavapipe is not installed here; nothing to check");
+            return;
+        }
+        for i in lavapipe {
+            assert_eq!(i.device_type, wgpu::DeviceType::Cpu, "{i:?}");
+            assert_eq!(device_kind(i.device_type), DeviceKind::Software, "{i:?}");
+        }
+        let listed = <crate::Wgpu as kiln_core::Backend>::devices().unwrap();
+        assert!(listed.iter().filter(|d| d.name.contains("llvmpipe")).all(|d| d.kind.is_software()), "{listed:?}");
     }
 
     #[test]

@@ -1,5 +1,31 @@
 //! The one place kiln reaches below wgpu, into its Vulkan layer: the size
-//! of device memory, which wgpu's portable API does not report.
+//! of device memory, which wgpu's portable API does not report, and keeping
+//! Mesa's device-selection layer from printing Wayland errors on machines
+//! with no display.
+//!
+//! # "error: XDG_RUNTIME_DIR is invalid or not set in the environment."
+//! wgpu enables every window-system instance extension the loader offers
+//! (`VK_KHR_wayland_surface` among them), and neither wgpu nor wgpu-hal lets
+//! a compute-only program leave them out. Mesa's implicit layer
+//! `VK_LAYER_MESA_device_select` (Mesa 22.3; later releases look at
+//! `WAYLAND_DISPLAY` first) then asks the Wayland compositor for its GPU in
+//! every `vkEnumeratePhysicalDevices`, configured or not, and
+//! libwayland-client prints the line above to stderr when `XDG_RUNTIME_DIR`
+//! is unset: twice per adapter enumeration, on headless servers, in
+//! containers, under cron. The layer's own switch is `NODEVICE_SELECT=1`,
+//! which the Vulkan loader reads when an instance is created. So, only when
+//! the probe could only fail and print (see [`device_select_probe_is_noise`])
+//! and the user has not configured the layer, kiln sets `NODEVICE_SELECT=1`
+//! while it creates its one Vulkan instance and removes it right after,
+//! provided the process runs a single thread then (the first device call at
+//! the start of `main`): changing the environment while another thread may
+//! read it is not sound, so later on the layer is left to print. The
+//! layer only reorders adapters, and kiln orders them itself. Whoever sets
+//! `NODEVICE_SELECT`, `MESA_VK_DEVICE_SELECT` or `DRI_PRIME` keeps their
+//! choice (the loader turns the layer off when `NODEVICE_SELECT` is set to
+//! anything at all).
+
+use std::ffi::OsString;
 
 /// Bytes in the largest device-local memory heap of `adapter`, when it is a
 /// Vulkan adapter (on Linux); `None` otherwise.
@@ -23,4 +49,91 @@ pub(crate) fn device_memory(adapter: &wgpu::Adapter) -> Option<u64> {
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn device_memory(_adapter: &wgpu::Adapter) -> Option<u64> {
     None
+}
+
+/// The variable that turns off Mesa's device-selection layer.
+const NO_DEVICE_SELECT: &str = "NODEVICE_SELECT";
+
+/// Whether Mesa's device-selection layer, asked to find the Wayland
+/// compositor's GPU, could only fail and print libwayland-client's
+/// `XDG_RUNTIME_DIR` error; `var` reads the environment.
+///
+/// That is so when no variable tells libwayland where a compositor's socket
+/// is (`WAYLAND_SOCKET`, an absolute `WAYLAND_DISPLAY`, or an absolute
+/// `XDG_RUNTIME_DIR` to find `WAYLAND_DISPLAY` or `wayland-0` in) and the
+/// user steers none of the layer's choices (`NODEVICE_SELECT`,
+/// `MESA_VK_DEVICE_SELECT`, `DRI_PRIME`). Pure, so the policy is testable.
+pub(crate) fn device_select_probe_is_noise(var: impl Fn(&str) -> Option<OsString>) -> bool {
+    let absolute = |name: &str| var(name).is_some_and(|v| v.to_string_lossy().starts_with('/'));
+    let user_steers_layer = [NO_DEVICE_SELECT, "MESA_VK_DEVICE_SELECT", "DRI_PRIME"].iter().any(|&n| var(n).is_some());
+    // libwayland-client looks for the socket in XDG_RUNTIME_DIR, and
+    // complains when that is unset or relative, unless told where it is.
+    let wayland_complains =
+        var("WAYLAND_SOCKET").is_none() && !absolute("WAYLAND_DISPLAY") && !absolute("XDG_RUNTIME_DIR");
+    !user_steers_layer && wayland_complains
+}
+
+/// Runs `create` (which creates the Vulkan instance) with Mesa's
+/// device-selection layer turned off when its Wayland probe could only
+/// print an error (see the module's documentation), and leaves the
+/// environment as it found it.
+///
+/// Changing the environment is sound only while no other thread can read
+/// it (C code reads it through libc without Rust's lock), so kiln does so
+/// only when the process has a single thread (`/proc/self/task` lists one
+/// entry), as at the start of `main`; otherwise the layer runs as
+/// configured and may print. This happens at most once per process (the
+/// instance is created once), and only when no display is configured.
+pub(crate) fn quiet_device_select<T>(create: impl FnOnce() -> T) -> T {
+    let quiet = cfg!(target_os = "linux")
+        && device_select_probe_is_noise(|n| std::env::var_os(n))
+        && single_threaded();
+    if !quiet {
+        return create();
+    }
+    /// Removes the variable again, also when `create` panics.
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            std::env::remove_var(NO_DEVICE_SELECT);
+        }
+    }
+    std::env::set_var(NO_DEVICE_SELECT, "1");
+    let _restore = Restore;
+    create()
+}
+
+/// Whether this process runs one thread only (Linux: one entry in
+/// `/proc/self/task`); `false` when that cannot be read.
+fn single_threaded() -> bool {
+    std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.take(2).count() == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v))
+    }
+
+    #[test]
+    fn headless_sessions_turn_the_probe_off() {
+        assert!(device_select_probe_is_noise(env(&[])));
+        assert!(device_select_probe_is_noise(env(&[
+            ("XDG_RUNTIME_DIR", "relative"),
+            ("WAYLAND_DISPLAY", "wayland-1")
+        ])));
+        assert!(device_select_probe_is_noise(env(&[("DISPLAY", ":0"), ("WAYLAND_DISPLAY", "")])));
+    }
+
+    #[test]
+    fn a_reachable_compositor_or_a_users_choice_keeps_the_layer() {
+        assert!(!device_select_probe_is_noise(env(&[("XDG_RUNTIME_DIR", "/run/user/1000")])));
+        assert!(!device_select_probe_is_noise(env(&[("WAYLAND_DISPLAY", "/tmp/wayland-0")])));
+        assert!(!device_select_probe_is_noise(env(&[("WAYLAND_SOCKET", "5")])));
+        assert!(!device_select_probe_is_noise(env(&[("NODEVICE_SELECT", "0")])));
+        assert!(!device_select_probe_is_noise(env(&[("MESA_VK_DEVICE_SELECT", "10005:0")])));
+        assert!(!device_select_probe_is_noise(env(&[("DRI_PRIME", "1")])));
+    }
 }

@@ -91,6 +91,61 @@ pub struct Features {
     pub timestamps: bool,
 }
 
+/// What sort of hardware runs a device's kernels, as its driver reports it.
+///
+/// [`Software`](DeviceKind::Software) is a GPU API emulated on the host's CPU
+/// (Mesa's lavapipe or llvmpipe, SwiftShader): it runs kernels correctly but
+/// more slowly than kiln's own CPU backend, so `kiln::Device::best` never
+/// picks one unless it is asked for by name.
+///
+/// # Examples
+/// ```
+/// use kiln_core::DeviceKind;
+/// assert!(DeviceKind::Software.is_software());
+/// assert!(DeviceKind::DiscreteGpu.is_gpu() && !DeviceKind::Software.is_gpu());
+/// assert_eq!(DeviceKind::Software.to_string(), "software GPU");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    /// A GPU with its own memory (an NVIDIA or AMD card, an H100).
+    DiscreteGpu,
+    /// A GPU sharing the host's memory (most laptop and phone GPUs).
+    IntegratedGpu,
+    /// A GPU seen through a virtual machine's driver.
+    VirtualGpu,
+    /// A GPU API emulated in software on the host's CPU (lavapipe, llvmpipe).
+    Software,
+    /// The host's CPU, driven directly (kiln's CPU backend).
+    Cpu,
+    /// The driver does not say.
+    Other,
+}
+
+impl DeviceKind {
+    /// Whether kernels run on GPU hardware (discrete, integrated or virtual).
+    pub const fn is_gpu(self) -> bool {
+        matches!(self, DeviceKind::DiscreteGpu | DeviceKind::IntegratedGpu | DeviceKind::VirtualGpu)
+    }
+
+    /// Whether the device is a GPU emulated in software on the CPU.
+    pub const fn is_software(self) -> bool {
+        matches!(self, DeviceKind::Software)
+    }
+}
+
+impl fmt::Display for DeviceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DeviceKind::DiscreteGpu => "discrete GPU",
+            DeviceKind::IntegratedGpu => "integrated GPU",
+            DeviceKind::VirtualGpu => "virtual GPU",
+            DeviceKind::Software => "software GPU",
+            DeviceKind::Cpu => "CPU",
+            DeviceKind::Other => "unknown device type",
+        })
+    }
+}
+
 /// A device's identity, limits and features.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceInfo {
@@ -100,6 +155,8 @@ pub struct DeviceInfo {
     pub ordinal: usize,
     /// Human-readable name ("NVIDIA H100 80GB HBM3").
     pub name: String,
+    /// GPU hardware, a GPU emulated in software, or the CPU.
+    pub kind: DeviceKind,
     /// Multiprocessors, compute units or CPU threads.
     pub compute_units: u32,
     /// Total device memory in bytes (host memory on the CPU).
@@ -118,10 +175,11 @@ impl fmt::Display for DeviceInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}:{} {} ({} compute units, {:.1} GiB",
+            "{}:{} {} ({}, {} compute units, {:.1} GiB",
             self.backend,
             self.ordinal,
             self.name,
+            self.kind,
             self.compute_units,
             self.memory_bytes as f64 / (1u64 << 30) as f64
         )?;

@@ -4,8 +4,10 @@ use std::process::ExitCode;
 
 use kiln::{DeviceInfo, Error};
 
-/// Print each backend's devices with their limits and features, or the
-/// reason it is absent ("no CUDA driver", "no Vulkan adapter").
+/// Print each backend's devices with their kind, limits and features, or the
+/// reason it is absent ("no CUDA driver", "no Vulkan adapter"). A GPU
+/// emulated in software (lavapipe) is marked, with a note that
+/// `Device::best()` passes over it.
 pub fn run() -> kiln::Result<ExitCode> {
     for (kind, found) in kiln::probe() {
         match found {
@@ -44,11 +46,19 @@ fn describe(d: &DeviceInfo) -> String {
     .filter_map(|(on, name)| on.then_some(name))
     .collect();
     let l = &d.limits;
-    format!(
+    let mut text = format!(
         "{d}\n    limits: {} threads/block, warp {}, largest buffer {} MiB; features: {}",
         l.max_threads_per_block,
         l.warp_size,
         l.max_buffer_bytes >> 20,
         if features.is_empty() { "none".to_string() } else { features.join(" ") }
-    )
+    );
+    if d.kind.is_software() {
+        text += &format!(
+            "\n    software: runs on the CPU, slower than the cpu backend; Device::best() skips it \
+             (KILN_BACKEND={} or Device::open(BackendKind::{:?}, {}) still opens it)",
+            d.backend, d.backend, d.ordinal
+        );
+    }
+    text
 }
