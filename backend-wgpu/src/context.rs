@@ -8,13 +8,19 @@
 //! synchronized) or when it holds [`MAX_BATCH`] commands. Submissions
 //! execute in order, so work is ordered across streams exactly as it was
 //! enqueued.
+//!
+//! A wait that promises data on the host ends only when the submission's
+//! host callbacks have run, whichever thread wgpu ran them in (see
+//! [`crate::completion`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
-use kiln_core::{DeviceInfo, Error, Result};
+use kiln_core::{BackendKind, DeviceInfo, Error, Result};
 
 use crate::builtin::Builtins;
+use crate::completion::{Completion, Completions, Hold, State};
 use crate::errors::{driver, scoped, Faults};
 
 /// Commands recorded before the batch is submitted on its own, so that the
@@ -29,22 +35,28 @@ const MAX_STAGED: u64 = 256 << 20;
 /// Bytes of one block of kernel scalar arguments (see [`Params`]).
 const PARAMS_BLOCK: u64 = 64 * 1024;
 
-/// A submission, for events and waits: done once the device has run it.
+/// How long one blocking poll of the device waits before the waiter looks
+/// again whether the device was lost.
+const POLL_ROUND: Duration = Duration::from_millis(100);
+
+/// How long a waiter whose submission the device has finished gives the
+/// thread that collected its callbacks to run them, before polling again
+/// (in case no thread collected them yet).
+const HANDOFF: Duration = Duration::from_millis(2);
+
+/// A submission, for events and waits: done once the device has run it and
+/// its host callbacks, and those of every earlier submission, have returned.
 #[derive(Clone)]
 pub(crate) struct Marker {
     index: Option<wgpu::SubmissionIndex>,
-    done: Arc<AtomicBool>,
+    /// The batch's number in [`Completions`]; 0 for "nothing submitted".
+    number: u64,
 }
 
 impl Marker {
     /// The marker of "nothing submitted yet": already complete.
     pub(crate) fn completed() -> Self {
-        Marker { index: None, done: Arc::new(AtomicBool::new(true)) }
-    }
-
-    /// Whether the submission has run (as of the last poll of the device).
-    pub(crate) fn is_done(&self) -> bool {
-        self.done.load(Ordering::Acquire)
+        Marker { index: None, number: 0 }
     }
 }
 
@@ -81,6 +93,8 @@ pub(crate) struct Batch {
     /// Whether the batch holds work (copies, fills, launches), not only event timestamps.
     work: bool,
     params: Params,
+    /// The host callbacks recorded into the batch; see [`Batch::map_on_submit`].
+    completion: Arc<Completion>,
     last: Marker,
     /// The marker the batch will have once submitted (see [`Batch::pending`]).
     next: Arc<OnceLock<Marker>>,
@@ -125,6 +139,22 @@ impl Batch {
     pub(crate) fn pending(&self) -> Arc<OnceLock<Marker>> {
         self.next.clone()
     }
+
+    /// Map `buffer` for reading once the batch's submission has run, and
+    /// call `f` with the outcome. The batch, and every wait for it, is
+    /// complete only once `f` has returned.
+    pub(crate) fn map_on_submit(
+        &mut self,
+        device: &wgpu::Device,
+        buffer: &wgpu::Buffer,
+        f: impl FnOnce(std::result::Result<(), wgpu::BufferAsyncError>) + Send + 'static,
+    ) {
+        let hold = Hold::new(&self.completion);
+        self.marks(device).map_buffer_on_submit(buffer, wgpu::MapMode::Read, .., move |r| {
+            f(r);
+            hold.ran();
+        });
+    }
 }
 
 /// An opened device, shared by its streams, events, buffers and kernels.
@@ -134,6 +164,7 @@ pub(crate) struct Context {
     pub(crate) info: DeviceInfo,
     pub(crate) limits: wgpu::Limits,
     pub(crate) faults: Arc<Faults>,
+    completions: Arc<Completions>,
     batch: Mutex<Batch>,
     builtins: OnceLock<std::result::Result<Builtins, Error>>,
 }
@@ -141,16 +172,19 @@ pub(crate) struct Context {
 impl Context {
     pub(crate) fn new(device: wgpu::Device, queue: wgpu::Queue, info: DeviceInfo, limits: wgpu::Limits) -> Self {
         let faults = Faults::install(&device, &info.name);
+        let completions = Completions::new();
         let batch = Batch {
             encoder: None,
             commands: 0,
             staged: 0,
             work: false,
             params: Params { block: None, shadow: Vec::new() },
+            completion: Completion::new(1, &completions),
             last: Marker::completed(),
             next: Arc::new(OnceLock::new()),
         };
-        Context { device, queue, info, limits, faults, batch: Mutex::new(batch), builtins: OnceLock::new() }
+        let batch = Mutex::new(batch);
+        Context { device, queue, info, limits, faults, completions, batch, builtins: OnceLock::new() }
     }
 
     /// The kernels kiln itself uses for byte-granular fills and copies, built on first use.
@@ -215,12 +249,16 @@ impl Context {
         batch.staged = 0;
         batch.work = false;
         batch.params.retire(&self.queue);
+        // The batch's own share of its completion goes to a callback that
+        // wgpu runs only once the device has finished the submission, so
+        // that a batch without map callbacks is not complete at once. It is
+        // registered on the encoder, hence for this very submission.
+        let number = batch.completion.number();
+        let next = Completion::new(number + 1, &self.completions);
+        let hold = Hold::new(&std::mem::replace(&mut batch.completion, next));
+        encoder.on_submitted_work_done(move || hold.ran());
         let (index, error) = scoped(&self.device, || self.queue.submit([encoder.finish()]));
-        let done = Arc::new(AtomicBool::new(false));
-        let flag = done.clone();
-        // Runs inside a later poll of the device, after the map callbacks of the same submission.
-        self.queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
-        batch.last = Marker { index: Some(index), done };
+        batch.last = Marker { index: Some(index), number };
         // Events recorded into this batch learn their submission here.
         let _ = batch.next.set(batch.last.clone());
         batch.next = Arc::new(OnceLock::new());
@@ -236,31 +274,94 @@ impl Context {
         self.submit(&mut batch)
     }
 
-    /// Run the callbacks of finished submissions without blocking.
-    pub(crate) fn poll(&self) -> Result<()> {
-        self.device.poll(wgpu::PollType::Poll).map_err(|e| poll_error(&e))?;
-        self.faults.check_lost()
+    /// Whether `marker`'s submission is complete, host callbacks included,
+    /// polling the device once (without blocking) if it is not yet; `what`
+    /// names the query for errors.
+    pub(crate) fn is_done(&self, marker: &Marker, what: &str) -> Result<bool> {
+        if self.completions.state(marker.number) == State::Running {
+            self.lost_during(what)?;
+            self.poll(wgpu::PollType::Poll, what)?;
+        }
+        match self.completions.state(marker.number) {
+            State::Running => Ok(false),
+            State::Complete => Ok(true),
+            State::Abandoned => Err(self.abandoned(what)),
+        }
     }
 
-    /// Block until `marker`'s submission has run.
-    pub(crate) fn wait(&self, marker: &Marker) -> Result<()> {
-        if let Some(index) = &marker.index {
-            if !marker.is_done() {
-                let wait = wgpu::PollType::Wait { submission_index: Some(index.clone()), timeout: None };
-                self.device.poll(wait).map_err(|e| poll_error(&e))?;
+    /// Block until `marker`'s submission is complete, host callbacks
+    /// included, with any number of threads polling the same device;
+    /// `what` names the wait for errors.
+    ///
+    /// Each round polls the device, waiting for the submission (a poll runs
+    /// the callbacks it collects before returning), then, if the callbacks
+    /// have not all run, gives the thread that collected them a moment to
+    /// run them before polling again. A lost device, or callbacks wgpu
+    /// dropped without running, end the wait with an error.
+    pub(crate) fn wait(&self, marker: &Marker, what: &str) -> Result<()> {
+        let Some(index) = &marker.index else { return self.lost_during(what) };
+        loop {
+            match self.completions.state(marker.number) {
+                State::Complete => return self.lost_during(what),
+                State::Abandoned => return Err(self.abandoned(what)),
+                State::Running => {}
+            }
+            self.lost_during(what)?;
+            let wait = wgpu::PollType::Wait { submission_index: Some(index.clone()), timeout: Some(POLL_ROUND) };
+            if self.poll(wait, what)? {
+                self.completions.wait(marker.number, HANDOFF);
             }
         }
-        self.faults.check_lost()
+    }
+
+    /// Poll the device: run the callbacks of finished submissions, waiting
+    /// first as `poll_type` says. `Ok(false)` when a wait timed out.
+    ///
+    /// wgpu panics where a poll meets a lost device (its `Device::poll`
+    /// treats every error but a timeout or a wrong index as fatal); kiln
+    /// returns `DeviceLost` (the device-lost callback has recorded the
+    /// cause by then) or a driver error instead.
+    fn poll(&self, poll_type: wgpu::PollType, what: &str) -> Result<bool> {
+        match catch_unwind(AssertUnwindSafe(|| self.device.poll(poll_type))) {
+            Ok(Ok(_)) => Ok(true),
+            Ok(Err(wgpu::PollError::Timeout)) => Ok(false),
+            Ok(Err(e)) => Err(Error::driver(BackendKind::Wgpu, format!("device poll ({what})"), e)),
+            Err(panic) => {
+                self.lost_during(what)?;
+                let text = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied());
+                Err(Error::driver(BackendKind::Wgpu, format!("device poll ({what})"), text.unwrap_or("wgpu panicked")))
+            }
+        }
+    }
+
+    /// `Err(DeviceLost)`, naming `what` was under way, once the device is gone.
+    fn lost_during(&self, what: &str) -> Result<()> {
+        self.faults.check_lost().map_err(|e| match e {
+            Error::DeviceLost { device, cause } => {
+                Error::DeviceLost { device, cause: format!("{cause} (during {what})") }
+            }
+            e => e,
+        })
+    }
+
+    fn abandoned(&self, what: &str) -> Error {
+        match self.lost_during(what) {
+            Err(e) => e,
+            Ok(()) => Error::driver(
+                BackendKind::Wgpu,
+                what,
+                "wgpu dropped callbacks of the submission without running them (the device was lost or destroyed)",
+            ),
+        }
     }
 
     /// Submit everything, wait for it, and report errors kept from earlier work.
-    pub(crate) fn synchronize(&self) -> Result<()> {
+    pub(crate) fn synchronize(&self, what: &str) -> Result<()> {
         let marker = self.flush()?;
-        self.wait(&marker)?;
+        self.wait(&marker, what)?;
         self.faults.take()
     }
-}
-
-fn poll_error(e: &wgpu::PollError) -> Error {
-    Error::driver(kiln_core::BackendKind::Wgpu, "device poll", e)
 }

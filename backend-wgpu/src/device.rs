@@ -95,6 +95,6 @@ impl RawDevice for WgpuDevice {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.ctx.synchronize()
+        self.ctx.synchronize("Device::synchronize")
     }
 }

@@ -34,8 +34,11 @@ struct Recorded {
 ///
 /// Recording submits the batch (so that the work before the event starts),
 /// and the event stands for that submission: [`query`](RawEvent::query)
-/// polls the device and asks whether it has run,
-/// [`synchronize`](RawEvent::synchronize) waits for it. When the batch holds
+/// polls the device and asks whether it is complete,
+/// [`synchronize`](RawEvent::synchronize) waits for it; complete means the
+/// device has run it and every host callback of it and of earlier
+/// submissions (the copies of asynchronous read-backs into host memory)
+/// has returned, whichever thread ran them. When the batch holds
 /// no work there is nothing to start, and an event with a timestamp leaves
 /// it in the batch; querying or waiting for the event submits it. Where the adapter has
 /// `TIMESTAMP_QUERY_INSIDE_ENCODERS`, recording also writes a timestamp
@@ -94,7 +97,7 @@ impl WgpuEvent {
                 encoder.write_timestamp(qs, 0);
                 encoder.resolve_query_set(qs, 0..1, resolve, 0);
                 encoder.copy_buffer_to_buffer(resolve, 0, &readback, 0, size);
-                encoder.map_buffer_on_submit(&readback, wgpu::MapMode::Read, .., move |r| {
+                batch.map_on_submit(&ctx.device, &readback, move |r| {
                     let value = r.map_err(|e| e.to_string()).and_then(|()| {
                         let view = mapped.get_mapped_range(..).map_err(|e| e.to_string())?;
                         let bytes = view.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok());
@@ -141,10 +144,7 @@ impl WgpuEvent {
         let Some((marker, stamp)) = self.marker()? else {
             return Err(Error::invalid(what, format!("the {which} event was never recorded")));
         };
-        if !marker.is_done() {
-            self.ctx.poll()?;
-        }
-        if !marker.is_done() {
+        if !self.ctx.is_done(&marker, what)? {
             return Err(Error::invalid(what, format!("the {which} event has not completed yet; synchronize it first")));
         }
         let Some(stamp) = stamp else {
@@ -162,16 +162,12 @@ impl WgpuEvent {
 impl RawEvent for WgpuEvent {
     fn query(&self) -> Result<bool> {
         let Some((marker, _)) = self.marker()? else { return Ok(true) };
-        if marker.is_done() {
-            return Ok(true);
-        }
-        self.ctx.poll()?;
-        Ok(marker.is_done())
+        self.ctx.is_done(&marker, "Event::query")
     }
 
     fn synchronize(&self) -> Result<()> {
         match self.marker()? {
-            Some((marker, _)) => self.ctx.wait(&marker),
+            Some((marker, _)) => self.ctx.wait(&marker, "Event::synchronize"),
             None => Ok(()),
         }
     }

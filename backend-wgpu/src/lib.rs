@@ -7,8 +7,10 @@
 //! word. With no Vulkan adapter, [`Wgpu::devices`](kiln_core::Backend::devices)
 //! and [`Wgpu::open`](kiln_core::Backend::open) answer `BackendUnavailable`.
 //! Adapters are ordered discrete GPU, integrated GPU, virtual, CPU
-//! (lavapipe), other; `KILN_WGPU_ADAPTER=<substring>` keeps only those
-//! whose name contains it (case-insensitive). A device is opened with the
+//! (lavapipe: a GPU emulated in software, reported as
+//! [`DeviceKind::Software`](kiln_core::DeviceKind::Software), which
+//! `kiln::Device::best` passes over), other; `KILN_WGPU_ADAPTER=<substring>`
+//! keeps only those whose name contains it (case-insensitive). A device is opened with the
 //! adapter's own limits (largest workgroups, storage bindings and buffers)
 //! and the optional features kiln uses that it has (f64, f16, subgroups,
 //! f32 atomics, timestamps), all reported in its
@@ -23,7 +25,7 @@
 //! | `Stream::wait(event)` | nothing to do: the event's work was enqueued, and runs, first |
 //! | priority | accepted, kept, ignored |
 //! | event record | a timestamp write (when available), then submit the batch if it holds work |
-//! | event query / synchronize | non-blocking `Device::poll` / `poll` waiting for that submission |
+//! | event query / synchronize | non-blocking `Device::poll` / `poll` waiting for that submission, then for its host callbacks |
 //! | elapsed time | timestamp difference x `Queue::get_timestamp_period`, else `Unsupported` |
 //! | kernel | a shader module; one compute pipeline per block shape and binding layout |
 //!
@@ -44,8 +46,13 @@
 //! order; `write` and `write_async` copy the host bytes before returning.
 //! Reads copy into a mappable buffer: `read` blocks until the data is
 //! there; `read_async` returns at once, and the map callback, which runs
-//! while the event recorded after it is waited on or polled, copies the
-//! data into the host buffer before that event reports completion. Copies
+//! in whichever thread next polls the device or submits, copies the data
+//! into the host buffer before the event recorded after it reports
+//! completion. Every wait that promises data on the host (`read`, event
+//! query and synchronize, stream and device synchronize) ends only once the
+//! callbacks of its submission and all earlier ones have returned, however
+//! many threads share the device, and with an error, not a hang, if the
+//! device is lost (the `completion` module says how). Copies
 //! and fills that wgpu cannot express (offsets or sizes that are not whole
 //! words, copies within one buffer, non-zero fill patterns) run through a
 //! temporary buffer and kiln's own byte kernels. [`Device::memory`](kiln_core::Device::memory)
@@ -101,6 +108,7 @@
 
 mod adapter;
 mod builtin;
+mod completion;
 mod context;
 mod device;
 mod errors;

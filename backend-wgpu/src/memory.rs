@@ -20,6 +20,17 @@ pub(crate) const fn round4(n: u64) -> u64 {
 
 /// Device storage: a wgpu buffer of `len` bytes (allocated rounded up to a
 /// multiple of 4, so that every range of it can be widened to whole words).
+///
+/// Dropping it while work that uses it is still recorded or running is
+/// sound, so it needs no `Drop` of its own: dropping a `wgpu::Buffer` only
+/// removes wgpu's handle (wgpu-core 30, `Global::buffer_drop`, which does
+/// not destroy it), while the commands recorded into the batch hold `Arc`s
+/// of the buffer (`ArcCommand::CopyBufferToBuffer` and the like), and once
+/// submitted the submission's trackers do (`EncoderInFlight::trackers`),
+/// released only when the device has finished it
+/// (`LifetimeTracker::triage_submissions`). The memory is freed when the
+/// last of them goes (`impl Drop for Buffer`), never earlier; kiln never
+/// calls `Buffer::destroy`, which would free it at once.
 pub struct WgpuBuffer {
     pub(crate) raw: wgpu::Buffer,
     len: usize,
@@ -75,7 +86,9 @@ impl WgpuBuffer {
 ///
 /// The bytes sit behind an `Arc` so that an asynchronous read-back can hold
 /// them until its map callback has copied into them, whatever happens to
-/// the handle meanwhile.
+/// the handle meanwhile: the callback owns a clone (see
+/// `transfer::read_async`), and wgpu drops a callback only after running it
+/// or when it can never run, so the allocation outlives every write into it.
 pub struct WgpuHostBuffer {
     pub(crate) mem: Arc<HostMemory>,
 }

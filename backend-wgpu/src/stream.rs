@@ -126,6 +126,6 @@ impl RawStream for WgpuStream {
 
     fn synchronize(&self) -> Result<()> {
         // A stream has no queue of its own: waiting for it is waiting for the device.
-        self.ctx.synchronize()
+        self.ctx.synchronize("Stream::synchronize")
     }
 }

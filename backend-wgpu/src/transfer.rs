@@ -112,7 +112,7 @@ fn stage_read(
 /// device has run everything enqueued before and the data is here.
 pub(crate) fn read(ctx: &Context, src: &WgpuBuffer, offset: u64, dst: &mut [u8]) -> Result<()> {
     if dst.is_empty() {
-        return ctx.synchronize();
+        return ctx.synchronize("read-back of 0 bytes");
     }
     let len = dst.len() as u64;
     let status: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
@@ -120,13 +120,15 @@ pub(crate) fn read(ctx: &Context, src: &WgpuBuffer, offset: u64, dst: &mut [u8])
         let mut batch = ctx.batch()?;
         let (readback, skip) = stage_read(ctx, &mut batch, src, offset, len)?;
         let slot = status.clone();
-        batch.encoder(&ctx.device).map_buffer_on_submit(&readback, wgpu::MapMode::Read, .., move |r| {
+        batch.map_on_submit(&ctx.device, &readback, move |r| {
             *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
         });
         let marker = ctx.submit(&mut batch)?;
         (readback, skip, marker)
     };
-    ctx.wait(&marker)?;
+    // Complete only once the map callback above has returned (and those of
+    // earlier submissions, whose errors the `take` below reports).
+    ctx.wait(&marker, &format!("read-back of {len} bytes"))?;
     let mapped = status.lock().unwrap_or_else(|p| p.into_inner()).take();
     match mapped {
         Some(Ok(())) => {}
@@ -145,8 +147,10 @@ pub(crate) fn read(ctx: &Context, src: &WgpuBuffer, offset: u64, dst: &mut [u8])
 /// Record a copy of `src[offset..offset + len]` into `dst[dst_offset..]`:
 /// the data lands in a read-back buffer, and the callback that maps it
 /// once its submission has run copies it into the host memory. That
-/// callback runs in the device poll of whoever waits for the submission (an
-/// event recorded after this copy), before the wait returns.
+/// callback runs in whichever thread next polls the device or submits; an
+/// event recorded after this copy completes only once it has returned
+/// ([`crate::completion`]). The callback holds `dst` (an `Arc`), so the
+/// memory outlives it whatever happens to the host buffer meanwhile.
 ///
 /// # Safety
 /// - `dst_offset + len <= dst`'s length.
@@ -173,8 +177,8 @@ pub(crate) unsafe fn read_async(
                 let bytes = view.get(skip as usize..skip as usize + n).ok_or("shorter than the range read")?;
                 // SAFETY: the range is inside the host buffer, and the host
                 // does not touch it until an event recorded after this copy
-                // has completed, which happens only after this callback (both
-                // by this function's contract).
+                // has completed (both by this function's contract), which
+                // happens only after this callback has returned.
                 unsafe { mem.range_mut(dst_offset, n) }.copy_from_slice(bytes);
                 Ok(())
             });
@@ -183,7 +187,7 @@ pub(crate) unsafe fn read_async(
                 faults.note(format!("asynchronous read-back of {n} bytes failed: {e}"));
             }
         };
-        batch.encoder(&ctx.device).map_buffer_on_submit(&readback, wgpu::MapMode::Read, .., on_mapped);
+        batch.map_on_submit(&ctx.device, &readback, on_mapped);
         Ok(())
     })
 }

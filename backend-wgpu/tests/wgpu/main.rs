@@ -10,3 +10,4 @@ mod events;
 mod fills;
 mod kernels;
 mod scalars;
+mod threads;
