@@ -34,6 +34,30 @@ fn devices_lists_every_backend_or_why_it_is_absent() {
     }
 }
 
+/// A GPU emulated in software is marked, and Mesa's device-selection layer
+/// (22.3) does not get libwayland to print an `XDG_RUNTIME_DIR` error on a
+/// machine with no display.
+#[test]
+fn devices_marks_software_adapters_and_prints_no_wayland_error() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    for var in ["XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "NODEVICE_SELECT", "MESA_VK_DEVICE_SELECT"] {
+        cmd.env_remove(var);
+    }
+    let out = cmd.env_remove("DRI_PRIME").arg("devices").output().expect("the kiln binary runs");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
+    let software: Vec<kiln::DeviceInfo> = kiln::probe()
+        .into_iter()
+        .flat_map(|(_, found)| found.unwrap_or_default())
+        .filter(|d| d.kind.is_software())
+        .collect();
+    for d in software {
+        let at = stdout.find(&d.to_string()).unwrap_or_else(|| panic!("{d} not listed:\n{stdout}"));
+        assert!(stdout[at..].lines().nth(2).is_some_and(|l| l.contains("Device::best() skips it")), "{stdout}");
+    }
+}
+
 #[test]
 fn conform_prints_the_matrix_and_writes_json() {
     let path = std::env::temp_dir().join(format!("kiln-conform-{}.json", std::process::id()));
@@ -158,4 +182,29 @@ fn bench_prints_the_scaling_and_latency_summaries_and_writes_them() {
     } else {
         assert!(cubecl.contains("--features cubecl"), "{cubecl}");
     }
+}
+
+#[test]
+fn stress_runs_briefly_on_the_cpu_and_prints_its_summary() {
+    let args = ["stress", "--backend", "cpu", "--iterations", "60", "--threads", "2", "--max-alloc", "1MiB"];
+    let out = kiln(&[&args[..], &["--seed", "0x51"]].concat());
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.starts_with("kiln stress: seed 0x51 (--seed to repeat), 2 threads x 3 streams, 60 steps"),
+        "{stdout}"
+    );
+    assert!(stdout.lines().any(|l| l.starts_with("cpu:0 ")), "{stdout}");
+    assert!(stdout.contains("allocations up to 1.0 MiB") && stdout.contains(" 60 steps in "), "{stdout}");
+    let ops = stdout.lines().find(|l| l.starts_with("  ops: ")).unwrap_or_else(|| panic!("no ops line:\n{stdout}"));
+    assert!(ops.contains("handoff ") && ops.contains("drop_in_flight ") && ops.contains("churn "), "{ops}");
+    assert!(stdout.contains("  memory: free "), "the CPU reports its memory:\n{stdout}");
+    assert!(stdout.lines().any(|l| l == "cpu: PASS"), "{stdout}");
+
+    let out = kiln(&["stress", "--backend", "cpu", "--max-alloc", "lots"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("\"lots\" is not a size"), "{}", text(&out.stderr));
+    let out = kiln(&["stress", "--backend", "cpu", "--duration", "5 fortnights"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown unit"), "{}", text(&out.stderr));
 }

@@ -49,6 +49,7 @@ mod registry;
 mod report;
 mod runner;
 mod sample;
+pub mod stress;
 
 pub use case::{flushed, poisoned, Case, CaseFn, Cases, Ctx, ElementPattern, Failure, NumberPattern};
 pub use compare::{assert_matches, close, compare, Expected, Mismatch, Tolerance};

@@ -5,6 +5,7 @@
 mod bench;
 mod conform;
 mod devices;
+mod stress;
 
 use std::process::ExitCode;
 
@@ -28,11 +29,16 @@ enum Command {
     /// Time every pattern on every available backend (device events, median
     /// of many runs) against the copy ceiling and the peers (CuPy, PyCUDA).
     Bench(bench::BenchArgs),
+    /// Run random patterns on many threads and streams at once, with
+    /// hand-offs between streams, buffers dropped in flight, allocation
+    /// churn and pinned buffers reused, every result checked against the
+    /// host, under a watchdog; exits 1 on any failure.
+    Stress(stress::StressArgs),
 }
 
 /// Parse the arguments and run the subcommand. Exit codes: 0 success, 1 a
-/// conformance failure, 2 an error (bad arguments, a backend asked for by
-/// name that is absent, a file that cannot be written).
+/// conformance or stress failure, 2 an error (bad arguments, a backend asked
+/// for by name that is absent, a file that cannot be written).
 pub fn main() -> ExitCode {
     if let Some(code) = bench::cached_load_child() {
         return code;
@@ -42,6 +48,7 @@ pub fn main() -> ExitCode {
         Command::Devices => devices::run(),
         Command::Conform(args) => conform::run(args),
         Command::Bench(args) => bench::run_cli(args),
+        Command::Stress(args) => stress::run(args),
     };
     match result {
         Ok(code) => code,
