@@ -1,0 +1,134 @@
+//! Image filters: gray conversion, blurs and convolution (see [`kiln_kernels::image`]).
+
+use std::any::Any;
+
+use kiln_core::{BackendKind, Result};
+
+use super::{dispatch, on, on_mut};
+use crate::runtime::{describe, mismatch};
+use crate::runtime::{Stream, View, ViewMut};
+
+pub use kiln_kernels::image::{border_index, Blur, Border, Filter, Pixel, PixelFormat, MAX_FILTER_SIDE};
+
+/// RGB or RGBA pixels (`u8` channels) to gray, one `u8` per pixel.
+pub fn gray(
+    stream: &Stream,
+    format: PixelFormat,
+    input: &impl View<u8>,
+    width: usize,
+    height: usize,
+    output: &mut impl ViewMut<u8>,
+) -> Result<()> {
+    let (input, output) = (input.view(), output.view_mut());
+    dispatch!(stream, Stream, s => kiln_kernels::image::gray(
+        s,
+        format,
+        &on("gray: input", s, input)?,
+        width,
+        height,
+        &mut on_mut("gray: output", s, output)?,
+    ))
+}
+
+/// A [`Filter`] with its weights on a device, made once by [`upload`] and
+/// used by any number of [`convolve`] calls on that device.
+pub struct DeviceFilter {
+    /// The typed `kiln_kernels::image::DeviceFilter<B>`.
+    inner: Box<dyn Any + Send + Sync>,
+    filter: Filter,
+    kind: BackendKind,
+    device: String,
+}
+
+impl DeviceFilter {
+    /// The filter.
+    pub fn filter(&self) -> &Filter {
+        &self.filter
+    }
+}
+
+impl std::fmt::Debug for DeviceFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceFilter({}x{} on {})", self.filter.width(), self.filter.height(), self.device)
+    }
+}
+
+/// `filter`'s weights uploaded on `stream`, ready for [`convolve`].
+pub fn upload(stream: &Stream, filter: &Filter) -> Result<DeviceFilter> {
+    dispatch!(stream, Stream, s => Ok(DeviceFilter {
+        inner: Box::new(filter.upload(s)?),
+        filter: filter.clone(),
+        kind: <B as kiln_core::Backend>::KIND,
+        device: describe(s.device()),
+    }))
+}
+
+/// `output` = `input` (`width x height` pixels) convolved with `filter`,
+/// edges handled by `border`.
+///
+/// # Examples
+/// ```
+/// use kiln::kernels::image::{convolve, upload, Border, Filter};
+/// # fn main() -> kiln::Result<()> {
+/// let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+/// let s = dev.stream();
+/// let f = upload(&s, &Filter::box_blur(3)?)?;
+/// let img = s.upload(&[9.0f32; 16])?;
+/// let mut out = s.alloc::<f32>(16)?;
+/// convolve(&s, &img, 4, 4, &f, Border::Clamp, &mut out)?;
+/// assert!(out.to_vec()?.iter().all(|&v| (v - 9.0).abs() < 1e-5));
+/// # Ok(()) }
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn convolve<P: Pixel>(
+    stream: &Stream,
+    input: &impl View<P>,
+    width: usize,
+    height: usize,
+    filter: &DeviceFilter,
+    border: Border,
+    output: &mut impl ViewMut<P>,
+) -> Result<()> {
+    let (input, output) = (input.view(), output.view_mut());
+    dispatch!(stream, Stream, s => {
+        let Some(typed) = filter.inner.downcast_ref::<kiln_kernels::image::DeviceFilter<B>>() else {
+            return Err(mismatch(
+                "convolve: filter",
+                describe(s.device()),
+                format!("{} ({})", filter.device, filter.kind),
+            ));
+        };
+        kiln_kernels::image::convolve(
+            s,
+            &on("convolve: input", s, input)?,
+            width,
+            height,
+            typed,
+            border,
+            &mut on_mut("convolve: output", s, output)?,
+        )
+    })
+}
+
+/// `output` = `input` (`width x height` pixels) blurred by `kind`.
+#[allow(clippy::too_many_arguments)]
+pub fn blur<P: Pixel>(
+    stream: &Stream,
+    kind: Blur,
+    input: &impl View<P>,
+    width: usize,
+    height: usize,
+    border: Border,
+    output: &mut impl ViewMut<P>,
+) -> Result<()> {
+    let (input, output) = (input.view(), output.view_mut());
+    dispatch!(stream, Stream, s => kiln_kernels::image::blur(
+        s,
+        kind,
+        &on("blur: input", s, input)?,
+        width,
+        height,
+        border,
+        &mut on_mut("blur: output", s, output)?,
+    ))
+}

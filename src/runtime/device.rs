@@ -1,0 +1,211 @@
+//! [`Device`] and [`Kernel`] of the run-time tier.
+
+use kiln_core::dynamic::{AnyDevice, DeviceVisitor};
+use kiln_core::{BackendKind, DeviceInfo, Element, MemoryInfo, Priority, Program, Result};
+use ndarray::{ArrayBase, Data, Dimension};
+
+use super::{backend_list, dispatch, Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier};
+
+impl Device {
+    /// The best device found: the one `KILN_BACKEND` names (`cpu`, `cuda`
+    /// or `wgpu`, its first device) when set, else real GPUs first (CUDA,
+    /// then a hardware wgpu adapter), then the CPU backend. See
+    /// [`crate::registry`] for the order and why software adapters are skipped.
+    ///
+    /// # Examples
+    /// ```
+    /// let dev = kiln::Device::best().unwrap();   // the CPU at least
+    /// println!("running on {}", dev.info());
+    /// ```
+    pub fn best() -> Result<Device> {
+        crate::registry::best().and_then(|d| Device::from_any(&d))
+    }
+
+    /// Open device `ordinal` of backend `kind`; an error says why it cannot
+    /// (no driver, no such device, not compiled into this build).
+    ///
+    /// # Examples
+    /// ```
+    /// assert!(kiln::Device::open(kiln::BackendKind::Cpu, 0).is_ok());
+    /// assert!(kiln::Device::open(kiln::BackendKind::Cpu, 3).is_err());
+    /// ```
+    pub fn open(kind: BackendKind, ordinal: usize) -> Result<Device> {
+        crate::registry::open(kind, ordinal).and_then(|d| Device::from_any(&d))
+    }
+
+    /// Open device 0 of the backend called `name` ("cpu", "cuda", "wgpu").
+    ///
+    /// # Examples
+    /// ```
+    /// let err = kiln::Device::by_name("opencl").unwrap_err();
+    /// assert!(err.to_string().contains("unknown backend"));
+    /// ```
+    pub fn by_name(name: &str) -> Result<Device> {
+        Device::open(name.parse()?, 0)
+    }
+
+    /// The run-time device of an erased one.
+    pub fn from_any(device: &AnyDevice) -> Result<Device> {
+        macro_rules! pick {
+            (() $($(#[$attr:meta])* $variant:ident($backend:path),)*) => {{
+                $(
+                    $(#[$attr])*
+                    if let Some(d) = device.downcast::<$backend>() {
+                        return Ok(Device::$variant(d.clone()));
+                    }
+                )*
+                Err(kiln_core::Error::BackendUnavailable {
+                    backend: device.kind(),
+                    reason: "not compiled into this build of kiln".into(),
+                })
+            }};
+        }
+        backend_list!(pick!())
+    }
+
+    /// The erased device, for code written against [`kiln_core::dynamic`].
+    pub fn to_any(&self) -> AnyDevice {
+        dispatch!(self, Device, d => AnyDevice::new(d.clone()))
+    }
+
+    /// The typed device, if this one is of backend `B`.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> kiln::Result<()> {
+    /// let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+    /// assert!(dev.typed::<kiln::Cpu>().is_some());
+    /// # Ok(()) }
+    /// ```
+    pub fn typed<B: Tier>(&self) -> Option<&kiln_core::Device<B>> {
+        B::device(self)
+    }
+
+    /// Run generic code written for the typed tier on this device: the
+    /// visitor's method runs with the device's concrete backend type.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln::{Backend, DeviceVisitor};
+    ///
+    /// struct Len;
+    /// impl DeviceVisitor for Len {
+    ///     type Output = kiln::Result<usize>;
+    ///     fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+    ///         Ok(dev.upload(&[1u8, 2, 3])?.len())
+    ///     }
+    /// }
+    /// # fn main() -> kiln::Result<()> {
+    /// let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+    /// assert_eq!(dev.visit(Len)?, 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn visit<V: DeviceVisitor>(&self, visitor: V) -> V::Output {
+        dispatch!(self, Device, d => visitor.visit(d))
+    }
+
+    /// Identity, limits and features.
+    pub fn info(&self) -> &DeviceInfo {
+        dispatch!(self, Device, d => d.info())
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        &self.info().name
+    }
+
+    /// The backend.
+    pub fn kind(&self) -> BackendKind {
+        self.info().backend
+    }
+
+    /// Whether `other` is a handle to the same opened device.
+    pub fn same(&self, other: &Device) -> bool {
+        dispatch!(self, Device, d => B::device(other).is_some_and(|o| d.same(o)))
+    }
+
+    /// Free and total memory now.
+    pub fn memory(&self) -> Result<MemoryInfo> {
+        dispatch!(self, Device, d => d.memory())
+    }
+
+    /// The device's default stream.
+    pub fn stream(&self) -> Stream {
+        dispatch!(self, Device, d => B::wrap_stream(d.stream()))
+    }
+
+    /// A new stream with `priority`.
+    pub fn create_stream(&self, priority: Priority) -> Result<Stream> {
+        dispatch!(self, Device, d => d.create_stream(priority).map(B::wrap_stream))
+    }
+
+    /// A new, unrecorded event.
+    pub fn create_event(&self) -> Result<Event> {
+        dispatch!(self, Device, d => d.create_event().map(B::wrap_event))
+    }
+
+    /// Compile `program` for this device (or take the kernel compiled from
+    /// the same program earlier in this process); `Unsupported` when the
+    /// program has no source this backend speaks.
+    pub fn kernel(&self, program: &Program) -> Result<Kernel> {
+        dispatch!(self, Device, d => d.kernel(program).map(B::wrap_kernel))
+    }
+
+    /// Allocate `len` elements on the default stream (contents unspecified).
+    pub fn alloc<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        dispatch!(self, Device, d => d.alloc(len).map(B::wrap_buffer))
+    }
+
+    /// Allocate `len` zeroed elements on the default stream.
+    pub fn alloc_zeroed<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        dispatch!(self, Device, d => d.alloc_zeroed(len).map(B::wrap_buffer))
+    }
+
+    /// A device copy of `data`, on the default stream.
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
+        dispatch!(self, Device, d => d.upload(data).map(B::wrap_buffer))
+    }
+
+    /// A device copy of an ndarray array, its elements in row-major order.
+    pub fn upload_array<T: Element, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        array: &ArrayBase<S, D>,
+    ) -> Result<Buffer<T>> {
+        dispatch!(self, Device, d => d.upload_array(array).map(B::wrap_buffer))
+    }
+
+    /// `len` elements of zeroed host memory the device copies to and from
+    /// asynchronously (page-locked on CUDA).
+    pub fn alloc_host<T: Element>(&self, len: usize) -> Result<HostBuffer<T>> {
+        dispatch!(self, Device, d => d.alloc_host(len).map(B::wrap_host))
+    }
+
+    /// Block until all work on every stream of this device is done; reports
+    /// errors kept from earlier asynchronous work.
+    pub fn synchronize(&self) -> Result<()> {
+        dispatch!(self, Device, d => d.synchronize())
+    }
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.info().fmt(f)
+    }
+}
+
+impl Kernel {
+    /// The entry-point name.
+    pub fn name(&self) -> &str {
+        dispatch!(self, Kernel, k => k.name())
+    }
+
+    /// The backend.
+    pub fn kind(&self) -> BackendKind {
+        dispatch!(self, Kernel, _k => <B as kiln_core::Backend>::KIND)
+    }
+
+    /// The typed kernel, if this one is of backend `B`.
+    pub fn typed<B: Tier>(&self) -> Option<&kiln_core::Kernel<B>> {
+        B::kernel(self)
+    }
+}

@@ -1,0 +1,93 @@
+//! The run-time tier: devices, streams, buffers, events and kernels whose
+//! backend is chosen while the program runs.
+//!
+//! Each type is an enum with one arm per backend compiled in (the CPU
+//! always; CUDA and wgpu behind the `cuda` and `wgpu` features), in the
+//! manner of candle's `Device`: a program keeps "a buffer on whatever device
+//! was found" in a plain struct field, calls plain functions, and gets a
+//! plain [`Result`](crate::Result) back. Every arm holds the typed tier's
+//! value (`kiln_core::Buffer<B, T>`, ...), so a call costs one `match` more
+//! than the typed call it forwards to.
+//!
+//! The arms are written once, in [`backend_list`]; every enum, every
+//! `match` and the [`Tier`] trait that lets generic code go from the run-time
+//! tier to the typed one are generated from that list. Using a buffer of one
+//! backend with a stream of another is an [`Error::DeviceMismatch`](crate::Error::DeviceMismatch)
+//! naming both; two devices of one backend are told apart by the typed tier,
+//! with the same error.
+//!
+//! # Examples
+//! ```
+//! use kiln::kernels::reduce::{reduce, ReduceOp};
+//!
+//! # fn main() -> kiln::Result<()> {
+//! let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+//! let s = dev.stream();
+//! let x = s.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
+//! assert_eq!(reduce(&s, ReduceOp::Sum, &x)?, 10.0);
+//! # Ok(()) }
+//! ```
+
+mod args;
+mod buffer;
+mod device;
+mod event;
+mod host;
+mod stream;
+mod tier;
+
+pub use args::{Args, KernelArg};
+pub(crate) use buffer::{typed_view, typed_view_mut};
+pub use buffer::{View, ViewMut};
+pub use tier::{Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, Stream, Tier};
+
+/// Invoke `$callback! { ($($args)*) ARMS }` with one arm per backend compiled
+/// in: `#[cfg(..)] Variant(BackendType)`. The one list of backends of the
+/// run-time tier; adding a backend is one line here.
+macro_rules! backend_list {
+    ($($callback:ident)::+ ! ($($args:tt)*)) => {
+        $($callback)::+! { ($($args)*)
+            Cpu(kiln_cpu::Cpu),
+            #[cfg(feature = "cuda")] Cuda(kiln_cuda::Cuda),
+            #[cfg(feature = "wgpu")] Wgpu(kiln_wgpu::Wgpu),
+        }
+    };
+}
+pub(crate) use backend_list;
+
+/// `dispatch!(value, Enum, binding => body)`: match `value` (an `Enum` of
+/// the run-time tier) and run `body` with `binding` bound to the typed value
+/// and the type alias `B` naming its backend. The body is compiled once per
+/// backend.
+macro_rules! dispatch {
+    ($value:expr, $enum:ident, $bind:ident => $body:expr) => {
+        $crate::runtime::backend_list!($crate::runtime::dispatch_arms!($value, $enum, $bind, $body))
+    };
+}
+pub(crate) use dispatch;
+
+macro_rules! dispatch_arms {
+    (($value:expr, $enum:ident, $bind:ident, $body:expr) $($(#[$attr:meta])* $variant:ident($backend:path),)*) => {
+        match $value {
+            $(
+                $(#[$attr])*
+                $enum::$variant($bind) => {
+                    #[allow(dead_code)]
+                    type B = $backend;
+                    $body
+                }
+            )*
+        }
+    };
+}
+pub(crate) use dispatch_arms;
+
+/// The error for a value of one backend or device used with another's.
+pub(crate) fn mismatch(what: &str, first: String, second: String) -> crate::Error {
+    crate::Error::DeviceMismatch { what: what.to_string(), first, second }
+}
+
+/// "cuda:0 NVIDIA H100 80GB HBM3", for mismatch errors.
+pub(crate) fn describe<B: kiln_core::Backend>(dev: &kiln_core::Device<B>) -> String {
+    format!("{}:{} {}", B::KIND, dev.info().ordinal, dev.name())
+}

@@ -1,0 +1,175 @@
+//! [`Stream`] of the run-time tier.
+
+use kiln_core::{BackendKind, Element, LaunchConfig, Priority, Result};
+
+use super::buffer::{typed_view, typed_view_mut};
+use super::{
+    describe, dispatch, mismatch, Args, Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier, View, ViewMut,
+};
+
+impl Stream {
+    /// The device this stream runs on.
+    pub fn device(&self) -> Device {
+        dispatch!(self, Stream, s => B::wrap_device(s.device().clone()))
+    }
+
+    /// The backend.
+    pub fn kind(&self) -> BackendKind {
+        dispatch!(self, Stream, _s => <B as kiln_core::Backend>::KIND)
+    }
+
+    /// The priority after clamping to the device's range.
+    pub fn priority(&self) -> Priority {
+        dispatch!(self, Stream, s => s.priority())
+    }
+
+    /// The typed stream, if this one is of backend `B`.
+    pub fn typed<B: Tier>(&self) -> Option<&kiln_core::Stream<B>> {
+        B::stream(self)
+    }
+
+    /// Allocate `len` elements on this stream; the contents are unspecified until written.
+    pub fn alloc<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        dispatch!(self, Stream, s => s.alloc(len).map(B::wrap_buffer))
+    }
+
+    /// Allocate `len` elements set to zero.
+    pub fn alloc_zeroed<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        dispatch!(self, Stream, s => s.alloc_zeroed(len).map(B::wrap_buffer))
+    }
+
+    /// Allocate a buffer holding a copy of `data`.
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
+        dispatch!(self, Stream, s => s.upload(data).map(B::wrap_buffer))
+    }
+
+    /// Copy host memory into a device range of the same length; `src` can
+    /// be reused as soon as this returns.
+    pub fn copy_to_device<T: Element>(&self, src: &[T], dst: &mut impl ViewMut<T>) -> Result<()> {
+        let dst = dst.view_mut();
+        dispatch!(self, Stream, s => {
+            let mut dst = typed_view_mut("Stream::copy_to_device", s, dst)?;
+            s.copy_to_device(src, &mut dst)
+        })
+    }
+
+    /// Copy a device range into host memory of the same length; blocks
+    /// until the data has arrived.
+    pub fn copy_to_host<T: Element>(&self, src: &impl View<T>, dst: &mut [T]) -> Result<()> {
+        let src = src.view();
+        dispatch!(self, Stream, s => s.copy_to_host(&typed_view("Stream::copy_to_host", s, src)?, dst))
+    }
+
+    /// Enqueue a copy from a host buffer to a device range of the same
+    /// length; returns at once. The host buffer's accessors wait for the copy.
+    pub fn copy_to_device_async<T: Element>(&self, src: &HostBuffer<T>, dst: &mut impl ViewMut<T>) -> Result<()> {
+        let dst = dst.view_mut();
+        dispatch!(self, Stream, s => {
+            let host = B::host(src)
+                .ok_or_else(|| mismatch("Stream::copy_to_device_async", describe(s.device()), src.describe()))?;
+            let mut dst = typed_view_mut("Stream::copy_to_device_async", s, dst)?;
+            s.copy_to_device_async(host, &mut dst)
+        })
+    }
+
+    /// Enqueue a copy from a device range to a host buffer of the same
+    /// length; returns at once. The host buffer's accessors wait for the copy.
+    pub fn copy_to_host_async<T: Element>(&self, src: &impl View<T>, dst: &mut HostBuffer<T>) -> Result<()> {
+        let src = src.view();
+        let other = dst.describe();
+        dispatch!(self, Stream, s => {
+            let src = typed_view("Stream::copy_to_host_async", s, src)?;
+            let host = B::host_mut(dst)
+                .ok_or_else(|| mismatch("Stream::copy_to_host_async", describe(s.device()), other))?;
+            s.copy_to_host_async(&src, host)
+        })
+    }
+
+    /// Enqueue a device-to-device copy between ranges of the same length.
+    pub fn copy<T: Element>(&self, src: &impl View<T>, dst: &mut impl ViewMut<T>) -> Result<()> {
+        let (src, dst) = (src.view(), dst.view_mut());
+        dispatch!(self, Stream, s => {
+            let src = typed_view("Stream::copy (source)", s, src)?;
+            let mut dst = typed_view_mut("Stream::copy (destination)", s, dst)?;
+            s.copy(&src, &mut dst)
+        })
+    }
+
+    /// Enqueue setting every element of a device range to `value`.
+    pub fn fill<T: Element>(&self, dst: &mut impl ViewMut<T>, value: T) -> Result<()> {
+        let dst = dst.view_mut();
+        dispatch!(self, Stream, s => s.fill(&mut typed_view_mut("Stream::fill", s, dst)?, value))
+    }
+
+    /// Enqueue a launch of `kernel` over `config` with `args`.
+    ///
+    /// The kernel, every buffer argument and this stream must be of one
+    /// device; otherwise the error names the two that differ. The shape is
+    /// checked against the device's limits, and each buffer range against
+    /// its buffer.
+    ///
+    /// # Safety
+    /// - The kernel reads and writes only inside the ranges of its buffer
+    ///   arguments and writes only those passed writable (`&mut`).
+    /// - `args` match the kernel's parameters in order and type.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln::{Args, HostArgs, LaunchConfig, Program};
+    ///
+    /// fn double(args: &mut HostArgs<'_>) -> kiln::Result<()> {
+    ///     for v in args.output::<f32>(0)? {
+    ///         *v *= 2.0;
+    ///     }
+    ///     Ok(())
+    /// }
+    /// # fn main() -> kiln::Result<()> {
+    /// let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+    /// let kernel = dev.kernel(&Program::new("double").host(double))?;
+    /// let s = dev.stream();
+    /// let mut x = s.upload(&[1.0f32, 2.5])?;
+    /// // SAFETY: `double` writes only inside its one argument.
+    /// unsafe { s.launch(&kernel, LaunchConfig::for_elements(2, 64), Args::new().arg(&mut x))? };
+    /// assert_eq!(x.to_vec()?, [2.0, 5.0]);
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn launch(&self, kernel: &Kernel, config: LaunchConfig, args: Args<'_>) -> Result<()> {
+        let what = || format!("launch of kernel `{}`", kernel.name());
+        dispatch!(self, Stream, s => {
+            let Some(k) = B::kernel(kernel) else {
+                return Err(mismatch(&what(), describe(s.device()), format!("the {} kernel", kernel.kind())));
+            };
+            let args = args.into_typed::<B>(&what(), s)?;
+            // SAFETY: the caller's contract is the typed launch's.
+            unsafe { s.launch(k, config, args) }
+        })
+    }
+
+    /// Record `event` at the current end of this stream.
+    pub fn record(&self, event: &Event) -> Result<()> {
+        dispatch!(self, Stream, s => match B::event(event) {
+            Some(e) => s.record(e),
+            None => Err(mismatch("Stream::record", describe(s.device()), event.describe())),
+        })
+    }
+
+    /// A new event recorded at the current end of this stream.
+    pub fn record_event(&self) -> Result<Event> {
+        dispatch!(self, Stream, s => s.record_event().map(B::wrap_event))
+    }
+
+    /// Make work enqueued later on this stream wait until `event` completes
+    /// (a cross-stream dependency). Does not block the calling thread.
+    pub fn wait(&self, event: &Event) -> Result<()> {
+        dispatch!(self, Stream, s => match B::event(event) {
+            Some(e) => s.wait(e),
+            None => Err(mismatch("Stream::wait", describe(s.device()), event.describe())),
+        })
+    }
+
+    /// Block until everything enqueued on this stream so far has run;
+    /// reports errors kept from earlier asynchronous work.
+    pub fn synchronize(&self) -> Result<()> {
+        dispatch!(self, Stream, s => s.synchronize())
+    }
+}
