@@ -35,10 +35,6 @@ const MAX_STAGED: u64 = 256 << 20;
 /// Bytes of one block of kernel scalar arguments (see [`Params`]).
 const PARAMS_BLOCK: u64 = 64 * 1024;
 
-/// How long one blocking poll of the device waits before the waiter looks
-/// again whether the device was lost.
-const POLL_ROUND: Duration = Duration::from_millis(100);
-
 /// How long a waiter whose submission the device has finished gives the
 /// thread that collected its callbacks to run them, before polling again
 /// (in case no thread collected them yet).
@@ -298,6 +294,12 @@ impl Context {
     /// have not all run, gives the thread that collected them a moment to
     /// run them before polling again. A lost device, or callbacks wgpu
     /// dropped without running, end the wait with an error.
+    ///
+    /// The device wait has no timeout: one that expires races with other
+    /// threads' polls and submits in wgpu-core 30 (`Device::maintain` reads
+    /// the fence, another thread retires the later submissions, and the
+    /// stale fence value then fails an assertion, dropping the callbacks it
+    /// collected). The driver ends a wait on a lost device with an error.
     pub(crate) fn wait(&self, marker: &Marker, what: &str) -> Result<()> {
         let Some(index) = &marker.index else { return self.lost_during(what) };
         loop {
@@ -307,7 +309,7 @@ impl Context {
                 State::Running => {}
             }
             self.lost_during(what)?;
-            let wait = wgpu::PollType::Wait { submission_index: Some(index.clone()), timeout: Some(POLL_ROUND) };
+            let wait = wgpu::PollType::Wait { submission_index: Some(index.clone()), timeout: None };
             if self.poll(wait, what)? {
                 self.completions.wait(marker.number, HANDOFF);
             }
