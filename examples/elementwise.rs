@@ -8,8 +8,8 @@
 
 mod common;
 
-use kiln::kernels::elementwise::{axpy, axpy_in_place, binary, BinaryOp};
-use kiln::{Backend, DeviceOf, DeviceVisitor};
+use kiln::typed::kernels::elementwise::{axpy, axpy_in_place, binary, BinaryOp};
+use kiln::{Backend, DeviceVisitor};
 
 /// The host's answer for `op`, and its symbol.
 fn host(op: BinaryOp, a: f32, b: f32) -> (f32, char) {
@@ -30,7 +30,7 @@ struct Elementwise {
 impl DeviceVisitor for Elementwise {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let (n, s) = (self.n, dev.stream());
         let a: Vec<f32> = (0..n).map(|i| (i % 97) as f32 - 48.0).collect();
         let b: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.25 + 0.5).collect();

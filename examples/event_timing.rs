@@ -7,12 +7,12 @@
 //! cargo run --example event_timing -- --backend cpu     # a chosen backend
 //! ```
 
-use kiln::kernels::map::{map, MapOp};
+use kiln::typed::kernels::map::{map, MapOp};
 mod common;
 
 use std::process::ExitCode;
 
-use kiln::{Backend, DeviceOf, DeviceVisitor, Result};
+use kiln::{Backend, DeviceVisitor, Result};
 
 /// Square `n` floats a few times and report the time and bandwidth of each run.
 #[derive(Clone)]
@@ -24,7 +24,7 @@ struct TimeSquare {
 impl DeviceVisitor for TimeSquare {
     type Output = Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<common::Checked> {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Result<common::Checked> {
         let s = dev.stream();
         let xs: Vec<f32> = (0..self.n).map(|i| (i % 1000) as f32 * 0.5 - 250.0).collect();
         let x = s.upload(&xs)?;

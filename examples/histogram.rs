@@ -9,8 +9,8 @@
 
 mod common;
 
-use kiln::kernels::histogram::histogram;
-use kiln::{Backend, DeviceOf, DeviceVisitor};
+use kiln::typed::kernels::histogram::histogram;
+use kiln::{Backend, DeviceVisitor};
 
 /// Histograms of `n` values.
 #[derive(Clone)]
@@ -21,7 +21,7 @@ struct Histograms {
 impl DeviceVisitor for Histograms {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let s = dev.stream();
         let n = self.n;
         let mut lines = Vec::new();

@@ -13,8 +13,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use kiln::kernels::image::{blur, gray, Blur, Border, PixelFormat};
-use kiln::{Backend, DeviceOf, DeviceVisitor, Error};
+use kiln::typed::kernels::image::{blur, gray, Blur, Border, PixelFormat};
+use kiln::{Backend, DeviceVisitor, Error};
 
 /// An interleaved 8-bit picture: RGB or RGBA.
 #[derive(Clone)]
@@ -112,7 +112,7 @@ struct Filters {
 impl DeviceVisitor for Filters {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let p = &self.picture;
         let (w, h) = (p.width, p.height);
         let s = dev.stream();
@@ -185,7 +185,7 @@ fn main() -> ExitCode {
         }
     };
     println!("image_filters on {}", device.info());
-    match device.visit(filters).and_then(|r| r) {
+    match device.visit(filters) {
         Ok(Ok(summary)) => {
             println!("{summary}\nok: matches the host computation");
             ExitCode::SUCCESS

@@ -9,7 +9,8 @@
 
 mod common;
 
-use kiln::{Args, Backend, DeviceOf, DeviceVisitor, HostArgs, LaunchConfig, Program};
+use kiln::typed::{Args};
+use kiln::{Backend, DeviceVisitor, HostArgs, LaunchConfig, Program};
 
 /// CUDA: grid-stride along both axes, 64-bit indices.
 const CUDA: &str = r#"
@@ -70,7 +71,7 @@ struct Index2d {
 impl DeviceVisitor for Index2d {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let (w, h) = (self.width, self.height);
         let kernel = dev.kernel(&program())?;
         let mut out = dev.alloc::<u32>(w * h)?;

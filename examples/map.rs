@@ -7,8 +7,8 @@
 
 mod common;
 
-use kiln::kernels::map::{map, map_in_place, MapOp};
-use kiln::{Backend, DeviceOf, DeviceVisitor};
+use kiln::typed::kernels::map::{map, map_in_place, MapOp};
+use kiln::{Backend, DeviceVisitor};
 
 /// The host's answer for `op` on f32.
 fn host_f32(op: MapOp, x: f32) -> f32 {
@@ -29,7 +29,7 @@ struct Maps {
 impl DeviceVisitor for Maps {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let s = dev.stream();
         // Values from -4 to 4: negative ones make Sqrt produce NaN, as IEEE says.
         let x: Vec<f32> = (0..self.n).map(|i| (i % 801) as f32 / 100.0 - 4.0).collect();

@@ -17,8 +17,8 @@
 mod common;
 
 use kiln::core::RawDevice;
-use kiln::kernels::matmul::{choose, matmul_with, MatmulShape, MatmulStrategy};
-use kiln::{Backend, DType, DeviceOf, DeviceVisitor};
+use kiln::typed::kernels::matmul::{choose, matmul_with, MatmulShape, MatmulStrategy};
+use kiln::{Backend, DType, DeviceVisitor};
 use rand::{Rng, SeedableRng};
 
 /// Multiply an `m x k` by a `k x n` matrix with each strategy the backend has.
@@ -30,7 +30,7 @@ struct Matmul {
 impl DeviceVisitor for Matmul {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let MatmulShape { m, n, k } = self.shape;
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();

@@ -10,12 +10,13 @@
 
 use std::time::Instant;
 
-use kiln::kernels::map::{map, MapOp};
+use kiln::typed::kernels::map::{map, MapOp};
 mod common;
 
 use std::process::ExitCode;
 
-use kiln::{Backend, DeviceOf, DeviceVisitor, HostBuffer, Priority, Result};
+use kiln::typed::{HostBuffer};
+use kiln::{Backend, DeviceVisitor, Priority, Result};
 
 #[derive(Clone)]
 struct Pipeline {
@@ -27,7 +28,7 @@ impl Pipeline {
     /// One pass on `streams` streams; returns the wall time.
     fn pass<B: Backend>(
         &self,
-        dev: &DeviceOf<B>,
+        dev: &kiln::typed::Device<B>,
         streams: usize,
         input: &[HostBuffer<B, f32>],
         output: &mut [HostBuffer<B, f32>],
@@ -56,7 +57,7 @@ impl Pipeline {
 impl DeviceVisitor for Pipeline {
     type Output = Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<common::Checked> {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Result<common::Checked> {
         let mut input = Vec::new();
         let mut output = Vec::new();
         for c in 0..self.chunks {

@@ -1,7 +1,8 @@
 //! reduce: the sum, minimum, maximum, product and dot product of an array,
 //! the position of its extremes, and sums along each axis of a matrix;
 //! results read on the host, or kept on the device for the next kernel.
-//! Every number is checked against the host.
+//! Every number is checked against the host. Written on the run-time tier:
+//! plain functions of a `kiln::Device`, whichever backend it is.
 //!
 //! ```sh
 //! cargo run --release --example reduce -- --backend cpu
@@ -10,7 +11,6 @@
 mod common;
 
 use kiln::kernels::reduce::{argmax, argmin, dot, reduce, reduce_axis, reduce_into, ReduceOp};
-use kiln::{Backend, DeviceOf, DeviceVisitor};
 
 /// Reductions over `n` values and a `rows` x `cols` matrix.
 #[derive(Clone)]
@@ -26,10 +26,8 @@ fn sum_close(got: f32, want: f64, n: usize, magnitude: f64) -> bool {
     (got as f64 - want).abs() <= 4.0 * f32::EPSILON as f64 * (n as f64).log2().max(1.0) * magnitude
 }
 
-impl DeviceVisitor for Reductions {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+impl Reductions {
+    fn run(&self, dev: &kiln::Device) -> kiln::Result<common::Checked> {
         let s = dev.stream();
         let n = self.n;
         // A wave with a single lowest and highest point (at n/4 and 3n/4 of a period).
@@ -100,7 +98,8 @@ impl DeviceVisitor for Reductions {
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("reduce", Reductions { n: 1 << 22, rows: 1000, cols: 3000 })
+    let reductions = Reductions { n: 1 << 22, rows: 1000, cols: 3000 };
+    common::run("reduce", |dev| reductions.run(dev))
 }
 
 #[cfg(test)]
@@ -110,7 +109,8 @@ mod tests {
     #[test]
     fn reductions_on_every_backend() {
         for (n, rows, cols) in [(3, 1, 5), (100_003, 37, 129)] {
-            common::on_every_backend(Reductions { n, rows, cols });
+            let reductions = Reductions { n, rows, cols };
+            common::on_every_device(|dev| reductions.run(dev));
         }
     }
 }

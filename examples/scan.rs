@@ -8,8 +8,8 @@
 
 mod common;
 
-use kiln::kernels::scan::{scan, scan_in_place, segmented_scan, ScanKind};
-use kiln::{Backend, DeviceOf, DeviceVisitor};
+use kiln::typed::kernels::scan::{scan, scan_in_place, segmented_scan, ScanKind};
+use kiln::{Backend, DeviceVisitor};
 
 /// Scans of `n` elements.
 #[derive(Clone)]
@@ -20,7 +20,7 @@ struct Scans {
 impl DeviceVisitor for Scans {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let s = dev.stream();
         let n = self.n;
         let mut lines = Vec::new();

@@ -8,12 +8,12 @@
 //! cargo run --release --example stream_priorities
 //! ```
 
-use kiln::kernels::map::{map_in_place, MapOp};
+use kiln::typed::kernels::map::{map_in_place, MapOp};
 mod common;
 
 use std::process::ExitCode;
 
-use kiln::{Backend, DeviceOf, DeviceVisitor, Priority, Result};
+use kiln::{Backend, DeviceVisitor, Priority, Result};
 
 #[derive(Clone)]
 struct Priorities {
@@ -24,7 +24,7 @@ struct Priorities {
 impl DeviceVisitor for Priorities {
     type Output = Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<common::Checked> {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Result<common::Checked> {
         let low = dev.create_stream(Priority::Low)?;
         let high = dev.create_stream(Priority::High)?;
         println!("asked Low, got {:?}; asked High, got {:?}", low.priority(), high.priority());

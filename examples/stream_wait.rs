@@ -7,13 +7,13 @@
 //! cargo run --release --example stream_wait
 //! ```
 
-use kiln::kernels::elementwise::{binary, BinaryOp};
-use kiln::kernels::map::{map, MapOp};
+use kiln::typed::kernels::elementwise::{binary, BinaryOp};
+use kiln::typed::kernels::map::{map, MapOp};
 mod common;
 
 use std::process::ExitCode;
 
-use kiln::{Backend, DeviceOf, DeviceVisitor, Priority, Result};
+use kiln::{Backend, DeviceVisitor, Priority, Result};
 
 #[derive(Clone)]
 struct Handoff {
@@ -23,7 +23,7 @@ struct Handoff {
 impl DeviceVisitor for Handoff {
     type Output = Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Result<common::Checked> {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Result<common::Checked> {
         let (a, b) = (dev.create_stream(Priority::Normal)?, dev.create_stream(Priority::Normal)?);
         let xs: Vec<f32> = (0..self.n).map(|i| (i % 97) as f32 - 48.0).collect();
         let ws: Vec<f32> = (0..self.n).map(|i| (i % 13) as f32).collect();

@@ -12,11 +12,11 @@
 
 mod common;
 
-use kiln::kernels::compact::Predicate;
-use kiln::kernels::map::MapOp;
-use kiln::kernels::reduce::ReduceOp;
-use kiln::kernels::thrust;
-use kiln::{Backend, DeviceOf, DeviceVisitor, Priority};
+use kiln::typed::kernels::compact::Predicate;
+use kiln::typed::kernels::map::MapOp;
+use kiln::typed::kernels::reduce::ReduceOp;
+use kiln::typed::kernels::thrust;
+use kiln::{Backend, DeviceVisitor, Priority};
 
 /// The two-stream program over `n` elements.
 #[derive(Clone)]
@@ -27,7 +27,7 @@ struct TwoStreams {
 impl DeviceVisitor for TwoStreams {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let n = self.n;
         let (a, b) = (dev.create_stream(Priority::Normal)?, dev.create_stream(Priority::Normal)?);
 

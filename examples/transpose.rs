@@ -16,8 +16,8 @@
 
 mod common;
 
-use kiln::kernels::transpose::{transpose_with, TransposeAlgorithm};
-use kiln::{Backend, DeviceOf, DeviceVisitor};
+use kiln::typed::kernels::transpose::{transpose_with, TransposeAlgorithm};
+use kiln::{Backend, DeviceVisitor};
 
 /// Transpose a `rows x cols` matrix with both algorithms.
 #[derive(Clone)]
@@ -29,7 +29,7 @@ struct Transpose {
 impl DeviceVisitor for Transpose {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let (rows, cols) = (self.rows, self.cols);
         // Distinct values, so a misplaced element always shows.
         let a: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();

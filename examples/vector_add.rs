@@ -8,7 +8,8 @@
 
 mod common;
 
-use kiln::{Args, Backend, DeviceOf, DeviceVisitor, HostArgs, LaunchConfig, Program};
+use kiln::typed::{Args};
+use kiln::{Backend, DeviceVisitor, HostArgs, LaunchConfig, Program};
 
 /// CUDA: a grid-stride loop with 64-bit indices, so any length works.
 const CUDA: &str = r#"
@@ -65,7 +66,7 @@ struct VectorAdd {
 impl DeviceVisitor for VectorAdd {
     type Output = kiln::Result<common::Checked>;
 
-    fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
         let n = self.n;
         let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
         let b: Vec<f32> = (0..n).map(|i| 1000.0 - i as f32).collect();

@@ -1,54 +1,94 @@
 //! kiln: GPU compute in Rust. One trait layer, CUDA first, wgpu and a CPU
 //! reference, with parallel patterns verified on every backend.
 //!
-//! This crate is the facade: it re-exports the typed API of
-//! [`kiln_core`], the backends compiled in, the [`kernels`], and offers
-//! [`Device`], a device whose backend is chosen at run time
-//! ([`Device::best`], `KILN_BACKEND=cpu|cuda|wgpu`).
+//! kiln has two tiers over the same backends:
 //!
-//! Generic code is written against [`DeviceOf<B>`] (the typed device of
-//! backend `B`); a [`DeviceVisitor`] hands a run-time-chosen [`Device`] to it.
+//! - **The run-time tier**, at the top of this crate: [`Device`], [`Stream`],
+//!   [`Buffer`], [`HostBuffer`], [`Event`] and [`Kernel`] work on whichever
+//!   backend was found while the program runs ([`Device::best`],
+//!   `KILN_BACKEND=cpu|cuda|wgpu`), and every pattern of [`kernels`] takes
+//!   them. No generic parameters; a value can sit in a plain struct field.
+//! - **The typed tier**, in [`typed`]: `typed::Device<B>` and friends, generic
+//!   over the backend `B` and free of any dispatch, for code that wants
+//!   static dispatch; [`typed::kernels`] has the same patterns. A run-time
+//!   value hands out its typed one (`dev.typed::<Cuda>()`), and
+//!   [`Device::visit`] runs generic code ([`DeviceVisitor`]) on it.
+//!
+//! The backends are cargo features: `cuda` (NVRTC, cuBLAS) and `wgpu`
+//! (Vulkan), both on by default; the CPU backend is always there. Without a
+//! feature, opening that backend is an error saying it was not compiled in.
 //!
 //! # Examples
 //! ```
-//! use kiln::{Backend, Device, DeviceOf, DeviceVisitor};
-//!
-//! struct RoundTrip;
-//! impl DeviceVisitor for RoundTrip {
-//!     type Output = kiln::Result<Vec<f32>>;
-//!     fn visit<B: Backend>(self, dev: &DeviceOf<B>) -> Self::Output {
-//!         dev.upload(&[1.0f32, 2.0, 3.0])?.to_vec()
-//!     }
-//! }
+//! use kiln::kernels::reduce::{reduce, ReduceOp};
+//! use kiln::kernels::sort::{sort, SortOrder};
 //!
 //! # fn main() -> kiln::Result<()> {
-//! let dev = Device::open(kiln::BackendKind::Cpu, 0)?;
-//! assert_eq!(dev.visit(RoundTrip)??, vec![1.0, 2.0, 3.0]);
+//! // kiln::Device::best() takes CUDA, else a wgpu GPU, else the CPU.
+//! let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+//! let s = dev.stream();
+//! let mut x = s.upload(&[3.0f32, 1.0, 2.0])?;
+//! sort(&s, &mut x, SortOrder::Ascending)?;
+//! assert_eq!(x.to_vec()?, [1.0, 2.0, 3.0]);
+//! assert_eq!(reduce(&s, ReduceOp::Sum, &x)?, 6.0);
+//! # Ok(()) }
+//! ```
+//!
+//! The same on the typed tier, generic over the backend:
+//! ```
+//! use kiln::typed::kernels::reduce::{reduce, ReduceOp};
+//! use kiln::{Backend, Cpu};
+//!
+//! fn total<B: Backend>(dev: &kiln::typed::Device<B>) -> kiln::Result<f32> {
+//!     let s = dev.stream();
+//!     reduce(&s, ReduceOp::Sum, &s.upload(&[1.0f32, 2.0, 3.0])?)
+//! }
+//! # fn main() -> kiln::Result<()> {
+//! assert_eq!(total(&kiln::typed::Device::<Cpu>::open(0)?)?, 6.0);
 //! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
 
-pub mod bench;
+pub mod kernels;
 pub mod registry;
-#[path = "kernels/mod.rs"]
-pub mod rt_kernels;
-pub mod runtime;
+mod runtime;
 
 pub use kiln_core as core;
 pub use kiln_core::dynamic::{AnyDevice, BackendEntry, DeviceVisitor};
 pub use kiln_core::{
-    bf16, f16, Args, Backend, BackendKind, Buffer, BufferView, BufferViewMut, DType, DeviceInfo, DeviceKind, Dim3,
-    Element, Error, Event, Features, HostArgs, HostBuffer, Kernel, LaunchConfig, Limits, MemoryInfo, Priority, Program,
-    Result, Stream, View, ViewMut,
+    bf16, f16, Backend, BackendKind, DType, DeviceInfo, DeviceKind, Dim3, Element, Error, Features, HostArgs,
+    LaunchConfig, Limits, MemoryInfo, Priority, Program, Result,
 };
 pub use kiln_cpu::Cpu;
+#[cfg(feature = "cuda")]
 pub use kiln_cuda::Cuda;
-pub use kiln_kernels as kernels;
+#[cfg(feature = "wgpu")]
 pub use kiln_wgpu::Wgpu;
-pub use registry::{probe, Backends, Device};
+pub use registry::probe;
+pub use runtime::{
+    Args, Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, KernelArg, Stream, Tier, View, ViewMut,
+};
 
-/// The typed device of backend `B` (`kiln_core::Device<B>`).
-pub type DeviceOf<B> = kiln_core::Device<B>;
+/// The typed tier: devices, streams, buffers, events and kernels generic over
+/// their backend `B`, with no run-time dispatch (the types of [`kiln_core`]),
+/// and the patterns written for them ([`kiln_kernels`]).
+///
+/// # Examples
+/// ```
+/// use kiln::typed::{Device, Stream};
+/// use kiln::Cpu;
+/// # fn main() -> kiln::Result<()> {
+/// let dev: Device<Cpu> = Device::open(0)?;
+/// let s: Stream<Cpu> = dev.stream();
+/// assert_eq!(s.upload(&[1u8, 2])?.to_vec()?, [1, 2]);
+/// # Ok(()) }
+/// ```
+pub mod typed {
+    pub use kiln_core::{
+        Args, Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, KernelArg, Stream, View, ViewMut,
+    };
+    pub use kiln_kernels as kernels;
+}
 
 // The README's example is compiled and run with the doctests.
 #[cfg(doctest)]

@@ -1,24 +1,25 @@
 //! The backends compiled into kiln, and choosing one at run time.
 //!
-//! Adding a backend is one line in [`Backends`] and one in [`entries`].
+//! Adding a backend is one line in [`entries`] and one in the run-time
+//! tier's backend list (`src/runtime/mod.rs`).
 
-use kiln_core::dynamic::{AnyDevice, BackendEntry, BackendSet, DeviceVisitor};
+use kiln_core::dynamic::{AnyDevice, BackendEntry};
 use kiln_core::{BackendKind, DeviceInfo, Error, Result};
 
-/// Every backend compiled in, as a [`BackendSet`] for visits.
-pub type Backends = (kiln_cuda::Cuda, kiln_wgpu::Wgpu, kiln_cpu::Cpu);
-
-/// Every backend compiled in, in order of preference (GPUs first).
+/// Every backend compiled in, in order of preference (GPUs first): CUDA
+/// with the `cuda` feature, wgpu with the `wgpu` feature, and the CPU.
 pub fn entries() -> Vec<BackendEntry> {
     vec![
+        #[cfg(feature = "cuda")]
         BackendEntry::of::<kiln_cuda::Cuda>(),
+        #[cfg(feature = "wgpu")]
         BackendEntry::of::<kiln_wgpu::Wgpu>(),
         BackendEntry::of::<kiln_cpu::Cpu>(),
     ]
 }
 
 /// Each backend kiln knows, with its devices or the reason it is absent
-/// ("no CUDA driver: libcuda.so not found", "not compiled in").
+/// ("no CUDA driver: libcuda.so not found", "not compiled into this build").
 ///
 /// # Examples
 /// ```
@@ -41,7 +42,7 @@ fn not_compiled(kind: BackendKind) -> Error {
     Error::BackendUnavailable { backend: kind, reason: "not compiled into this build of kiln".into() }
 }
 
-/// Where [`Device::best`] ranks a device of backend `kind`, lower first:
+/// Where [`best`] ranks a device of backend `kind`, lower first:
 /// CUDA, then wgpu, then the CPU backend; `None` for a GPU emulated in
 /// software, which `best` takes only when its backend is asked for by name.
 fn tier(kind: BackendKind, info: &DeviceInfo) -> Option<u8> {
@@ -55,7 +56,7 @@ fn tier(kind: BackendKind, info: &DeviceInfo) -> Option<u8> {
     })
 }
 
-/// The devices [`Device::best`] tries, in order, as (backend, ordinal), out
+/// The devices [`best`] tries, in order, as (backend, ordinal), out
 /// of those `found`: with a backend `requested` by name (`KILN_BACKEND`), its
 /// first device, whatever it is; else every device that has a [`tier`], by
 /// tier, each backend's own order kept (wgpu lists discrete GPUs first).
@@ -71,116 +72,75 @@ fn choose(requested: Option<BackendKind>, found: &[(BackendKind, DeviceInfo)]) -
     ranked.into_iter().map(|(_, k, ordinal)| (k, ordinal)).collect()
 }
 
-/// A device whose backend is chosen at run time.
-#[derive(Debug)]
-pub struct Device(AnyDevice);
-
-impl Device {
-    /// The device `KILN_BACKEND` names (`cpu`, `cuda` or `wgpu`: that
-    /// backend's first device, whatever it is), or else the first that opens
-    /// of, in this order:
-    ///
-    /// 1. CUDA devices;
-    /// 2. wgpu adapters on GPU hardware: discrete, integrated, virtual, then
-    ///    those whose driver does not say what they are;
-    /// 3. kiln's CPU backend.
-    ///
-    /// A wgpu adapter that emulates a GPU on the CPU (Mesa's lavapipe or
-    /// llvmpipe: [`DeviceKind::Software`](crate::DeviceKind::Software)) is
-    /// never chosen here, as it runs kernels more slowly than the CPU
-    /// backend; ask for it by name with `KILN_BACKEND=wgpu` or
-    /// [`Device::open`]. `kiln devices` shows which adapters are software.
-    ///
-    /// # Examples
-    /// ```
-    /// let dev = kiln::Device::best().unwrap();   // the CPU at least
-    /// println!("running on {}", dev.info());
-    /// ```
-    pub fn best() -> Result<Device> {
-        let requested = match std::env::var("KILN_BACKEND") {
-            Ok(name) if !name.trim().is_empty() => Some(name.parse::<BackendKind>()?),
-            _ => None,
+/// The device `KILN_BACKEND` names (`cpu`, `cuda` or `wgpu`: that
+/// backend's first device, whatever it is), or else the first that opens
+/// of, in this order:
+///
+/// 1. CUDA devices;
+/// 2. wgpu adapters on GPU hardware: discrete, integrated, virtual, then
+///    those whose driver does not say what they are;
+/// 3. kiln's CPU backend.
+///
+/// A wgpu adapter that emulates a GPU on the CPU (Mesa's lavapipe or
+/// llvmpipe: [`DeviceKind::Software`](crate::DeviceKind::Software)) is
+/// never chosen here, as it runs kernels more slowly than the CPU
+/// backend; ask for it by name with `KILN_BACKEND=wgpu` or
+/// [`Device::open`](crate::Device::open). `kiln devices` shows which
+/// adapters are software. [`crate::Device::best`] is this, on the run-time tier.
+///
+/// # Examples
+/// ```
+/// let dev = kiln::registry::best().unwrap();   // the CPU at least
+/// println!("running on {}", dev.info());
+/// ```
+pub fn best() -> Result<AnyDevice> {
+    let requested = match std::env::var("KILN_BACKEND") {
+        Ok(name) if !name.trim().is_empty() => Some(name.parse::<BackendKind>()?),
+        _ => None,
+    };
+    let entries = entries();
+    if let Some(kind) = requested.filter(|&k| entries.iter().all(|e| e.kind != k)) {
+        return Err(not_compiled(kind));
+    }
+    let mut errors = Vec::new();
+    // One backend at a time, in the order of their tiers, so that a
+    // machine with CUDA never loads Vulkan.
+    for entry in entries.iter().filter(|e| requested.is_none_or(|k| k == e.kind)) {
+        let found: Vec<(BackendKind, DeviceInfo)> = match (entry.devices)() {
+            Ok(found) => found.into_iter().map(|d| (entry.kind, d)).collect(),
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
         };
-        let entries = entries();
-        if let Some(kind) = requested.filter(|&k| entries.iter().all(|e| e.kind != k)) {
-            return Err(not_compiled(kind));
-        }
-        let mut errors = Vec::new();
-        // One backend at a time, in the order of their tiers, so that a
-        // machine with CUDA never loads Vulkan.
-        for entry in entries.iter().filter(|e| requested.is_none_or(|k| k == e.kind)) {
-            let found: Vec<(BackendKind, DeviceInfo)> = match (entry.devices)() {
-                Ok(found) => found.into_iter().map(|d| (entry.kind, d)).collect(),
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            for (_, ordinal) in choose(requested, &found) {
-                match (entry.open)(ordinal) {
-                    Ok(d) => return Ok(Device(d)),
-                    Err(e) => errors.push(e),
-                }
+        for (_, ordinal) in choose(requested, &found) {
+            match (entry.open)(ordinal) {
+                Ok(d) => return Ok(d),
+                Err(e) => errors.push(e),
             }
         }
-        if let Some(kind) = requested {
-            return Err(errors.pop().unwrap_or(Error::DeviceNotFound { backend: kind, ordinal: 0, count: 0 }));
-        }
-        let reasons: Vec<String> = errors.iter().map(Error::to_string).collect();
-        Err(Error::BackendUnavailable { backend: BackendKind::Cpu, reason: reasons.join("; ") })
     }
-
-    /// Open device `ordinal` of backend `kind`.
-    ///
-    /// # Examples
-    /// ```
-    /// assert!(kiln::Device::open(kiln::BackendKind::Cpu, 0).is_ok());
-    /// assert!(kiln::Device::open(kiln::BackendKind::Cpu, 3).is_err());
-    /// ```
-    pub fn open(kind: BackendKind, ordinal: usize) -> Result<Device> {
-        match entries().into_iter().find(|e| e.kind == kind) {
-            Some(e) => (e.open)(ordinal).map(Device),
-            None => Err(not_compiled(kind)),
-        }
+    if let Some(kind) = requested {
+        return Err(errors.pop().unwrap_or(Error::DeviceNotFound { backend: kind, ordinal: 0, count: 0 }));
     }
-
-    /// Open device 0 of the backend called `name` ("cpu", "cuda", "wgpu").
-    ///
-    /// # Examples
-    /// ```
-    /// let err = kiln::Device::by_name("opencl").unwrap_err();
-    /// assert!(err.to_string().contains("unknown backend"));
-    /// ```
-    pub fn by_name(name: &str) -> Result<Device> {
-        Device::open(name.parse()?, 0)
-    }
-
-    /// Run `visitor` with the concrete backend type.
-    pub fn visit<V: DeviceVisitor>(&self, visitor: V) -> Result<V::Output> {
-        <Backends as BackendSet>::visit(&self.0, visitor)
-    }
-
-    /// The erased device.
-    pub fn as_any(&self) -> &AnyDevice {
-        &self.0
-    }
+    let reasons: Vec<String> = errors.iter().map(Error::to_string).collect();
+    Err(Error::BackendUnavailable { backend: BackendKind::Cpu, reason: reasons.join("; ") })
 }
 
-impl std::ops::Deref for Device {
-    type Target = AnyDevice;
-    fn deref(&self) -> &AnyDevice {
-        &self.0
+
+/// Open device `ordinal` of backend `kind`, erased; an error says why it
+/// cannot (no driver, no such device, not compiled into this build).
+///
+/// # Examples
+/// ```
+/// assert!(kiln::registry::open(kiln::BackendKind::Cpu, 0).is_ok());
+/// assert!(kiln::registry::open(kiln::BackendKind::Cpu, 3).is_err());
+/// ```
+pub fn open(kind: BackendKind, ordinal: usize) -> Result<AnyDevice> {
+    match entries().into_iter().find(|e| e.kind == kind) {
+        Some(e) => (e.open)(ordinal),
+        None => Err(not_compiled(kind)),
     }
-}
-
-/// The device [`crate::Device::best`] opens, erased.
-pub(crate) fn best() -> Result<AnyDevice> {
-    Device::best().map(|d| d.0)
-}
-
-/// Device `ordinal` of backend `kind`, erased.
-pub(crate) fn open(kind: BackendKind, ordinal: usize) -> Result<AnyDevice> {
-    Device::open(kind, ordinal).map(|d| d.0)
 }
 
 #[cfg(test)]
@@ -279,7 +239,26 @@ mod tests {
             eprintln!("{gpu} is GPU hardware, which best() takes; nothing to check");
             return;
         }
-        let dev = Device::best().unwrap();
+        let dev = best().unwrap();
         assert_eq!(dev.info().backend, Cpu, "best() chose {} over {gpus:?}", dev.info());
+    }
+
+    /// A backend left out by its feature is an error saying so, everywhere
+    /// a device is opened or listed.
+    #[test]
+    fn a_backend_not_compiled_in_is_an_error_saying_so() {
+        let absent: Vec<BackendKind> = [Cuda, Wgpu]
+            .into_iter()
+            .filter(|k| (*k == Cuda && !cfg!(feature = "cuda")) || (*k == Wgpu && !cfg!(feature = "wgpu")))
+            .collect();
+        for kind in absent {
+            let err = open(kind, 0).unwrap_err();
+            assert!(err.to_string().contains("not compiled into this build"), "{err}");
+            let err = crate::Device::open(kind, 0).unwrap_err();
+            assert!(matches!(err, Error::BackendUnavailable { backend, .. } if backend == kind), "{err:?}");
+            let listed = probe().into_iter().find(|(k, _)| *k == kind).map(|(_, r)| r);
+            assert!(listed.is_some_and(|r| r.is_err()), "probe lists {kind} as absent");
+            assert!(entries().iter().all(|e| e.kind != kind));
+        }
     }
 }

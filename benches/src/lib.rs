@@ -32,6 +32,7 @@
 mod case;
 #[cfg(feature = "cubecl")]
 mod cubecl_peer;
+#[cfg(feature = "cuda-system")]
 pub mod cuda_system;
 mod latency;
 mod matrix;

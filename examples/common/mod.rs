@@ -16,7 +16,8 @@ pub type Checked = Result<String, String>;
 /// [`kiln::Device::best`], run `program` there and turn the outcome into an
 /// exit code: 0 when the results match the host's, 1 when they do not,
 /// 2 on an error (a bad argument, an absent backend, a failed launch).
-pub fn main<V: DeviceVisitor<Output = kiln::Result<Checked>>>(name: &str, program: V) -> ExitCode {
+/// For programs on the run-time tier.
+pub fn run(name: &str, program: impl FnOnce(&kiln::Device) -> kiln::Result<Checked>) -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let device = match backend_arg(&args) {
         Ok(Some(name)) => kiln::Device::by_name(&name),
@@ -31,7 +32,7 @@ pub fn main<V: DeviceVisitor<Output = kiln::Result<Checked>>>(name: &str, progra
         }
     };
     println!("{name} on {}", device.info());
-    match device.visit(program).and_then(|r| r) {
+    match program(&device) {
         Ok(Ok(summary)) => {
             println!("{summary}\nok: matches the host computation");
             ExitCode::SUCCESS
@@ -45,6 +46,12 @@ pub fn main<V: DeviceVisitor<Output = kiln::Result<Checked>>>(name: &str, progra
             ExitCode::from(2)
         }
     }
+}
+
+/// [`run`] for programs written generically on the typed tier: the visitor
+/// runs with the device's concrete backend type.
+pub fn main<V: DeviceVisitor<Output = kiln::Result<Checked>>>(name: &str, program: V) -> ExitCode {
+    run(name, |device| device.visit(program))
 }
 
 /// The value of `--backend NAME` or `--backend=NAME`, if given.
@@ -67,7 +74,7 @@ pub fn backend_arg(args: &[String]) -> kiln::Result<Option<String>> {
 
 /// Append the element count as the kernel ABI passes it: u32 to WGSL, which
 /// has no 64-bit integers, u64 to CUDA and the CPU.
-pub fn push_len<'a, B: Backend>(args: kiln::Args<'a, B>, n: usize) -> kiln::Result<kiln::Args<'a, B>> {
+pub fn push_len<'a, B: Backend>(args: kiln::typed::Args<'a, B>, n: usize) -> kiln::Result<kiln::typed::Args<'a, B>> {
     Ok(match B::KIND {
         BackendKind::Wgpu => args.arg(u32::try_from(n).map_err(|_| {
             kiln::Error::unsupported(B::KIND, "a launch", format!("{n} elements exceed WGSL's u32 indices"))
@@ -94,16 +101,20 @@ pub fn close_f32(got: f32, want: f32) -> bool {
 
 /// Run `program` on device 0 of every backend that opens here, for the
 /// examples' tests: the CPU always, the GPU backends where they exist.
-pub fn on_every_backend<V: DeviceVisitor<Output = kiln::Result<Checked>> + Clone>(program: V) {
+pub fn on_every_device(program: impl Fn(&kiln::Device) -> kiln::Result<Checked>) {
     for entry in kiln::registry::entries() {
         let Ok(device) = kiln::Device::open(entry.kind, 0) else {
             eprintln!("skipping {}: not available here", entry.kind);
             continue;
         };
-        let outcome = device.visit(program.clone()).and_then(|r| r);
-        match outcome {
+        match program(&device) {
             Ok(Ok(summary)) => eprintln!("{}: {summary}", entry.kind),
             other => panic!("on {}: {other:?}", device.info()),
         }
     }
+}
+
+/// [`on_every_device`] for a program on the typed tier.
+pub fn on_every_backend<V: DeviceVisitor<Output = kiln::Result<Checked>> + Clone>(program: V) {
+    on_every_device(|device| device.visit(program.clone()))
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use kiln::{Backend, BackendKind, DeviceOf, DeviceVisitor, Error};
+use kiln::{Backend, BackendKind, DeviceVisitor, Error};
 use kiln_conformance::{matrix, notes, Options, Record, Summary, QUICK_SIZES};
 
 use super::devices::absent_reason;
@@ -109,7 +109,7 @@ fn run_backend(kind: BackendKind, options: &Options) -> kiln::Result<Column> {
     if let Ok(style) = ProgressStyle::with_template("{prefix:>5} [{bar:30}] {pos}/{len} {msg}") {
         bar.set_style(style.progress_chars("=> "));
     }
-    let records = device.visit(Conform { options, bar: &bar })?;
+    let records = device.visit(Conform { options, bar: &bar });
     bar.finish_and_clear();
     Ok(Column::Ran { kind, device: device.info().to_string(), records })
 }
@@ -123,7 +123,7 @@ struct Conform<'a> {
 impl DeviceVisitor for Conform<'_> {
     type Output = Vec<Record>;
 
-    fn visit<B: Backend>(self, device: &DeviceOf<B>) -> Vec<Record> {
+    fn visit<B: Backend>(self, device: &kiln::typed::Device<B>) -> Vec<Record> {
         kiln_conformance::run(device, self.options, &mut |p| {
             self.bar.set_length(p.total as u64);
             self.bar.set_position(p.done as u64);

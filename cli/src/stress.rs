@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use kiln::{Backend, BackendKind, DeviceOf, DeviceVisitor, Error};
+use kiln::{Backend, BackendKind, DeviceVisitor, Error};
 use kiln_conformance::stress::{self, StressConfig, StressError, StressProgress, StressReport};
 
 use super::devices::absent_reason;
@@ -131,7 +131,7 @@ pub fn run(args: &StressArgs) -> kiln::Result<ExitCode> {
         if let Ok(style) = ProgressStyle::with_template("{prefix:>5} [{bar:30}] {elapsed_precise} {msg}") {
             bar.set_style(style.progress_chars("=> "));
         }
-        let outcome = device.visit(Stress { cfg: &cfg, bar: &bar })?;
+        let outcome = device.visit(Stress { cfg: &cfg, bar: &bar });
         bar.finish_and_clear();
         ran += 1;
         println!();
@@ -162,7 +162,7 @@ struct Stress<'a> {
 impl DeviceVisitor for Stress<'_> {
     type Output = Result<StressReport, Box<StressError>>;
 
-    fn visit<B: Backend>(self, device: &DeviceOf<B>) -> Self::Output {
+    fn visit<B: Backend>(self, device: &kiln::typed::Device<B>) -> Self::Output {
         let bar = self.bar;
         stress::run(device, self.cfg, |p: &StressProgress| {
             bar.set_position((p.fraction() * 1000.0) as u64);

@@ -9,7 +9,8 @@ use kiln_benches::{
 };
 use kiln_core::{BackendKind, Error, Result};
 
-use crate::registry::{entries, Device};
+use kiln::registry::entries;
+use kiln::Device;
 
 /// Where a bench run writes, besides the terminal.
 #[derive(Debug, Clone, Default)]
@@ -46,7 +47,7 @@ pub fn run(
                 continue;
             }
         };
-        results.push(device.visit(BenchVisitor::new(config, progress))??);
+        results.push(device.visit(BenchVisitor::new(config, progress))?);
         if entry.kind == BackendKind::Wgpu {
             wgpu_device = Some(device);
         }
@@ -95,7 +96,7 @@ fn peers(
 /// those rows measured.
 #[cfg(feature = "cubecl")]
 fn cubecl_peer(config: &BenchConfig, rows: &[Row], device: Option<&Device>, progress: &mut dyn FnMut(&str)) -> Peer {
-    let Some(device) = device.and_then(|d| d.downcast::<kiln_wgpu::Wgpu>()) else {
+    let Some(device) = device.and_then(|d| d.typed::<kiln::Wgpu>()) else {
         return Peer::absent("cubecl", "no wgpu device in this run to compare with");
     };
     let wgpu_rows: Vec<Row> = rows.iter().filter(|r| r.backend == BackendKind::Wgpu.name()).cloned().collect();

@@ -1,10 +1,14 @@
-//! The command line: one module per subcommand, each returning its exit code.
+//! `kiln`: list the devices kiln finds, check every pattern on every backend
+//! against the reference (`kiln conform`), time them against the peers
+//! (`kiln bench`), and stress them (`kiln stress`).
 //!
-//! A new subcommand is a variant of [`Command`] and a module with a `run`.
+//! One module per subcommand, each returning its exit code. A new
+//! subcommand is a variant of [`Command`] and a module with a `run`.
 
 mod bench;
 mod conform;
 mod devices;
+mod harness;
 mod stress;
 
 use std::process::ExitCode;
@@ -39,7 +43,7 @@ enum Command {
 /// Parse the arguments and run the subcommand. Exit codes: 0 success, 1 a
 /// conformance or stress failure, 2 an error (bad arguments, a backend asked
 /// for by name that is absent, a file that cannot be written).
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     if let Some(code) = bench::cached_load_child() {
         return code;
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use kiln::bench::{run, summaries, table, BenchOutput};
+use crate::harness::{run, summaries, table, BenchOutput};
 use kiln::{BackendKind, DType};
 use kiln_benches::{cuda_system, quick_sizes, sweep_sizes, BenchConfig};
 
