@@ -27,7 +27,37 @@
 //! [`RawDevice::vendor_gemm`]: kiln_core::RawDevice::vendor_gemm
 //! [`RawDevice::gemm`]: kiln_core::RawDevice::gemm
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 pub(crate) use imp::Blas;
+
+static CREATED: AtomicU64 = AtomicU64::new(0);
+static DESTROYED: AtomicU64 = AtomicU64::new(0);
+
+/// How many cuBLAS handles kiln has created and destroyed in this process
+/// so far, for leak checks: a device creates one at its first product and
+/// destroys it when dropped, so `created - destroyed` handles are alive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CublasHandles {
+    /// Handles created (`cublasCreate`).
+    pub created: u64,
+    /// Handles destroyed (`cublasDestroy`), or released with a context
+    /// that faulted (whose handles go with it).
+    pub destroyed: u64,
+}
+
+/// The counts of cuBLAS handles so far (zero without the `cublas` feature).
+///
+/// # Examples
+/// ```
+/// let now = kiln_cuda::cublas_handles();
+/// assert!(now.destroyed <= now.created);
+/// ```
+pub fn cublas_handles() -> CublasHandles {
+    // Destroyed first: a handle is counted destroyed only after created.
+    let destroyed = DESTROYED.load(Ordering::Acquire);
+    CublasHandles { created: CREATED.load(Ordering::Acquire), destroyed }
+}
 
 #[cfg(not(feature = "cublas"))]
 mod imp {
@@ -186,6 +216,7 @@ mod imp {
                 Some(h) => (h.raw, h.kernel),
                 None => {
                     let raw = cublas::create_handle().map_err(|e| self.failed("cublasCreate_v2", e))?;
+                    super::CREATED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
                     let kernel = self.state.register_kernel(KERNEL_NAME);
                     *guard = Some(Handle { raw, kernel });
                     (raw, kernel)
@@ -227,6 +258,7 @@ mod imp {
             let Some(handle) = self.handle.get_mut().unwrap_or_else(|p| p.into_inner()).take() else {
                 return;
             };
+            super::DESTROYED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
             // A faulted context refuses every call; the handle goes with it.
             if self.state.is_lost() || self.state.bind("cublasDestroy_v2").is_err() {
                 return;

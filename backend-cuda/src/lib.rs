@@ -134,6 +134,7 @@ mod memory;
 mod state;
 mod stream;
 
+pub use blas::{cublas_handles, CublasHandles};
 pub use cache::CacheStatus;
 pub use device::CudaDevice;
 pub use event::CudaEvent;
@@ -141,7 +142,7 @@ pub use kernel::CudaKernel;
 pub use memory::{CudaBuffer, CudaHostBuffer};
 pub use stream::{clamp_priority, CudaStream};
 
-use kiln_core::{Backend, BackendKind, DeviceInfo, Result};
+use kiln_core::{Backend, BackendKind, DeviceInfo, Language, Result};
 
 /// The CUDA backend.
 ///
@@ -160,6 +161,7 @@ pub struct Cuda;
 
 impl Backend for Cuda {
     const KIND: BackendKind = BackendKind::Cuda;
+    const LANGUAGE: Language = Language::Cuda;
     type Device = CudaDevice;
     type Stream = CudaStream;
     type Buffer = CudaBuffer;
