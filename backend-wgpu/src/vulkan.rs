@@ -85,9 +85,7 @@ pub(crate) fn device_select_probe_is_noise(var: impl Fn(&str) -> Option<OsString
 /// configured and may print. This happens at most once per process (the
 /// instance is created once), and only when no display is configured.
 pub(crate) fn quiet_device_select<T>(create: impl FnOnce() -> T) -> T {
-    let quiet = cfg!(target_os = "linux")
-        && device_select_probe_is_noise(|n| std::env::var_os(n))
-        && single_threaded();
+    let quiet = cfg!(target_os = "linux") && device_select_probe_is_noise(|n| std::env::var_os(n)) && single_threaded();
     if !quiet {
         return create();
     }

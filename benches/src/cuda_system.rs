@@ -149,15 +149,26 @@ fn time_launches(regime: Regime, sync: &dyn Fn() -> Result<()>, launch: &mut dyn
     Ok(us)
 }
 
-/// Host wall time per launch of kiln and of a bare cudarc launch of the same
-/// function on the same kind of stream, interleaved repeat by repeat.
+/// Host wall time per launch of kiln (the typed tier and the run-time
+/// tier) and of a bare cudarc launch of the same function on the same kind
+/// of stream, interleaved repeat by repeat.
 fn launch_overhead(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
+    use kiln::Tier;
     let empty = dev.kernel(&Program::new("empty_kernel").cuda(EMPTY))?;
     let four = dev.kernel(&Program::new("four_args").cuda(FOUR_ARGS))?;
     let s = dev.create_stream(Priority::Normal)?;
     let raw = dev.create_stream(Priority::Normal)?;
     let x = s.alloc::<f32>(1024)?;
     let mut y = s.alloc::<f32>(1024)?;
+    // The same device on the run-time tier: its own stream, kernels and buffers.
+    let rdev = Cuda::wrap_device(dev.clone());
+    let rs = rdev.create_stream(Priority::Normal)?;
+    let (rempty, rfour) = (
+        rdev.kernel(&Program::new("empty_kernel").cuda(EMPTY))?,
+        rdev.kernel(&Program::new("four_args").cuda(FOUR_ARGS))?,
+    );
+    let rx = rs.alloc::<f32>(1024)?;
+    let mut ry = rs.alloc::<f32>(1024)?;
     let cfg = LaunchConfig::new(1, 1);
     let raw_cfg = cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
     let driver_err = |e: cudarc::driver::DriverError| {
@@ -168,8 +179,9 @@ fn launch_overhead(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
     let (xp, yp, a, n) = (x.raw().device_ptr(), y.raw().device_ptr(), 2.0f32, 1024u64);
     let sync_s = || s.synchronize();
     let sync_raw = || raw.synchronize();
+    let sync_rs = || rs.synchronize();
     for regime in REGIMES {
-        let mut samples = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+        let mut samples: [Vec<f64>; 6] = Default::default();
         for rep in 0..regime.repeats + 1 {
             let k0 = time_launches(regime, &sync_s, &mut || {
                 // SAFETY: the empty kernel touches no memory.
@@ -178,6 +190,10 @@ fn launch_overhead(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
             let b0 = time_launches(regime, &sync_raw, &mut || {
                 // SAFETY: the empty kernel takes no parameters and touches no memory.
                 unsafe { stream.launch_builder(func0).launch(raw_cfg) }.map(drop).map_err(driver_err)
+            })?;
+            let r0 = time_launches(regime, &sync_rs, &mut || {
+                // SAFETY: the empty kernel touches no memory.
+                unsafe { rs.launch(&rempty, cfg, kiln::Args::new()) }
             })?;
             let k4 = time_launches(regime, &sync_s, &mut || {
                 let args = Args::new().arg(&x).arg(&mut y).arg(2.0f32).arg(1024u64);
@@ -191,20 +207,27 @@ fn launch_overhead(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
                 // SAFETY: four_args touches no memory; the arguments match its parameters.
                 unsafe { b.launch(raw_cfg) }.map(drop).map_err(driver_err)
             })?;
+            let r4 = time_launches(regime, &sync_rs, &mut || {
+                let args = kiln::Args::new().arg(&rx).arg(&mut ry).arg(2.0f32).arg(1024u64);
+                // SAFETY: four_args touches no memory.
+                unsafe { rs.launch(&rfour, cfg, args) }
+            })?;
             if rep > 0 {
                 // The first repeat warms caches and the driver's queues.
-                for (v, x) in samples.iter_mut().zip([k0, b0, k4, b4]) {
+                for (v, x) in samples.iter_mut().zip([k0, b0, r0, k4, b4, r4]) {
                     v.push(x);
                 }
             }
         }
-        let [kiln0, bare0, kiln4, bare4] = samples;
+        let [kiln0, bare0, run0, kiln4, bare4, run4] = samples;
         let goal = "<= 2.5 us per launch and <= 1.1x the bare cudarc launch (CuPy 4.7 us, PyCUDA 6.3-8.0 us)";
-        for (what, kiln, bare) in [("empty kernel", kiln0, bare0), ("4-argument kernel", kiln4, bare4)] {
+        for (what, kiln, bare, run_time) in
+            [("empty kernel", kiln0, bare0, run0), ("4-argument kernel", kiln4, bare4, run4)]
+        {
             let note = format!("{}; grid 1 x block 1; {} repeats", regime.note, regime.repeats);
             let base =
                 time_row(&format!("launch {what}, {} / cudarc", regime.name), "us", bare, "baseline", note.clone());
-            let mut row = time_row(&format!("launch {what}, {} / kiln", regime.name), "us", kiln, goal, note);
+            let mut row = time_row(&format!("launch {what}, {} / kiln", regime.name), "us", kiln, goal, note.clone());
             row.baseline = Some(base.case.clone());
             row.ratio = Some(row.median / base.median);
             row.met = Some(row.median <= 2.5 && row.median / base.median <= 1.1);
@@ -215,8 +238,19 @@ fn launch_overhead(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
                     base.median
                 );
             }
+            let mut rt = time_row(
+                &format!("launch {what}, {} / kiln run-time tier", regime.name),
+                "us",
+                run_time,
+                "<= 1.03x the typed tier's launch",
+                note,
+            );
+            rt.baseline = Some(row.case.clone());
+            rt.ratio = Some(rt.median / row.median);
+            rt.met = Some(rt.median / row.median <= 1.03);
             rows.push(base);
             rows.push(row);
+            rows.push(rt);
         }
     }
     Ok(())

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::harness::{run, summaries, table, BenchOutput};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use crate::harness::{run, summaries, table, BenchOutput};
 use kiln::{BackendKind, DType};
 use kiln_benches::{cuda_system, quick_sizes, sweep_sizes, BenchConfig};
 

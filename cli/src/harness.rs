@@ -105,7 +105,7 @@ fn cubecl_peer(config: &BenchConfig, rows: &[Row], device: Option<&Device>, prog
 
 #[cfg(not(feature = "cubecl"))]
 fn cubecl_peer(_: &BenchConfig, _: &[Row], _: Option<&Device>, _: &mut dyn FnMut(&str)) -> Peer {
-    Peer::absent("cubecl", "not built into this binary (build kiln with `--features cubecl`)")
+    Peer::absent("cubecl", "not built into this binary (build kiln-cli with `--features cubecl`)")
 }
 
 fn header(config: &BenchConfig, results: &[DeviceResult], peers: &[(Peer, BackendKind)], command: &str) -> Header {

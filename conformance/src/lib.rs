@@ -3,8 +3,10 @@
 //!
 //! The suite is written once, generic over the backend:
 //!
-//! - **Cases** ([`cases`]) are one list: a pattern ("map/square") on a dtype,
-//!   with a body generic over the backend. A new pattern is one entry there.
+//! - **Cases** ([`cases`]) are a pattern ("map/square") on a dtype, with a
+//!   body generic over the backend, in groups ("map") written once, in
+//!   [`for_each_group!`]; a new pattern is one entry in its group's file
+//!   under [`patterns`].
 //! - **Inputs** are random, from a seed derived from a base seed and the
 //!   case ([`case_seed`]), and adversarial: NaN, +-inf, -0.0, subnormals and
 //!   the extremes of each type ([`Sample`]); every case runs at every size of

@@ -1,70 +1,83 @@
-//! Every case of the suite, in one list. A new pattern is one entry here.
+//! The list of the suite's groups, written once, and every case, built from it.
+//!
+//! [`for_each_group!`](crate::for_each_group) holds the list. [`GROUPS`],
+//! [`cases`] and the tests [`conformance_tests!`](crate::conformance_tests)
+//! stamps into each backend all expand from it, so a new group is one line
+//! there and a new pattern one entry in its group's file under
+//! [`patterns`](crate::patterns).
 
 use kiln_core::Backend;
-use kiln_kernels::elementwise::BinaryOp;
-use kiln_kernels::map::MapOp;
 
-use crate::patterns::{
-    AsyncRoundTrip, Axpy, Binary, CopyRange, Fill, FillView, Map, MismatchedLengths, RoundTrip, Sequence,
-};
 use crate::{Case, Cases};
 
-/// The groups cases belong to; [`conformance_tests!`](crate::conformance_tests)
-/// stamps one test per group.
-pub const GROUPS: [&str; 13] = [
-    "fill",
-    "sequence",
-    "map",
-    "elementwise",
-    "memory",
-    "transpose",
-    "matmul",
-    "image",
-    "sort",
-    "reduce",
-    "scan",
-    "compact",
-    "histogram",
-];
-
-/// Every case, on backend `B`, in matrix order.
+/// Expand `then!` with the suite's groups, in matrix order: after `args`
+/// (one token tree, passed through), one `name => add,` per group, where
+/// `name` is the group's name as an identifier and `add` its function in
+/// [`patterns`](crate::patterns), which adds the group's cases.
+///
+/// This is the one list of groups; a new group is one line here.
 ///
 /// # Examples
 /// ```
-/// let cases = kiln_conformance::cases::<kiln_cpu::Cpu>();
-/// assert!(cases.iter().any(|c| c.pattern == "map/sqrt" && c.dtype == kiln_core::DType::I32));
-/// assert!(cases.iter().all(|c| kiln_conformance::GROUPS.contains(&c.group)));
+/// macro_rules! names {
+///     ([$prefix:literal] $($group:ident => $add:ident,)*) => {
+///         [$(concat!($prefix, stringify!($group))),*]
+///     };
+/// }
+/// let names = kiln_conformance::for_each_group!(names! ["conformance_"]);
+/// assert!(names.contains(&"conformance_reduce"));
+/// assert_eq!(names.len(), kiln_conformance::GROUPS.len());
 /// ```
-pub fn cases<B: Backend>() -> Vec<Case<B>> {
-    let mut c = Cases::<B>::new();
-    c.elements("fill", "fill", Fill);
-    c.numbers("sequence", "sequence", Sequence);
-    for in_place in [false, true] {
-        let form = if in_place { "map_in_place" } else { "map" };
-        for op in MapOp::ALL {
-            c.numbers("map", format!("{form}/{op}"), Map { op, in_place });
+#[macro_export]
+macro_rules! for_each_group {
+    ($($then:ident)::+ ! $args:tt) => {
+        $($then)::+! { $args
+            fill => add_fill,
+            sequence => add_sequence,
+            map => add_map,
+            elementwise => add_elementwise,
+            memory => add_memory,
+            transpose => add_transpose,
+            matmul => add_matmul,
+            image => add_image,
+            sort => add_sort,
+            reduce => add_reduce,
+            scan => add_scan,
+            compact => add_compact,
+            histogram => add_histogram,
         }
-    }
-    for in_place in [false, true] {
-        let form = if in_place { "elementwise_in_place" } else { "elementwise" };
-        for op in BinaryOp::ALL {
-            c.numbers("elementwise", format!("{form}/{op}"), Binary { op, in_place });
-        }
-    }
-    c.numbers("elementwise", "axpy", Axpy { in_place: false });
-    c.numbers("elementwise", "axpy_in_place", Axpy { in_place: true });
-    c.numbers("elementwise", "elementwise/mismatched_lengths", MismatchedLengths);
-    c.elements("memory", "memory/round_trip", RoundTrip);
-    c.elements("memory", "memory/async_round_trip", AsyncRoundTrip);
-    c.elements("memory", "memory/copy_range", CopyRange);
-    c.elements("memory", "memory/fill_view", FillView);
-    crate::patterns::add_transpose(&mut c);
-    crate::patterns::add_matmul(&mut c);
-    crate::patterns::add_image(&mut c);
-    crate::patterns::add_sort(&mut c);
-    crate::patterns::add_reduce(&mut c);
-    crate::patterns::add_scan(&mut c);
-    crate::patterns::add_compact(&mut c);
-    crate::patterns::add_histogram(&mut c);
-    c.into_vec()
+    };
 }
+
+/// [`GROUPS`] and [`cases`], from the list.
+macro_rules! registry {
+    ([] $($group:ident => $add:ident,)*) => {
+        /// The groups cases belong to, in matrix order;
+        /// [`conformance_tests!`](crate::conformance_tests) stamps one test
+        /// per group.
+        ///
+        /// # Examples
+        /// ```
+        /// assert_eq!(kiln_conformance::GROUPS[0], "fill");
+        /// assert!(kiln_conformance::GROUPS.contains(&"reduce"));
+        /// ```
+        pub const GROUPS: &[&str] = &[$(stringify!($group)),*];
+
+        /// Every case, on backend `B`, in matrix order: each group's cases,
+        /// in the order of [`GROUPS`].
+        ///
+        /// # Examples
+        /// ```
+        /// let cases = kiln_conformance::cases::<kiln_cpu::Cpu>();
+        /// assert!(cases.iter().any(|c| c.pattern == "map/sqrt" && c.dtype == kiln_core::DType::I32));
+        /// assert!(cases.iter().all(|c| kiln_conformance::GROUPS.contains(&c.group)));
+        /// ```
+        pub fn cases<B: Backend>() -> Vec<Case<B>> {
+            let mut c = Cases::<B>::new();
+            $(crate::patterns::$add(&mut c, stringify!($group));)*
+            c.into_vec()
+        }
+    };
+}
+
+crate::for_each_group!(registry![]);

@@ -8,7 +8,7 @@ use kiln_kernels::compact::{copy_if, copy_if_indices, copy_if_indices_into, copy
 use kiln_kernels::Number;
 use rand::Rng;
 
-use super::reduce::{offset, upload_at};
+use super::inputs::{offset, upload_at};
 use super::unchanged;
 use crate::{Arith, Cases, Ctx, Expected, Failure, NumberPattern, Sample, Tolerance};
 
@@ -222,13 +222,13 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
     Ok(())
 }
 
-/// Add the compaction group: every predicate, values and indices, on every
-/// number type, and the refusals.
-pub fn register<B: Backend>(c: &mut Cases<B>) {
+/// Add the compaction cases to `group`: every predicate, values and
+/// indices, on every number type, and the refusals.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for kind in Kind::ALL {
         let name = format!("{kind:?}").to_lowercase();
-        c.numbers("compact", format!("copy_if/{name}"), CopyIf { kind, indices: false });
-        c.numbers("compact", format!("copy_if_indices/{name}"), CopyIf { kind, indices: true });
+        c.numbers(group, format!("copy_if/{name}"), CopyIf { kind, indices: false });
+        c.numbers(group, format!("copy_if_indices/{name}"), CopyIf { kind, indices: true });
     }
-    c.one("compact", "copy_if/refusals", DType::F32, refusals::<B>);
+    c.one(group, "copy_if/refusals", DType::F32, refusals::<B>);
 }

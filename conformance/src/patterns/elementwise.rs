@@ -6,7 +6,7 @@ use kiln_kernels::map::{map, MapOp};
 use kiln_kernels::Number;
 
 use super::unchanged;
-use crate::{binary as reference, flushed, poisoned, Arith, Ctx, Expected, Failure, NumberPattern, Tolerance};
+use crate::{binary as reference, flushed, poisoned, Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance};
 
 /// `c = a op b` (or `a = a op b` in place) on adversarial random inputs.
 #[derive(Debug, Clone, Copy)]
@@ -119,4 +119,19 @@ impl NumberPattern for MismatchedLengths {
         unchanged("output after refused calls", &out, &short)?;
         unchanged("in-place operand after refused calls", &inout, &short)
     }
+}
+
+/// Add the elementwise cases to `group`: every binary operation out of
+/// place then in place, axpy in both forms, and mismatched lengths, on
+/// every number type.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
+    for in_place in [false, true] {
+        let form = if in_place { "elementwise_in_place" } else { "elementwise" };
+        for op in BinaryOp::ALL {
+            c.numbers(group, format!("{form}/{op}"), Binary { op, in_place });
+        }
+    }
+    c.numbers(group, "axpy", Axpy { in_place: false });
+    c.numbers(group, "axpy_in_place", Axpy { in_place: true });
+    c.numbers(group, "elementwise/mismatched_lengths", MismatchedLengths);
 }

@@ -3,7 +3,7 @@
 use kiln_core::{Backend, Device};
 use kiln_kernels::Number;
 
-use crate::{poisoned, Arith, Ctx, ElementPattern, Expected, Failure, NumberPattern, Sample, Tolerance};
+use crate::{poisoned, Arith, Cases, Ctx, ElementPattern, Expected, Failure, NumberPattern, Sample, Tolerance};
 
 /// `fill(dst, value)` with a random value (NaN, -0.0 and subnormals included):
 /// every element must hold exactly `value`.
@@ -36,4 +36,14 @@ impl NumberPattern for Sequence {
         let expected = Expected::new(want, Tolerance::Ulps(1)).or(fused);
         ctx.compare(&format!("output (start {start:?}, step {step:?})"), &expected, &out.to_vec()?)
     }
+}
+
+/// Add the fill cases to `group`: [`Fill`] on every sampled type.
+pub fn register_fill<B: Backend>(c: &mut Cases<B>, group: &'static str) {
+    c.elements(group, "fill", Fill);
+}
+
+/// Add the sequence cases to `group`: [`Sequence`] on every number type.
+pub fn register_sequence<B: Backend>(c: &mut Cases<B>, group: &'static str) {
+    c.numbers(group, "sequence", Sequence);
 }

@@ -9,7 +9,7 @@ use kiln_core::{Backend, DType, Device, Element, Error};
 use kiln_kernels::histogram::{histogram, histogram_into, HistogramInput};
 use rand::Rng;
 
-use super::reduce::{offset, upload_at};
+use super::inputs::{offset, upload_at};
 use super::unchanged;
 use crate::{Cases, Ctx, Expected, Failure, Sample, Tolerance};
 
@@ -228,13 +228,13 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
     unchanged("4097 counts after a refused call", &big, &vec![5u32; 4097])
 }
 
-/// Add the histogram group: each kind of data on u8, i32 and f32, and the refusals.
-pub fn register<B: Backend>(c: &mut Cases<B>) {
+/// Add the histogram cases to `group`: each kind of data on u8, i32 and f32, and the refusals.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for kind in [Data::Uniform, Data::Skewed, Data::Edges] {
         let pattern = format!("histogram/{}", format!("{kind:?}").to_lowercase());
-        c.one("histogram", pattern.clone(), u8::DTYPE, move |d, ctx| run::<B, u8>(kind, d, ctx));
-        c.one("histogram", pattern.clone(), i32::DTYPE, move |d, ctx| run::<B, i32>(kind, d, ctx));
-        c.one("histogram", pattern, f32::DTYPE, move |d, ctx| run::<B, f32>(kind, d, ctx));
+        c.one(group, pattern.clone(), u8::DTYPE, move |d, ctx| run::<B, u8>(kind, d, ctx));
+        c.one(group, pattern.clone(), i32::DTYPE, move |d, ctx| run::<B, i32>(kind, d, ctx));
+        c.one(group, pattern, f32::DTYPE, move |d, ctx| run::<B, f32>(kind, d, ctx));
     }
-    c.one("histogram", "histogram/refusals", DType::F32, refusals::<B>);
+    c.one(group, "histogram/refusals", DType::F32, refusals::<B>);
 }

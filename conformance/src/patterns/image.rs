@@ -249,10 +249,10 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
     same_bits("output after refused calls", &before, &out.to_vec()?)
 }
 
-/// Add the image cases: gray, each blur and random filters with each border, refusals.
-pub fn register<B: Backend>(c: &mut Cases<B>) {
+/// Add the image cases to `group`: gray, each blur and random filters with each border, refusals.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for format in [PixelFormat::Rgb, PixelFormat::Rgba] {
-        c.one("image", format!("image/gray_{}", format.name()), DType::U8, move |d, ctx| run_gray(format, d, ctx));
+        c.one(group, format!("image/gray_{}", format.name()), DType::U8, move |d, ctx| run_gray(format, d, ctx));
     }
     let filters = Blur::ALL.into_iter().map(Which::Blur).chain([Which::Random]);
     for which in filters {
@@ -261,9 +261,9 @@ pub fn register<B: Backend>(c: &mut Cases<B>) {
                 Which::Blur(b) => format!("image/{b}_{border}"),
                 Which::Random => format!("image/convolve_{border}"),
             };
-            c.one("image", name.clone(), DType::U8, move |d, ctx| run_convolution::<B, u8>(which, border, d, ctx));
-            c.one("image", name, DType::F32, move |d, ctx| run_convolution::<B, f32>(which, border, d, ctx));
+            c.one(group, name.clone(), DType::U8, move |d, ctx| run_convolution::<B, u8>(which, border, d, ctx));
+            c.one(group, name, DType::F32, move |d, ctx| run_convolution::<B, f32>(which, border, d, ctx));
         }
     }
-    c.one("image", "image/refusals", DType::U8, refusals::<B>);
+    c.one(group, "image/refusals", DType::U8, refusals::<B>);
 }

@@ -5,7 +5,7 @@ use kiln_kernels::map::{map, map_in_place, MapOp};
 use kiln_kernels::Number;
 
 use super::unchanged;
-use crate::{flushed, poisoned, unary, Arith, Ctx, Expected, Failure, NumberPattern, Tolerance};
+use crate::{flushed, poisoned, unary, Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance};
 
 /// `y = op(x)` (or `x = op(x)` in place) on adversarial random `x`.
 #[derive(Debug, Clone, Copy)]
@@ -71,5 +71,16 @@ fn refused<B: Backend, T: Arith + Number>(device: &Device<B>, m: Map, x: &[T]) -
             Err(e.into())
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Add the map cases to `group`: every operation, out of place then in
+/// place, on every number type.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
+    for in_place in [false, true] {
+        let form = if in_place { "map_in_place" } else { "map" };
+        for op in MapOp::ALL {
+            c.numbers(group, format!("{form}/{op}"), Map { op, in_place });
+        }
     }
 }

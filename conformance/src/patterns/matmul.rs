@@ -208,16 +208,16 @@ fn mismatched<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failu
     same_bits("c after a refused call", &before, &c.to_vec()?)
 }
 
-/// Add the matmul cases: each strategy on every input dtype, and the refusal.
-pub fn register<B: Backend>(c: &mut Cases<B>) {
+/// Add the matmul cases to `group`: each strategy on every input dtype, and the refusal.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for strategy in MatmulStrategy::ALL {
         let pattern = format!("matmul/{strategy}");
         macro_rules! each {
             ($($t:ty),*) => {$(
-                c.one("matmul", pattern.clone(), <$t as Element>::DTYPE, move |d, ctx| run::<B, $t>(strategy, d, ctx));
+                c.one(group, pattern.clone(), <$t as Element>::DTYPE, move |d, ctx| run::<B, $t>(strategy, d, ctx));
             )*};
         }
         each!(f32, f64, f16, bf16, i32, u32);
     }
-    c.one("matmul", "matmul/mismatched_lengths", DType::F32, mismatched::<B>);
+    c.one(group, "matmul/mismatched_lengths", DType::F32, mismatched::<B>);
 }

@@ -4,7 +4,7 @@
 
 use kiln_core::{Backend, Device};
 
-use crate::{poison_for, poisoned, Ctx, ElementPattern, Expected, Failure, Sample, Tolerance};
+use crate::{poison_for, poisoned, Cases, Ctx, ElementPattern, Expected, Failure, Sample, Tolerance};
 
 /// The ranges a sub-range pattern uses for `n` elements: a source start, a
 /// length and a destination start, at odd, unaligned offsets, the two
@@ -107,4 +107,13 @@ impl ElementPattern for FillView {
         let what = format!("buffer after filling [{at}..{}) with {value:?}", at + len);
         ctx.compare(&what, &Expected::new(want, Tolerance::Exact), &buf.to_vec()?)
     }
+}
+
+/// Add the memory cases to `group`: the round trips, the sub-range copy
+/// and the fill of a view, on every sampled type.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
+    c.elements(group, "memory/round_trip", RoundTrip);
+    c.elements(group, "memory/async_round_trip", AsyncRoundTrip);
+    c.elements(group, "memory/copy_range", CopyRange);
+    c.elements(group, "memory/fill_view", FillView);
 }

@@ -1,26 +1,33 @@
-//! The patterns the suite checks, one file per group of the kernel library.
+//! The patterns the suite checks, one file (or, for reduce, one folder) per
+//! group of the kernel library. Each group's `add_*` function adds its
+//! cases under the group name it is given; the list of groups, in
+//! [`for_each_group!`](crate::for_each_group), names them. `inputs` and
+//! `sums` hold what several groups share: data at a misalignment, and the
+//! reference for float sums with its bound.
 
 mod compact;
 mod elementwise;
 mod fill;
 mod histogram;
 mod image;
+mod inputs;
 mod map;
 mod matmul;
 mod memory;
 mod reduce;
 mod scan;
 mod sort;
+mod sums;
 mod transpose;
 
 pub use compact::register as add_compact;
-pub use elementwise::{Axpy, Binary, MismatchedLengths};
-pub use fill::{Fill, Sequence};
+pub use elementwise::{register as add_elementwise, Axpy, Binary, MismatchedLengths};
+pub use fill::{register_fill as add_fill, register_sequence as add_sequence, Fill, Sequence};
 pub use histogram::register as add_histogram;
 pub use image::register as add_image;
-pub use map::Map;
+pub use map::{register as add_map, Map};
 pub use matmul::register as add_matmul;
-pub use memory::{AsyncRoundTrip, CopyRange, FillView, RoundTrip};
+pub use memory::{register as add_memory, AsyncRoundTrip, CopyRange, FillView, RoundTrip};
 pub use reduce::register as add_reduce;
 pub use scan::register as add_scan;
 pub use sort::register as add_sort;

@@ -10,7 +10,8 @@ use kiln_kernels::scan::{scan, scan_in_place, segmented_scan, ScanKind};
 use kiln_kernels::Number;
 use rand::Rng;
 
-use super::reduce::{from_f64, offset, sum_bound, upload_at, Compensated};
+use super::inputs::{from_f64, offset, upload_at};
+use super::sums::{sum_bound, Compensated};
 use super::unchanged;
 use crate::{Arith, Cases, Ctx, Expected, Failure, NumberPattern, Sample};
 
@@ -174,13 +175,13 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
     unchanged("output after refused calls", &y, &initial)
 }
 
-/// Add the scan group: each kind through each entry point on every number
-/// type, and the refusals.
-pub fn register<B: Backend>(c: &mut Cases<B>) {
+/// Add the scan cases to `group`: each kind through each entry point on
+/// every number type, and the refusals.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for kind in ScanKind::ALL {
-        c.numbers("scan", format!("scan/{kind}"), Scan { kind, form: Form::Plain });
-        c.numbers("scan", format!("scan_in_place/{kind}"), Scan { kind, form: Form::InPlace });
-        c.numbers("scan", format!("segmented_scan/{kind}"), Scan { kind, form: Form::Segmented });
+        c.numbers(group, format!("scan/{kind}"), Scan { kind, form: Form::Plain });
+        c.numbers(group, format!("scan_in_place/{kind}"), Scan { kind, form: Form::InPlace });
+        c.numbers(group, format!("segmented_scan/{kind}"), Scan { kind, form: Form::Segmented });
     }
-    c.one("scan", "scan/refusals", DType::U32, refusals::<B>);
+    c.one(group, "scan/refusals", DType::U32, refusals::<B>);
 }

@@ -152,15 +152,15 @@ fn mismatched<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failu
     same_bits("values after refused calls", &v, &vb.to_vec()?)
 }
 
-/// Add the sort cases: each call and order on every key type, and the refusals.
-pub fn register<B: Backend>(c: &mut Cases<B>) {
+/// Add the sort cases to `group`: each call and order on every key type, and the refusals.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for call in Call::ALL {
         for order in SortOrder::ALL {
             let pattern = format!("{}/{order}", call.name());
-            c.one("sort", pattern.clone(), DType::U32, move |d, ctx| run::<B, u32>(call, order, d, ctx));
-            c.one("sort", pattern.clone(), DType::I32, move |d, ctx| run::<B, i32>(call, order, d, ctx));
-            c.one("sort", pattern, DType::F32, move |d, ctx| run::<B, f32>(call, order, d, ctx));
+            c.one(group, pattern.clone(), DType::U32, move |d, ctx| run::<B, u32>(call, order, d, ctx));
+            c.one(group, pattern.clone(), DType::I32, move |d, ctx| run::<B, i32>(call, order, d, ctx));
+            c.one(group, pattern, DType::F32, move |d, ctx| run::<B, f32>(call, order, d, ctx));
         }
     }
-    c.one("sort", "sort/mismatched_lengths", DType::U32, mismatched::<B>);
+    c.one(group, "sort/mismatched_lengths", DType::U32, mismatched::<B>);
 }

@@ -125,16 +125,16 @@ fn mismatched<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failu
     same_bits("output after refused calls", &before, &t.to_vec()?)
 }
 
-/// Add the transpose cases: each algorithm on every dtype, and the refusals.
-pub fn register<B: Backend>(c: &mut Cases<B>) {
+/// Add the transpose cases to `group`: each algorithm on every dtype, and the refusals.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for algorithm in TransposeAlgorithm::ALL {
         let pattern = format!("transpose/{algorithm}");
         macro_rules! each {
             ($($t:ty),*) => {$(
-                c.one("transpose", pattern.clone(), <$t as Element>::DTYPE, move |d, ctx| run::<B, $t>(algorithm, d, ctx));
+                c.one(group, pattern.clone(), <$t as Element>::DTYPE, move |d, ctx| run::<B, $t>(algorithm, d, ctx));
             )*};
         }
         each!(u8, f16, bf16, i32, u32, f32, i64, u64, f64);
     }
-    c.one("transpose", "transpose/mismatched_lengths", DType::U32, mismatched::<B>);
+    c.one(group, "transpose/mismatched_lengths", DType::U32, mismatched::<B>);
 }

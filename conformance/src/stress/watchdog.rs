@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// hb.enter("scan", 7);
 /// hb.describe("scan f32, n = 1000, stream 1".to_string());
 /// hb.beat();
-/// assert_eq!(hb.beats(), 1);
+/// assert_eq!(hb.beats(), 2); // entering an operation counts as progress too
 /// assert_eq!(hb.activity(), ("scan", 7, "scan f32, n = 1000, stream 1".to_string()));
 /// ```
 #[derive(Debug)]
