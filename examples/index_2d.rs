@@ -9,7 +9,7 @@
 
 mod common;
 
-use kiln::typed::{Args};
+use kiln::typed::Args;
 use kiln::{Backend, DeviceVisitor, HostArgs, LaunchConfig, Program};
 
 /// CUDA: grid-stride along both axes, 64-bit indices.
@@ -76,7 +76,8 @@ impl DeviceVisitor for Index2d {
         let kernel = dev.kernel(&program())?;
         let mut out = dev.alloc::<u32>(w * h)?;
         out.fill(u32::MAX)?; // no (x, y) below 2^16 encodes to this
-        let args = common::push_len(common::push_len(Args::new().arg(&mut out), w)?, h)?;
+        let width = dev.info().features.index_width;
+        let args = Args::new().arg(&mut out).length(width, w, "index_2d")?.length(width, h, "index_2d")?;
         let config = LaunchConfig::for_2d(w, h, 16, 16);
         // SAFETY: the kernel writes out[y * w + x] for x < w, y < h: inside out's w * h elements.
         unsafe { dev.stream().launch(&kernel, config, args)? };

@@ -15,7 +15,7 @@ mod common;
 
 use std::process::ExitCode;
 
-use kiln::typed::{HostBuffer};
+use kiln::typed::HostBuffer;
 use kiln::{Backend, DeviceVisitor, Priority, Result};
 
 #[derive(Clone)]

@@ -1,6 +1,6 @@
 //! Vector add, `c = a + b`, written once as a `Program` with a source for
 //! each backend (CUDA C for NVRTC, WGSL, a Rust fn for the CPU), following
-//! the kernel ABI of kernels/README.md.
+//! the kernel ABI of kernels/README.md, launched on the run-time tier.
 //!
 //! ```sh
 //! cargo run --release --example vector_add -- --backend cpu
@@ -8,8 +8,7 @@
 
 mod common;
 
-use kiln::typed::{Args};
-use kiln::{Backend, DeviceVisitor, HostArgs, LaunchConfig, Program};
+use kiln::{Args, HostArgs, LaunchConfig, Program};
 
 /// CUDA: a grid-stride loop with 64-bit indices, so any length works.
 const CUDA: &str = r#"
@@ -63,10 +62,9 @@ struct VectorAdd {
     n: usize,
 }
 
-impl DeviceVisitor for VectorAdd {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+impl VectorAdd {
+    /// On the run-time tier: `dev` is whichever device was found.
+    fn run(&self, dev: &kiln::Device) -> kiln::Result<common::Checked> {
         let n = self.n;
         let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
         let b: Vec<f32> = (0..n).map(|i| 1000.0 - i as f32).collect();
@@ -74,7 +72,9 @@ impl DeviceVisitor for VectorAdd {
         let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
         let mut dc = dev.alloc::<f32>(n)?;
         dc.fill(f32::NAN)?; // so an element the kernel misses shows
-        let args = common::push_len(Args::new().arg(&da).arg(&db).arg(&mut dc), n)?;
+                            // The length as the device's kernels index: u32 on wgpu, u64 elsewhere.
+        let args =
+            Args::new().arg(&da).arg(&db).arg(&mut dc).length(dev.info().features.index_width, n, "vector_add")?;
         // SAFETY: the kernel reads a[0..n) and b[0..n) and writes c[0..n), each of length n.
         unsafe { dev.stream().launch(&kernel, LaunchConfig::for_elements(n, 256), args)? };
         let c = dc.to_vec()?;
@@ -86,7 +86,8 @@ impl DeviceVisitor for VectorAdd {
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("vector_add", VectorAdd { n: 1 << 20 })
+    let program = VectorAdd { n: 1 << 20 };
+    common::run("vector_add", |dev| program.run(dev))
 }
 
 #[cfg(test)]
@@ -96,7 +97,7 @@ mod tests {
     #[test]
     fn adds_on_every_backend_at_odd_sizes() {
         for n in [1, 255, 257, 100_003] {
-            common::on_every_backend(VectorAdd { n });
+            common::on_every_device(|dev| VectorAdd { n }.run(dev));
         }
     }
 

@@ -127,7 +127,6 @@ pub fn best() -> Result<AnyDevice> {
     Err(Error::BackendUnavailable { backend: BackendKind::Cpu, reason: reasons.join("; ") })
 }
 
-
 /// Open device `ordinal` of backend `kind`, erased; an error says why it
 /// cannot (no driver, no such device, not compiled into this build).
 ///

@@ -62,8 +62,7 @@ fn a_program_runs_on_whichever_device_it_finds() {
 
             let mut y = s.upload(&vec![i32::MIN; n]).unwrap();
             let kernel = dev.kernel(&affine()).unwrap();
-            let args = Args::new().arg(&dx).arg(&mut y);
-            let args = if dev.kind() == BackendKind::Wgpu { args.arg(n as u32) } else { args.arg(n as u64) };
+            let args = Args::new().arg(&dx).arg(&mut y).length(dev.info().features.index_width, n, "affine").unwrap();
             // SAFETY: `affine` reads x[0..n) and writes y[0..n), both n long.
             unsafe { s.launch(&kernel, LaunchConfig::for_elements(n, 128), args).unwrap() };
             let want: Vec<i32> = x.iter().map(|v| 3 * v + 1).collect();

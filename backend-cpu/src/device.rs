@@ -4,8 +4,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use kiln_core::{
-    BackendKind, DeviceInfo, Error, Features, HostFn, Limits, MemoryInfo, Priority, Program, RawDevice, RawEvent,
-    RawKernel, Result,
+    BackendKind, DeviceInfo, Error, Features, HostFn, IndexWidth, Limits, MemoryInfo, Priority, Program, RawDevice,
+    RawEvent, RawKernel, Result, Source,
 };
 
 use crate::memory::allocate;
@@ -64,7 +64,20 @@ pub(crate) fn host_info() -> DeviceInfo {
             max_binding_bytes: if memory > 0 { memory } else { isize::MAX as u64 },
             warp_size: 1,
         },
-        features: Features { f64: true, f16: true, float_atomics: true, subgroups: false, timestamps: true },
+        features: Features {
+            f64: true,
+            f16: true,
+            bf16: true,
+            float_atomics: true,
+            subgroups: false,
+            timestamps: true,
+            // Host fns run the whole launch on threads the OS schedules preemptively.
+            forward_progress: true,
+            // Host fns take lengths as u64 scalars.
+            index_width: IndexWidth::U64,
+            // The SIMD width of every x86-64 (SSE2) and aarch64 (NEON) host.
+            vector_bytes: 16,
+        },
     }
 }
 
@@ -92,12 +105,12 @@ impl RawDevice for CpuDevice {
     }
 
     fn compile(&self, program: &Program) -> Result<CpuKernel> {
-        match program.host_fn() {
-            Some(f) => Ok(CpuKernel { name: program.name().to_string(), f }),
-            None => Err(Error::unsupported(
+        match program.source_for::<Cpu>()? {
+            Source::Host(f) => Ok(CpuKernel { name: program.name().to_string(), f: *f }),
+            Source::Text(_) => Err(Error::unsupported(
                 BackendKind::Cpu,
                 format!("kernel `{}`", program.name()),
-                "the program has no CPU (host) implementation",
+                "its host source is text, not a host fn",
             )),
         }
     }

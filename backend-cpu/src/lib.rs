@@ -36,7 +36,7 @@ pub use device::{CpuDevice, CpuEvent, CpuKernel};
 pub use memory::CpuMemory;
 pub use stream::CpuStream;
 
-use kiln_core::{Backend, BackendKind, DeviceInfo, Error, Result};
+use kiln_core::{Backend, BackendKind, DeviceInfo, Error, Language, Result};
 
 /// The CPU backend.
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,6 +44,7 @@ pub struct Cpu;
 
 impl Backend for Cpu {
     const KIND: BackendKind = BackendKind::Cpu;
+    const LANGUAGE: Language = Language::Host;
     type Device = CpuDevice;
     type Stream = CpuStream;
     type Buffer = CpuMemory;

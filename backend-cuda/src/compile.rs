@@ -126,8 +126,8 @@ impl Compiler {
     /// Compile `program` (or load it from the disk cache) and load it into the device.
     pub(crate) fn compile(&self, state: &Arc<DeviceState>, program: &Program, shared_limit: u32) -> Result<CudaKernel> {
         let name = program.name();
-        let source = program.cuda_source().ok_or_else(|| {
-            Error::unsupported(BackendKind::Cuda, format!("kernel `{name}`"), "the program has no CUDA source")
+        let source = program.source_for::<crate::Cuda>()?.text().ok_or_else(|| {
+            Error::unsupported(BackendKind::Cuda, format!("kernel `{name}`"), "its CUDA source is a host fn, not text")
         })?;
         check_name(name)?;
         let (major, minor) = *self

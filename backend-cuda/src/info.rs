@@ -3,7 +3,7 @@
 
 use cudarc::driver::sys::CUdevice;
 use cudarc::driver::sys::CUdevice_attribute as A;
-use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, Limits, Result};
+use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, IndexWidth, Limits, Result};
 
 use crate::error::{before_open, unavailable, NO_DRIVER};
 use crate::ffi;
@@ -85,7 +85,20 @@ pub(crate) fn query(ordinal: usize) -> Result<DeviceInfo> {
         compute_capability: Some((major, minor)),
         driver: format!("CUDA driver {}.{}", version / 1000, (version % 1000) / 10),
         limits,
-        features: Features { f64: true, f16: cc >= 53, float_atomics: true, subgroups: true, timestamps: true },
+        features: Features {
+            f64: true,
+            f16: cc >= 53,
+            // kiln's own `kiln_bf16` converts through f32 on every architecture.
+            bf16: true,
+            float_atomics: true,
+            subgroups: true,
+            timestamps: true,
+            // Resident blocks keep running while others spin (decoupled look-back).
+            forward_progress: true,
+            index_width: IndexWidth::U64,
+            // 128-bit vector loads and stores.
+            vector_bytes: 16,
+        },
     })
 }
 

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, Limits, Result};
+use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, IndexWidth, Limits, Result};
 
 /// Environment variable that picks adapters by name (a case-insensitive substring).
 pub const ADAPTER_ENV: &str = "KILN_WGPU_ADAPTER";
@@ -172,8 +172,16 @@ pub(crate) fn device_info(
             f64: features.contains(wgpu::Features::SHADER_F64),
             f16: features.contains(wgpu::Features::SHADER_F16),
             float_atomics: features.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC),
+            // WGSL has no bfloat16 type.
+            bf16: false,
             subgroups,
             timestamps: has_timestamps(features),
+            // WGSL and Vulkan promise no forward progress between workgroups.
+            forward_progress: false,
+            // WGSL has no 64-bit integers.
+            index_width: IndexWidth::U32,
+            // kiln's WGSL kernels move 32-bit words, packing narrower elements.
+            vector_bytes: 4,
         },
     }
 }

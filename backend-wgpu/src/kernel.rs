@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use kiln_core::{BackendKind, Error, Program, RawKernel, Result};
+use kiln_core::{Backend, BackendKind, Error, Program, RawKernel, Result};
 use wgpu::naga;
 
 use crate::builtin::{params_entry, storage_entry};
@@ -83,11 +83,12 @@ impl WgpuKernel {
     /// `Error::Compile` whose log starts `NAME.wgsl:LINE:COLUMN: message`.
     pub(crate) fn compile(ctx: &Context, program: &Program) -> Result<Self> {
         let name = program.name().to_string();
-        let Some(source) = program.wgsl_expanded() else {
+        program.source_for::<crate::Wgpu>()?;
+        let Some(source) = program.expanded(<crate::Wgpu as Backend>::LANGUAGE) else {
             return Err(Error::unsupported(
                 BackendKind::Wgpu,
                 format!("kernel `{name}`"),
-                "the program has no WGSL source",
+                "its WGSL source is a host fn, not text",
             ));
         };
         let fail = |log: String| Error::Compile {

@@ -130,7 +130,7 @@ pub use kernel::CHECKED_ENV;
 pub use memory::{WgpuBuffer, WgpuHostBuffer};
 pub use stream::WgpuStream;
 
-use kiln_core::{Backend, BackendKind, DeviceInfo, Error, Result};
+use kiln_core::{Backend, BackendKind, DeviceInfo, Error, Language, Result};
 
 /// The wgpu backend.
 #[derive(Debug, Clone, Copy, Default)]
@@ -138,6 +138,7 @@ pub struct Wgpu;
 
 impl Backend for Wgpu {
     const KIND: BackendKind = BackendKind::Wgpu;
+    const LANGUAGE: Language = Language::Wgsl;
     type Device = WgpuDevice;
     type Stream = WgpuStream;
     type Buffer = WgpuBuffer;

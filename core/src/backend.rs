@@ -9,13 +9,18 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use crate::{
-    BackendKind, DeviceInfo, Error, Gemm, LaunchConfig, MemoryInfo, Priority, Program, RawArg, Result, VendorGemm,
+    BackendKind, DeviceInfo, Error, Gemm, Language, LaunchConfig, MemoryInfo, Priority, Program, RawArg, Result,
+    VendorGemm,
 };
 
 /// A backend: a set of associated types, in the manner of wgpu-hal's `Api`.
 pub trait Backend: 'static + Sized + Send + Sync + Debug {
-    /// Which backend this is.
+    /// Which backend this is (for messages and run-time choice; kernels
+    /// choose their plans from [`DeviceInfo`]'s limits and features instead).
     const KIND: BackendKind;
+    /// The language of the kernel sources this backend compiles: the one
+    /// [`RawDevice::compile`] looks up with [`Program::source_for`].
+    const LANGUAGE: Language;
     /// An opened device.
     type Device: RawDevice<B = Self>;
     /// An ordered queue of work.
@@ -57,7 +62,8 @@ pub trait RawDevice: Send + Sync + Sized + 'static {
     /// Host memory of `bytes` bytes the device can copy asynchronously, zeroed.
     fn alloc_host(&self, bytes: usize) -> Result<<Self::B as Backend>::HostBuffer>;
 
-    /// Compile `program`'s source for this backend; `Unsupported` when it has none.
+    /// Compile `program`'s source in [`Backend::LANGUAGE`]; `Unsupported`
+    /// when it has none (the error of [`Program::source_for`]).
     fn compile(&self, program: &Program) -> Result<<Self::B as Backend>::Kernel>;
 
     /// Block until all work on every stream of this device is done; reports

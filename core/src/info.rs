@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::{Error, Result};
+use crate::{Error, IndexWidth, Result};
 
 /// The backends kiln knows.
 ///
@@ -76,19 +76,85 @@ pub struct Limits {
     pub warp_size: u32,
 }
 
-/// Optional features a device may have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Optional features of a device, and the properties kernels choose their
+/// plans from: whether blocks may wait on each other, how wide kernels
+/// index, how wide one thread's accesses should be. Patterns branch on
+/// these, never on the backend's name, so a new backend (or a device of an
+/// existing one that differs) gets the plans its properties call for.
+///
+/// The [`Default`] is the least a device can offer: no optional feature, no
+/// forward progress between blocks, 32-bit indices, 4-byte accesses.
+///
+/// | field | CUDA | wgpu | CPU |
+/// |---|---|---|---|
+/// | `f64` | yes | `SHADER_F64` | yes |
+/// | `f16` | sm_53 and later | `SHADER_F16` | yes |
+/// | `bf16` | yes | no | yes |
+/// | `forward_progress` | yes | no | yes |
+/// | `index_width` | `U64` | `U32` | `U64` |
+/// | `vector_bytes` | 16 | 4 | 16 |
+///
+/// # Examples
+/// ```
+/// use kiln_core::{Device, IndexWidth};
+/// let cpu = Device::<kiln_cpu::Cpu>::open(0)?;
+/// let f = cpu.info().features;
+/// assert!(f.forward_progress && f.bf16);
+/// assert_eq!((f.index_width, f.vector_bytes), (IndexWidth::U64, 16));
+/// # Ok::<(), kiln_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Features {
     /// 64-bit floats in kernels.
     pub f64: bool,
     /// 16-bit floats in kernels.
     pub f16: bool,
+    /// bfloat16 arithmetic in kernels (CUDA through kiln's own `kiln_bf16`,
+    /// on every architecture; WGSL has no bfloat16 type).
+    pub bf16: bool,
     /// Atomic add on 32-bit floats.
     pub float_atomics: bool,
     /// Subgroup (warp) operations.
     pub subgroups: bool,
     /// Device-side timestamps, so events can measure elapsed time.
     pub timestamps: bool,
+    /// Blocks of one launch make progress independently of each other, so
+    /// a block may spin until an earlier block publishes a value without
+    /// starving it: what decoupled look-back (the one-pass scan, compaction
+    /// and sort) needs. CUDA keeps every resident block running and hands
+    /// out tiles in launch order; WGSL and Vulkan promise nothing between
+    /// workgroups (a spinning workgroup may hold the only core the awaited
+    /// one could run on), so there patterns take several launches instead.
+    /// The CPU's host fns run on threads the OS schedules preemptively.
+    pub forward_progress: bool,
+    /// How wide the device's kernels index arrays, and so the type of every
+    /// length they take ([`Args::length`](crate::Args::length)): 64 bits on
+    /// CUDA and the CPU, 32 on WGSL, which has no 64-bit integers.
+    pub index_width: IndexWidth,
+    /// The widest global-memory access one thread of a memory-bound kernel
+    /// should make, in bytes, where the operands' alignment allows: 16 on
+    /// CUDA (128-bit vector loads and stores), 4 on wgpu (kiln's WGSL
+    /// kernels move 32-bit words, packing narrower elements into them), 16
+    /// on the CPU (the SIMD width of every x86-64 and aarch64 host). Launch
+    /// shapes are sized from it; kernels loop grid-stride, so it never
+    /// changes results.
+    pub vector_bytes: u32,
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Features {
+            f64: false,
+            f16: false,
+            bf16: false,
+            float_atomics: false,
+            subgroups: false,
+            timestamps: false,
+            forward_progress: false,
+            index_width: IndexWidth::U32,
+            vector_bytes: 4,
+        }
+    }
 }
 
 /// What sort of hardware runs a device's kernels, as its driver reports it.

@@ -11,7 +11,13 @@
 //!   whose defaults say "not offered";
 //! - the typed, checked API users write against: [`Device`], [`Buffer`] and its
 //!   views, [`HostBuffer`], [`Stream`], [`Event`], [`Kernel`] built from a
-//!   [`Program`], [`LaunchConfig`] validated against the device's [`Limits`];
+//!   [`Program`] (one source per [`Language`]; each backend names the one it
+//!   compiles), [`LaunchConfig`] validated against the device's [`Limits`];
+//! - what a device can do, as data kernels choose their plans from
+//!   ([`DeviceInfo`]'s [`Limits`] and [`Features`]: forward progress between
+//!   blocks, index width, vector width, f64, f16, bf16), never its backend's
+//!   name; and the kernel ABI's length convention in one place
+//!   ([`IndexWidth`], [`Args::length`]);
 //! - one error type, [`Error`], whose messages name what, where and why;
 //! - [`dynamic`], the one place where backends are erased for run-time choice.
 //!
@@ -59,6 +65,7 @@ mod gemm;
 mod host;
 mod info;
 mod kernel;
+mod language;
 mod launch;
 mod program;
 mod stream;
@@ -77,6 +84,7 @@ pub use half::{bf16, f16};
 pub use host::HostBuffer;
 pub use info::{BackendKind, DeviceInfo, DeviceKind, Features, Limits, MemoryInfo};
 pub use kernel::Kernel;
+pub use language::{IndexWidth, Language};
 pub use launch::{Dim3, LaunchConfig};
-pub use program::{CompileOptions, HostFn, Program};
+pub use program::{CompileOptions, HostFn, Program, Source};
 pub use stream::{Priority, Stream};

@@ -1,11 +1,12 @@
-//! A logical kernel: one name, a source per backend, and compile options.
+//! A logical kernel: one name, a source per language, and compile options.
 
 use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use crate::{HostArgs, Result};
+use crate::{Backend, Error, HostArgs, Language, Result};
 
 /// A kernel written as a Rust function, for the CPU backend. It runs the whole
 /// launch (every block and thread) in one call, typically with rayon.
@@ -15,7 +16,7 @@ pub type HostFn = fn(&mut HostArgs<'_>) -> Result<()>;
 ///
 /// CUDA receives `flags` verbatim, each define as `-DNAME=VALUE` and each
 /// include path as `-I`. WGSL has no preprocessor: there a define replaces every
-/// whole identifier `NAME` in the source by `VALUE` (see [`Program::wgsl_expanded`]).
+/// whole identifier `NAME` in the source by `VALUE` (see [`Program::expanded`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct CompileOptions {
     /// Extra compiler flags ("-use_fast_math", "--std=c++17").
@@ -36,15 +37,90 @@ impl CompileOptions {
     }
 }
 
-/// One logical kernel with a source for each backend it supports.
-///
-/// The program's name is the entry point in every source (`extern "C"
-/// __global__ void NAME(...)` in CUDA, `@compute fn NAME(...)` in WGSL). A
-/// backend given a program without its source answers `Unsupported`.
+/// One kernel's source in one [`Language`]: text to compile, or a host fn.
 ///
 /// # Examples
 /// ```
-/// use kiln_core::{HostArgs, Program, Result};
+/// use kiln_core::Source;
+/// let s = Source::from("@compute @workgroup_size(64) fn k() {}");
+/// assert!(s.text().is_some() && s.host_fn().is_none());
+/// ```
+#[derive(Clone)]
+pub enum Source {
+    /// Source text (CUDA C++, WGSL).
+    Text(String),
+    /// A Rust function ([`Language::Host`]).
+    Host(HostFn),
+}
+
+impl Source {
+    /// The text, if this is a text source.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Source::Text(t) => Some(t),
+            Source::Host(_) => None,
+        }
+    }
+
+    /// The function, if this is a host fn.
+    pub fn host_fn(&self) -> Option<HostFn> {
+        match self {
+            Source::Text(_) => None,
+            Source::Host(f) => Some(*f),
+        }
+    }
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Text(t) => write!(f, "Text({} bytes)", t.len()),
+            Source::Host(h) => write!(f, "Host({:#x})", *h as usize),
+        }
+    }
+}
+
+/// A host fn is identified by its address, as in the kernel cache.
+impl Hash for Source {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        match self {
+            Source::Text(t) => t.hash(h),
+            Source::Host(f) => (*f as usize).hash(h),
+        }
+    }
+}
+
+impl From<String> for Source {
+    fn from(text: String) -> Self {
+        Source::Text(text)
+    }
+}
+
+impl From<&str> for Source {
+    fn from(text: &str) -> Self {
+        Source::Text(text.to_string())
+    }
+}
+
+impl From<HostFn> for Source {
+    fn from(f: HostFn) -> Self {
+        Source::Host(f)
+    }
+}
+
+/// One logical kernel with a source for each [`Language`] it is written in.
+///
+/// The program's name is the entry point in every source (`extern "C"
+/// __global__ void NAME(...)` in CUDA, `@compute fn NAME(...)` in WGSL). A
+/// backend compiles the source in its own language ([`Backend::LANGUAGE`],
+/// looked up with [`Program::source_for`]); given a program without one it
+/// answers `Unsupported`, naming the program, the backend and the languages
+/// the program has. [`cuda`](Program::cuda), [`wgsl`](Program::wgsl) and
+/// [`host`](Program::host) are shorthands for [`source`](Program::source).
+///
+/// # Examples
+/// ```
+/// use kiln_core::{HostArgs, Language, Program, Result};
 ///
 /// fn scale_host(args: &mut HostArgs<'_>) -> Result<()> {
 ///     let a: f32 = args.scalar(1)?;
@@ -63,13 +139,14 @@ impl CompileOptions {
 ///     .define("BLOCK", "256");
 /// assert_eq!(program.name(), "scale");
 /// assert!(program.wgsl_source().is_none());
+/// assert!(program.has(Language::Cuda) && !program.has(Language::Wgsl));
+/// assert_eq!(program.languages().collect::<Vec<_>>(), [Language::Cuda, Language::Host]);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Program {
     name: String,
-    cuda: Option<String>,
-    wgsl: Option<String>,
-    host: Option<HostFn>,
+    /// In `Language` order, so that hashing and listing are deterministic.
+    sources: BTreeMap<Language, Source>,
     options: CompileOptions,
     /// Computed on first use: launches look kernels up by it.
     fingerprint: OnceLock<u64>,
@@ -80,33 +157,40 @@ impl Program {
     pub fn new(name: impl Into<String>) -> Self {
         Program {
             name: name.into(),
-            cuda: None,
-            wgsl: None,
-            host: None,
+            sources: BTreeMap::new(),
             options: CompileOptions::default(),
             fingerprint: OnceLock::new(),
         }
     }
 
-    /// Set the CUDA C++ source (compiled by NVRTC).
-    pub fn cuda(mut self, source: impl Into<String>) -> Self {
-        self.cuda = Some(source.into());
+    /// Set the source in `language` (replacing any earlier one): text for
+    /// CUDA C++ and WGSL, a [`HostFn`] for [`Language::Host`].
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{Language, Program};
+    /// let p = Program::new("k").source(Language::Wgsl, "@compute @workgroup_size(1) fn k() {}");
+    /// assert_eq!(p.text(Language::Wgsl), p.wgsl_source());
+    /// ```
+    pub fn source(mut self, language: Language, source: impl Into<Source>) -> Self {
+        self.sources.insert(language, source.into());
         self.fingerprint = OnceLock::new();
         self
+    }
+
+    /// Set the CUDA C++ source (compiled by NVRTC).
+    pub fn cuda(self, source: impl Into<String>) -> Self {
+        self.source(Language::Cuda, source.into())
     }
 
     /// Set the WGSL source.
-    pub fn wgsl(mut self, source: impl Into<String>) -> Self {
-        self.wgsl = Some(source.into());
-        self.fingerprint = OnceLock::new();
-        self
+    pub fn wgsl(self, source: impl Into<String>) -> Self {
+        self.source(Language::Wgsl, source.into())
     }
 
     /// Set the CPU implementation.
-    pub fn host(mut self, f: HostFn) -> Self {
-        self.host = Some(f);
-        self.fingerprint = OnceLock::new();
-        self
+    pub fn host(self, f: HostFn) -> Self {
+        self.source(Language::Host, f)
     }
 
     /// Add a preprocessor define (CUDA) / identifier substitution (WGSL).
@@ -135,19 +219,60 @@ impl Program {
         &self.name
     }
 
+    /// The source in `language`, if any.
+    pub fn get(&self, language: Language) -> Option<&Source> {
+        self.sources.get(&language)
+    }
+
+    /// Whether the program has a source in `language`.
+    pub fn has(&self, language: Language) -> bool {
+        self.sources.contains_key(&language)
+    }
+
+    /// The languages the program has a source in, in [`Language`] order.
+    pub fn languages(&self) -> impl Iterator<Item = Language> + '_ {
+        self.sources.keys().copied()
+    }
+
+    /// The source backend `B` compiles (the one in [`Backend::LANGUAGE`]);
+    /// `Err(Unsupported)` naming the program, the backend and the languages
+    /// the program has when there is none.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Program;
+    /// use kiln_cpu::Cpu;
+    /// let p = Program::new("k").cuda("...").wgsl("...");
+    /// let e = p.source_for::<Cpu>().unwrap_err().to_string();
+    /// assert!(e.contains("`k`") && e.contains("cpu") && e.contains("CUDA C++, WGSL"), "{e}");
+    /// ```
+    pub fn source_for<B: Backend>(&self) -> Result<&Source> {
+        self.get(B::LANGUAGE).ok_or_else(|| {
+            let languages: Vec<&str> = self.languages().map(Language::name).collect();
+            let has = if languages.is_empty() { "none".to_string() } else { languages.join(", ") };
+            let reason = format!("the {} backend needs a {} source; the program has {has}", B::KIND, B::LANGUAGE);
+            Error::unsupported(B::KIND, format!("kernel `{}`", self.name), reason)
+        })
+    }
+
+    /// The source text in `language`, if the program has text there.
+    pub fn text(&self, language: Language) -> Option<&str> {
+        self.get(language).and_then(Source::text)
+    }
+
     /// The CUDA source, if any.
     pub fn cuda_source(&self) -> Option<&str> {
-        self.cuda.as_deref()
+        self.text(Language::Cuda)
     }
 
     /// The WGSL source as written, if any.
     pub fn wgsl_source(&self) -> Option<&str> {
-        self.wgsl.as_deref()
+        self.text(Language::Wgsl)
     }
 
     /// The CPU implementation, if any.
     pub fn host_fn(&self) -> Option<HostFn> {
-        self.host
+        self.get(Language::Host).and_then(Source::host_fn)
     }
 
     /// The compile options.
@@ -155,9 +280,7 @@ impl Program {
         &self.options
     }
 
-    /// The WGSL source with every define substituted: each identifier equal to
-    /// a define's name is replaced by its value (whole identifiers only, never
-    /// inside a longer name).
+    /// The WGSL source with every define substituted; see [`expanded`](Program::expanded).
     ///
     /// # Examples
     /// ```
@@ -166,7 +289,15 @@ impl Program {
     /// assert_eq!(p.wgsl_expanded().unwrap(), "var<storage> x: array<f32>; // f32, TT");
     /// ```
     pub fn wgsl_expanded(&self) -> Option<String> {
-        let src = self.wgsl.as_deref()?;
+        self.expanded(Language::Wgsl)
+    }
+
+    /// The source text in `language` with every define substituted, for
+    /// languages without a preprocessor: each identifier equal to a define's
+    /// name is replaced by its value (whole identifiers only, never inside a
+    /// longer name; the last define of a name wins).
+    pub fn expanded(&self, language: Language) -> Option<String> {
+        let src = self.text(language)?;
         if self.options.defines.is_empty() {
             return Some(src.to_string());
         }
@@ -191,9 +322,10 @@ impl Program {
         Some(out)
     }
 
-    /// A hash of everything that determines the compiled kernel, used as the
-    /// in-memory cache key (backends add their own arch and compiler version
-    /// for on-disk caches).
+    /// A hash of everything that determines the compiled kernel (the name,
+    /// every source with its language, the options), used as the in-memory
+    /// cache key (backends add their own arch and compiler version for
+    /// on-disk caches).
     pub fn fingerprint(&self) -> u64 {
         *self.fingerprint.get_or_init(|| self.hash_all())
     }
@@ -201,9 +333,7 @@ impl Program {
     fn hash_all(&self) -> u64 {
         let mut h = DefaultHasher::new();
         self.name.hash(&mut h);
-        self.cuda.hash(&mut h);
-        self.wgsl.hash(&mut h);
-        self.host.map(|f| f as usize).hash(&mut h);
+        self.sources.hash(&mut h);
         self.options.hash(&mut h);
         h.finish()
     }

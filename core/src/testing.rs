@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::{
-    Backend, BackendKind, Device, DeviceInfo, DeviceKind, Error, Features, LaunchConfig, Limits, MemoryInfo, Priority,
-    Program, RawArg, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel, RawStream, Result,
+    Backend, BackendKind, Device, DeviceInfo, DeviceKind, Error, Features, IndexWidth, Language, LaunchConfig, Limits,
+    MemoryInfo, Priority, Program, RawArg, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel, RawStream, Result,
 };
 
 /// What the mock backend was asked to do, and which failures to inject.
@@ -71,12 +71,23 @@ fn info() -> DeviceInfo {
             max_binding_bytes: 1 << 30,
             warp_size: 32,
         },
-        features: Features { f64: true, f16: true, float_atomics: true, subgroups: false, timestamps: false },
+        features: Features {
+            f64: true,
+            f16: true,
+            bf16: true,
+            float_atomics: true,
+            subgroups: false,
+            timestamps: false,
+            forward_progress: true,
+            index_width: IndexWidth::U64,
+            vector_bytes: 16,
+        },
     }
 }
 
 impl Backend for Mock {
     const KIND: BackendKind = BackendKind::Cpu;
+    const LANGUAGE: Language = Language::Host;
     type Device = MockDevice;
     type Stream = MockStream;
     type Buffer = MockBuffer;

@@ -6,7 +6,7 @@
 use std::fmt::Debug;
 use std::process::ExitCode;
 
-use kiln::{Backend, BackendKind, DeviceVisitor};
+use kiln::DeviceVisitor;
 
 /// What a seed program found: `Ok` with a line saying what it computed, or
 /// `Err` with the first element that differs from the host's computation.
@@ -70,17 +70,6 @@ pub fn backend_arg(args: &[String]) -> kiln::Result<Option<String>> {
         }
     }
     Ok(found)
-}
-
-/// Append the element count as the kernel ABI passes it: u32 to WGSL, which
-/// has no 64-bit integers, u64 to CUDA and the CPU.
-pub fn push_len<'a, B: Backend>(args: kiln::typed::Args<'a, B>, n: usize) -> kiln::Result<kiln::typed::Args<'a, B>> {
-    Ok(match B::KIND {
-        BackendKind::Wgpu => args.arg(u32::try_from(n).map_err(|_| {
-            kiln::Error::unsupported(B::KIND, "a launch", format!("{n} elements exceed WGSL's u32 indices"))
-        })?),
-        _ => args.arg(n as u64),
-    })
 }
 
 /// `Err` naming the first index where `got` and `want` disagree under `same`.

@@ -1,10 +1,11 @@
-//! What every pattern's safe API shares: per-dtype programs, launch shapes,
-//! length arguments and the WGSL binding header.
+//! What every pattern's safe API shares: per-dtype programs, launch shapes
+//! sized from the device's capabilities, dtype checks and the source
+//! headers (lengths are passed with [`Args::length`](kiln_core::Args::length)).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kiln_core::{Args, Backend, BackendKind, DType, Device, Element, Error, LaunchConfig, Program, Result, Stream};
+use kiln_core::{Backend, DType, Device, Element, Error, IndexWidth, LaunchConfig, Program, Result, Stream};
 
 /// Threads per block for one-element-per-thread kernels: a multiple of every
 /// warp/subgroup size, small enough for every backend's limits.
@@ -25,38 +26,40 @@ pub(crate) fn program(name: &str, build: impl FnOnce() -> Program) -> Arc<Progra
     p
 }
 
-/// A grid-stride launch over `n` elements of `T`, one thread per element (or,
-/// on CUDA, one per 16-byte pack when every operand's byte offset is 16-byte
-/// aligned, so that the kernels' packed loops have one pack per thread) up to
-/// the device's grid limit; the kernels loop for the rest.
+/// Blocks of `tile` items covering `n`, capped at `max` (the kernels loop
+/// grid-stride for the rest).
+pub(crate) fn blocks(n: usize, tile: usize, max: u32) -> u32 {
+    u32::try_from(n.div_ceil(tile)).unwrap_or(u32::MAX).min(max)
+}
+
+/// Whether every operand's byte offset is a multiple of `bytes`, so that
+/// accesses of that width stay aligned.
+pub(crate) fn aligned(byte_offsets: &[usize], bytes: usize) -> bool {
+    byte_offsets.iter().all(|o| o % bytes == 0)
+}
+
+/// A grid-stride launch over `n` elements of `T`: one thread per element,
+/// or, where every operand's byte offset is a multiple of the device's
+/// vector width ([`Features::vector_bytes`](kiln_core::Features)), one per
+/// vector (so that CUDA's packed loops have one 16-byte pack per thread), up
+/// to the device's grid limit; the kernels loop for the rest.
 pub(crate) fn elementwise_config<B: Backend, T: Element>(
     device: &Device<B>,
     n: usize,
     offsets: &[usize],
 ) -> LaunchConfig {
     let size = size_of::<T>();
-    let packed = B::KIND == BackendKind::Cuda && offsets.iter().all(|o| (o * size) % 16 == 0);
-    let per_thread = if packed { 16 / size } else { 1 };
-    let max_blocks = device.info().limits.max_grid[0] as usize;
-    let blocks = n.div_ceil(per_thread * BLOCK as usize).min(max_blocks);
-    LaunchConfig::new(blocks as u32, BLOCK)
+    let info = device.info();
+    let vector = info.features.vector_bytes.max(1) as usize;
+    let byte_offsets: Vec<usize> = offsets.iter().map(|o| o * size).collect();
+    let per_thread = if aligned(&byte_offsets, vector) { (vector / size).max(1) } else { 1 };
+    LaunchConfig::new(blocks(n, per_thread * BLOCK as usize, info.limits.max_grid[0]), BLOCK)
 }
 
-/// Append the element count in the ABI's type: u32 on WGSL, u64 elsewhere.
-pub(crate) fn push_len<'a, B: Backend>(args: Args<'a, B>, n: usize, kernel: &str) -> Result<Args<'a, B>> {
-    match B::KIND {
-        BackendKind::Wgpu => {
-            let n = u32::try_from(n).map_err(|_| {
-                Error::unsupported(
-                    B::KIND,
-                    format!("kernel `{kernel}`"),
-                    format!("{n} elements exceed WGSL's u32 indices"),
-                )
-            })?;
-            Ok(args.arg(n))
-        }
-        _ => Ok(args.arg(n as u64)),
-    }
+/// How wide `stream`'s kernels index, the type every length argument takes
+/// ([`Args::length`](kiln_core::Args::length)).
+pub(crate) fn index_width<B: Backend>(stream: &Stream<B>) -> IndexWidth {
+    stream.device().info().features.index_width
 }
 
 /// `Err(Unsupported)` when the device cannot compute on `dtype`.
@@ -65,6 +68,7 @@ pub(crate) fn check_dtype<B: Backend>(stream: &Stream<B>, dtype: DType, what: &s
     let missing = match dtype {
         DType::F64 if !f.f64 => Some("the device has no 64-bit float support"),
         DType::F16 if !f.f16 => Some("the device has no 16-bit float support"),
+        DType::BF16 if !f.bf16 => Some("the device has no bfloat16 support"),
         _ => None,
     };
     match missing {

@@ -3,8 +3,16 @@
 //! Every pattern is a folder: `mod.rs` holds the safe API, generic over the
 //! backend and taking the [`Stream`](kiln_core::Stream) to run on;
 //! `kernel.cu` the CUDA source (NVRTC), `kernel.wgsl` the WGSL source, and
-//! `cpu.rs` the CPU implementation. The argument conventions every source
-//! follows are in this crate's README (the kernel ABI).
+//! `cpu.rs` the CPU implementation; the larger patterns add `program.rs`
+//! (program assembly), `plan.rs` (algorithm and launch geometry) and
+//! `launch.rs` (launches and their SAFETY notes). The argument conventions
+//! every source follows are in this crate's README (the kernel ABI).
+//!
+//! Plans are chosen from the device's capabilities
+//! ([`Features`](kiln_core::Features): forward progress between blocks,
+//! index width, vector width, f64/f16/bf16) and its limits, never from the
+//! backend's name; lengths are passed with
+//! [`Args::length`](kiln_core::Args::length) at the device's index width.
 //!
 //! The safe functions check lengths and devices, compile each kernel once per
 //! device (the device's kernel cache), and return `Err` for what a backend or

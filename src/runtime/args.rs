@@ -1,6 +1,6 @@
 //! Launch arguments on the run-time tier.
 
-use kiln_core::{bf16, f16, Element, Result, Scalar};
+use kiln_core::{bf16, f16, Element, Error, IndexWidth, Result, Scalar};
 
 use super::tier::{AnyArgs, ArgsTier};
 use super::{describe, dispatch, mismatch, Buffer, BufferView, BufferViewMut, View, ViewMut};
@@ -59,6 +59,37 @@ impl<'a> Args<'a> {
     /// Append a scalar of any element type.
     pub fn scalar<T: Element>(self, value: T) -> Self {
         self.arg(Scalar::new(value))
+    }
+
+    /// Append the length `n` as the device's kernels take it (the kernel
+    /// ABI's length convention): a `u32` at [`IndexWidth::U32`] (wgpu), a
+    /// `u64` at [`IndexWidth::U64`] (CUDA, the CPU); the width is the
+    /// device's `info().features.index_width`. `what` names the kernel or
+    /// operation for the error when `n` does not fit.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln::Args;
+    /// # fn main() -> kiln::Result<()> {
+    /// let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+    /// let x = dev.upload(&[1.0f32, 2.0])?;
+    /// let args = Args::new().arg(&x).length(dev.info().features.index_width, x.len(), "kernel `k`")?;
+    /// assert_eq!(args.len(), 2);
+    /// assert!(Args::new().length(kiln::IndexWidth::U32, 1 << 33, "kernel `k`").is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn length(self, width: IndexWidth, n: usize, what: &str) -> Result<Self> {
+        if n as u64 > width.max_len() {
+            let reason = format!("{n} elements exceed the device's {}-bit kernel indices", width.bits());
+            return Err(match &self.state {
+                State::Typed(t) => Error::unsupported(any_kind(t), what, reason),
+                _ => Error::invalid(what, reason),
+            });
+        }
+        Ok(match width {
+            IndexWidth::U32 => self.arg(n as u32),
+            IndexWidth::U64 => self.arg(n as u64),
+        })
     }
 
     /// Append one argument in place.

@@ -17,7 +17,8 @@
 //! keeps, learns how many earlier tiles kept, stages its kept elements
 //! contiguously in shared memory and writes them with coalesced stores.
 //! Memory-bound at one read per element and one write per kept element.
-//! WGSL: tile counts, an exclusive scan of those, then each tile scatters.
+//! Without forward progress between blocks (wgpu): tile counts, an
+//! exclusive scan of those, then each tile scatters.
 //!
 //! # Examples
 //! ```
@@ -40,13 +41,14 @@ mod cpu;
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, BackendKind, BufferView, BufferViewMut, Element, Error, HostFn, LaunchConfig, Program, Result,
-    Stream, View, ViewMut,
+    Args, Backend, BufferView, BufferViewMut, Element, Error, HostFn, LaunchConfig, Program, Result, Stream, View,
+    ViewMut,
 };
 
-use crate::launch::{check_dtype, cuda_source, program, push_len, wgsl_enables, wgsl_type};
+use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_enables, wgsl_type};
 use crate::reduce::{check_numeric, wgsl_is_nan};
-use crate::scan::{cuda_items, cuda_tile, scan_in_place, ScanKind, CUDA_MIN_BLOCKS, CUDA_VECTORS, LOOKBACK_CUH};
+use crate::scan::plan::{cuda_items, one_pass_tiles, runs_one_pass, CUDA_MIN_BLOCKS, CUDA_VECTORS, WGSL_TILE};
+use crate::scan::{scan_in_place, ScanKind, LOOKBACK_CUH};
 use crate::Number;
 
 /// Which elements a compaction keeps.
@@ -152,9 +154,6 @@ impl<T: Number> Predicate<T> {
     }
 }
 
-/// Elements per tile of the WGSL passes: 256 invocations x 4.
-const WGSL_TILE: usize = 1024;
-
 fn single_pass_program<T: Number>(pred: Predicate<T>, indices: bool) -> Arc<Program> {
     let name = format!("kiln_copy_if_{}{}_{}", pred.name(), if indices { "_indices" } else { "" }, T::DTYPE);
     program(&name, || {
@@ -246,26 +245,27 @@ fn run<B: Backend, T: Number, O: Element>(
     if n == 0 {
         return stream.fill(&mut count, 0u64);
     }
-    match B::KIND {
-        BackendKind::Wgpu => multi_pass(stream, x, pred, out, count, indices),
-        _ => single_pass(stream, x, pred, out, count, indices),
+    let one_pass = single_pass_program::<T>(pred, indices);
+    if runs_one_pass(stream.device(), &one_pass) {
+        single_pass(stream, &one_pass, x, pred, out, count)
+    } else {
+        multi_pass(stream, x, pred, out, count, indices)
     }
 }
 
 fn single_pass<B: Backend, T: Number, O: Element>(
     stream: &Stream<B>,
+    prog: &Program,
     x: BufferView<'_, B, T>,
     pred: Predicate<T>,
     out: BufferViewMut<'_, B, O>,
     count: BufferViewMut<'_, B, u64>,
-    indices: bool,
 ) -> Result<()> {
     let n = x.len();
-    let tiles = if B::KIND == BackendKind::Cpu { 1 } else { n.div_ceil(cuda_tile(T::DTYPE)) };
+    let tiles = one_pass_tiles::<B>(n, T::DTYPE);
     let grid = u32::try_from(tiles)
         .map_err(|_| Error::invalid(format!("copy_if of {n} elements"), "more tiles than a grid can hold"))?;
-    let prog = single_pass_program::<T>(pred, indices);
-    let kernel = stream.device().kernel(&prog)?;
+    let kernel = stream.device().kernel(prog)?;
     let mut status = stream.alloc_zeroed::<u64>(tiles + 1)?;
     // Counts travel inside the status words: aggs and incls stay unused.
     let mut aggs = stream.alloc::<u64>(1)?;
@@ -278,7 +278,7 @@ fn single_pass<B: Backend, T: Number, O: Element>(
         .arg(aggs.view_mut())
         .arg(incls.view_mut())
         .scalar(pred.value());
-    let args = push_len(args, n, prog.name())?;
+    let args = args.length(index_width(stream), n, prog.name())?;
     // SAFETY: block b reads tile b of x[0..n) and writes out[0..count) with
     // count <= n <= out's length (checked), count[0], status[b] and
     // status[tiles] (the counter), sized for `tiles`; the counts travel in
@@ -300,14 +300,15 @@ fn multi_pass<B: Backend, T: Number, O: Element>(
     let mut counts = stream.alloc::<u32>(tiles)?;
     let prog = counts_program::<T>(pred);
     let kernel = stream.device().kernel(&prog)?;
-    let args = push_len(Args::new().arg(x).arg(counts.view_mut()).scalar(pred.value()), n, prog.name())?;
+    let args =
+        Args::new().arg(x).arg(counts.view_mut()).scalar(pred.value()).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads x[0..n) and writes counts[t] for each of the `tiles` tiles.
     unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args)? };
     scan_in_place(stream, ScanKind::Exclusive, &mut counts)?;
     let prog = scatter_program::<T>(pred, indices);
     let kernel = stream.device().kernel(&prog)?;
     let args = Args::new().arg(x).arg(counts.view()).arg(out).arg(count).scalar(pred.value());
-    let args = push_len(args, n, prog.name())?;
+    let args = args.length(index_width(stream), n, prog.name())?;
     // SAFETY: tile t reads x in its range below n and offsets[t], and writes
     // out[offsets[t]..) up to the total count <= n <= out's length, and the
     // two words of the u64 count.

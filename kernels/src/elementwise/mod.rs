@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, View, ViewMut};
 
-use crate::launch::{check_dtype, cuda_source, elementwise_config, program, push_len, wgsl_source, Access};
+use crate::launch::{check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source, Access};
 use crate::Number;
 
 /// A binary operation.
@@ -167,7 +167,7 @@ pub fn binary<B: Backend, T: Number>(
     let kernel = stream.device().kernel(&prog)?;
     let cfg =
         elementwise_config::<B, T>(stream.device(), n, &[a.view().offset(), b.view().offset(), c.view().offset()]);
-    let args = push_len(Args::new().arg(a.view()).arg(b.view()).arg(c.view_mut()), n, prog.name())?;
+    let args = Args::new().arg(a.view()).arg(b.view()).arg(c.view_mut()).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads a[0..n), b[0..n) and writes c[0..n), the common length.
     unsafe { stream.launch(&kernel, cfg, args) }
 }
@@ -212,7 +212,7 @@ pub fn binary_in_place<B: Backend, T: Number>(
     let prog = build(spec, T::DTYPE);
     let kernel = stream.device().kernel(&prog)?;
     let cfg = elementwise_config::<B, T>(stream.device(), n, &[a.view().offset(), b.view().offset()]);
-    let args = push_len(Args::new().arg(a.view_mut()).arg(b.view()), n, prog.name())?;
+    let args = Args::new().arg(a.view_mut()).arg(b.view()).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads and writes a[0..n) and reads b[0..n), the common length.
     unsafe { stream.launch(&kernel, cfg, args) }
 }
@@ -261,7 +261,7 @@ pub fn axpy<B: Backend, T: Number>(
     let cfg =
         elementwise_config::<B, T>(stream.device(), n, &[x.view().offset(), y.view().offset(), z.view().offset()]);
     let args = Args::new().arg(x.view()).arg(y.view()).arg(z.view_mut()).scalar(alpha);
-    let args = push_len(args, n, prog.name())?;
+    let args = args.length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads x[0..n), y[0..n) and writes z[0..n), the common length.
     unsafe { stream.launch(&kernel, cfg, args) }
 }
@@ -306,7 +306,7 @@ pub fn axpy_in_place<B: Backend, T: Number>(
     let prog = build(spec, T::DTYPE);
     let kernel = stream.device().kernel(&prog)?;
     let cfg = elementwise_config::<B, T>(stream.device(), n, &[x.view().offset(), y.view().offset()]);
-    let args = push_len(Args::new().arg(x.view()).arg(y.view_mut()).scalar(alpha), n, prog.name())?;
+    let args = Args::new().arg(x.view()).arg(y.view_mut()).scalar(alpha).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads x[0..n) and reads and writes y[0..n), the common length.
     unsafe { stream.launch(&kernel, cfg, args) }
 }

@@ -4,7 +4,7 @@ mod cpu;
 
 use kiln_core::{Args, Backend, Element, Program, Result, Stream, ViewMut};
 
-use crate::launch::{check_dtype, cuda_source, elementwise_config, program, push_len, wgsl_source, Access};
+use crate::launch::{check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source, Access};
 use crate::Number;
 
 /// Set every element of `dst` to `value`, on `stream`; any element type.
@@ -63,7 +63,7 @@ pub fn sequence<B: Backend, T: Number>(
     });
     let kernel = stream.device().kernel(&prog)?;
     let cfg = elementwise_config::<B, T>(stream.device(), n, &[dst.view().offset()]);
-    let args = push_len(Args::new().arg(dst.view_mut()).scalar(start).scalar(step), n, &name)?;
+    let args = Args::new().arg(dst.view_mut()).scalar(start).scalar(step).length(index_width(stream), n, &name)?;
     // SAFETY: the kernel writes dst[0..n) only, n being dst's length.
     unsafe { stream.launch(&kernel, cfg, args) }
 }

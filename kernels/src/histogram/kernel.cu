@@ -12,12 +12,12 @@
 // collisions. Loads are 16-byte vectors, two in flight per thread.
 // Memory-bound at sizeof(T) bytes read per element.
 //
-// KIND 0 (u8) and 1 (i32): d = (unsigned)x - a, the distance from lo modulo
+// INPUT_TYPE 0 (u8) and 1 (i32): d = (unsigned)x - a, the distance from lo modulo
 // 2^32; in range when d <= b (b = hi - lo - 1); bin = d >> shift when the
 // bin width is the power of two 2^shift (shift < 32), else floor(d * bins /
 // (b + 1)), estimated in f32 with `scale` = bins / (hi - lo) (within one of
 // the quotient) and corrected with exact 64-bit products.
-// KIND 2 (f32): lo = a and hi = b as bits; in range when lo <= x < hi; bin =
+// INPUT_TYPE 2 (f32): lo = a and hi = b as bits; in range when lo <= x < hi; bin =
 // min(floor((x - lo) * scale), bins - 1), each operation rounded once.
 // Launch: blocks of BLOCK threads, bins * 4 bytes of dynamic shared memory.
 
@@ -37,12 +37,12 @@ union KilnVector {
 
 __device__ __forceinline__ unsigned kiln_bin(T v, unsigned a, unsigned b, unsigned shift, float scale,
                                              unsigned bins) {
-#if KIND == 2
+#if INPUT_TYPE == 2
     const float lo = __uint_as_float(a), hi = __uint_as_float(b);
     if (!(v >= lo && v < hi)) return KILN_DROP;  // NaN fails both comparisons
     const unsigned q = __float2uint_rz(__fmul_rn(__fsub_rn(v, lo), scale));  // saturates
     return q < bins - 1 ? q : bins - 1;
-#elif KIND == 0 || KIND == 1
+#elif INPUT_TYPE == 0 || INPUT_TYPE == 1
     const unsigned d = (unsigned)v - a;
     if (d > b) return KILN_DROP;
     if (shift < 32) return d >> shift;
@@ -54,7 +54,7 @@ __device__ __forceinline__ unsigned kiln_bin(T v, unsigned a, unsigned b, unsign
         q += 1;
     return q;
 #else
-#error "unknown KIND"
+#error "unknown INPUT_TYPE"
 #endif
 }
 

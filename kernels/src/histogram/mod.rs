@@ -47,10 +47,10 @@ mod cpu;
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, BackendKind, DType, Element, Error, LaunchConfig, Program, Result, Stream, View, ViewMut,
+    Args, Backend, DType, Device, Element, Error, Language, LaunchConfig, Program, Result, Stream, View, ViewMut,
 };
 
-use crate::launch::{check_dtype, cuda_source, program, push_len};
+use crate::launch::{check_dtype, cuda_source, index_width, program};
 use crate::reduce::wgsl_is_nan;
 
 /// The most bins a histogram may have (16 KiB of `u32` counts per block).
@@ -177,6 +177,26 @@ fn blocks_per_sm(bins: usize) -> usize {
 /// Most WGSL workgroups (each merges its bins into the global counts).
 const WGSL_GROUPS: usize = 128;
 
+/// Blocks and dynamic shared memory (bytes) of a histogram of `n`
+/// `size`-byte elements into `bins` bins, in the shape each source is
+/// written for: CUDA's keeps the block's bins in dynamic shared memory and
+/// streams vectors of the device's width from a grid sized by its
+/// multiprocessors; WGSL's sizes its workgroup arrays statically (WGSL has
+/// no dynamic workgroup memory); a host fn runs the whole launch.
+fn grid<B: Backend>(device: &Device<B>, n: usize, bins: usize, size: usize) -> (usize, u32) {
+    match B::LANGUAGE {
+        language if language.runs_whole_launch() => (1, 0),
+        Language::Cuda => {
+            // 256 threads x 2 vectors per step.
+            let vector = device.info().features.vector_bytes as usize;
+            let per_step = 256 * 2 * (vector / size).max(1);
+            let most = (device.info().compute_units as usize * blocks_per_sm(bins)).max(1);
+            (n.div_ceil(per_step).clamp(1, most), bins as u32 * 4)
+        }
+        _ => (n.div_ceil(256 * 16).clamp(1, WGSL_GROUPS), 0),
+    }
+}
+
 fn histogram_program<T: HistogramInput>() -> Arc<Program> {
     let name = format!("kiln_histogram_{}", T::DTYPE);
     program(&name, || {
@@ -190,7 +210,7 @@ fn histogram_program<T: HistogramInput>() -> Arc<Program> {
             .wgsl(format!("{}{}", wgsl_header(T::DTYPE), include_str!("kernel.wgsl")))
             .host(cpu::histogram::<T>)
             .define("KERNEL", &name)
-            .define("KIND", kind)
+            .define("INPUT_TYPE", kind)
             .define("WARP_MATCH", WARP_MATCH)
     })
 }
@@ -281,16 +301,7 @@ pub fn histogram_into<B: Backend, T: HistogramInput>(
     }
     let prog = histogram_program::<T>();
     let kernel = stream.device().kernel(&prog)?;
-    let (blocks, shared) = match B::KIND {
-        BackendKind::Cpu => (1, 0),
-        BackendKind::Wgpu => (n.div_ceil(256 * 16).clamp(1, WGSL_GROUPS), 0),
-        BackendKind::Cuda => {
-            // 256 threads x 2 vectors of 16 bytes per step.
-            let per_step = 256 * 2 * (16 / size_of::<T>());
-            let most = (stream.device().info().compute_units as usize * blocks_per_sm(bins)).max(1);
-            (n.div_ceil(per_step).clamp(1, most), bins as u32 * 4)
-        }
-    };
+    let (blocks, shared) = grid::<B>(stream.device(), n, bins, size_of::<T>());
     let args = Args::new()
         .arg(x)
         .arg(counts.view_mut())
@@ -300,7 +311,7 @@ pub fn histogram_into<B: Backend, T: HistogramInput>(
         .arg(p.shift)
         .arg(p.scale)
         .arg(p.bins);
-    let args = push_len(args, n, prog.name())?;
+    let args = args.length(index_width(stream), n, prog.name())?;
     let config = LaunchConfig::new(blocks as u32, 256).with_shared_mem(shared);
     // SAFETY: the kernel reads x[0..n), adds to counts[0..bins) (bins being
     // counts' length, and every bin below it) and to dropped[0]; its shared

@@ -10,14 +10,15 @@
 //! are exact, so u8 results are identical on every backend.
 
 mod cpu;
+mod filter;
+mod launch;
+mod plan;
+mod program;
 
-use std::sync::Arc;
+use kiln_core::{Backend, Element, Error, Result, Stream, View, ViewMut};
 
-use kiln_core::{
-    Args, Backend, BackendKind, Buffer, DType, Element, Error, LaunchConfig, Program, Result, Stream, View, ViewMut,
-};
-
-use crate::launch::{cuda_source, program};
+use crate::launch::index_width;
+pub use filter::{DeviceFilter, Filter};
 
 /// Largest filter side [`Filter::new`] accepts.
 pub const MAX_FILTER_SIDE: usize = 15;
@@ -186,164 +187,6 @@ impl std::fmt::Display for Blur {
     }
 }
 
-/// A convolution filter: `width x height` weights (row-major, odd sides up
-/// to [`MAX_FILTER_SIDE`]) and a divisor; the result at a pixel is
-/// `sum(weight * pixel) / divisor`.
-///
-/// # Examples
-/// ```
-/// use kiln_kernels::image::Filter;
-/// let sharpen = Filter::new(3, 3, vec![0.0, -1.0, 0.0, -1.0, 5.0, -1.0, 0.0, -1.0, 0.0], 1.0)?;
-/// assert_eq!((sharpen.width(), sharpen.height()), (3, 3));
-/// assert!(Filter::new(2, 3, vec![1.0; 6], 1.0).is_err());          // even side
-/// assert!(Filter::new(3, 1, vec![1.0, 2.0, 1.0], 0.0).is_err());   // zero divisor
-/// # Ok::<(), kiln_core::Error>(())
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct Filter {
-    width: usize,
-    height: usize,
-    weights: Vec<f32>,
-    divisor: f32,
-}
-
-impl Filter {
-    /// A filter of `width x height` `weights` and a `divisor`; `Err` unless
-    /// both sides are odd and at most [`MAX_FILTER_SIDE`], there are
-    /// `width * height` weights, and weights and divisor are finite (the
-    /// divisor non-zero).
-    pub fn new(width: usize, height: usize, weights: Vec<f32>, divisor: f32) -> Result<Filter> {
-        let what = format!("Filter::new({width} x {height})");
-        for side in [width, height] {
-            check_side(side, &what)?;
-        }
-        if weights.len() != width * height {
-            return Err(Error::LengthMismatch {
-                what: format!("{what}: weights"),
-                expected: width * height,
-                actual: weights.len(),
-            });
-        }
-        if let Some(i) = weights.iter().position(|w| !w.is_finite()) {
-            return Err(Error::invalid(what, format!("weight {i} is {}, not finite", weights[i])));
-        }
-        if !divisor.is_finite() || divisor == 0.0 {
-            return Err(Error::invalid(what, format!("the divisor must be finite and non-zero (got {divisor})")));
-        }
-        Ok(Filter { width, height, weights, divisor })
-    }
-
-    /// The `side x side` mean (weights 1, divisor `side^2`); `Err` unless
-    /// `side` is odd and at most [`MAX_FILTER_SIDE`].
-    ///
-    /// # Examples
-    /// ```
-    /// use kiln_kernels::image::Filter;
-    /// assert_eq!(Filter::box_blur(3)?.divisor(), 9.0);
-    /// assert!(Filter::box_blur(4).is_err());
-    /// # Ok::<(), kiln_core::Error>(())
-    /// ```
-    pub fn box_blur(side: usize) -> Result<Filter> {
-        check_side(side, &format!("Filter::box_blur({side})"))?;
-        Ok(Filter::box_of(side))
-    }
-
-    /// The `side x side` binomial approximation of a Gaussian (the outer
-    /// product of row `side - 1` of Pascal's triangle with itself, divisor
-    /// `4^(side - 1)`); `Err` unless `side` is odd and at most [`MAX_FILTER_SIDE`].
-    ///
-    /// # Examples
-    /// ```
-    /// use kiln_kernels::image::Filter;
-    /// let f = Filter::gaussian(3)?;
-    /// assert_eq!(f.weights(), &[1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]);
-    /// assert_eq!(f.divisor(), 16.0);
-    /// assert!(Filter::gaussian(17).is_err());
-    /// # Ok::<(), kiln_core::Error>(())
-    /// ```
-    pub fn gaussian(side: usize) -> Result<Filter> {
-        check_side(side, &format!("Filter::gaussian({side})"))?;
-        Ok(Filter::binomial(side))
-    }
-
-    /// The mean filter of a side already checked.
-    fn box_of(side: usize) -> Filter {
-        Filter { width: side, height: side, weights: vec![1.0; side * side], divisor: (side * side) as f32 }
-    }
-
-    /// The binomial filter of a side already checked.
-    fn binomial(side: usize) -> Filter {
-        let mut row = vec![1.0f32];
-        for _ in 1..side {
-            let mut next = vec![1.0f32; row.len() + 1];
-            for i in 1..row.len() {
-                next[i] = row[i - 1] + row[i];
-            }
-            row = next;
-        }
-        let weights = row.iter().flat_map(|a| row.iter().map(move |b| a * b)).collect();
-        Filter { width: side, height: side, weights, divisor: 4f32.powi(side as i32 - 1) }
-    }
-
-    /// Columns of the filter.
-    pub fn width(&self) -> usize {
-        self.width
-    }
-
-    /// Rows of the filter.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-
-    /// The weights, row-major.
-    pub fn weights(&self) -> &[f32] {
-        &self.weights
-    }
-
-    /// The divisor.
-    pub fn divisor(&self) -> f32 {
-        self.divisor
-    }
-
-    /// The filter's weights uploaded on `stream`, ready for [`convolve`].
-    ///
-    /// # Examples
-    /// ```
-    /// use kiln_core::Device;
-    /// use kiln_kernels::image::Filter;
-    /// let dev = Device::<kiln_cpu::Cpu>::open(0).unwrap();
-    /// let f = Filter::gaussian(5).unwrap().upload(&dev.stream()).unwrap();
-    /// assert_eq!(f.filter().width(), 5);
-    /// ```
-    pub fn upload<B: Backend>(&self, stream: &Stream<B>) -> Result<DeviceFilter<B>> {
-        Ok(DeviceFilter { filter: self.clone(), weights: stream.upload(&self.weights)? })
-    }
-}
-
-/// `Err` unless `side` is a valid filter side: odd, at most [`MAX_FILTER_SIDE`].
-fn check_side(side: usize, what: &str) -> Result<()> {
-    if side % 2 == 1 && side <= MAX_FILTER_SIDE {
-        Ok(())
-    } else {
-        Err(Error::invalid(what, format!("filter sides must be odd and at most {MAX_FILTER_SIDE} (got {side})")))
-    }
-}
-
-/// A [`Filter`] with its weights on a device, made once by
-/// [`Filter::upload`] and used by any number of [`convolve`] calls.
-#[derive(Debug)]
-pub struct DeviceFilter<B: Backend> {
-    filter: Filter,
-    weights: Buffer<B, f32>,
-}
-
-impl<B: Backend> DeviceFilter<B> {
-    /// The filter.
-    pub fn filter(&self) -> &Filter {
-        &self.filter
-    }
-}
-
 mod sealed {
     pub trait Sealed {}
 }
@@ -398,21 +241,11 @@ fn check_len(what: &str, name: &str, expected: usize, actual: usize) -> Result<(
     }
 }
 
-/// On WGSL every index must fit in u32 (and a u8 image is indexed by byte).
-fn check_wgsl<B: Backend>(count: usize, what: &str) -> Result<()> {
-    if B::KIND == BackendKind::Wgpu && count > u32::MAX as usize {
-        return Err(Error::unsupported(B::KIND, what, format!("{count} elements exceed WGSL's u32 indices")));
-    }
-    Ok(())
+/// `Err(Unsupported)` when the device's kernels cannot index `count`
+/// elements (a u8 image is indexed by byte).
+fn check_indices<B: Backend>(stream: &Stream<B>, count: usize, what: &str) -> Result<()> {
+    index_width(stream).check::<B>(count as u64, what)
 }
-
-/// Blocks of `tile` covering `n`, capped at `max`.
-fn blocks(n: usize, tile: usize, max: u32) -> u32 {
-    u32::try_from(n.div_ceil(tile)).unwrap_or(u32::MAX).min(max)
-}
-
-/// Threads per block of the 1D kernels (gray, WGSL's convolution).
-const BLOCK: u32 = 256;
 
 /// `output[p] = gray(input[p])` for each of the `width * height` pixels of
 /// an RGB or RGBA `input`, on `stream`: `(299 r + 587 g + 114 b) / 1000`,
@@ -449,40 +282,8 @@ pub fn gray<B: Backend>(
     if n == 0 {
         return Ok(());
     }
-    check_wgsl::<B>(bytes, &what)?;
-    let ch = format.channels();
-    let name = format!("kiln_gray_{}", format.name());
-    let prog = program(&name, || {
-        let host = match format {
-            PixelFormat::Rgb => cpu::gray::<3>,
-            PixelFormat::Rgba => cpu::gray::<4>,
-        };
-        Program::new(&name)
-            .cuda(cuda_source(DType::U8, include_str!("kernel.cu")))
-            .wgsl(include_str!("gray.wgsl"))
-            .host(host)
-            .define("KERNEL", &name)
-            .define("GRAY", 1)
-            .define("CHANNELS", ch)
-    });
-    let kernel = stream.device().kernel(&prog)?;
-    let max = stream.device().info().limits.max_grid[0];
-    // Pixels per thread: WGSL writes whole words; CUDA takes 16 (or 4) pixels
-    // per thread where both views start 16- (or 4-) byte aligned, as CUDA
-    // allocations themselves are.
-    let (in_off, out_off) = (input.view().offset(), output.view().offset());
-    let per_thread = match B::KIND {
-        BackendKind::Wgpu => 4,
-        _ if in_off % 16 == 0 && out_off % 16 == 0 => 16,
-        _ if in_off % 4 == 0 && out_off % 4 == 0 => 4,
-        _ => 1,
-    };
-    let config = LaunchConfig::new(blocks(n.div_ceil(per_thread), BLOCK as usize, max), BLOCK);
-    let args = Args::new().arg(input.view()).arg(output.view_mut());
-    let args = if B::KIND == BackendKind::Wgpu { args.arg(n as u32) } else { args.arg(n as u64) };
-    // SAFETY: the kernel reads input[0..n channels) and writes output[0..n)
-    // (on WGSL whole words, keeping the bytes past the end), lengths checked above.
-    unsafe { stream.launch(&kernel, config, args) }
+    check_indices(stream, bytes, &what)?;
+    launch::gray(stream, format, input, n, output)
 }
 
 /// `output = input * filter` (a 2D convolution, `sum(weight * pixel) /
@@ -522,29 +323,8 @@ pub fn convolve<B: Backend, P: Pixel>(
     if n == 0 {
         return Ok(());
     }
-    check_wgsl::<B>(n, &what)?;
-    let prog = conv_program::<P>(f.width, f.height);
-    let kernel = stream.device().kernel(&prog)?;
-    let max = stream.device().info().limits.max_grid;
-    let config = match B::KIND {
-        BackendKind::Cuda => LaunchConfig::new((blocks(width, 128, max[0]), blocks(height, 32, max[1])), (32, 8)),
-        _ => {
-            let per_unit = if P::DTYPE == DType::U8 { 4 } else { 1 };
-            LaunchConfig::new(blocks(n.div_ceil(per_unit), BLOCK as usize, max[0]), BLOCK)
-        }
-    };
-    let args = Args::new().arg(input.view()).arg(&filter.weights).arg(output.view_mut());
-    let args = if B::KIND == BackendKind::Wgpu {
-        args.arg(width as u32).arg(height as u32)
-    } else {
-        args.arg(width as u64).arg(height as u64)
-    };
-    let args = args.arg(f.width as u32).arg(f.height as u32).arg(border.code()).arg(f.divisor);
-    // SAFETY: the kernel reads input[0..n) and the filter's width x height
-    // weights and writes output[0..n) (on WGSL whole words, keeping the bytes
-    // past the end), with n = width x height, lengths checked above; the
-    // program was compiled for this filter's sides.
-    unsafe { stream.launch(&kernel, config, args) }
+    check_indices(stream, n, &what)?;
+    launch::convolve(stream, input, width, height, filter, border, output)
 }
 
 /// A built-in blur of a `width x height` image, on `stream`: [`convolve`]
@@ -575,35 +355,4 @@ pub fn blur<B: Backend, P: Pixel>(
 ) -> Result<()> {
     let filter = kind.filter().upload(stream)?;
     convolve(stream, input, width, height, &filter, border, output)
-}
-
-fn conv_program<P: Pixel>(fw: usize, fh: usize) -> Arc<Program> {
-    let name = format!("kiln_convolve_{fw}x{fh}_{}", P::DTYPE);
-    program(&name, || {
-        let u8_pixels = P::DTYPE == DType::U8;
-        let (pix, per_unit, load, pack) = if u8_pixels {
-            (
-                "u32",
-                "4u",
-                "f32((src[i / 4u] >> ((i % 4u) * 8u)) & 255u)",
-                "var w = old; for (var e = 0u; e < count; e += 1u) { \
-                 w = (w & ~(255u << (8u * e))) | (round_u8(vals[e]) << (8u * e)); } return w;",
-            )
-        } else {
-            ("f32", "1u", "src[i]", "return vals[0];")
-        };
-        Program::new(&name)
-            .cuda(cuda_source(P::DTYPE, include_str!("kernel.cu")))
-            .wgsl(include_str!("kernel.wgsl"))
-            .host(cpu::convolve::<P>)
-            .define("KERNEL", &name)
-            .define("GRAY", 0)
-            .define("FW", fw)
-            .define("FH", fh)
-            .define("PIXEL_U8", u8::from(u8_pixels))
-            .define("PIX", pix)
-            .define("PER_UNIT", per_unit)
-            .define("PIXEL_LOAD", load)
-            .define("PACK_BODY", pack)
-    })
 }

@@ -5,7 +5,7 @@ mod cpu;
 
 use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, View, ViewMut};
 
-use crate::launch::{check_dtype, cuda_source, elementwise_config, program, push_len, wgsl_source, Access};
+use crate::launch::{check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source, Access};
 use crate::Number;
 
 /// A unary operation.
@@ -151,7 +151,7 @@ pub fn map<B: Backend, T: Number>(
     let prog = map_program::<T>(op, false);
     let kernel = stream.device().kernel(&prog)?;
     let cfg = elementwise_config::<B, T>(stream.device(), n, &[x.view().offset(), y.view().offset()]);
-    let args = push_len(Args::new().arg(x.view()).arg(y.view_mut()), n, prog.name())?;
+    let args = Args::new().arg(x.view()).arg(y.view_mut()).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads x[0..n) and writes y[0..n), the lengths of both.
     unsafe { stream.launch(&kernel, cfg, args) }
 }
@@ -180,7 +180,7 @@ pub fn map_in_place<B: Backend, T: Number>(stream: &Stream<B>, op: MapOp, x: &mu
     let prog = map_program::<T>(op, true);
     let kernel = stream.device().kernel(&prog)?;
     let cfg = elementwise_config::<B, T>(stream.device(), n, &[x.view().offset()]);
-    let args = push_len(Args::new().arg(x.view_mut()), n, prog.name())?;
+    let args = Args::new().arg(x.view_mut()).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads and writes x[0..n), x's length.
     unsafe { stream.launch(&kernel, cfg, args) }
 }

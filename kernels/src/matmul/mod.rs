@@ -19,15 +19,15 @@
 //! fp32 arithmetic: at most about `k` units of roundoff times `sum |a||b|`.
 
 mod cpu;
-
-use std::sync::Arc;
+mod launch;
+mod plan;
+mod program;
 
 use kiln_core::{
-    bf16, f16, Args, Backend, BackendKind, BufferView, DType, Device, Element, Error, Gemm, GemmOperand, LaunchConfig,
-    Program, RawDevice, Result, Stream, VendorGemm, View, ViewMut,
+    bf16, f16, Backend, DType, Device, Element, Error, RawDevice, Result, Stream, VendorGemm, View, ViewMut,
 };
 
-use crate::launch::{check_dtype, cuda_source, program};
+use crate::launch::check_dtype;
 
 mod sealed {
     pub trait Sealed {}
@@ -320,13 +320,13 @@ pub fn matmul_with<B: Backend, T: MatmulElement>(
             return Err(Error::LengthMismatch { what: format!("{what}: {name}"), expected, actual });
         }
     }
-    check_element::<B, T>(stream, &what)?;
+    check_dtype(stream, T::DTYPE, "matmul")?;
     let resolved = match strategy {
         MatmulStrategy::Auto => choose(stream.device(), T::DTYPE, shape),
         s => s,
     };
     if resolved == MatmulStrategy::Vendor {
-        run_vendor(stream, a, b, c, shape, &what)?;
+        launch::vendor(stream, a, b, c, shape, &what)?;
         return Ok(resolved);
     }
     if len_c == 0 {
@@ -337,176 +337,13 @@ pub fn matmul_with<B: Backend, T: MatmulElement>(
         stream.fill(c, T::zero())?;
         return Ok(resolved);
     }
-    let dims = dims::<B>(shape, &what)?;
-    let offsets = [
-        a.view().offset() * size_of::<T>(),
-        b.view().offset() * size_of::<T>(),
-        c.view().offset() * size_of::<T::Acc>(),
-    ];
-    let (prog, config) = plan::<B, T>(stream.device(), resolved, shape, &offsets);
-    let kernel = stream.device().kernel(&prog)?;
-    let args = Args::new().arg(a.view()).arg(b.view()).arg(c.view_mut());
-    let args = match dims {
-        Dims::U32(m, n, k) => args.arg(m).arg(n).arg(k),
-        Dims::U64(m, n, k) => args.arg(m).arg(n).arg(k),
-    };
-    // SAFETY: the kernel reads a[0..m k) and b[0..k n) and writes c[0..m n),
-    // the lengths checked above; the 16-byte path is chosen only where
-    // every pointer and row is 16-byte aligned.
-    unsafe { stream.launch(&kernel, config, args)? };
+    launch::own(stream, resolved == MatmulStrategy::Naive, a, b, c, shape, &what)?;
     Ok(resolved)
-}
-
-/// `Err(Unsupported)` for input dtypes the device cannot compute on.
-fn check_element<B: Backend, T: MatmulElement>(stream: &Stream<B>, what: &str) -> Result<()> {
-    if T::DTYPE == DType::BF16 && B::KIND == BackendKind::Wgpu {
-        return Err(Error::unsupported(B::KIND, what, "WGSL has no bfloat16 type"));
-    }
-    check_dtype(stream, T::DTYPE, "matmul")
-}
-
-enum Dims {
-    U32(u32, u32, u32),
-    U64(u64, u64, u64),
-}
-
-/// The dimensions in the ABI's type; on WGSL every matrix must be indexable with u32.
-fn dims<B: Backend>(shape: MatmulShape, what: &str) -> Result<Dims> {
-    let MatmulShape { m, n, k } = shape;
-    if B::KIND != BackendKind::Wgpu {
-        return Ok(Dims::U64(m as u64, n as u64, k as u64));
-    }
-    let largest = (m as u64 * k as u64).max(k as u64 * n as u64).max(m as u64 * n as u64);
-    if largest > u32::MAX as u64 {
-        return Err(Error::unsupported(
-            B::KIND,
-            what,
-            format!("a matrix of {largest} elements exceeds WGSL's u32 indices"),
-        ));
-    }
-    Ok(Dims::U32(m as u32, n as u32, k as u32))
-}
-
-/// Blocks of `tile` covering `n`, capped at `max` (the kernels loop for the rest).
-fn blocks(n: usize, tile: usize, max: u32) -> u32 {
-    u32::try_from(n.div_ceil(tile)).unwrap_or(u32::MAX).min(max)
-}
-
-/// The program and launch shape of the naive or tiled kernel.
-fn plan<B: Backend, T: MatmulElement>(
-    device: &Device<B>,
-    strategy: MatmulStrategy,
-    shape: MatmulShape,
-    offsets: &[usize; 3],
-) -> (Arc<Program>, LaunchConfig) {
-    let MatmulShape { m, n, k } = shape;
-    let max = device.info().limits.max_grid;
-    let naive = strategy == MatmulStrategy::Naive;
-    // CUDA's f32 sgemm takes 16-byte loads when every row and pointer is 16-byte aligned.
-    let sgemm = B::KIND == BackendKind::Cuda && T::DTYPE == DType::F32 && !naive;
-    let vec = sgemm && k % 4 == 0 && n % 4 == 0 && offsets.iter().all(|o| o % 16 == 0);
-    let (algo, tile, block) = match (naive, sgemm, B::KIND) {
-        (true, _, _) => (0, 16, LaunchConfig::new(1, (16, 16)).block),
-        (false, true, _) => (2, 128, LaunchConfig::new(1, 256).block),
-        (false, false, BackendKind::Wgpu) => (1, 64, LaunchConfig::new(1, (16, 16)).block),
-        (false, false, _) => (1, 64, LaunchConfig::new(1, 256).block),
-    };
-    let config = LaunchConfig::new((blocks(n, tile, max[0]), blocks(m, tile, max[1])), block);
-    // Programs are shared by every backend in the process, so everything a
-    // backend chooses differently (the kernel, the vector loads) is in the name.
-    let form = ["naive", "tiled", "sgemm"][algo as usize];
-    let name = format!("kiln_matmul_{form}_{}{}", T::DTYPE, if vec { "_vec4" } else { "" });
-    let prog = program(&name, || {
-        let (acc, out) = T::CUDA_TYPES;
-        let wgsl_in = T::DTYPE.wgsl_name().unwrap_or("unsupported_type");
-        let wgsl_acc = <T::Acc as Element>::DTYPE.wgsl_name().unwrap_or("unsupported_type");
-        let enable = if T::DTYPE == DType::F16 { "enable f16;\n" } else { "" };
-        Program::new(&name)
-            .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
-            .wgsl(format!("{enable}{}", include_str!("kernel.wgsl")))
-            .host(cpu::matmul::<T>)
-            .define("KERNEL", &name)
-            .define(if naive { "NAIVE" } else { "TILED" }, &name)
-            .define("ALGO", algo)
-            .define("VEC", u8::from(vec))
-            .define("ACC", acc)
-            .define("OUT", out)
-            .define("IN", wgsl_in)
-            .define("ACCUM", wgsl_acc)
-    });
-    (prog, config)
-}
-
-/// Hand the product to the device's vendor GEMM.
-fn run_vendor<B: Backend, T: MatmulElement>(
-    stream: &Stream<B>,
-    a: &impl View<B, T>,
-    b: &impl View<B, T>,
-    c: &mut impl ViewMut<B, T::Acc>,
-    shape: MatmulShape,
-    what: &str,
-) -> Result<()> {
-    let device = stream.device();
-    let (input, output) = (T::DTYPE, <T::Acc as Element>::DTYPE);
-    let refused = |reason: String| Error::unsupported(B::KIND, format!("{what} with strategy vendor"), reason);
-    let vendor =
-        device.raw().vendor_gemm().ok_or_else(|| refused(format!("{} offers no vendor GEMM", device.name())))?;
-    if !vendor.supports(input, output) {
-        return Err(refused(format!("{} has no product of {input} matrices into {output}", vendor.name)));
-    }
-    if shape.m == 0 || shape.n == 0 {
-        return Ok(());
-    }
-    if shape.k == 0 {
-        return stream.fill(c, T::zero());
-    }
-    let (av, bv, cv) = (a.view(), b.view(), c.view_mut());
-    for (name, owner) in [("a", av.buffer().device()), ("b", bv.buffer().device())] {
-        if !owner.same(device) {
-            return Err(Error::DeviceMismatch {
-                what: format!("{what}: operand {name}"),
-                first: device.name().to_string(),
-                second: owner.name().to_string(),
-            });
-        }
-    }
-    let (c_buffer, c_offset, _) = cv.into_parts();
-    if !c_buffer.device().same(device) {
-        return Err(Error::DeviceMismatch {
-            what: format!("{what}: output c"),
-            first: device.name().to_string(),
-            second: c_buffer.device().name().to_string(),
-        });
-    }
-    let call = Gemm {
-        a: operand(&av),
-        b: operand(&bv),
-        c: GemmOperand { buffer: c_buffer.raw(), offset: c_offset * size_of::<T::Acc>() },
-        m: shape.m,
-        n: shape.n,
-        k: shape.k,
-        input,
-        output,
-    };
-    call.check()?;
-    device.check_usable()?;
-    // SAFETY: the stream and the three buffers are this device's (checked
-    // above) and `call` has passed `check`; `c` is borrowed mutably and `a`
-    // and `b` shared until the product is enqueued, and after that they are
-    // covered as kiln's own kernels' operands are: work on this stream runs
-    // after the product, and the typed API's rule for buffers (work on other
-    // streams, their frees included, is ordered by the user's events) does the rest.
-    unsafe { device.raw().gemm(stream.raw(), &call) }
-}
-
-/// A vendor operand: the view's backend buffer and the byte offset of its first element.
-fn operand<'a, B: Backend, T: Element>(view: &BufferView<'a, B, T>) -> GemmOperand<'a, B> {
-    GemmOperand { buffer: view.buffer().raw(), offset: view.offset() * size_of::<T>() }
 }
 
 #[cfg(test)]
 mod tests {
-    use kiln_core::{Device, Error};
+    use kiln_core::{BackendKind, Device, Error};
     use kiln_cpu::Cpu;
 
     use super::*;

@@ -15,7 +15,7 @@ use kiln_core::{
 use rayon::prelude::*;
 
 use super::{check_numeric, check_out_len, cpu::extreme, is_nan, partial_blocks, reduce_cuda, wgsl_is_nan};
-use crate::launch::{check_dtype, program, push_len, wgsl_enables, wgsl_type, BLOCK};
+use crate::launch::{check_dtype, index_width, program, wgsl_enables, wgsl_type, BLOCK};
 use crate::Number;
 
 /// Which extreme an arg-reduction looks for.
@@ -169,7 +169,7 @@ pub fn arg_reduce_into<B: Backend, T: Number>(
                 .arg(value.view_mut())
                 .arg(index.view_mut())
                 .scalar(sentinel);
-            let args = push_len(args, blocks, finish.name())?;
+            let args = args.length(index_width(stream), blocks, finish.name())?;
             // SAFETY: one block reads the `blocks` partials (both arrays hold
             // that many) and writes element 0 of `value` and `index`.
             unsafe { stream.launch(&finish, LaunchConfig::new(1, BLOCK), args) }
@@ -186,7 +186,8 @@ fn launch_first<B: Backend, T: Number>(
     sentinel: T,
 ) -> Result<()> {
     let (n, blocks) = (x.len(), value.len().min(index.len()));
-    let args = push_len(Args::new().arg(x).arg(value).arg(index).scalar(sentinel), n, kernel.name())?;
+    let args =
+        Args::new().arg(x).arg(value).arg(index).scalar(sentinel).length(index_width(stream), n, kernel.name())?;
     // SAFETY: the kernel reads x[0..n) and writes element b of `value` and
     // `index` for each block b < blocks, both holding at least `blocks` elements.
     unsafe { stream.launch(kernel, LaunchConfig::new(blocks as u32, BLOCK), args) }

@@ -10,12 +10,12 @@
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, BackendKind, Buffer, BufferView, BufferViewMut, Device, Error, LaunchConfig, Program, Result,
-    Stream, View, ViewMut,
+    Args, Backend, Buffer, BufferView, BufferViewMut, Device, Error, LaunchConfig, Program, Result, Stream, View,
+    ViewMut,
 };
 
 use super::{check_empty, check_numeric, cpu, fold_into, reduce_cuda, wgsl_is_nan, ReduceOp};
-use crate::launch::{check_dtype, program, push_len, wgsl_source, Access, BLOCK};
+use crate::launch::{check_dtype, index_width, program, wgsl_source, Access, BLOCK};
 use crate::Number;
 
 /// Rows a chunk holds at least, so each thread folds several before its block writes.
@@ -134,7 +134,8 @@ fn fold_rows<B: Backend, T: Number>(
     let max_grid = stream.device().info().limits.max_grid[0] as usize;
     let blocks = rows.div_ceil(warps_per_block).clamp(1, max_grid);
     let args = Args::new().arg(x).arg(out).scalar(op.identity::<T>());
-    let args = push_len(push_len(push_len(args, rows, kernel.name())?, cols, kernel.name())?, 0, kernel.name())?;
+    let (width, name) = (index_width(stream), kernel.name());
+    let args = args.length(width, rows, name)?.length(width, cols, name)?.length(width, 0, name)?;
     // SAFETY: the kernel reads x[0..rows * cols), x's length, and writes
     // out[0..rows), out's length (both checked by the caller).
     unsafe { stream.launch(&kernel, LaunchConfig::new(blocks as u32, BLOCK), args) }
@@ -142,9 +143,10 @@ fn fold_rows<B: Backend, T: Number>(
 
 /// Rows per chunk for an axis-0 pass over `rows` x `cols`: enough chunks
 /// that column tiles x chunks fill the device, none under
-/// [`MIN_ROWS_PER_CHUNK`] rows, at most 65535 (the grid's y limit).
+/// [`MIN_ROWS_PER_CHUNK`] rows, at most 65535 (the grid's y limit). A host
+/// fn folds every row in one launch.
 fn rows_per_chunk<B: Backend>(device: &Device<B>, rows: usize, cols: usize) -> usize {
-    if B::KIND == BackendKind::Cpu {
+    if B::LANGUAGE.runs_whole_launch() {
         return rows.max(1);
     }
     let info = device.info();
@@ -180,7 +182,8 @@ fn fold_cols<B: Backend, T: Number>(
         };
         let name = kernel.name();
         let args = Args::new().arg(src).arg(dst).scalar(identity);
-        let args = push_len(push_len(push_len(args, rows, name)?, cols, name)?, per_chunk, name)?;
+        let width = index_width(stream);
+        let args = args.length(width, rows, name)?.length(width, cols, name)?.length(width, per_chunk, name)?;
         let config = LaunchConfig::new((tiles, chunks as u32), (32, 8));
         // SAFETY: the kernel reads src[0..rows * cols), src's length, and writes
         // dst[0..chunks * cols), dst's length (`cols` when one chunk is left).

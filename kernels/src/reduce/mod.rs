@@ -48,20 +48,22 @@
 mod arg;
 mod axis;
 mod cpu;
+mod launch;
+mod plan;
+mod program;
 
-use std::sync::Arc;
+use kiln_core::{Backend, DType, Error, Result, Stream, View, ViewMut};
 
-use kiln_core::{
-    Args, Backend, BackendKind, BufferView, BufferViewMut, DType, Device, Error, Kernel, LaunchConfig, Program, Result,
-    Stream, View, ViewMut,
-};
-
-use crate::launch::{check_dtype, cuda_source, program, push_len, wgsl_source, Access, BLOCK};
+use crate::launch::check_dtype;
 use crate::Number;
 
 pub use arg::{arg_reduce_into, argmax, argmin, ArgOp};
 pub use axis::reduce_axis;
 pub(crate) use cpu::{is_nan, Compensated};
+use launch::fold_into;
+use plan::partial_blocks;
+use program::reduce_cuda;
+pub(crate) use program::wgsl_is_nan;
 
 /// A fold over many elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -157,123 +159,6 @@ impl ReduceOp {
 impl std::fmt::Display for ReduceOp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// Blocks per SM of the one-pass CUDA kernels: enough 16-byte loads in
-/// flight to cover memory latency (4 x 256 threads x 4 loads x 16 B = 64 KiB
-/// per SM) while every block of the grid is resident at once.
-const BLOCKS_PER_SM: usize = 4;
-/// Loads in flight per thread in the CUDA kernel (its UNROLL define).
-const UNROLL: usize = 4;
-/// Most partials of a WGSL first pass (one workgroup folds them after).
-const WGSL_PARTIALS: usize = 256;
-/// Elements per WGSL invocation and pass before a first pass is worth it.
-const WGSL_PER_THREAD: usize = 4;
-
-/// How many blocks the first pass over `n` elements of `dtype` uses; 1 means
-/// one launch straight into the output. The CPU always folds in one launch.
-pub(crate) fn partial_blocks<B: Backend>(device: &Device<B>, n: usize, dtype: DType) -> usize {
-    let block = BLOCK as usize;
-    match B::KIND {
-        BackendKind::Cpu => 1,
-        BackendKind::Wgpu => n.div_ceil(block * WGSL_PER_THREAD).clamp(1, WGSL_PARTIALS),
-        BackendKind::Cuda => {
-            let per_block = block * UNROLL * (16 / dtype.size()).max(1);
-            let most = (device.info().compute_units as usize * BLOCKS_PER_SM).max(1);
-            n.div_ceil(per_block).clamp(1, most)
-        }
-    }
-}
-
-/// The WGSL definition of `is_nan(v: T) -> bool` for `dtype`. WGSL lets an
-/// implementation assume float comparisons never see NaN, and naga compiles
-/// `v != v` to an ordered comparison, false for NaN: f32 tests the bits;
-/// f64, which naga cannot bitcast to two words, uses `!(v == v)` (an
-/// ordered equality, false for NaN, negated), checked on lavapipe.
-pub(crate) fn wgsl_is_nan(dtype: DType) -> &'static str {
-    match dtype {
-        DType::F32 => "fn is_nan(v: T) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\n",
-        DType::F64 => "fn is_nan(v: T) -> bool { return !(v == v); }\n",
-        _ => "fn is_nan(v: T) -> bool { return false; }\n",
-    }
-}
-
-/// The CUDA source of the reductions, with `T` bound to `dtype` and UNROLL
-/// the value the grid is sized for.
-pub(crate) fn reduce_cuda(dtype: DType) -> String {
-    cuda_source(dtype, &format!("#define UNROLL {UNROLL}\n{}", include_str!("kernel.cu")))
-}
-
-fn fold_program<T: Number>(op: ReduceOp) -> Arc<Program> {
-    let name = format!("kiln_reduce_{op}_{}", T::DTYPE);
-    program(&name, || {
-        let body = format!("{}{}", wgsl_is_nan(T::DTYPE), include_str!("kernel.wgsl"));
-        Program::new(&name)
-            .cuda(reduce_cuda(T::DTYPE))
-            .wgsl(wgsl_source(T::DTYPE, &[("src", Access::Read), ("dst", Access::ReadWrite)], &body))
-            .host(op.host::<T>())
-            .define("KERNEL", &name)
-            .define("MODE", 0)
-            .define("OP", op.code())
-            .define("FOLD", op.wgsl())
-            .define("TERM", "src[i]")
-            .define("IDENTITY", "params.identity")
-            .define("PARAMS_FIELDS", "identity: T, n: u32,")
-    })
-}
-
-fn dot_program<T: Number>() -> Arc<Program> {
-    let name = format!("kiln_dot_{}", T::DTYPE);
-    program(&name, || {
-        let buffers = [("src", Access::Read), ("src2", Access::Read), ("dst", Access::ReadWrite)];
-        let body = format!("{}{}", wgsl_is_nan(T::DTYPE), include_str!("kernel.wgsl"));
-        Program::new(&name)
-            .cuda(reduce_cuda(T::DTYPE))
-            .wgsl(wgsl_source(T::DTYPE, &buffers, &body))
-            .host(cpu::dot::<T>)
-            .define("KERNEL", &name)
-            .define("MODE", 1)
-            .define("OP", 0)
-            .define("FOLD", "a + b")
-            .define("TERM", "src[i] * src2[i]")
-            .define("IDENTITY", "T(0)")
-            .define("PARAMS_FIELDS", "n: u32,")
-    })
-}
-
-/// One launch of a fold kernel: `blocks` partials of `x` into `out`.
-fn launch_fold<B: Backend, T: Number>(
-    stream: &Stream<B>,
-    kernel: &Kernel<B>,
-    x: BufferView<'_, B, T>,
-    out: BufferViewMut<'_, B, T>,
-    identity: T,
-) -> Result<()> {
-    let (n, blocks) = (x.len(), out.len());
-    let args = push_len(Args::new().arg(x).arg(out).scalar(identity), n, kernel.name())?;
-    // SAFETY: the kernel reads x[0..n) and writes out[0..blocks), one
-    // element per block of the grid, `blocks` being out's length.
-    unsafe { stream.launch(kernel, LaunchConfig::new(blocks as u32, BLOCK), args) }
-}
-
-/// Fold `x` into `out[0]` (length 1): one pass into per-block partials, and
-/// a one-block pass over those when there is more than one.
-pub(crate) fn fold_into<B: Backend, T: Number>(
-    stream: &Stream<B>,
-    op: ReduceOp,
-    x: BufferView<'_, B, T>,
-    out: BufferViewMut<'_, B, T>,
-) -> Result<()> {
-    let identity = op.identity::<T>();
-    let kernel = stream.device().kernel(&fold_program::<T>(op))?;
-    match partial_blocks(stream.device(), x.len(), T::DTYPE) {
-        1 => launch_fold(stream, &kernel, x, out, identity),
-        blocks => {
-            let mut partials = stream.alloc::<T>(blocks)?;
-            launch_fold(stream, &kernel, x, partials.view_mut(), identity)?;
-            launch_fold(stream, &kernel, partials.view(), out, identity)
-        }
     }
 }
 
@@ -417,29 +302,7 @@ pub fn dot_into<B: Backend, T: Number>(
     if n == 0 {
         return stream.fill(out, T::from_index(0));
     }
-    let kernel = stream.device().kernel(&dot_program::<T>())?;
-    let blocks = partial_blocks(stream.device(), n, T::DTYPE);
-    if blocks == 1 {
-        return launch_dot(stream, &kernel, x, y, out.view_mut());
-    }
-    let mut partials = stream.alloc::<T>(blocks)?;
-    launch_dot(stream, &kernel, x, y, partials.view_mut())?;
-    let sum = stream.device().kernel(&fold_program::<T>(ReduceOp::Sum))?;
-    launch_fold(stream, &sum, partials.view(), out.view_mut(), T::from_index(0))
-}
-
-fn launch_dot<B: Backend, T: Number>(
-    stream: &Stream<B>,
-    kernel: &Kernel<B>,
-    x: BufferView<'_, B, T>,
-    y: BufferView<'_, B, T>,
-    out: BufferViewMut<'_, B, T>,
-) -> Result<()> {
-    let (n, blocks) = (x.len(), out.len());
-    let args = push_len(Args::new().arg(x).arg(y).arg(out), n, kernel.name())?;
-    // SAFETY: the kernel reads x[0..n) and y[0..n) (equal lengths, checked by
-    // the caller) and writes out[0..blocks), one element per block.
-    unsafe { stream.launch(kernel, LaunchConfig::new(blocks as u32, BLOCK), args) }
+    launch::dot_into(stream, x, y, out.view_mut())
 }
 
 /// `sum(x[i] * y[i])`, computed on `stream` and returned to the host;

@@ -23,10 +23,11 @@
 //! shared-memory transpose, and learns the sum of all earlier tiles from
 //! their published aggregates and prefixes (a 4-byte value travels with its
 //! state in one 64-bit word, so each look-back step is one L2 round trip):
-//! memory-bound at one read and one write per element. WGSL has no forward-progress guarantee between
-//! workgroups, so it scans in three passes (tile sums, a scan of those,
-//! recursively, then each tile from its carry). The CPU scans chunks in
-//! parallel from their carries.
+//! memory-bound at one read and one write per element. A device without
+//! forward progress between blocks (wgpu: WGSL promises none between
+//! workgroups; `Features::forward_progress`) scans in three passes instead
+//! (tile sums, a scan of those, recursively, then each tile from its carry).
+//! The CPU scans chunks in parallel from their carries.
 //!
 //! # Examples
 //! ```
@@ -46,17 +47,19 @@
 //! ```
 
 mod cpu;
+pub(crate) mod plan;
 
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, BackendKind, BufferView, BufferViewMut, DType, Error, HostFn, LaunchConfig, Program, Result, Stream,
-    View, ViewMut,
+    Args, Backend, BufferView, BufferViewMut, DType, Error, HostFn, LaunchConfig, Program, Result, Stream, View,
+    ViewMut,
 };
 
-use crate::launch::{check_dtype, cuda_source, program, push_len, wgsl_enables, wgsl_type};
+use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_enables, wgsl_type};
 use crate::reduce::check_numeric;
 use crate::Number;
+use plan::{cuda_items, CUDA_MIN_BLOCKS, CUDA_VECTORS, SCAN_BLOCK, WGSL_TILE};
 
 /// Whether a scan includes the element itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -86,31 +89,6 @@ impl std::fmt::Display for ScanKind {
     }
 }
 
-/// Threads per block of the CUDA kernel (its KILN_SCAN_BLOCK).
-const SCAN_BLOCK: u32 = 256;
-/// 16-byte vectors per thread of the one-pass CUDA kernels (their
-/// KILN_SCAN_VPL define). Measured on an H100 (64 Mi f32 inclusive scan,
-/// with 4-byte values inside the status words): 8 vectors per thread, 8192
-/// tiles of 8 Ki, ran at 2206 GB/s against 2001 for 4 vectors (16384 tiles,
-/// twice as many look-backs) and 1611 for 2.
-pub(crate) const CUDA_VECTORS: usize = 8;
-/// Resident blocks per SM the one-pass CUDA kernels' registers must allow
-/// (their KILN_SCAN_MIN_BLOCKS define): 2 leaves 128 registers per thread,
-/// so that no variant spills.
-pub(crate) const CUDA_MIN_BLOCKS: usize = 2;
-
-/// Elements per thread of the one-pass CUDA kernels (their KILN_ITEMS define).
-pub(crate) const fn cuda_items(dtype: DType) -> usize {
-    CUDA_VECTORS * 16 / dtype.size()
-}
-
-/// Elements per tile of the one-pass CUDA kernels: 256 threads x [`cuda_items`].
-pub(crate) const fn cuda_tile(dtype: DType) -> usize {
-    SCAN_BLOCK as usize * cuda_items(dtype)
-}
-/// Elements per tile of the WGSL kernels: 256 invocations x 4.
-const WGSL_TILE: usize = 1024;
-
 /// The single-pass building blocks (look-back), for kernels that scan.
 pub(crate) const LOOKBACK_CUH: &str = include_str!("lookback.cuh");
 
@@ -127,7 +105,7 @@ fn host<T: Number>(kind: ScanKind, segmented: bool, in_place: bool) -> HostFn {
     }
 }
 
-/// The one-pass program (CUDA, and the CPU's reference).
+/// The one-pass program: CUDA's look-back, and the CPU's host fn.
 fn single_pass_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool) -> Arc<Program> {
     let name = format!(
         "kiln_scan_{kind}{}{}_{}",
@@ -167,23 +145,26 @@ fn run<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, ops: Operands<
     if ops.y.is_empty() {
         return Ok(());
     }
-    match B::KIND {
-        BackendKind::Wgpu => {
-            let mode = if kind == ScanKind::Exclusive { Mode::Exclusive } else { Mode::Inclusive };
-            multi_pass(stream, mode, ops)
-        }
-        _ => single_pass(stream, kind, ops),
+    let one_pass = single_pass_program::<T>(kind, ops.flags.is_some(), ops.x.is_none());
+    if plan::runs_one_pass(stream.device(), &one_pass) {
+        single_pass(stream, kind, &one_pass, ops)
+    } else {
+        let mode = if kind == ScanKind::Exclusive { Mode::Exclusive } else { Mode::Inclusive };
+        multi_pass(stream, mode, ops)
     }
 }
 
-fn single_pass<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, ops: Operands<'_, B, T>) -> Result<()> {
+fn single_pass<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    kind: ScanKind,
+    prog: &Program,
+    ops: Operands<'_, B, T>,
+) -> Result<()> {
     let n = ops.y.len();
-    // The CPU scans the whole array in one call: one "tile".
-    let tiles = if B::KIND == BackendKind::Cpu { 1 } else { n.div_ceil(cuda_tile(T::DTYPE)) };
+    let tiles = plan::one_pass_tiles::<B>(n, T::DTYPE);
     let grid = u32::try_from(tiles)
         .map_err(|_| Error::invalid(format!("{kind} scan of {n} elements"), "more tiles than a grid can hold"))?;
-    let prog = single_pass_program::<T>(kind, ops.flags.is_some(), ops.x.is_none());
-    let kernel = stream.device().kernel(&prog)?;
+    let kernel = stream.device().kernel(prog)?;
     // The look-back state: status words and the tile counter zeroed; 4-byte
     // values travel inside the status words, wider ones in aggs and incls
     // (uninitialised).
@@ -208,7 +189,7 @@ fn single_pass<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, ops: O
         }
     }
     let args = args.arg(status.view_mut()).arg(aggs.view_mut()).arg(incls.view_mut());
-    let args = push_len(args, n, prog.name())?;
+    let args = args.length(index_width(stream), n, prog.name())?;
     // SAFETY: block b scans tile b of x[0..n) (and flags[0..n)) into
     // y[0..n), all of length n; it writes status[b] and status[tiles] (the
     // counter), and, for 8-byte T only, aggs[b] and incls[b], sized for
@@ -315,7 +296,7 @@ fn multi_pass<B: Backend, T: Number>(stream: &Stream<B>, mode: Mode, ops: Operan
         if let Some(sf) = sum_flags.as_mut() {
             args.push(sf.view_mut());
         }
-        let args = push_len(args, n, prog.name())?;
+        let args = args.length(index_width(stream), n, prog.name())?;
         // SAFETY: the kernel reads src[0..n) (and flags[0..n)) and writes
         // sums[t] (and sum_flags[t]) for each of the `tiles` tiles.
         unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args)? };
@@ -333,7 +314,7 @@ fn multi_pass<B: Backend, T: Number>(stream: &Stream<B>, mode: Mode, ops: Operan
     if let Some(f) = flags {
         args.push(f);
     }
-    let args = push_len(args.arg(carries.view()).arg(y), n, prog.name())?;
+    let args = args.arg(carries.view()).arg(y).length(index_width(stream), n, prog.name())?;
     // SAFETY: tile t reads src[t * 1024..) (and flags) up to n and
     // carries[t], `carries` holding one element per tile, and writes the
     // same range of dst, all of length n.

@@ -4,7 +4,9 @@
 use kiln_core::{HostArgs, Result};
 use rayon::prelude::*;
 
-use super::{SortKey, CPU_TILE, FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
+use super::plan::CPU_TILE;
+use super::program::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
+use super::SortKey;
 
 /// The arguments every phase receives: (keys_in, vals_in, keys_out,
 /// vals_out, hist, totals, n, tiles, shift, flags).

@@ -13,7 +13,7 @@
 // directly from the tile's digits in workgroup memory (at most TILE - 1
 // comparisons, two barriers per tile).
 //
-// Keys move as 32-bit patterns that order like the keys: KEY_KIND 0 u32,
+// Keys move as 32-bit patterns that order like the keys: KEY_TYPE 0 u32,
 // 1 i32 (sign bit flipped), 2 f32 (NaN made the positive quiet NaN, then
 // the sign bit flipped for positives and every bit for negatives);
 // DESCENDING complements them. flags: 1 map keys read, 2 unmap keys
@@ -39,15 +39,15 @@ override block_z: u32 = 1;
 
 const TILE: u32 = 256u;
 const NO_DIGIT: u32 = 256u;
-const KIND: u32 = KEY_KIND;
+const KEY: u32 = KEY_TYPE;
 const DESCEND: u32 = DESCENDING;
 
 fn map_key(raw_in: u32) -> u32 {
     var raw = raw_in;
     var b = raw;
-    if (KIND == 1u) {
+    if (KEY == 1u) {
         b = raw ^ 0x80000000u;
-    } else if (KIND == 2u) {
+    } else if (KEY == 2u) {
         if ((raw & 0x7fffffffu) > 0x7f800000u) {
             raw = 0x7fc00000u;
         }
@@ -64,9 +64,9 @@ fn unmap_key(b_in: u32) -> u32 {
     if (DESCEND == 1u) {
         b = ~b;
     }
-    if (KIND == 1u) {
+    if (KEY == 1u) {
         return b ^ 0x80000000u;
-    } else if (KIND == 2u) {
+    } else if (KEY == 2u) {
         return select(~b, b & 0x7fffffffu, (b & 0x80000000u) != 0u);
     }
     return b;

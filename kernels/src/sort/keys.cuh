@@ -1,7 +1,7 @@
 // sort: the sortable patterns of keys, shared by both CUDA sorts (kernel.cu
 // and onesweep.cu), which the host prepends this to.
 //
-// Keys are moved as 32-bit patterns. KEY_KIND maps keys to unsigned
+// Keys are moved as 32-bit patterns. KEY_TYPE maps keys to unsigned
 // patterns that order like the keys: 0 u32 (as is), 1 i32 (sign bit
 // flipped), 2 f32 (NaN made the positive quiet NaN, then the sign bit flipped
 // for positives and every bit for negatives: -inf < ... < -0.0 < 0.0 < ...
@@ -11,9 +11,9 @@
 
 __device__ __forceinline__ unsigned kiln_map(unsigned raw) {
     unsigned b;
-#if KEY_KIND == 0
+#if KEY_TYPE == 0
     b = raw;
-#elif KEY_KIND == 1
+#elif KEY_TYPE == 1
     b = raw ^ 0x80000000u;
 #else
     if ((raw & 0x7fffffffu) > 0x7f800000u) raw = 0x7fc00000u;
@@ -29,9 +29,9 @@ __device__ __forceinline__ unsigned kiln_unmap(unsigned b) {
 #if DESCENDING
     b = ~b;
 #endif
-#if KEY_KIND == 0
+#if KEY_TYPE == 0
     return b;
-#elif KEY_KIND == 1
+#elif KEY_TYPE == 1
     return b ^ 0x80000000u;
 #else
     return (b & 0x80000000u) ? (b & 0x7fffffffu) : ~b;

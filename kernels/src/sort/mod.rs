@@ -9,13 +9,14 @@
 //! keys keep their input order in both directions.
 //!
 //! # How
-//! CUDA (up to 2^30 - 1 keys): onesweep (Adinets & Merrill 2022, CUB's
+//! CUDA (up to 2^30 - 1 keys; any device with forward progress between
+//! blocks and a CUDA C++ compiler): onesweep (Adinets & Merrill 2022, CUB's
 //! `DeviceRadixSort`). One kernel counts all four digit histograms in one
 //! read of the keys; then each pass is one kernel in which a block ranks a
 //! tile of 7680 keys, learns where each digit's run goes from the tiles
 //! before it (decoupled look-back) and scatters: 8 bytes moved per key and
 //! pass (16 with values), plus 4 per key for the counts. WGSL has no
-//! forward-progress guarantee between workgroups, so it (and the CPU, and
+//! forward-progress guarantee between workgroups, so wgpu (and the CPU, and
 //! CUDA past 2^30 - 1 keys) runs each pass in three kernels: per-tile digit
 //! histograms, an exclusive scan of the counts (per digit, over tiles), and
 //! a stable scatter: 12 bytes per key and pass (20 with values).
@@ -26,30 +27,15 @@
 //! about 0.53 bytes per key), elsewhere `256 x ceil(n / tile)` counters.
 
 mod cpu;
+mod launch;
 mod onesweep;
+mod plan;
+mod program;
 
-use std::sync::Arc;
+use kiln_core::{Backend, Element, Error, Result, Stream, View, ViewMut};
 
-use kiln_core::{
-    Args, Backend, BackendKind, Buffer, Element, Error, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut,
-};
-
-use crate::launch::{cuda_source, program, push_len};
-
-/// Keys per tile of the three-phase kernels on CUDA (256 threads x 16 keys).
-const CUDA_TILE: usize = 4096;
-/// Keys per tile on WGSL (one per invocation).
-const WGSL_TILE: usize = 256;
-/// Keys per tile on the CPU.
-pub(crate) const CPU_TILE: usize = 4096;
-/// Threads per block of every phase.
-const THREADS: u32 = 256;
-
-pub(crate) const FLAG_MAP: u32 = 1;
-pub(crate) const FLAG_UNMAP: u32 = 2;
-pub(crate) const FLAG_VALUES: u32 = 4;
-pub(crate) const FLAG_GEN_INDEX: u32 = 8;
-pub(crate) const FLAG_NO_KEYS: u32 = 16;
+use launch::{Io, Passes};
+use program::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
 
 /// The direction of a sort.
 ///
@@ -104,9 +90,9 @@ mod sealed {
 /// assert!(i32::map(-1i32 as u32) < i32::map(0));
 /// ```
 pub trait SortKey: Element + sealed::Sealed {
-    /// `KEY_KIND` of the kernels: 0 u32, 1 i32, 2 f32.
+    /// `KEY_TYPE` of the kernels: 0 u32, 1 i32, 2 f32.
     #[doc(hidden)]
-    const KIND: u32;
+    const KEY_TYPE: u32;
     /// The key's bits.
     fn raw(self) -> u32;
     /// The key with these bits.
@@ -119,7 +105,7 @@ pub trait SortKey: Element + sealed::Sealed {
 
 impl sealed::Sealed for u32 {}
 impl SortKey for u32 {
-    const KIND: u32 = 0;
+    const KEY_TYPE: u32 = 0;
     fn raw(self) -> u32 {
         self
     }
@@ -136,7 +122,7 @@ impl SortKey for u32 {
 
 impl sealed::Sealed for i32 {}
 impl SortKey for i32 {
-    const KIND: u32 = 1;
+    const KEY_TYPE: u32 = 1;
     fn raw(self) -> u32 {
         self as u32
     }
@@ -153,7 +139,7 @@ impl SortKey for i32 {
 
 impl sealed::Sealed for f32 {}
 impl SortKey for f32 {
-    const KIND: u32 = 2;
+    const KEY_TYPE: u32 = 2;
     fn raw(self) -> u32 {
         self.to_bits()
     }
@@ -173,152 +159,6 @@ impl SortKey for f32 {
             pattern & 0x7fff_ffff
         } else {
             !pattern
-        }
-    }
-}
-
-/// kiln_map and kiln_unmap, which both CUDA sorts start with.
-const KEYS_CUH: &str = include_str!("keys.cuh");
-
-/// The three compiled phases of one key type and order.
-struct Phases<B: Backend> {
-    upsweep: Kernel<B>,
-    scan: Kernel<B>,
-    downsweep: Kernel<B>,
-}
-
-fn phase_program<K: SortKey>(phase: u8, order: SortOrder) -> Arc<Program> {
-    let entry = ["UPSWEEP", "SCAN", "DOWNSWEEP"][phase as usize];
-    let name = format!("kiln_radix_{}_{}_{}", entry.to_ascii_lowercase(), K::DTYPE, order.name());
-    program(&name, || {
-        let host = match (phase, order) {
-            (0, SortOrder::Ascending) => cpu::upsweep::<K, false>,
-            (0, SortOrder::Descending) => cpu::upsweep::<K, true>,
-            (1, _) => cpu::scan,
-            (_, SortOrder::Ascending) => cpu::downsweep::<K, false>,
-            (_, SortOrder::Descending) => cpu::downsweep::<K, true>,
-        };
-        Program::new(&name)
-            .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("kernel.cu"))))
-            .wgsl(include_str!("kernel.wgsl"))
-            .host(host)
-            .define("KERNEL", &name)
-            .define(entry, &name)
-            .define("PHASE", phase)
-            .define("KEY_KIND", K::KIND)
-            .define("DESCENDING", u8::from(order == SortOrder::Descending))
-    })
-}
-
-impl<B: Backend> Phases<B> {
-    fn compile<K: SortKey>(stream: &Stream<B>, order: SortOrder) -> Result<Self> {
-        let device = stream.device();
-        Ok(Phases {
-            upsweep: device.kernel(&phase_program::<K>(0, order))?,
-            scan: device.kernel(&phase_program::<K>(1, order))?,
-            downsweep: device.kernel(&phase_program::<K>(2, order))?,
-        })
-    }
-}
-
-/// The counters shared by the passes of one sort.
-struct Scratch<B: Backend> {
-    hist: Buffer<B, u32>,
-    totals: Buffer<B, u32>,
-    tiles: u32,
-    n: usize,
-}
-
-impl<B: Backend> Scratch<B> {
-    fn new(stream: &Stream<B>, n: usize, what: &str) -> Result<Self> {
-        let tile = match B::KIND {
-            BackendKind::Cuda => CUDA_TILE,
-            BackendKind::Wgpu => WGSL_TILE,
-            BackendKind::Cpu => CPU_TILE,
-        };
-        let tiles = n.div_ceil(tile);
-        let tiles = u32::try_from(tiles)
-            .map_err(|_| Error::invalid(what, format!("{tiles} tiles of {tile} keys exceed 32-bit counters")))?;
-        Ok(Scratch { hist: stream.alloc(256 * tiles as usize)?, totals: stream.alloc(256)?, tiles, n })
-    }
-}
-
-/// The buffers one pass reads and writes.
-struct Io<'r, KI, VI, KO, VO> {
-    keys_in: &'r KI,
-    vals_in: &'r VI,
-    keys_out: &'r mut KO,
-    vals_out: &'r mut VO,
-}
-
-/// Run pass `index` (digit `index`: bits 8 index..8 index + 8) with `flags`: its three kernels.
-fn run_pass<B: Backend, K: SortKey>(
-    stream: &Stream<B>,
-    phases: &Phases<B>,
-    scratch: &mut Scratch<B>,
-    index: u32,
-    flags: u32,
-    io: Io<'_, impl View<B, K>, impl View<B, u32>, impl ViewMut<B, K>, impl ViewMut<B, u32>>,
-) -> Result<()> {
-    let max = stream.device().info().limits.max_grid[0];
-    let tiles = scratch.tiles;
-    let grid = |blocks: u32| LaunchConfig::new(blocks.min(max).max(1), THREADS);
-    let steps = [(&phases.upsweep, grid(tiles)), (&phases.scan, grid(256)), (&phases.downsweep, grid(tiles))];
-    for (kernel, config) in steps {
-        let args = Args::new()
-            .arg(io.keys_in.view())
-            .arg(io.vals_in.view())
-            .arg(io.keys_out.view_mut())
-            .arg(io.vals_out.view_mut())
-            .arg(&mut scratch.hist)
-            .arg(&mut scratch.totals);
-        let args = push_len(args, scratch.n, kernel.name())?.arg(tiles).arg(8 * index).arg(flags);
-        // SAFETY: every phase reads keys_in[0..n) (and vals_in[0..n) when
-        // moving values), writes keys_out[0..n) and vals_out[0..n) (only
-        // with the flags that say so; the others may be one-element
-        // placeholders), and hist[0..256 tiles) and totals[0..256); every
-        // key and value range holds n elements, checked by the callers.
-        unsafe { stream.launch(kernel, config, args)? };
-    }
-    Ok(())
-}
-
-/// The kernels and scratch state of one sort: how its four passes run.
-enum Passes<B: Backend> {
-    /// Three kernels per pass (kernel.cu, kernel.wgsl, cpu.rs).
-    ThreePhase(Phases<B>, Scratch<B>),
-    /// One kernel per pass after one digit count (onesweep.cu).
-    Onesweep(onesweep::Onesweep<B>),
-}
-
-impl<B: Backend> Passes<B> {
-    /// Ready to sort `keys` (the first pass's input; more than one key),
-    /// moving values with them when `values`.
-    fn new<K: SortKey>(
-        stream: &Stream<B>,
-        keys: &impl View<B, K>,
-        order: SortOrder,
-        values: bool,
-        what: &str,
-    ) -> Result<Self> {
-        let n = keys.view().len();
-        if B::KIND == BackendKind::Cuda && n <= onesweep::MAX_KEYS {
-            return Ok(Passes::Onesweep(onesweep::Onesweep::new(stream, keys, order, values)?));
-        }
-        Ok(Passes::ThreePhase(Phases::compile::<K>(stream, order)?, Scratch::new(stream, n, what)?))
-    }
-
-    /// Run pass `index` (digit `index`: bits 8 index..8 index + 8) with `flags`.
-    fn run<K: SortKey>(
-        &mut self,
-        stream: &Stream<B>,
-        index: u32,
-        flags: u32,
-        io: Io<'_, impl View<B, K>, impl View<B, u32>, impl ViewMut<B, K>, impl ViewMut<B, u32>>,
-    ) -> Result<()> {
-        match self {
-            Passes::ThreePhase(phases, scratch) => run_pass(stream, phases, scratch, index, flags, io),
-            Passes::Onesweep(onesweep) => onesweep.run_pass(stream, index, flags, io),
         }
     }
 }

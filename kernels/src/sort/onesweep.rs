@@ -10,8 +10,10 @@ use std::sync::Arc;
 
 use kiln_core::{Args, Backend, Buffer, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut};
 
-use super::{Io, SortKey, SortOrder, FLAG_VALUES, KEYS_CUH};
-use crate::launch::{cuda_source, program};
+use super::launch::Io;
+use super::program::{FLAG_VALUES, KEYS_CUH};
+use super::{SortKey, SortOrder};
+use crate::launch::{cuda_source, index_width, program};
 
 /// Threads per block of the pass kernel (its KILN_THREADS).
 const PASS_THREADS: u32 = 384;
@@ -41,9 +43,14 @@ fn onesweep_program<K: SortKey>(step: u8, order: SortOrder, values: bool) -> Arc
             .define("KERNEL", &name)
             .define("STEP", step)
             .define("VALUES", u8::from(values))
-            .define("KEY_KIND", K::KIND)
+            .define("KEY_TYPE", K::KEY_TYPE)
             .define("DESCENDING", u8::from(order == SortOrder::Descending))
     })
+}
+
+/// The pass program (STEP 1), keys only or moving values.
+pub(super) fn pass_program<K: SortKey>(order: SortOrder, values: bool) -> Arc<Program> {
+    onesweep_program::<K>(1, order, values)
 }
 
 /// The pass kernel and the state its four launches share.
@@ -74,14 +81,15 @@ impl<B: Backend> Onesweep<B> {
         debug_assert!(n <= MAX_KEYS);
         let device = stream.device();
         let digit_counts = device.kernel(&onesweep_program::<K>(0, order, false))?;
-        let pass = device.kernel(&onesweep_program::<K>(1, order, values))?;
+        let pass = device.kernel(&pass_program::<K>(order, values))?;
         let tiles = n.div_ceil(TILE);
         let mut counts = stream.alloc_zeroed::<u32>(4 * 256)?;
         let status = stream.alloc_zeroed::<u32>(4 * tiles * 256 + 4)?;
         let info = device.info();
         let most = (info.compute_units as usize * COUNT_BLOCKS_PER_SM).clamp(1, info.limits.max_grid[0] as usize);
         let blocks = n.div_ceil(COUNT_THREADS as usize * COUNT_KEYS_PER_STEP).clamp(1, most);
-        let args = Args::new().arg(keys).arg(&mut counts).arg(n as u64);
+        let name = digit_counts.name();
+        let args = Args::new().arg(keys).arg(&mut counts).length(index_width(stream), n, name)?;
         // SAFETY: the kernel reads keys[0..n) and adds into counts[0..1024),
         // both of those lengths; the grid loops over any n.
         unsafe { stream.launch(&digit_counts, LaunchConfig::new(blocks as u32, COUNT_THREADS), args)? };
@@ -104,7 +112,7 @@ impl<B: Backend> Onesweep<B> {
             .arg(io.vals_out.view_mut())
             .arg(&self.counts)
             .arg(&mut self.status)
-            .arg(self.n as u64)
+            .length(index_width(stream), self.n, self.pass.name())?
             .arg(self.tiles)
             .arg(index)
             .arg(flags);

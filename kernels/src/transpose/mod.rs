@@ -11,10 +11,10 @@ mod cpu;
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, BackendKind, Device, Element, Error, LaunchConfig, Program, Result, Stream, View, ViewMut,
+    Args, Backend, Device, Element, Error, Language, LaunchConfig, Program, Result, Stream, View, ViewMut,
 };
 
-use crate::launch::{cuda_source, program};
+use crate::launch::{blocks, cuda_source, index_width, program};
 
 /// How the transpose is computed.
 ///
@@ -87,12 +87,9 @@ fn transpose_program<T: Element>(algorithm: TransposeAlgorithm) -> Arc<Program> 
     })
 }
 
-/// Blocks of `tile` covering `n`, capped at `max` (the kernels loop for the rest).
-fn blocks(n: usize, tile: usize, max: u32) -> u32 {
-    u32::try_from(n.div_ceil(tile)).unwrap_or(u32::MAX).min(max)
-}
-
-/// The launch shape for a `rows` x `cols` matrix of `size`-byte elements.
+/// The launch shape for a `rows` x `cols` matrix of `size`-byte elements,
+/// in the geometry the source backend `B` compiles is written for (a host
+/// fn ignores it).
 fn launch_config<B: Backend>(
     device: &Device<B>,
     algorithm: TransposeAlgorithm,
@@ -101,13 +98,14 @@ fn launch_config<B: Backend>(
     size: usize,
 ) -> LaunchConfig {
     let max = device.info().limits.max_grid;
-    match B::KIND {
-        // 1- and 2-byte elements: one invocation per output word.
-        BackendKind::Wgpu if size < 4 => {
+    match B::LANGUAGE {
+        // WGSL moves 32-bit words: 1- and 2-byte elements go through the
+        // packed kernel, one invocation per output word.
+        Language::Wgsl if size < 4 => {
             let words = rows.saturating_mul(cols).saturating_mul(size).div_ceil(4);
             LaunchConfig::new(blocks(words, WGSL_PACKED_BLOCK as usize, max[0]), WGSL_PACKED_BLOCK)
         }
-        BackendKind::Wgpu => LaunchConfig::new(
+        Language::Wgsl => LaunchConfig::new(
             (blocks(cols, WGSL_TILE, max[0]), blocks(rows, WGSL_TILE, max[1])),
             (WGSL_TILE as u32, WGSL_TILE as u32),
         ),
@@ -197,18 +195,12 @@ pub fn transpose_with<B: Backend, T: Element>(
     let kernel = stream.device().kernel(&prog)?;
     let size = T::DTYPE.size();
     let config = launch_config(stream.device(), algorithm, rows, cols, size);
+    // Kernels index elements, or the 32-bit words WGSL moves them in: both must fit the device's indices.
+    let width = index_width(stream);
+    let words = (n as u64) * size.div_ceil(4) as u64;
+    width.check::<B>(words.max(n as u64), &what)?;
     let args = Args::new().arg(input.view()).arg(output.view_mut());
-    let args = match B::KIND {
-        BackendKind::Wgpu => {
-            // WGSL indexes 32-bit words with u32: the matrix must fit.
-            let words = (n as u64) * size.div_ceil(4) as u64;
-            if words > u32::MAX as u64 {
-                return Err(Error::unsupported(B::KIND, what, format!("{n} elements exceed WGSL's u32 indices")));
-            }
-            args.arg(rows as u32).arg(cols as u32)
-        }
-        _ => args.arg(rows as u64).arg(cols as u64),
-    };
+    let args = args.length(width, rows, &what)?.length(width, cols, &what)?;
     // SAFETY: the kernel reads input[0..rows * cols) and writes output[0..rows * cols),
     // both checked to be exactly that long (WGSL's packed kernel writes whole
     // words, keeping the bytes past the end as they were).

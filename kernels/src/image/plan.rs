@@ -1,0 +1,38 @@
+//! The image kernels' launch shapes, from the device's vector width and the
+//! geometry each source is written for.
+
+use kiln_core::{Backend, DType, Device, Language, LaunchConfig};
+
+use crate::launch::{aligned, blocks};
+
+/// Threads per block of the 1D kernels (gray, WGSL's convolution).
+const BLOCK: u32 = 256;
+
+/// The gray launch over `n` pixels whose input and output views start at
+/// byte offsets `in_off` and `out_off`. A thread converts as many pixels
+/// as one access of the device's vector width carries where both views are
+/// aligned to it (16 on CUDA; 4, one word, on WGSL, which packs bytes into
+/// words), else 4 where they are word-aligned, else 1; every loop is
+/// grid-stride, so this sizes the grid and nothing else.
+pub(super) fn gray_config<B: Backend>(device: &Device<B>, n: usize, in_off: usize, out_off: usize) -> LaunchConfig {
+    let info = device.info();
+    let vector = info.features.vector_bytes.max(1) as usize;
+    let per_thread = [vector, 4].into_iter().find(|&w| aligned(&[in_off, out_off], w)).unwrap_or(1);
+    LaunchConfig::new(blocks(n.div_ceil(per_thread), BLOCK as usize, info.limits.max_grid[0]), BLOCK)
+}
+
+/// The convolution launch over a `width` x `height` image of `dtype`
+/// pixels: CUDA's kernel covers 128 x 32 pixels per block of 32 x 8
+/// threads; WGSL's takes one pixel (one word of 4 u8 pixels) per
+/// invocation in 1D; a host fn ignores the shape.
+pub(super) fn conv_config<B: Backend>(device: &Device<B>, width: usize, height: usize, dtype: DType) -> LaunchConfig {
+    let max = device.info().limits.max_grid;
+    match B::LANGUAGE {
+        Language::Cuda => LaunchConfig::new((blocks(width, 128, max[0]), blocks(height, 32, max[1])), (32, 8)),
+        _ => {
+            let per_unit = if dtype == DType::U8 { 4 } else { 1 };
+            let n = width * height;
+            LaunchConfig::new(blocks(n.div_ceil(per_unit), BLOCK as usize, max[0]), BLOCK)
+        }
+    }
+}

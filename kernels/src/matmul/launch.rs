@@ -1,0 +1,109 @@
+//! matmul's launches: kiln's own kernels and the vendor GEMM, with their
+//! SAFETY notes. The callers have checked the lengths against the shape.
+
+use kiln_core::{
+    Args, Backend, BufferView, Element, Error, Gemm, GemmOperand, RawDevice, Result, Stream, View, ViewMut,
+};
+
+use super::plan::plan;
+use super::program::matmul_program;
+use super::{MatmulElement, MatmulShape};
+use crate::launch::index_width;
+
+/// `c = a . b` with kiln's naive (`naive`) or tiled kernel; m, n and k are at least 1.
+pub(super) fn own<B: Backend, T: MatmulElement>(
+    stream: &Stream<B>,
+    naive: bool,
+    a: &impl View<B, T>,
+    b: &impl View<B, T>,
+    c: &mut impl ViewMut<B, T::Acc>,
+    shape: MatmulShape,
+    what: &str,
+) -> Result<()> {
+    let MatmulShape { m, n, k } = shape;
+    // Kernels index each matrix with the device's indices: the largest must fit.
+    let width = index_width(stream);
+    let largest = (m as u64 * k as u64).max(k as u64 * n as u64).max(m as u64 * n as u64);
+    width.check::<B>(largest, what)?;
+    let offsets = [
+        a.view().offset() * size_of::<T>(),
+        b.view().offset() * size_of::<T>(),
+        c.view().offset() * size_of::<T::Acc>(),
+    ];
+    let plan = plan::<B, T>(stream.device(), naive, shape, &offsets);
+    let prog = matmul_program::<T>(plan.algo, plan.vec);
+    let kernel = stream.device().kernel(&prog)?;
+    let args = Args::new().arg(a.view()).arg(b.view()).arg(c.view_mut());
+    let args = args.length(width, m, what)?.length(width, n, what)?.length(width, k, what)?;
+    // SAFETY: the kernel reads a[0..m k) and b[0..k n) and writes c[0..m n),
+    // the lengths checked by the caller; the 16-byte path is chosen only
+    // where every pointer and row is 16-byte aligned.
+    unsafe { stream.launch(&kernel, plan.config, args) }
+}
+
+/// Hand the product to the device's vendor GEMM.
+pub(super) fn vendor<B: Backend, T: MatmulElement>(
+    stream: &Stream<B>,
+    a: &impl View<B, T>,
+    b: &impl View<B, T>,
+    c: &mut impl ViewMut<B, T::Acc>,
+    shape: MatmulShape,
+    what: &str,
+) -> Result<()> {
+    let device = stream.device();
+    let (input, output) = (T::DTYPE, <T::Acc as Element>::DTYPE);
+    let refused = |reason: String| Error::unsupported(B::KIND, format!("{what} with strategy vendor"), reason);
+    let vendor =
+        device.raw().vendor_gemm().ok_or_else(|| refused(format!("{} offers no vendor GEMM", device.name())))?;
+    if !vendor.supports(input, output) {
+        return Err(refused(format!("{} has no product of {input} matrices into {output}", vendor.name)));
+    }
+    if shape.m == 0 || shape.n == 0 {
+        return Ok(());
+    }
+    if shape.k == 0 {
+        return stream.fill(c, T::zero());
+    }
+    let (av, bv, cv) = (a.view(), b.view(), c.view_mut());
+    for (name, owner) in [("a", av.buffer().device()), ("b", bv.buffer().device())] {
+        if !owner.same(device) {
+            return Err(Error::DeviceMismatch {
+                what: format!("{what}: operand {name}"),
+                first: device.name().to_string(),
+                second: owner.name().to_string(),
+            });
+        }
+    }
+    let (c_buffer, c_offset, _) = cv.into_parts();
+    if !c_buffer.device().same(device) {
+        return Err(Error::DeviceMismatch {
+            what: format!("{what}: output c"),
+            first: device.name().to_string(),
+            second: c_buffer.device().name().to_string(),
+        });
+    }
+    let call = Gemm {
+        a: operand(&av),
+        b: operand(&bv),
+        c: GemmOperand { buffer: c_buffer.raw(), offset: c_offset * size_of::<T::Acc>() },
+        m: shape.m,
+        n: shape.n,
+        k: shape.k,
+        input,
+        output,
+    };
+    call.check()?;
+    device.check_usable()?;
+    // SAFETY: the stream and the three buffers are this device's (checked
+    // above) and `call` has passed `check`; `c` is borrowed mutably and `a`
+    // and `b` shared until the product is enqueued, and after that they are
+    // covered as kiln's own kernels' operands are: work on this stream runs
+    // after the product, and the typed API's rule for buffers (work on other
+    // streams, their frees included, is ordered by the user's events) does the rest.
+    unsafe { device.raw().gemm(stream.raw(), &call) }
+}
+
+/// A vendor operand: the view's backend buffer and the byte offset of its first element.
+fn operand<'a, B: Backend, T: Element>(view: &BufferView<'a, B, T>) -> GemmOperand<'a, B> {
+    GemmOperand { buffer: view.buffer().raw(), offset: view.offset() * size_of::<T>() }
+}

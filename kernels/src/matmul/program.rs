@@ -1,0 +1,35 @@
+//! The matmul programs: one per kernel, dtype and load width, in every language.
+
+use std::sync::Arc;
+
+use kiln_core::{DType, Element, Program};
+
+use super::plan::Algo;
+use super::{cpu, MatmulElement};
+use crate::launch::{cuda_source, program};
+
+/// The program of `algo` on `T`, with 16-byte loads when `vec`.
+///
+/// Programs are shared by every backend in the process, so everything a
+/// backend chooses differently (the kernel, the vector loads) is in the name.
+pub(super) fn matmul_program<T: MatmulElement>(algo: Algo, vec: bool) -> Arc<Program> {
+    let name = format!("kiln_matmul_{}_{}{}", algo.name(), T::DTYPE, if vec { "_vec4" } else { "" });
+    program(&name, || {
+        let (acc, out) = T::CUDA_TYPES;
+        let wgsl_in = T::DTYPE.wgsl_name().unwrap_or("unsupported_type");
+        let wgsl_acc = <T::Acc as Element>::DTYPE.wgsl_name().unwrap_or("unsupported_type");
+        let enable = if T::DTYPE == DType::F16 { "enable f16;\n" } else { "" };
+        Program::new(&name)
+            .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
+            .wgsl(format!("{enable}{}", include_str!("kernel.wgsl")))
+            .host(cpu::matmul::<T>)
+            .define("KERNEL", &name)
+            .define(if algo == Algo::Naive { "NAIVE" } else { "TILED" }, &name)
+            .define("ALGO", algo as u8)
+            .define("VEC", u8::from(vec))
+            .define("ACC", acc)
+            .define("OUT", out)
+            .define("IN", wgsl_in)
+            .define("ACCUM", wgsl_acc)
+    })
+}

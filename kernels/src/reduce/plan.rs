@@ -1,0 +1,38 @@
+//! How many partials a fold's first pass makes, from the device's compute
+//! units and vector width.
+
+use kiln_core::{Backend, DType, Device};
+
+use crate::launch::BLOCK;
+
+/// Blocks per compute unit of the first pass: on CUDA enough 16-byte loads
+/// in flight to cover memory latency (4 x 256 threads x 4 loads x 16 B = 64
+/// KiB per SM) while every block of the grid is resident at once.
+const BLOCKS_PER_UNIT: usize = 4;
+/// Accesses in flight per thread (the CUDA kernel's UNROLL define).
+pub(super) const UNROLL: usize = 4;
+/// Most partials of a first pass on a device that does not report its
+/// compute units (one block folds them after).
+const MOST_PARTIALS: usize = 256;
+
+/// How many blocks the first pass over `n` elements of `dtype` uses; 1 means
+/// one launch straight into the output.
+///
+/// A thread keeps UNROLL accesses of the device's vector width in flight (16
+/// bytes on CUDA; one 4-byte element on WGSL, so 4 elements per invocation);
+/// the grid is [`BLOCKS_PER_UNIT`] per compute unit, or [`MOST_PARTIALS`]
+/// where the device does not report its units (wgpu). A host fn folds in
+/// one launch.
+pub(crate) fn partial_blocks<B: Backend>(device: &Device<B>, n: usize, dtype: DType) -> usize {
+    if B::LANGUAGE.runs_whole_launch() {
+        return 1;
+    }
+    let info = device.info();
+    let per_access = (info.features.vector_bytes as usize / dtype.size()).max(1);
+    let per_block = BLOCK as usize * UNROLL * per_access;
+    let most = match info.compute_units as usize {
+        0 => MOST_PARTIALS,
+        units => units * BLOCKS_PER_UNIT,
+    };
+    n.div_ceil(per_block).clamp(1, most)
+}

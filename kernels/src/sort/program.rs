@@ -1,0 +1,48 @@
+//! The sort's three-phase programs (kernel.cu, kernel.wgsl, cpu.rs) and the
+//! flags their passes take.
+
+use std::sync::Arc;
+
+use kiln_core::Program;
+
+use super::{cpu, SortKey, SortOrder};
+use crate::launch::{cuda_source, program};
+
+/// Map the keys read (to sortable patterns): the first pass.
+pub(crate) const FLAG_MAP: u32 = 1;
+/// Unmap the keys written (back to key bits): the last pass.
+pub(crate) const FLAG_UNMAP: u32 = 2;
+/// Move values with the keys.
+pub(crate) const FLAG_VALUES: u32 = 4;
+/// Take each key's position as its value (argsort's first pass).
+pub(crate) const FLAG_GEN_INDEX: u32 = 8;
+/// Write no keys, only values (argsort's last pass).
+pub(crate) const FLAG_NO_KEYS: u32 = 16;
+
+/// kiln_map and kiln_unmap, which both CUDA sorts start with.
+pub(super) const KEYS_CUH: &str = include_str!("keys.cuh");
+
+/// Phase `phase` (0 upsweep, 1 scan, 2 downsweep) of the three-phase sort
+/// of `K` in `order`, in every language.
+pub(super) fn phase_program<K: SortKey>(phase: u8, order: SortOrder) -> Arc<Program> {
+    let entry = ["UPSWEEP", "SCAN", "DOWNSWEEP"][phase as usize];
+    let name = format!("kiln_radix_{}_{}_{}", entry.to_ascii_lowercase(), K::DTYPE, order.name());
+    program(&name, || {
+        let host = match (phase, order) {
+            (0, SortOrder::Ascending) => cpu::upsweep::<K, false>,
+            (0, SortOrder::Descending) => cpu::upsweep::<K, true>,
+            (1, _) => cpu::scan,
+            (_, SortOrder::Ascending) => cpu::downsweep::<K, false>,
+            (_, SortOrder::Descending) => cpu::downsweep::<K, true>,
+        };
+        Program::new(&name)
+            .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("kernel.cu"))))
+            .wgsl(include_str!("kernel.wgsl"))
+            .host(host)
+            .define("KERNEL", &name)
+            .define(entry, &name)
+            .define("PHASE", phase)
+            .define("KEY_TYPE", K::KEY_TYPE)
+            .define("DESCENDING", u8::from(order == SortOrder::Descending))
+    })
+}
