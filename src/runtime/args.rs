@@ -132,10 +132,11 @@ impl<'a> Args<'a> {
     }
 
     /// The typed list for a launch on `stream`, or the error naming the
-    /// argument on another device's backend.
+    /// argument on another device's backend; `what` names the launch, and
+    /// runs only for an error.
     pub(crate) fn into_typed<B: ArgsTier>(
         self,
-        what: &str,
+        what: impl FnOnce() -> String,
         stream: &kiln_core::Stream<B>,
     ) -> Result<kiln_core::Args<'a, B>> {
         match self.state {
@@ -143,11 +144,11 @@ impl<'a> Args<'a> {
             State::Typed(t) => {
                 let first = any_kind(&t);
                 B::into_args(t).ok_or_else(|| {
-                    mismatch(what, describe(stream.device()), format!("the arguments, on a {first} device"))
+                    mismatch(&what(), describe(stream.device()), format!("the arguments, on a {first} device"))
                 })
             }
             State::Mixed { index, first, other } => Err(mismatch(
-                &format!("{what}, argument {index}"),
+                &format!("{}, argument {index}", what()),
                 format!("the earlier buffer arguments, on a {first} device"),
                 other,
             )),

@@ -95,10 +95,9 @@ impl<T: Element> Buffer<T> {
     /// device and length, on this buffer's stream.
     pub fn copy_from(&mut self, src: &impl View<T>) -> Result<()> {
         let src = src.view();
-        let other = src.describe();
         dispatch!(self, Buffer, b => match B::view(src) {
-            Some(v) => b.copy_from(&v),
-            None => Err(mismatch("Buffer::copy_from", describe(b.device()), other)),
+            Ok(v) => b.copy_from(&v),
+            Err(other) => Err(mismatch("Buffer::copy_from", describe(b.device()), other.describe())),
         })
     }
 
@@ -241,8 +240,7 @@ pub(crate) fn typed_view<'a, B: Tier, T: Element>(
     stream: &kiln_core::Stream<B>,
     view: BufferView<'a, T>,
 ) -> Result<kiln_core::BufferView<'a, B, T>> {
-    let other = view.describe();
-    B::view(view).ok_or_else(|| mismatch(what, describe(stream.device()), other))
+    B::view(view).map_err(|other| mismatch(what, describe(stream.device()), other.describe()))
 }
 
 /// The typed writable view of `view` for a call on `stream`, or the error naming both devices.
@@ -251,6 +249,5 @@ pub(crate) fn typed_view_mut<'a, B: Tier, T: Element>(
     stream: &kiln_core::Stream<B>,
     view: BufferViewMut<'a, T>,
 ) -> Result<kiln_core::BufferViewMut<'a, B, T>> {
-    let other = view.describe();
-    B::view_mut(view).ok_or_else(|| mismatch(what, describe(stream.device()), other))
+    B::view_mut(view).map_err(|other| mismatch(what, describe(stream.device()), other.describe()))
 }

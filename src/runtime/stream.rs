@@ -134,12 +134,13 @@ impl Stream {
     /// # Ok(()) }
     /// ```
     pub unsafe fn launch(&self, kernel: &Kernel, config: LaunchConfig, args: Args<'_>) -> Result<()> {
+        // Formatted only for an error: a launch allocates nothing of its own.
         let what = || format!("launch of kernel `{}`", kernel.name());
         dispatch!(self, Stream, s => {
             let Some(k) = B::kernel(kernel) else {
                 return Err(mismatch(&what(), describe(s.device()), format!("the {} kernel", kernel.kind())));
             };
-            let args = args.into_typed::<B>(&what(), s)?;
+            let args = args.into_typed::<B>(what, s)?;
             // SAFETY: the caller's contract is the typed launch's.
             unsafe { s.launch(k, config, args) }
         })

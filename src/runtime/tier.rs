@@ -35,10 +35,12 @@ pub trait Tier: Backend + sealed::Sealed {
     fn buffer<T: Element>(buffer: &Buffer<T>) -> Option<&kiln_core::Buffer<Self, T>>;
     /// The typed buffer, writable, if `buffer` is of this backend.
     fn buffer_mut<T: Element>(buffer: &mut Buffer<T>) -> Option<&mut kiln_core::Buffer<Self, T>>;
-    /// The typed view, if `view` is of this backend.
-    fn view<T: Element>(view: BufferView<'_, T>) -> Option<kiln_core::BufferView<'_, Self, T>>;
-    /// The typed writable view, if `view` is of this backend.
-    fn view_mut<T: Element>(view: BufferViewMut<'_, T>) -> Option<kiln_core::BufferViewMut<'_, Self, T>>;
+    /// The typed view, if `view` is of this backend; otherwise `view` back.
+    fn view<T: Element>(view: BufferView<'_, T>) -> Result<kiln_core::BufferView<'_, Self, T>, BufferView<'_, T>>;
+    /// The typed writable view, if `view` is of this backend; otherwise `view` back.
+    fn view_mut<T: Element>(
+        view: BufferViewMut<'_, T>,
+    ) -> Result<kiln_core::BufferViewMut<'_, Self, T>, BufferViewMut<'_, T>>;
     /// The typed host buffer, if `host` is of this backend.
     fn host<T: Element>(host: &HostBuffer<T>) -> Option<&kiln_core::HostBuffer<Self, T>>;
     /// The typed host buffer, writable, if `host` is of this backend.
@@ -199,11 +201,15 @@ macro_rules! runtime_enums {
                 fn buffer_mut<T: Element>(buffer: &mut Buffer<T>) -> Option<&mut kiln_core::Buffer<Self, T>> {
                     match buffer { Buffer::$variant(b) => Some(b), _ => None }
                 }
-                fn view<T: Element>(view: BufferView<'_, T>) -> Option<kiln_core::BufferView<'_, Self, T>> {
-                    match view { BufferView::$variant(v) => Some(v), _ => None }
+                fn view<T: Element>(
+                    view: BufferView<'_, T>,
+                ) -> Result<kiln_core::BufferView<'_, Self, T>, BufferView<'_, T>> {
+                    match view { BufferView::$variant(v) => Ok(v), other => Err(other) }
                 }
-                fn view_mut<T: Element>(view: BufferViewMut<'_, T>) -> Option<kiln_core::BufferViewMut<'_, Self, T>> {
-                    match view { BufferViewMut::$variant(v) => Some(v), _ => None }
+                fn view_mut<T: Element>(
+                    view: BufferViewMut<'_, T>,
+                ) -> Result<kiln_core::BufferViewMut<'_, Self, T>, BufferViewMut<'_, T>> {
+                    match view { BufferViewMut::$variant(v) => Ok(v), other => Err(other) }
                 }
                 fn host<T: Element>(host: &HostBuffer<T>) -> Option<&kiln_core::HostBuffer<Self, T>> {
                     match host { HostBuffer::$variant(h) => Some(h), _ => None }
