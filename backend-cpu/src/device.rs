@@ -4,8 +4,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use kiln_core::{
-    BackendKind, DeviceInfo, Error, Features, HostFn, IndexWidth, Limits, MemoryInfo, Priority, Program, RawDevice,
-    RawEvent, RawKernel, Result, Source,
+    BackendKind, DeviceInfo, Error, Features, HostClosure, HostFn, IndexWidth, Limits, MemoryInfo, Priority, Program,
+    RawDevice, RawEvent, RawKernel, Result, Source,
 };
 
 use crate::memory::allocate;
@@ -106,7 +106,8 @@ impl RawDevice for CpuDevice {
 
     fn compile(&self, program: &Program) -> Result<CpuKernel> {
         match program.source_for::<Cpu>()? {
-            Source::Host(f) => Ok(CpuKernel { name: program.name().to_string(), f: *f }),
+            Source::Host(f) => Ok(CpuKernel { name: program.name().to_string(), f: KernelFn::Fn(*f) }),
+            Source::Closure(c) => Ok(CpuKernel { name: program.name().to_string(), f: KernelFn::Closure(c.clone()) }),
             Source::Text(_) => Err(Error::unsupported(
                 BackendKind::Cpu,
                 format!("kernel `{}`", program.name()),
@@ -152,10 +153,25 @@ impl RawEvent for CpuEvent {
     }
 }
 
-/// A CPU kernel: a Rust function run over the whole launch.
+/// A CPU kernel: a Rust function or closure run over the whole launch.
 pub struct CpuKernel {
     name: String,
-    pub(crate) f: HostFn,
+    pub(crate) f: KernelFn,
+}
+
+/// What a CPU kernel runs.
+pub(crate) enum KernelFn {
+    Fn(HostFn),
+    Closure(HostClosure),
+}
+
+impl KernelFn {
+    pub(crate) fn call(&self, args: &mut kiln_core::HostArgs<'_>) -> Result<()> {
+        match self {
+            KernelFn::Fn(f) => f(args),
+            KernelFn::Closure(c) => c.call(args),
+        }
+    }
 }
 
 impl RawKernel for CpuKernel {

@@ -131,7 +131,7 @@ impl RawStream for CpuStream {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        (kernel.f)(&mut HostArgs::new(kernel_name(kernel), *config, host_args))
+        kernel.f.call(&mut HostArgs::new(kernel_name(kernel), *config, host_args))
     }
 
     fn record(&self, event: &CpuEvent) -> Result<()> {

@@ -45,6 +45,7 @@ macro_rules! for_each_group {
             scan => add_scan,
             compact => add_compact,
             histogram => add_histogram,
+            user => add_user,
         }
     };
 }

@@ -86,5 +86,5 @@ pub use info::{BackendKind, DeviceInfo, DeviceKind, Features, Limits, MemoryInfo
 pub use kernel::Kernel;
 pub use language::{IndexWidth, Language};
 pub use launch::{Dim3, LaunchConfig};
-pub use program::{CompileOptions, HostFn, Program, Source};
+pub use program::{CompileOptions, HostClosure, HostFn, Program, Source};
 pub use stream::{Priority, Stream};

@@ -4,13 +4,58 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::{Backend, Error, HostArgs, Language, Result};
 
 /// A kernel written as a Rust function, for the CPU backend. It runs the whole
 /// launch (every block and thread) in one call, typically with rayon.
 pub type HostFn = fn(&mut HostArgs<'_>) -> Result<()>;
+
+/// A kernel for the CPU backend built at run time (a generated user kernel):
+/// a closure, identified by a key that names everything it computes.
+///
+/// Two closures with the same key must compute the same thing: the kernel
+/// cache keeps the first one compiled for a key.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{HostClosure, Program};
+/// let scale = 3.0f32;
+/// let f = HostClosure::new("scale by 3", move |args| {
+///     for v in args.output::<f32>(0)? {
+///         *v *= scale;
+///     }
+///     Ok(())
+/// });
+/// let p = Program::new("scale").host_closure(f);
+/// assert!(p.has(kiln_core::Language::Host) && p.host_fn().is_none());
+/// ```
+#[derive(Clone)]
+pub struct HostClosure {
+    key: String,
+    f: Arc<HostBody>,
+}
+
+/// What a [`HostClosure`] runs.
+type HostBody = dyn Fn(&mut HostArgs<'_>) -> Result<()> + Send + Sync;
+
+impl HostClosure {
+    /// The closure `f`, identified by `key`.
+    pub fn new(key: impl Into<String>, f: impl Fn(&mut HostArgs<'_>) -> Result<()> + Send + Sync + 'static) -> Self {
+        HostClosure { key: key.into(), f: Arc::new(f) }
+    }
+
+    /// What identifies the closure.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Run the kernel over one launch's arguments.
+    pub fn call(&self, args: &mut HostArgs<'_>) -> Result<()> {
+        (self.f)(args)
+    }
+}
 
 /// Options handed to the backend's compiler.
 ///
@@ -51,6 +96,8 @@ pub enum Source {
     Text(String),
     /// A Rust function ([`Language::Host`]).
     Host(HostFn),
+    /// A closure built at run time ([`Language::Host`]).
+    Closure(HostClosure),
 }
 
 impl Source {
@@ -58,15 +105,23 @@ impl Source {
     pub fn text(&self) -> Option<&str> {
         match self {
             Source::Text(t) => Some(t),
-            Source::Host(_) => None,
+            Source::Host(_) | Source::Closure(_) => None,
         }
     }
 
     /// The function, if this is a host fn.
     pub fn host_fn(&self) -> Option<HostFn> {
         match self {
-            Source::Text(_) => None,
             Source::Host(f) => Some(*f),
+            Source::Text(_) | Source::Closure(_) => None,
+        }
+    }
+
+    /// The closure, if this is one built at run time.
+    pub fn host_closure(&self) -> Option<&HostClosure> {
+        match self {
+            Source::Closure(c) => Some(c),
+            Source::Text(_) | Source::Host(_) => None,
         }
     }
 }
@@ -76,17 +131,27 @@ impl std::fmt::Debug for Source {
         match self {
             Source::Text(t) => write!(f, "Text({} bytes)", t.len()),
             Source::Host(h) => write!(f, "Host({:#x})", *h as usize),
+            Source::Closure(c) => write!(f, "Closure({:?})", c.key),
         }
     }
 }
 
-/// A host fn is identified by its address, as in the kernel cache.
+/// A host fn is identified by its address, a closure by its key, as in the
+/// kernel cache.
 impl Hash for Source {
     fn hash<H: Hasher>(&self, h: &mut H) {
+        std::mem::discriminant(self).hash(h);
         match self {
             Source::Text(t) => t.hash(h),
             Source::Host(f) => (*f as usize).hash(h),
+            Source::Closure(c) => c.key.hash(h),
         }
+    }
+}
+
+impl From<HostClosure> for Source {
+    fn from(c: HostClosure) -> Self {
+        Source::Closure(c)
     }
 }
 
@@ -190,6 +255,11 @@ impl Program {
 
     /// Set the CPU implementation.
     pub fn host(self, f: HostFn) -> Self {
+        self.source(Language::Host, f)
+    }
+
+    /// Set the CPU implementation to a closure built at run time.
+    pub fn host_closure(self, f: HostClosure) -> Self {
         self.source(Language::Host, f)
     }
 

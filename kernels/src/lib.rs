@@ -37,6 +37,7 @@
 
 pub mod compact;
 pub mod elementwise;
+pub mod expr;
 pub mod fill;
 pub mod histogram;
 pub mod image;
@@ -49,5 +50,6 @@ pub mod scan;
 pub mod sort;
 pub mod thrust;
 pub mod transpose;
+pub mod user;
 
 pub use num::Number;

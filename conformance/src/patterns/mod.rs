@@ -19,6 +19,7 @@ mod scan;
 mod sort;
 mod sums;
 mod transpose;
+mod user;
 
 pub use compact::register as add_compact;
 pub use elementwise::{register as add_elementwise, Axpy, Binary, MismatchedLengths};
@@ -32,6 +33,7 @@ pub use reduce::register as add_reduce;
 pub use scan::register as add_scan;
 pub use sort::register as add_sort;
 pub use transpose::register as add_transpose;
+pub use user::register as add_user;
 
 use kiln_core::{Backend, Buffer, Result};
 

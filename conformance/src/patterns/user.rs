@@ -1,0 +1,283 @@
+//! User kernels: random well-typed integer expressions (every integer
+//! operator, comparisons, select, casts between i32 and u32, raw gathers
+//! in and out of range, the element index), several per generated kernel,
+//! against a reference evaluator written here in i64 arithmetic, apart from
+//! every backend; and each float operation and function on adversarial
+//! inputs against Rust's f64.
+
+use kiln_core::{Args, Backend, DType, Device};
+use kiln_kernels::expr::{index, select, var, Expr};
+use kiln_kernels::user::Elementwise;
+use rand::Rng;
+
+use super::unchanged;
+use crate::{poisoned, CaseRng, Cases, Ctx, Expected, Failure, Tolerance};
+
+/// Outputs per generated kernel: with the three inputs, within the eight
+/// storage buffers WGSL guarantees.
+const OUTPUTS: usize = 5;
+/// Generated kernels per run.
+const KERNELS: usize = 4;
+
+/// An integer expression over `x`, `y`, `r` (raw), `a` (scalar), the index.
+#[derive(Debug, Clone)]
+enum R {
+    X,
+    Y,
+    A,
+    I,
+    Lit(i64),
+    At(Box<R>),
+    Un(&'static str, Box<R>),
+    Bin(&'static str, Box<R>, Box<R>),
+    Sel(&'static str, Box<R>, Box<R>, Box<R>, Box<R>),
+    /// Through the other 32-bit integer type and back.
+    Flip(Box<R>),
+}
+
+const UN: [&str; 3] = ["neg", "abs", "not"];
+const BIN: [&str; 12] = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "min", "max"];
+const CMP: [&str; 6] = ["<", "<=", ">", ">=", "==", "!="];
+
+/// Whether `r` has a type of its own (not only literals): operands of
+/// comparisons, shift amounts and indices must, since nothing around them
+/// gives literals a type.
+fn typed(r: &R) -> bool {
+    match r {
+        R::Lit(_) => false,
+        R::X | R::Y | R::A | R::I | R::At(_) | R::Sel(..) => true,
+        R::Un(_, a) | R::Flip(a) => typed(a),
+        R::Bin(_, a, b) => typed(a) || typed(b),
+    }
+}
+
+fn gen_typed(rng: &mut CaseRng, depth: u32) -> R {
+    let r = gen(rng, depth);
+    if typed(&r) {
+        r
+    } else {
+        R::Bin("^", Box::new(r), Box::new(R::X))
+    }
+}
+
+fn gen(rng: &mut CaseRng, depth: u32) -> R {
+    let leaf = depth == 0 || rng.random_ratio(1, 4);
+    if leaf {
+        return match rng.random_range(0..6) {
+            0 => R::X,
+            1 => R::Y,
+            2 => R::A,
+            3 => R::I,
+            4 => R::Lit(
+                *[0i64, 1, -1, 2, 31, 32, 33, 7, i32::MIN as i64, i32::MAX as i64]
+                    .get(rng.random_range(0..10))
+                    .unwrap_or(&0),
+            ),
+            _ => R::At(Box::new(gen_typed(rng, 0))),
+        };
+    }
+    let d = depth - 1;
+    match rng.random_range(0..10) {
+        0 => R::Un(UN[rng.random_range(0..UN.len())], Box::new(gen(rng, d))),
+        1 => R::Sel(
+            CMP[rng.random_range(0..CMP.len())],
+            Box::new(gen_typed(rng, d)),
+            Box::new(gen(rng, d)),
+            Box::new(gen(rng, d)),
+            Box::new(gen(rng, d)),
+        ),
+        2 => R::Flip(Box::new(gen(rng, d))),
+        3 => R::At(Box::new(gen_typed(rng, d))),
+        _ => R::Bin(BIN[rng.random_range(0..BIN.len())], Box::new(gen(rng, d)), Box::new(gen(rng, d))),
+    }
+}
+
+/// The kiln expression for `r` on dtype `d` (i32 or u32).
+fn build(r: &R, d: DType) -> Expr {
+    let other = if d == DType::I32 { DType::U32 } else { DType::I32 };
+    match r {
+        R::X => var("x"),
+        R::Y => var("y"),
+        R::A => var("a"),
+        R::I => index().cast(d),
+        R::Lit(v) => Expr::from(if d == DType::U32 { *v as u32 as i64 } else { *v }),
+        R::At(i) => var("r").at(build(i, d)),
+        R::Un(op, a) => {
+            let a = build(a, d);
+            match *op {
+                "neg" => -a,
+                "abs" => a.abs(),
+                _ => !a,
+            }
+        }
+        R::Bin(op, a, b) => {
+            let (a, b) = (build(a, d), build(b, d));
+            match *op {
+                "+" => a + b,
+                "-" => a - b,
+                "*" => a * b,
+                "/" => a / b,
+                "%" => a % b,
+                "&" => a & b,
+                "|" => a | b,
+                "^" => a ^ b,
+                "<<" => a << b,
+                ">>" => a >> b,
+                "min" => a.min(b),
+                _ => a.max(b),
+            }
+        }
+        R::Sel(op, p, q, a, b) => {
+            let (p, q) = (build(p, d), build(q, d));
+            let c = match *op {
+                "<" => p.lt(q),
+                "<=" => p.le(q),
+                ">" => p.gt(q),
+                ">=" => p.ge(q),
+                "==" => p.eq(q),
+                _ => p.ne(q),
+            };
+            select(c, build(a, d), build(b, d))
+        }
+        R::Flip(a) => build(a, d).cast(other).cast(d),
+    }
+}
+
+/// The reference: `r` at element `i`, in i64 with explicit 32-bit wrapping.
+struct Env<'a> {
+    signed: bool,
+    x: &'a [i64],
+    y: &'a [i64],
+    raw: &'a [i64],
+    a: i64,
+}
+
+impl Env<'_> {
+    fn wrap(&self, v: i64) -> i64 {
+        if self.signed {
+            v as i32 as i64
+        } else {
+            v as u32 as i64
+        }
+    }
+
+    fn eval(&self, r: &R, i: usize) -> i64 {
+        let min = if self.signed { i32::MIN as i64 } else { -1 };
+        match r {
+            R::X => self.x[i],
+            R::Y => self.y[i],
+            R::A => self.a,
+            R::I => self.wrap(i as i64),
+            R::Lit(v) => self.wrap(*v),
+            R::At(k) => {
+                let k = self.eval(k, i);
+                if k >= 0 && (k as usize) < self.raw.len() {
+                    self.raw[k as usize]
+                } else {
+                    0
+                }
+            }
+            R::Un(op, a) => {
+                let a = self.eval(a, i);
+                match *op {
+                    "neg" => self.wrap(-a),
+                    "abs" => self.wrap(a.abs()),
+                    _ => self.wrap(!a),
+                }
+            }
+            R::Bin(op, a, b) => {
+                let (a, b) = (self.eval(a, i), self.eval(b, i));
+                let shift = (b & 31) as u32;
+                match *op {
+                    "+" => self.wrap(a + b),
+                    "-" => self.wrap(a - b),
+                    "*" => self.wrap(a.wrapping_mul(b)),
+                    "/" if b == 0 || (a == min && b == -1) => a,
+                    "/" => a / b,
+                    "%" if b == 0 || (a == min && b == -1) => 0,
+                    "%" => a % b,
+                    "&" => self.wrap(a & b),
+                    "|" => self.wrap(a | b),
+                    "^" => self.wrap(a ^ b),
+                    "<<" => self.wrap(a << shift),
+                    ">>" => a >> shift,
+                    "min" => a.min(b),
+                    _ => a.max(b),
+                }
+            }
+            R::Sel(op, p, q, a, b) => {
+                let (p, q) = (self.eval(p, i), self.eval(q, i));
+                let c = match *op {
+                    "<" => p < q,
+                    "<=" => p <= q,
+                    ">" => p > q,
+                    ">=" => p >= q,
+                    "==" => p == q,
+                    _ => p != q,
+                };
+                if c {
+                    self.eval(a, i)
+                } else {
+                    self.eval(b, i)
+                }
+            }
+            R::Flip(a) => self.eval(a, i),
+        }
+    }
+}
+
+/// Random integer expressions of `T` (i32 or u32).
+fn random_ints<B: Backend, T>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure>
+where
+    T: crate::Sample + kiln_kernels::Number + Into<i64> + TryFrom<i64>,
+{
+    let signed = T::DTYPE == DType::I32;
+    let x: Vec<T> = ctx.random();
+    let y: Vec<T> = ctx.random();
+    let raw_len = ctx.rng.random_range(0..64usize);
+    let raw: Vec<T> = crate::random_vec(&mut ctx.rng, raw_len);
+    let a: T = crate::random_vec(&mut ctx.rng, 1)[0];
+    let (xi, yi, ri): (Vec<i64>, Vec<i64>, Vec<i64>) = (
+        x.iter().map(|&v| v.into()).collect(),
+        y.iter().map(|&v| v.into()).collect(),
+        raw.iter().map(|&v| v.into()).collect(),
+    );
+    let env = Env { signed, x: &xi, y: &yi, raw: &ri, a: a.into() };
+    let s = device.stream();
+    let (xb, yb, rb) = (device.upload(&x)?, device.upload(&y)?, device.upload(&raw)?);
+    for k in 0..KERNELS {
+        let exprs: Vec<R> = (0..OUTPUTS).map(|_| gen(&mut ctx.rng, 4)).collect();
+        let mut def = Elementwise::new(format!("random_{k}"))
+            .input("x", T::DTYPE)
+            .input("y", T::DTYPE)
+            .raw("r", T::DTYPE)
+            .scalar("a", T::DTYPE);
+        for (j, e) in exprs.iter().enumerate() {
+            def = def.output(&format!("z{j}"), T::DTYPE).set(&format!("z{j}"), build(e, T::DTYPE));
+        }
+        let kernel = def.build()?;
+        let want: Vec<Vec<T>> = exprs
+            .iter()
+            .map(|e| (0..ctx.n).map(|i| T::try_from(env.eval(e, i)).unwrap_or_default()).collect())
+            .collect();
+        let mut outs = want.iter().map(|w| poisoned(device, w)).collect::<kiln_core::Result<Vec<_>>>()?;
+        let mut args = Args::new().arg(&xb).arg(&yb).arg(&rb).scalar(a);
+        for o in outs.iter_mut() {
+            args = args.arg(o);
+        }
+        kernel.launch(&s, args)?;
+        for (j, (o, w)) in outs.iter().zip(&want).enumerate() {
+            let got = o.to_vec()?;
+            let what = format!("z{j} = {}", build(&exprs[j], T::DTYPE));
+            ctx.compare_inputs(&what, &Expected::new(w.clone(), Tolerance::Exact), &got, &[("x", &x), ("y", &y)])?;
+        }
+    }
+    unchanged("input x", &xb, &x)?;
+    unchanged("raw input r", &rb, &raw)
+}
+
+/// Add the user-kernel cases to `group`.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
+    c.one(group, "user/random-int", DType::I32, |d, ctx| random_ints::<B, i32>(d, ctx));
+    c.one(group, "user/random-int", DType::U32, |d, ctx| random_ints::<B, u32>(d, ctx));
+}

@@ -1,0 +1,138 @@
+//! CUDA C++ from a typed body: one `const` local per node.
+
+use kiln_core::{DType, IndexWidth};
+
+use super::check::{Op, Role, TNode, Typed};
+use super::node::{BinOp, UnOp};
+use super::ty::Vt;
+use super::value::Value;
+
+/// The helpers every generated CUDA kernel starts with.
+pub(crate) const PRELUDE: &str = include_str!("prelude.cuh");
+
+/// The C type of `t`.
+pub(crate) fn c_type(t: Vt) -> &'static str {
+    match t {
+        Vt::Bool => "bool",
+        Vt::Num(d) => d.cuda_name(),
+    }
+}
+
+/// The C type of a length at `width`.
+pub(crate) fn len_type(width: IndexWidth) -> &'static str {
+    match width {
+        IndexWidth::U32 => "unsigned",
+        IndexWidth::U64 => "unsigned long long",
+    }
+}
+
+fn constant(v: Value) -> String {
+    match v.ty {
+        Vt::Bool => (if v.bits != 0 { "true" } else { "false" }).to_string(),
+        Vt::Num(DType::I32) => format!("((int){:#x}u)", v.bits as u32),
+        Vt::Num(DType::U32) => format!("{:#x}u", v.bits as u32),
+        Vt::Num(DType::I64) => format!("((long long){:#x}ull)", v.bits),
+        Vt::Num(DType::F32) => format!("__int_as_float({:#x})", v.bits as u32 as i32),
+        Vt::Num(DType::F64) => format!("__longlong_as_double({:#x}ll)", v.bits as i64),
+        Vt::Num(_) => format!("{:#x}ull", v.bits),
+    }
+}
+
+/// The expression computing node `n`, its operands named `v{k}`; `arg(p)`
+/// names argument `p`, `len(p)` its length, and the element index is `kx_i`.
+fn expression(n: &TNode, nodes: &[TNode], arg: &impl Fn(u32) -> String) -> String {
+    let v = |k: usize| format!("v{}", n.args[k]);
+    let ty = |k: usize| nodes[n.args[k] as usize].ty;
+    match n.op {
+        Op::Load(p) => format!("{}[kx_i]", arg(p)),
+        Op::Scalar(p) => arg(p),
+        Op::At(p) => format!("kx_at({}, {}, kx_len{p})", arg(p), v(0)),
+        Op::LenOf(p) => format!("(unsigned)kx_len{p}"),
+        Op::Index => "(unsigned)kx_i".to_string(),
+        Op::Len => "(unsigned)kx_n".to_string(),
+        Op::Const(c) => constant(c),
+        Op::Un(UnOp::Not) if n.ty == Vt::Bool => format!("!{}", v(0)),
+        Op::Un(UnOp::Not) => format!("({})~{}", c_type(n.ty), v(0)),
+        Op::Un(op) => format!("kx_{}({})", un_name(op), v(0)),
+        Op::Bin(op) => match op {
+            BinOp::Add => format!("kx_add({}, {})", v(0), v(1)),
+            BinOp::Sub => format!("kx_sub({}, {})", v(0), v(1)),
+            BinOp::Mul => format!("kx_mul({}, {})", v(0), v(1)),
+            BinOp::Div => format!("kx_div({}, {})", v(0), v(1)),
+            BinOp::Rem => format!("kx_rem({}, {})", v(0), v(1)),
+            BinOp::Min => format!("kx_min({}, {})", v(0), v(1)),
+            BinOp::Max => format!("kx_max({}, {})", v(0), v(1)),
+            BinOp::Pow => format!("kx_pow({}, {})", v(0), v(1)),
+            BinOp::Shl => format!("kx_shl({}, (unsigned){})", v(0), v(1)),
+            BinOp::Shr => format!("kx_shr({}, (unsigned){})", v(0), v(1)),
+            BinOp::Xor if ty(0) == Vt::Bool => format!("({} != {})", v(0), v(1)),
+            _ => format!("({}) ({} {} {})", c_type(n.ty), v(0), op.name(), v(1)),
+        },
+        Op::Select => format!("({} ? {} : {})", v(0), v(1), v(2)),
+        Op::Cast => format!("kx_cast<{}, {}>({})", c_type(n.ty), c_type(ty(0)), v(0)),
+        Op::Fma => format!("kx_fma({}, {}, {})", v(0), v(1), v(2)),
+    }
+}
+
+fn un_name(op: UnOp) -> &'static str {
+    match op {
+        UnOp::Neg => "neg",
+        UnOp::Not => "not",
+        UnOp::Abs => "abs",
+        UnOp::Sqrt => "sqrt",
+        UnOp::Rsqrt => "rsqrt",
+        UnOp::Exp => "exp",
+        UnOp::Log => "log",
+        UnOp::Sin => "sin",
+        UnOp::Cos => "cos",
+        UnOp::Tanh => "tanh",
+        UnOp::Floor => "floor",
+        UnOp::Ceil => "ceil",
+    }
+}
+
+/// The body's statements: one local per node, then `store(p, value)` per store.
+pub(crate) fn statements(body: &Typed, indent: &str, arg: impl Fn(u32) -> String) -> String {
+    let mut out = String::new();
+    for (i, n) in body.nodes.iter().enumerate() {
+        let e = expression(n, &body.nodes, &arg);
+        out.push_str(&format!("{indent}const {} v{i} = {e};\n", c_type(n.ty)));
+    }
+    out
+}
+
+/// The parameter list of an elementwise kernel: the arguments in
+/// declaration order, each raw input's length, then the element count.
+pub(crate) fn parameters(roles: &[Role], body: &Typed, width: IndexWidth) -> String {
+    let mut params = Vec::new();
+    for (p, role) in roles.iter().enumerate() {
+        let t = body.dtypes[p].cuda_name();
+        params.push(match role {
+            Role::Input | Role::Raw => format!("const {t}* __restrict__ a{p}"),
+            Role::InOut | Role::Output => format!("{t}* __restrict__ a{p}"),
+            Role::Scalar => format!("{t} a{p}"),
+        });
+    }
+    for (p, role) in roles.iter().enumerate() {
+        if *role == Role::Raw {
+            params.push(format!("{} kx_len{p}", len_type(width)));
+        }
+    }
+    params.push(format!("{} kx_n", len_type(width)));
+    params.join(", ")
+}
+
+/// A whole elementwise kernel named `name`.
+pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed, width: IndexWidth) -> String {
+    let l = len_type(width);
+    let mut out = format!("{PRELUDE}\nextern \"C\" __global__ void {name}({}) {{\n", parameters(roles, body, width));
+    out.push_str(&format!(
+        "    for ({l} kx_i = ({l})blockIdx.x * blockDim.x + threadIdx.x; kx_i < kx_n; kx_i += ({l})gridDim.x * blockDim.x) {{\n"
+    ));
+    out.push_str(&statements(body, "        ", |p| format!("a{p}")));
+    for (p, v) in &body.stores {
+        out.push_str(&format!("        a{p}[kx_i] = v{v};\n"));
+    }
+    out.push_str("    }\n}\n");
+    out
+}

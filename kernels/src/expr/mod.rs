@@ -1,0 +1,63 @@
+//! The expression IR of user kernels: bodies written once in Rust, printed
+//! as CUDA C++ and WGSL and run on the CPU as a compiled column program.
+//!
+//! An [`Expr`] is built from arguments ([`var`]), the element index
+//! ([`index`]), constants, Rust's operators, comparison methods, math
+//! functions, [`select`] and casts. A kernel type-checks its body when it is
+//! built, or, where argument types are placeholders ([`Ty::param`]), when a
+//! launch binds them; the checked body is flattened (equal subexpressions
+//! computed once) and its canonical form keys the generated kernels.
+//!
+//! # Semantics, on every backend
+//! - Operands of an operation have one dtype; nothing converts implicitly
+//!   except Rust number literals, which take the other operand's dtype.
+//! - Integers wrap on overflow. `x / 0 == x`, `MIN / -1 == MIN`,
+//!   `x % 0 == 0`, `MIN % -1 == 0`; `%` is integers only (C's truncated
+//!   remainder). Shift amounts (any integer dtype) are taken modulo the
+//!   bit width; `>>` is arithmetic for signed dtypes.
+//! - Floats are IEEE 754: `+ - * /` and `sqrt` correctly rounded on the CPU
+//!   and CUDA (Vulkan allows 2.5 ulp for `/` and `sqrt`); GPUs may contract
+//!   `a * b + c` into one rounding (use [`Expr::fma`] to ask for it
+//!   everywhere). `min`/`max` return the other operand when one is NaN.
+//!   `exp`, `log`, `sin`, `cos`, `tanh`, `pow` follow C (`log(0) == -inf`,
+//!   `log(-1)` and `sqrt(-1)` are NaN, `pow` has C's special cases) to the
+//!   accuracy of each platform's library: exact rounding is not promised.
+//!   WGSL offers these six on `f32` only; on `f64` they are `Unsupported`
+//!   on wgpu.
+//! - Float to integer conversion truncates and saturates, NaN giving 0;
+//!   integer to float rounds to nearest; integer to integer wraps.
+//! - A raw input read outside its length gives 0.
+//!
+//! # Examples
+//! ```
+//! use kiln_kernels::expr::{select, var, Expr};
+//! let x = var("x");
+//! let relu = select(x.clone().gt(0.0), x.clone(), Expr::from(0.0));
+//! assert_eq!(relu.to_string(), "select((x > 0.0), x, 0.0)");
+//! ```
+
+mod check;
+mod cuda;
+mod host;
+mod node;
+mod ty;
+mod value;
+mod wgsl;
+
+pub use node::{index, len, select, var, BinOp, Expr, UnOp};
+pub use ty::{Ty, SUPPORTED};
+
+pub(crate) use check::{check, resolve, Param, Role, Stmt, Typed};
+
+/// The typed program's operations, for the kernels' checks.
+pub(crate) mod check_op {
+    pub(crate) use super::check::transcendental;
+    pub(crate) use super::check::Op::*;
+}
+pub(crate) use host::elementwise as host_elementwise;
+
+/// Code generation entry points, by language.
+pub(crate) mod generate {
+    pub(crate) use super::cuda::elementwise as cuda_elementwise;
+    pub(crate) use super::wgsl::elementwise as wgsl_elementwise;
+}

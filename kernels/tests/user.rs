@@ -1,0 +1,189 @@
+//! User kernels on the CPU backend: kiln's semantics at edge values, and
+//! every kind of bad input giving an error that names the kernel and the
+//! argument.
+
+use kiln_core::{Args, DType, Device, Error};
+use kiln_cpu::Cpu;
+use kiln_kernels::expr::{index, select, var, Expr, Ty};
+use kiln_kernels::user::Elementwise;
+
+fn dev() -> Device<Cpu> {
+    Device::<Cpu>::open(0).expect("the CPU device opens")
+}
+
+#[test]
+fn float_semantics_at_edge_values() {
+    let x = [f32::NAN, -0.0, 1.0, -1.0, f32::INFINITY, 3.0e9, -3.0e9, 2.5];
+    let y = [1.0f32, f32::NAN, 0.0, 2.0, -1.0, 0.5, 4.0, f32::NEG_INFINITY];
+    let k = Elementwise::new("edges")
+        .input("x", DType::F32)
+        .input("y", DType::F32)
+        .output("lo", DType::F32)
+        .output("as_int", DType::I32)
+        .output("as_uint", DType::U32)
+        .output("root", DType::F32)
+        .output("p", DType::F32)
+        .set("lo", var("x").min(var("y")))
+        .set("as_int", var("x").cast(DType::I32))
+        .set("as_uint", var("x").cast(DType::U32))
+        .set("root", var("x").sqrt())
+        .set("p", var("x").pow(var("y")))
+        .build()
+        .unwrap();
+    let d = dev();
+    let s = d.stream();
+    let (xb, yb) = (s.upload(&x).unwrap(), s.upload(&y).unwrap());
+    let mut lo = s.upload(&[7.0f32; 8]).unwrap();
+    let mut ai = s.upload(&[7i32; 8]).unwrap();
+    let mut au = s.upload(&[7u32; 8]).unwrap();
+    let mut root = s.upload(&[7.0f32; 8]).unwrap();
+    let mut p = s.upload(&[7.0f32; 8]).unwrap();
+    let args = Args::new().arg(&xb).arg(&yb).arg(&mut lo).arg(&mut ai).arg(&mut au).arg(&mut root).arg(&mut p);
+    k.launch(&s, args).unwrap();
+    let lo = lo.to_vec().unwrap();
+    // min ignores a NaN operand.
+    assert_eq!(lo[0], 1.0);
+    assert_eq!(lo[1], 0.0);
+    assert_eq!(lo[3], -1.0);
+    // Saturating, truncating, NaN to 0.
+    assert_eq!(ai.to_vec().unwrap(), [0, 0, 1, -1, i32::MAX, i32::MAX, i32::MIN, 2]);
+    assert_eq!(au.to_vec().unwrap(), [0, 0, 1, 0, u32::MAX, 3_000_000_000, 0, 2]);
+    let root = root.to_vec().unwrap();
+    assert!(root[0].is_nan() && root[3].is_nan());
+    assert_eq!(root[1].to_bits(), (-0.0f32).to_bits());
+    let p = p.to_vec().unwrap();
+    // C's pow: pow(NaN, 1) is NaN; pow(-1, 2) == 1; pow(inf, -1) == 0; pow(2.5, -inf) == 0.
+    assert!(p[0].is_nan());
+    assert_eq!((p[3], p[4], p[7]), (1.0, 0.0, 0.0));
+}
+
+#[test]
+fn integer_semantics_and_gathers() {
+    let x = [7i32, i32::MIN, -7, 5, 1, -1];
+    let y = [0i32, -1, 2, 33, -1, 31];
+    let table = [10i32, 20, 30];
+    let k = Elementwise::new("ints")
+        .input("x", DType::I32)
+        .input("y", DType::I32)
+        .raw("t", DType::I32)
+        .output("q", DType::I32)
+        .output("r", DType::I32)
+        .output("sh", DType::I32)
+        .output("g", DType::I32)
+        .set("q", var("x") / var("y"))
+        .set("r", var("x") % var("y"))
+        .set("sh", var("x") << var("y"))
+        // Out of range indices (negative, past the end) read 0.
+        .set("g", var("t").at(index().cast(DType::I32) - 1))
+        .build()
+        .unwrap();
+    let d = dev();
+    let s = d.stream();
+    let (xb, yb, tb) = (s.upload(&x).unwrap(), s.upload(&y).unwrap(), s.upload(&table).unwrap());
+    let mut outs: Vec<_> = (0..4).map(|_| s.upload(&[99i32; 6]).unwrap()).collect();
+    let [q, r, sh, g] = &mut outs[..] else { unreachable!() };
+    k.launch(&s, Args::new().arg(&xb).arg(&yb).arg(&tb).arg(q).arg(r).arg(sh).arg(g)).unwrap();
+    assert_eq!(outs[0].to_vec().unwrap(), [7, i32::MIN, -3, 0, -1, 0]);
+    assert_eq!(outs[1].to_vec().unwrap(), [0, 0, -1, 5, 0, -1]);
+    assert_eq!(outs[2].to_vec().unwrap(), [7, 0, -28, 10, i32::MIN, i32::MIN]);
+    assert_eq!(outs[3].to_vec().unwrap(), [0, 10, 20, 30, 0, 0]);
+}
+
+#[test]
+fn placeholders_inout_and_locals() {
+    let t = Ty::param("T");
+    let k = Elementwise::new("clamp_in_place")
+        .scalar("lo", t.clone())
+        .scalar("hi", t.clone())
+        .inout("v", t)
+        .local("c", var("v").max(var("lo")))
+        .set("v", select(var("c").gt(var("hi")), var("hi"), var("c")))
+        .build()
+        .unwrap();
+    let d = dev();
+    let s = d.stream();
+    let data: Vec<f64> = (0..5000).map(|i| f64::from(i) * 0.01 - 20.0).collect();
+    let mut v = s.upload(&data).unwrap();
+    k.launch(&s, Args::new().arg(-1.0f64).arg(1.5f64).arg(&mut v)).unwrap();
+    let want: Vec<f64> = data.iter().map(|x| x.clamp(-1.0, 1.5)).collect();
+    assert_eq!(v.to_vec().unwrap(), want);
+    // The same kernel on u32, bound at launch.
+    let mut w = s.upload(&[0u32, 5, 10]).unwrap();
+    k.launch(&s, Args::new().arg(2u32).arg(7u32).arg(&mut w)).unwrap();
+    assert_eq!(w.to_vec().unwrap(), [2, 5, 7]);
+}
+
+fn invalid(e: Error) -> String {
+    let text = e.to_string();
+    assert!(text.contains("user kernel `"), "{text}");
+    text
+}
+
+#[test]
+fn bad_definitions_name_the_kernel_and_the_argument() {
+    let e = Elementwise::new("k").input("x", DType::F32).output("y", DType::F32).set("y", var("w")).build();
+    assert!(invalid(e.unwrap_err()).contains("`w`"));
+    let e = Elementwise::new("k")
+        .input("x", DType::F32)
+        .input("n", DType::I32)
+        .output("y", DType::F32)
+        .set("y", var("x") + var("n"))
+        .build();
+    let text = invalid(e.unwrap_err());
+    assert!(text.contains("f32 and i32") && text.contains("cast"), "{text}");
+    let e = Elementwise::new("k").input("x", DType::F32).output("y", DType::F32).set("x", var("x")).build();
+    assert!(invalid(e.unwrap_err()).contains("writes the input `x`"));
+    let e = Elementwise::new("k").input("x", DType::F32).output("y", DType::F32).build();
+    assert!(invalid(e.unwrap_err()).contains("never assigns its output `y`"));
+    let e = Elementwise::new("k").input("x", DType::F32).output("y", DType::F32).set("y", var("x") % 2.0).build();
+    assert!(invalid(e.unwrap_err()).contains("%"));
+    let e = Elementwise::new("k").input("x", DType::I32).output("y", DType::I32).set("y", var("x") * 2.5).build();
+    assert!(invalid(e.unwrap_err()).contains("2.5"));
+    let e = Elementwise::new("k").input("x", DType::F32).output("y", DType::F32).set("y", var("x").at(0)).build();
+    assert!(invalid(e.unwrap_err()).contains("only raw inputs"));
+    let e = Elementwise::new("not a name").input("x", DType::F32).output("y", DType::F32).set("y", var("x")).build();
+    assert!(invalid(e.unwrap_err()).contains("identifier"));
+    let e = Elementwise::new("k").input("x", DType::F16).output("y", DType::F16).set("y", var("x")).build();
+    assert!(invalid(e.unwrap_err()).contains("f16"));
+}
+
+#[test]
+fn bad_launches_name_the_argument_and_leave_buffers_alone() {
+    let t = Ty::param("T");
+    let k = Elementwise::new("axpy")
+        .scalar("a", t.clone())
+        .input("x", t.clone())
+        .input("y", t.clone())
+        .output("z", t)
+        .set("z", var("a") * var("x") + var("y"))
+        .build()
+        .unwrap();
+    let d = dev();
+    let s = d.stream();
+    let (x, y, short) =
+        (s.upload(&[1.0f32, 2.0]).unwrap(), s.upload(&[3.0f32, 4.0]).unwrap(), s.upload(&[1.0f32]).unwrap());
+    let mut z = s.upload(&[-5.0f32, -5.0]).unwrap();
+    let e = k.launch(&s, Args::new().arg(2.0f32).arg(&x).arg(&y)).unwrap_err();
+    assert!(invalid(e).contains("takes 4 arguments"));
+    let e = k.launch(&s, Args::new().arg(2.0f32).arg(&x).arg(&y).arg(&z)).unwrap_err();
+    assert!(invalid(e).contains("output `z`"));
+    let e = k.launch(&s, Args::new().arg(2.0f64).arg(&x).arg(&y).arg(&mut z)).unwrap_err();
+    let text = invalid(e);
+    assert!(text.contains("input `x` is f32, but T is f64 from `a`"), "{text}");
+    let e = k.launch(&s, Args::new().arg(2.0f32).arg(&x).arg(&short).arg(&mut z)).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { expected: 2, actual: 1, .. }), "{e}");
+    assert!(e.to_string().contains("input `y`"), "{e}");
+    assert_eq!(z.to_vec().unwrap(), [-5.0, -5.0]);
+    k.launch(&s, Args::new().arg(2.0f32).arg(&x).arg(&y).arg(&mut z)).unwrap();
+    assert_eq!(z.to_vec().unwrap(), [5.0, 8.0]);
+}
+
+#[test]
+fn a_literal_without_a_type_is_refused() {
+    let e = Elementwise::new("k")
+        .input("x", DType::F32)
+        .output("y", DType::F32)
+        .set("y", select(Expr::from(1).lt(2), var("x"), var("x")))
+        .build();
+    assert!(invalid(e.unwrap_err()).contains("literal"));
+}
