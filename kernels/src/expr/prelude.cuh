@@ -72,7 +72,11 @@ KX_F2I(double, unsigned, __double2uint_rz)
 KX_F2I(double, long long, __double2ll_rz)
 KX_F2I(double, unsigned long long, __double2ull_rz)
 
-// Raw argument `a` of `n` elements at index `i`; zero outside it.
-template <typename T, typename I> __device__ __forceinline__ T kx_at(const T* __restrict__ a, I i, unsigned long long n) {
-    return (i >= (I)0 && (unsigned long long)i < n) ? a[i] : (T)0;
+// Raw argument `a` of `n` elements at index `i`; zero outside it. The load
+// is volatile so that the compiler cannot move it ahead of the bounds check
+// (with a plain load, NVRTC was seen to read a[i] for negative i).
+template <typename T, typename I> __device__ __forceinline__ T kx_at(const T* a, I i, unsigned long long n) {
+    T r = (T)0;
+    if (i >= (I)0 && (unsigned long long)i < n) r = *(const volatile T*)(a + i);
+    return r;
 }
