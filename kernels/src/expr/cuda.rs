@@ -108,9 +108,7 @@ pub(crate) fn parameters(roles: &[Role], body: &Typed, width: IndexWidth) -> Str
     for (p, role) in roles.iter().enumerate() {
         let t = body.dtypes[p].cuda_name();
         params.push(match role {
-            Role::Input => format!("const {t}* __restrict__ a{p}"),
-            // No __restrict__: raw inputs are read only behind bounds checks.
-            Role::Raw => format!("const {t}* a{p}"),
+            Role::Input | Role::Raw => format!("const {t}* __restrict__ a{p}"),
             Role::InOut | Role::Output => format!("{t}* __restrict__ a{p}"),
             Role::Scalar => format!("{t} a{p}"),
         });

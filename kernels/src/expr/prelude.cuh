@@ -72,11 +72,36 @@ KX_F2I(double, unsigned, __double2uint_rz)
 KX_F2I(double, long long, __double2ll_rz)
 KX_F2I(double, unsigned long long, __double2ull_rz)
 
-// Raw argument `a` of `n` elements at index `i`; zero outside it. The load
-// is volatile so that the compiler cannot move it ahead of the bounds check
-// (with a plain load, NVRTC was seen to read a[i] for negative i).
+// A raw argument's index as a 64-bit two's-complement value, passed
+// through an opaque move first. NVRTC (CUDA 12/13, sm_90) was seen to
+// miscompile the sign extension of an index such as `x ^ INT_MIN` feeding a
+// bounds-checked load in a large kernel (the address came out 2^32 elements
+// low while the check saw the right value); the optimiser cannot rewrite
+// across the move, so the check and the address use one value.
+__device__ __forceinline__ unsigned long long kx_index(int i) {
+    unsigned u;
+    asm("mov.b32 %0, %1;" : "=r"(u) : "r"(i));
+    return (unsigned long long)(long long)(int)u;
+}
+__device__ __forceinline__ unsigned long long kx_index(unsigned i) {
+    unsigned u;
+    asm("mov.b32 %0, %1;" : "=r"(u) : "r"(i));
+    return (unsigned long long)u;
+}
+__device__ __forceinline__ unsigned long long kx_index(long long i) {
+    unsigned long long u;
+    asm("mov.b64 %0, %1;" : "=l"(u) : "l"(i));
+    return u;
+}
+__device__ __forceinline__ unsigned long long kx_index(unsigned long long i) {
+    unsigned long long u;
+    asm("mov.b64 %0, %1;" : "=l"(u) : "l"(i));
+    return u;
+}
+
+// Raw argument `a` of `n` elements at index `i`; zero outside it (a
+// negative index wraps to a value no length reaches).
 template <typename T, typename I> __device__ __forceinline__ T kx_at(const T* a, I i, unsigned long long n) {
-    T r = (T)0;
-    if (i >= (I)0 && (unsigned long long)i < n) r = *(const volatile T*)(a + i);
-    return r;
+    unsigned long long k = kx_index(i);
+    return k < n ? a[k] : (T)0;
 }
