@@ -20,6 +20,7 @@ mod sort;
 mod sums;
 mod transpose;
 mod user;
+mod user_reduce;
 
 pub use compact::register as add_compact;
 pub use elementwise::{register as add_elementwise, Axpy, Binary, MismatchedLengths};

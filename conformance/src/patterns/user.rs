@@ -21,7 +21,7 @@ const KERNELS: usize = 4;
 
 /// An integer expression over `x`, `y`, `r` (raw), `a` (scalar), the index.
 #[derive(Debug, Clone)]
-enum R {
+pub(super) enum R {
     X,
     Y,
     A,
@@ -45,9 +45,11 @@ const CMP: [&str; 6] = ["<", "<=", ">", ">=", "==", "!="];
 fn typed(r: &R) -> bool {
     match r {
         R::Lit(_) => false,
-        R::X | R::Y | R::A | R::I | R::At(_) | R::Sel(..) => true,
-        R::Un(_, a) | R::Flip(a) => typed(a),
-        R::Bin(_, a, b) => typed(a) || typed(b),
+        R::X | R::Y | R::A | R::I | R::At(_) | R::Flip(_) => true,
+        R::Un(_, a) => typed(a),
+        // A shift has its left operand's type; a select its branches'.
+        R::Bin("<<" | ">>", a, _) => typed(a),
+        R::Bin(_, a, b) | R::Sel(_, _, _, a, b) => typed(a) || typed(b),
     }
 }
 
@@ -60,7 +62,7 @@ fn gen_typed(rng: &mut CaseRng, depth: u32) -> R {
     }
 }
 
-fn gen(rng: &mut CaseRng, depth: u32) -> R {
+pub(super) fn gen(rng: &mut CaseRng, depth: u32) -> R {
     let leaf = depth == 0 || rng.random_ratio(1, 4);
     if leaf {
         return match rng.random_range(0..6) {
@@ -86,24 +88,30 @@ fn gen(rng: &mut CaseRng, depth: u32) -> R {
             Box::new(gen(rng, d)),
             Box::new(gen(rng, d)),
         ),
-        2 => R::Flip(Box::new(gen(rng, d))),
+        // A cast gives a literal-only operand the cast's dtype: keep it typed.
+        2 => R::Flip(Box::new(gen_typed(rng, d))),
         3 => R::At(Box::new(gen_typed(rng, d))),
         _ => R::Bin(BIN[rng.random_range(0..BIN.len())], Box::new(gen(rng, d)), Box::new(gen(rng, d))),
     }
 }
 
 /// The kiln expression for `r` on dtype `d` (i32 or u32).
-fn build(r: &R, d: DType) -> Expr {
+pub(super) fn build(r: &R, d: DType) -> Expr {
+    build_with(r, d, "a")
+}
+
+/// `build` with the scalar named `scalar`.
+pub(super) fn build_with(r: &R, d: DType, scalar: &str) -> Expr {
     let other = if d == DType::I32 { DType::U32 } else { DType::I32 };
     match r {
         R::X => var("x"),
         R::Y => var("y"),
-        R::A => var("a"),
+        R::A => var(scalar),
         R::I => index().cast(d),
         R::Lit(v) => Expr::from(if d == DType::U32 { *v as u32 as i64 } else { *v }),
-        R::At(i) => var("r").at(build(i, d)),
+        R::At(i) => var("r").at(build_with(i, d, scalar)),
         R::Un(op, a) => {
-            let a = build(a, d);
+            let a = build_with(a, d, scalar);
             match *op {
                 "neg" => -a,
                 "abs" => a.abs(),
@@ -111,7 +119,7 @@ fn build(r: &R, d: DType) -> Expr {
             }
         }
         R::Bin(op, a, b) => {
-            let (a, b) = (build(a, d), build(b, d));
+            let (a, b) = (build_with(a, d, scalar), build_with(b, d, scalar));
             match *op {
                 "+" => a + b,
                 "-" => a - b,
@@ -128,7 +136,7 @@ fn build(r: &R, d: DType) -> Expr {
             }
         }
         R::Sel(op, p, q, a, b) => {
-            let (p, q) = (build(p, d), build(q, d));
+            let (p, q) = (build_with(p, d, scalar), build_with(q, d, scalar));
             let c = match *op {
                 "<" => p.lt(q),
                 "<=" => p.le(q),
@@ -137,23 +145,23 @@ fn build(r: &R, d: DType) -> Expr {
                 "==" => p.eq(q),
                 _ => p.ne(q),
             };
-            select(c, build(a, d), build(b, d))
+            select(c, build_with(a, d, scalar), build_with(b, d, scalar))
         }
-        R::Flip(a) => build(a, d).cast(other).cast(d),
+        R::Flip(a) => build_with(a, d, scalar).cast(other).cast(d),
     }
 }
 
 /// The reference: `r` at element `i`, in i64 with explicit 32-bit wrapping.
-struct Env<'a> {
-    signed: bool,
-    x: &'a [i64],
-    y: &'a [i64],
-    raw: &'a [i64],
-    a: i64,
+pub(super) struct Env<'a> {
+    pub(super) signed: bool,
+    pub(super) x: &'a [i64],
+    pub(super) y: &'a [i64],
+    pub(super) raw: &'a [i64],
+    pub(super) a: i64,
 }
 
 impl Env<'_> {
-    fn wrap(&self, v: i64) -> i64 {
+    pub(super) fn wrap(&self, v: i64) -> i64 {
         if self.signed {
             v as i32 as i64
         } else {
@@ -161,7 +169,7 @@ impl Env<'_> {
         }
     }
 
-    fn eval(&self, r: &R, i: usize) -> i64 {
+    pub(super) fn eval(&self, r: &R, i: usize) -> i64 {
         let min = if self.signed { i32::MIN as i64 } else { -1 };
         match r {
             R::X => self.x[i],
@@ -280,4 +288,5 @@ where
 pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.one(group, "user/random-int", DType::I32, |d, ctx| random_ints::<B, i32>(d, ctx));
     c.one(group, "user/random-int", DType::U32, |d, ctx| random_ints::<B, u32>(d, ctx));
+    super::user_reduce::register(c, group);
 }

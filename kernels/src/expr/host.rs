@@ -28,7 +28,7 @@ pub(crate) enum Col {
 }
 
 impl Col {
-    fn new(t: Vt) -> Col {
+    pub(crate) fn new(t: Vt) -> Col {
         match t {
             Vt::Bool => Col::B(Vec::with_capacity(CHUNK)),
             Vt::Num(DType::I32) => Col::I32(Vec::with_capacity(CHUNK)),
@@ -62,26 +62,27 @@ pub(crate) enum SliceMut<'a> {
     F64(&'a mut [f64]),
 }
 
+/// Run `$e` with `$t` the Rust type of dtype `$d`.
 macro_rules! by_dtype {
     ($d:expr, $t:ident => $e:expr) => {
         match $d {
-            DType::I32 => {
+            kiln_core::DType::I32 => {
                 type $t = i32;
                 $e
             }
-            DType::U32 => {
+            kiln_core::DType::U32 => {
                 type $t = u32;
                 $e
             }
-            DType::I64 => {
+            kiln_core::DType::I64 => {
                 type $t = i64;
                 $e
             }
-            DType::U64 => {
+            kiln_core::DType::U64 => {
                 type $t = u64;
                 $e
             }
-            DType::F32 => {
+            kiln_core::DType::F32 => {
                 type $t = f32;
                 $e
             }
@@ -92,6 +93,8 @@ macro_rules! by_dtype {
         }
     };
 }
+
+pub(crate) use by_dtype;
 
 impl<'a> Slice<'a> {
     pub(crate) fn input(args: &HostArgs<'a>, index: usize, d: DType) -> Result<Slice<'a>> {
@@ -347,13 +350,15 @@ fn internal(what: &str) -> Error {
     Error::invalid("user kernel on the CPU", format!("{what}: operand types disagree with the checked body"))
 }
 
-/// Run the column ops of one node.
-struct Exec<'a> {
-    start: usize,
-    len: usize,
-    n: usize,
-    inputs: &'a [Option<Slice<'a>>],
-    scalars: &'a [Option<Value>],
+/// Run the column ops of one node over elements `[start, start + len)` of
+/// `n`. A scalar argument given in `inputs` is read there as a column (the
+/// folds' `a` and `b`).
+pub(crate) struct Exec<'a> {
+    pub(crate) start: usize,
+    pub(crate) len: usize,
+    pub(crate) n: usize,
+    pub(crate) inputs: &'a [Option<Slice<'a>>],
+    pub(crate) scalars: &'a [Option<Value>],
 }
 
 fn fill<T: Num>(out: &mut Col, len: usize, v: T) -> Result<()> {
@@ -479,7 +484,7 @@ impl Exec<'_> {
         let arg = |k: usize| &before[n.args[k] as usize];
         let dtype = n.ty.dtype().unwrap_or(DType::U32);
         match n.op {
-            Op::Load(p) => {
+            Op::Load(p) | Op::Scalar(p) if self.inputs.get(p as usize).is_some_and(Option::is_some) => {
                 let s = self.inputs[p as usize].ok_or_else(|| internal("load"))?;
                 by_dtype!(dtype, T => {
                     let s = typed_slice::<T>(s).ok_or_else(|| internal("load"))?;
@@ -500,6 +505,7 @@ impl Exec<'_> {
                 let v = self.scalars[p as usize].ok_or_else(|| internal("scalar"))?;
                 by_dtype!(dtype, T => fill(out, self.len, T::of_bits(v.bits)))
             }
+            Op::Load(_) => Err(internal("load")),
             Op::Const(c) => by_dtype!(dtype, T => fill(out, self.len, T::of_bits(c.bits))),
             Op::At(p) => {
                 let s = self.inputs[p as usize].ok_or_else(|| internal("raw input"))?;
@@ -592,7 +598,7 @@ fn col_dtype(c: &Col) -> DType {
     }
 }
 
-fn store(col: &Col, out: &mut SliceMut<'_>) -> Result<()> {
+pub(crate) fn store(col: &Col, out: &mut SliceMut<'_>) -> Result<()> {
     match (col, out) {
         (Col::I32(c), SliceMut::I32(o)) => o.copy_from_slice(c),
         (Col::U32(c), SliceMut::U32(o)) => o.copy_from_slice(c),
@@ -666,7 +672,7 @@ pub(crate) fn elementwise(roles: &[Role], body: &Typed, args: &mut HostArgs<'_>)
 
 /// Evaluate every node over one chunk; in-out arguments are read from the
 /// chunk of their own slice (which starts at the chunk's first element).
-fn run(exec: &Exec<'_>, body: &Typed, cols: &mut [Col], outs: &[(usize, SliceMut<'_>)]) -> Result<()> {
+pub(crate) fn run(exec: &Exec<'_>, body: &Typed, cols: &mut [Col], outs: &[(usize, SliceMut<'_>)]) -> Result<()> {
     for (k, n) in body.nodes.iter().enumerate() {
         let (before, rest) = cols.split_at_mut(k);
         let out = &mut rest[0];
@@ -704,7 +710,7 @@ fn chunk_slice<'a>(c: &'a SliceMut<'_>) -> Slice<'a> {
     }
 }
 
-fn scalar_bits<T: Num + kiln_core::Element>(args: &HostArgs<'_>, p: usize) -> Result<u64> {
+pub(crate) fn scalar_bits<T: Num + kiln_core::Element>(args: &HostArgs<'_>, p: usize) -> Result<u64> {
     let v: T = args.scalar(p)?;
     let mut bits = [0u8; 8];
     bits[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&v));

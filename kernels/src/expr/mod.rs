@@ -10,7 +10,9 @@
 //!
 //! # Semantics, on every backend
 //! - Operands of an operation have one dtype; nothing converts implicitly
-//!   except Rust number literals, which take the other operand's dtype.
+//!   except Rust number literals, which take the other operand's dtype
+//!   (an operand made of literals only takes a cast's target dtype:
+//!   `(Expr::from(-8) >> 1).cast(DType::U32)` shifts a `u32`).
 //! - Integers wrap on overflow. `x / 0 == x`, `MIN / -1 == MIN`,
 //!   `x % 0 == 0`, `MIN % -1 == 0`; `%` is integers only (C's truncated
 //!   remainder). Shift amounts (any integer dtype) are taken modulo the
@@ -38,11 +40,15 @@
 
 mod check;
 mod cuda;
+mod cuda_fold;
+mod fold;
 mod host;
+mod host_fold;
 mod node;
 mod ty;
 mod value;
 mod wgsl;
+mod wgsl_fold;
 
 pub use node::{index, len, select, var, BinOp, Expr, UnOp};
 pub use ty::{Ty, SUPPORTED};
@@ -54,10 +60,14 @@ pub(crate) mod check_op {
     pub(crate) use super::check::transcendental;
     pub(crate) use super::check::Op::*;
 }
+pub(crate) use fold::{check_fold, Fold, FoldDef, Pass};
 pub(crate) use host::elementwise as host_elementwise;
+pub(crate) use host_fold::{reduce as host_reduce, Shape};
 
 /// Code generation entry points, by language.
 pub(crate) mod generate {
     pub(crate) use super::cuda::elementwise as cuda_elementwise;
+    pub(crate) use super::cuda_fold::fold as cuda_fold;
     pub(crate) use super::wgsl::elementwise as wgsl_elementwise;
+    pub(crate) use super::wgsl_fold::fold as wgsl_fold;
 }

@@ -205,12 +205,13 @@ impl Gen<'_> {
         }
     }
 
-    fn expression(&mut self, n: &TNode, arg: &impl Fn(u32) -> String, at: &impl Fn(u32) -> String) -> String {
+    fn expression(&mut self, n: &TNode, names: &Names<'_>) -> String {
+        let (arg, at) = (names.arg, names.arg);
         let v = |k: usize| format!("v{}", n.args[k]);
         let t = w_type(n.ty);
         match n.op {
             Op::Load(p) => format!("{}[kx_i]", arg(p)),
-            Op::Scalar(p) => format!("params.a{p}"),
+            Op::Scalar(p) => (names.scalar)(p),
             Op::At(p) => {
                 let it = self.ty(n.args[0]);
                 let ti = w_type(it);
@@ -229,7 +230,7 @@ impl Gen<'_> {
             }
             Op::LenOf(p) => format!("params.kx_len{p}"),
             Op::Index => "kx_i".to_string(),
-            Op::Len => "params.kx_n".to_string(),
+            Op::Len => names.len.to_string(),
             Op::Const(c) => constant(c),
             Op::Un(op) => self.unary(op, t, &v(0)),
             Op::Bin(op) => {
@@ -263,12 +264,28 @@ impl Gen<'_> {
     }
 }
 
-/// The body's statements, one `let` per node; `arg(p)` names argument `p`.
-pub(crate) fn statements(body: &Typed, helpers: &mut Helpers, indent: &str, arg: impl Fn(u32) -> String) -> String {
+/// What a body's arguments are called where it is printed.
+pub(crate) struct Names<'a> {
+    /// Buffer argument `p`.
+    pub(crate) arg: &'a dyn Fn(u32) -> String,
+    /// Scalar argument `p`.
+    pub(crate) scalar: &'a dyn Fn(u32) -> String,
+    /// The element count `len()`.
+    pub(crate) len: &'a str,
+}
+
+/// Arguments named as an elementwise kernel has them: buffers `a{p}`,
+/// scalars and the element count in `params`.
+pub(crate) fn kernel_names<R>(f: impl FnOnce(&Names<'_>) -> R) -> R {
+    f(&Names { arg: &|p| format!("a{p}"), scalar: &|p| format!("params.a{p}"), len: "params.kx_n" })
+}
+
+/// The body's statements, one `let` per node, arguments named by `names`.
+pub(crate) fn statements(body: &Typed, helpers: &mut Helpers, indent: &str, names: &Names<'_>) -> String {
     let mut g = Gen { nodes: &body.nodes, h: helpers };
     let mut out = String::new();
     for (i, n) in body.nodes.iter().enumerate() {
-        let e = g.expression(n, &arg, &arg);
+        let e = g.expression(n, names);
         out.push_str(&format!("{indent}let v{i}: {} = {e};\n", w_type(n.ty)));
     }
     out
@@ -309,7 +326,7 @@ pub(crate) fn declarations(roles: &[Role], body: &Typed) -> String {
 /// A whole elementwise kernel named `name`.
 pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed) -> String {
     let mut helpers = Helpers::default();
-    let stmts = statements(body, &mut helpers, "        ", |p| format!("a{p}"));
+    let stmts = kernel_names(|names| statements(body, &mut helpers, "        ", names));
     let mut out = declarations(roles, body);
     out.push_str(&helpers.text());
     out.push_str(&format!(

@@ -7,7 +7,7 @@ use kiln_core::{
     Args, Backend, DType, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Source, Stream,
 };
 
-use super::signature::{bind, Bound};
+use super::signature::{bind, check_backend, check_ident, check_u32, Bound};
 use crate::expr::{self, check, Expr, Param, Role, Stmt, Ty, Typed};
 use crate::launch::{blocks, check_dtype, BLOCK};
 
@@ -106,18 +106,7 @@ impl Elementwise {
     /// the body's types: `Err` naming the kernel and what is wrong.
     pub fn build(self) -> Result<ElementwiseKernel> {
         let fail = |reason: String| Error::invalid(format!("user kernel `{}`", self.name), reason);
-        let ident = |s: &str| {
-            s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        };
-        if !ident(&self.name) {
-            return Err(fail("the name must be an identifier (letters, digits, _)".to_string()));
-        }
-        for (i, p) in self.params.iter().enumerate() {
-            if self.params[..i].iter().any(|q| q.name == p.name) {
-                return Err(fail(format!("declares `{}` twice", p.name)));
-            }
-        }
+        check_ident(&self.name, &self.params)?;
         if !self.params.iter().any(|p| p.role.is_buffer() && p.role != Role::Raw) {
             return Err(fail("has no input or output to take the element count from".to_string()));
         }
@@ -229,7 +218,7 @@ impl ElementwiseKernel {
                 Program::new(name).cuda(expr::generate::cuda_elementwise(name, &roles, &body, width))
             }
             (None, Language::Wgsl) => {
-                check_wgsl(name, &body)?;
+                check_backend(name, language, [&*body].into_iter())?;
                 Program::new(name).wgsl(expr::generate::wgsl_elementwise(name, &roles, &body))
             }
             (None, Language::Host) => {
@@ -257,24 +246,18 @@ impl ElementwiseKernel {
     /// or a body that does not type-check for these dtypes.
     pub fn launch<B: Backend>(&self, stream: &Stream<B>, args: Args<'_, B>) -> Result<()> {
         let def = &self.0.def;
-        let Bound { dtypes, bind: binding, n, raw_lens } = bind(&def.name, &def.params, args.raw())?;
+        let bound = bind(&def.name, &def.params, args.raw())?;
+        let (dtypes, binding) = (&bound.dtypes, &bound.bind);
         let what = format!("user kernel `{}`", def.name);
         let info = stream.device().info();
         let width = info.features.index_width;
-        let inst = self.instance(B::LANGUAGE, width, &dtypes, &binding)?;
+        let inst = self.instance(B::LANGUAGE, width, dtypes, binding)?;
         let body = &inst.body;
         for d in body.nodes.iter().filter_map(|n| n.ty.dtype()).chain(dtypes.iter().copied()) {
             check_dtype(stream, d, &what)?;
         }
-        let uses_u32 = body.any(|n| matches!(n.op, expr::check_op::Index | expr::check_op::Len))
-            || body.any(|n| matches!(n.op, expr::check_op::LenOf(_)));
-        let longest = raw_lens.iter().copied().chain([n]).max().unwrap_or(0);
-        if uses_u32 && longest > u32::MAX as usize {
-            return Err(Error::invalid(
-                what,
-                format!("index() and len() are u32, and the launch has {longest} elements"),
-            ));
-        }
+        check_u32(&def.name, [&**body].into_iter(), &bound)?;
+        let Bound { n, raw_lens, .. } = bound;
         if n == 0 {
             return Ok(());
         }
@@ -293,32 +276,4 @@ impl ElementwiseKernel {
         // contract from `with_source`.
         unsafe { stream.launch(&kernel, config, args) }
     }
-}
-
-/// `Err(Unsupported)` for what WGSL cannot compute: 64-bit integers, and
-/// transcendental functions of f64 (Vulkan has them for 32-bit floats only).
-fn check_wgsl(name: &str, body: &Typed) -> Result<()> {
-    let what = format!("user kernel `{name}`");
-    for d in &body.dtypes {
-        if d.wgsl_name().is_none() {
-            return Err(Error::unsupported(kiln_core::BackendKind::Wgpu, what, format!("WGSL has no {d}")));
-        }
-    }
-    for n in &body.nodes {
-        if let Some(d) = n.ty.dtype() {
-            if d.wgsl_name().is_none() {
-                return Err(Error::unsupported(kiln_core::BackendKind::Wgpu, what, format!("WGSL has no {d}")));
-            }
-        }
-        if n.ty.dtype() == Some(DType::F64) {
-            if let Some(f) = expr::check_op::transcendental(&n.op) {
-                return Err(Error::unsupported(
-                    kiln_core::BackendKind::Wgpu,
-                    what,
-                    format!("Vulkan offers {f} on 32-bit floats only, not f64"),
-                ));
-            }
-        }
-    }
-    Ok(())
 }

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use kiln_core::{Backend, DType, Error, RawArg, Result};
+use kiln_core::{Backend, BackendKind, DType, Error, Language, RawArg, Result};
 
-use crate::expr::{Param, Role, Ty};
+use crate::expr::{check_op, Param, Role, Ty, Typed};
 
 /// What a launch's arguments say: each argument's dtype, the placeholder
 /// bindings, the element count and each raw input's length.
@@ -81,4 +81,68 @@ pub(crate) fn bind<B: Backend>(kernel: &str, params: &[Param], args: &[RawArg<'_
     }
     bound.n = first_len.map_or(0, |(_, n)| n);
     Ok(bound)
+}
+
+/// `Err` unless `name` is an identifier and no two arguments share a name.
+pub(crate) fn check_ident(name: &str, params: &[Param]) -> Result<()> {
+    let ident = |s: &str| {
+        s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !ident(name) {
+        return Err(fail(name, "the name must be an identifier (letters, digits, _)"));
+    }
+    for (i, p) in params.iter().enumerate() {
+        if params[..i].iter().any(|q| q.name == p.name) {
+            return Err(fail(name, format!("declares `{}` twice", p.name)));
+        }
+    }
+    Ok(())
+}
+
+/// `Err` where `index()` or `len()` (u32) cannot reach every element or a
+/// raw input's length does not fit u32.
+pub(crate) fn check_u32<'a>(kernel: &str, bodies: impl Iterator<Item = &'a Typed>, bound: &Bound) -> Result<()> {
+    let mut uses = false;
+    for b in bodies {
+        uses |= b.any(|n| matches!(n.op, check_op::Index | check_op::Len | check_op::LenOf(_)));
+    }
+    let longest = bound.raw_lens.iter().copied().chain([bound.n]).max().unwrap_or(0);
+    if uses && longest > u32::MAX as usize {
+        return Err(fail(kernel, format!("index() and len() are u32, and the launch has {longest} elements")));
+    }
+    Ok(())
+}
+
+/// `Err(Unsupported)` for what `language` cannot compute. WGSL has no
+/// 64-bit integers, and Vulkan offers its transcendental functions on
+/// 32-bit floats only.
+pub(crate) fn check_backend<'a>(
+    kernel: &str,
+    language: Language,
+    bodies: impl Iterator<Item = &'a Typed>,
+) -> Result<()> {
+    if language != Language::Wgsl {
+        return Ok(());
+    }
+    let what = || format!("user kernel `{kernel}`");
+    for body in bodies {
+        for d in body.dtypes.iter().copied().chain(body.nodes.iter().filter_map(|n| n.ty.dtype())) {
+            if d.wgsl_name().is_none() {
+                return Err(Error::unsupported(BackendKind::Wgpu, what(), format!("WGSL has no {d}")));
+            }
+        }
+        for n in &body.nodes {
+            if n.ty.dtype() == Some(DType::F64) {
+                if let Some(f) = check_op::transcendental(&n.op) {
+                    return Err(Error::unsupported(
+                        BackendKind::Wgpu,
+                        what(),
+                        format!("Vulkan offers {f} on 32-bit floats only, not f64"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,189 @@
+//! The checked parts of a fold (a reduction or a scan): the per-element map,
+//! the combining expression of `a` and `b`, the identity and the optional
+//! post-map, each a typed body of its own that every generator prints.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kiln_core::{DType, Error, Result};
+
+use super::check::{check, resolve, Op, Param, Role, Stmt, Typed};
+use super::node::Expr;
+use super::ty::Ty;
+
+/// The name the combining expression and the post-map give the accumulated value.
+pub(crate) const A: &str = "a";
+/// The name the combining expression gives its second operand.
+pub(crate) const B: &str = "b";
+/// The synthetic output each part stores its value in.
+const OUT: &str = "kx_out";
+
+/// A fold as declared: arguments, locals and map, the combining
+/// expression, identity and post-map, and the dtypes of the accumulator
+/// and the result.
+#[derive(Clone, Debug)]
+pub(crate) struct FoldDef {
+    pub(crate) name: String,
+    pub(crate) params: Vec<Param>,
+    pub(crate) locals: Vec<Stmt>,
+    pub(crate) map: Expr,
+    pub(crate) combine: Expr,
+    pub(crate) identity: Expr,
+    pub(crate) post: Option<(Ty, Expr)>,
+    pub(crate) acc: Ty,
+}
+
+/// A fold with its dtypes bound: the typed parts.
+#[derive(Clone, Debug)]
+pub(crate) struct Fold {
+    /// The user's arguments' roles (the map's arguments, in order).
+    pub(crate) roles: Vec<Role>,
+    /// Over the user's arguments and a last output: the value per element.
+    pub(crate) map: Typed,
+    /// Over scalars `a` (0), `b` (1) and an output (2).
+    pub(crate) combine: Typed,
+    /// Over one output: a constant.
+    pub(crate) identity: Typed,
+    /// Over the user's arguments, `a` (at `roles.len()`) and an output.
+    pub(crate) post: Option<Typed>,
+    pub(crate) acc: DType,
+    pub(crate) out: DType,
+}
+
+impl Fold {
+    /// The node a part stores its value from.
+    pub(crate) fn result(body: &Typed) -> u32 {
+        body.stores.last().map_or(0, |(_, v)| *v)
+    }
+
+    /// The canonical form of every part: generated programs are keyed by it.
+    pub(crate) fn canonical(&self) -> String {
+        let post = self.post.as_ref().map_or(String::new(), Typed::canonical);
+        format!(
+            "{:?} acc {} out {}\nmap {}\ncombine {}\nidentity {}\npost {post}",
+            self.roles,
+            self.acc,
+            self.out,
+            self.map.canonical(),
+            self.combine.canonical(),
+            self.identity.canonical()
+        )
+    }
+
+    /// Every typed part, for checks over all of them.
+    pub(crate) fn parts(&self) -> impl Iterator<Item = &Typed> {
+        [&self.map, &self.combine, &self.identity].into_iter().chain(self.post.as_ref())
+    }
+}
+
+fn fail(kernel: &str, reason: impl Into<String>) -> Error {
+    Error::invalid(format!("user kernel `{kernel}`"), reason)
+}
+
+fn param(name: &str, role: Role, ty: Ty) -> Param {
+    Param { name: Arc::from(name), role, ty }
+}
+
+/// `Err` unless `body` uses only what `allowed` accepts, naming `part`.
+fn only(kernel: &str, body: &Typed, part: &str, allowed: impl Fn(&Op) -> bool) -> Result<()> {
+    match body.nodes.iter().find(|n| !allowed(&n.op)) {
+        None => Ok(()),
+        Some(n) => Err(fail(kernel, format!("the {part} may not use {}", describe(&n.op)))),
+    }
+}
+
+fn describe(op: &Op) -> &'static str {
+    match op {
+        Op::Load(_) | Op::At(_) | Op::LenOf(_) => "the kernel's buffers",
+        Op::Index => "index()",
+        Op::Len => "len()",
+        Op::Scalar(_) => "arguments",
+        _ => "this operation",
+    }
+}
+
+/// Check every part of `def` with placeholders bound by `bind`.
+pub(crate) fn check_fold(def: &FoldDef, bind: &HashMap<Arc<str>, DType>) -> Result<Fold> {
+    let k = def.name.as_str();
+    let acc = resolve(k, &def.acc, bind, "the accumulator")?;
+    let acc_ty = Ty::Is(acc);
+    let roles: Vec<Role> = def.params.iter().map(|p| p.role).collect();
+
+    let mut map_params = def.params.clone();
+    map_params.push(param(OUT, Role::Output, acc_ty.clone()));
+    let mut stmts = def.locals.clone();
+    stmts.push(Stmt::Set(Arc::from(OUT), def.map.clone()));
+    let map = check(k, &map_params, &stmts, bind).map_err(|e| context(e, "map"))?;
+
+    let pair = [
+        param(A, Role::Scalar, acc_ty.clone()),
+        param(B, Role::Scalar, acc_ty.clone()),
+        param(OUT, Role::Output, acc_ty.clone()),
+    ];
+    let combine = check(k, &pair, &[Stmt::Set(Arc::from(OUT), def.combine.clone())], bind)
+        .map_err(|e| context(e, "combining expression"))?;
+    only(k, &combine, "combining expression", |op| !matches!(op, Op::Index | Op::Len))?;
+
+    let id_params = [param(OUT, Role::Output, acc_ty.clone())];
+    let identity = check(k, &id_params, &[Stmt::Set(Arc::from(OUT), def.identity.clone())], bind)
+        .map_err(|e| context(e, "identity"))?;
+    only(k, &identity, "identity", |op| !matches!(op, Op::Load(_) | Op::At(_) | Op::LenOf(_) | Op::Index | Op::Len))?;
+
+    let (post, out) = match &def.post {
+        None => (None, acc),
+        Some((ty, e)) => {
+            let out = resolve(k, ty, bind, "the post-map's result")?;
+            if def.params.iter().any(|p| &*p.name == A) {
+                return Err(fail(
+                    k,
+                    format!("an argument is named `{A}`, the name the post-map gives the accumulated value"),
+                ));
+            }
+            let mut params = def.params.clone();
+            params.push(param(A, Role::Scalar, acc_ty.clone()));
+            params.push(param(OUT, Role::Output, Ty::Is(out)));
+            let post =
+                check(k, &params, &[Stmt::Set(Arc::from(OUT), e.clone())], bind).map_err(|e| context(e, "post-map"))?;
+            only(k, &post, "post-map", |op| !matches!(op, Op::Load(_) | Op::At(_) | Op::LenOf(_) | Op::Index))?;
+            (Some(post), out)
+        }
+    };
+    Ok(Fold { roles, map, combine, identity, post, acc, out })
+}
+
+/// `e` with the part it comes from named.
+fn context(e: Error, part: &str) -> Error {
+    match e {
+        Error::InvalidArgument { what, reason } => {
+            Error::InvalidArgument { what, reason: format!("in the {part}: {reason}") }
+        }
+        other => other,
+    }
+}
+
+/// One kernel of a fold's plan, each its own entry point `{name}_{pass}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Pass {
+    /// Map and fold a whole array into one partial per block.
+    Whole,
+    /// Fold the partials in one block; post-map into the one result.
+    Fold,
+    /// Along axis 1: one result per row.
+    Rows,
+    /// Along axis 0, first pass: per chunk of rows, a partial per column.
+    Tile,
+    /// Along axis 0, second pass: fold each column's partials; post-map.
+    Cols,
+}
+
+impl Pass {
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Pass::Whole => "whole",
+            Pass::Fold => "fold",
+            Pass::Rows => "rows",
+            Pass::Tile => "tile",
+            Pass::Cols => "cols",
+        }
+    }
+}

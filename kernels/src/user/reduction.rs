@@ -1,0 +1,530 @@
+//! ReductionKernel: a map per element folded by a combining expression.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use kiln_core::{
+    Args, Backend, DType, Element, Error, HostClosure, Language, LaunchConfig, Program, RawArg, Result, Stream, ViewMut,
+};
+
+use super::signature::{bind, check_backend, check_ident, Bound};
+use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Pass, Role, Shape, Stmt, Ty};
+use crate::launch::BLOCK;
+
+/// A reduction written once in Rust and run on every backend (PyCUDA's and
+/// CuPy's `ReductionKernel`): each element is mapped to an accumulator
+/// value, the values are folded by a combining expression of `var("a")` and
+/// `var("b")` from an identity, and an optional post-map turns the folded
+/// `var("a")` into the result.
+///
+/// - Arguments are `input`s (read at the element index), `raw` inputs (read
+///   anywhere with [`Expr::at`]) and `scalar`s; the element count is the
+///   common length of the inputs.
+/// - The combining expression must be associative and commutative: the
+///   order in which elements meet is not the array's (floating-point sums
+///   differ from a sequential sum in rounding).
+/// - `len()` is the element count in the map, and the number of elements
+///   folded into the result in the post-map (so `a / len()` is a mean).
+/// - A fold of no elements gives the post-map of the identity.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{Args, Device};
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::expr::{var, Ty};
+/// use kiln_kernels::user::Reduction;
+/// # fn main() -> kiln_core::Result<()> {
+/// // The Euclidean norm: squares summed, the root of the sum.
+/// let t = Ty::param("T");
+/// let norm = Reduction::new("norm", t.clone())
+///     .input("x", t.clone())
+///     .map(var("x") * var("x"))
+///     .reduce(var("a") + var("b"))
+///     .identity(0)
+///     .post(t, var("a").sqrt())
+///     .build()?;
+///
+/// let dev = Device::<Cpu>::open(0)?;
+/// let s = dev.stream();
+/// let x = s.upload(&[3.0f32, 4.0])?;
+/// assert_eq!(norm.reduce::<_, f32>(&s, Args::new().arg(&x))?, 5.0);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Reduction {
+    name: String,
+    acc: Ty,
+    params: Vec<Param>,
+    locals: Vec<Stmt>,
+    map: Option<Expr>,
+    combine: Option<Expr>,
+    identity: Option<Expr>,
+    post: Option<(Ty, Expr)>,
+}
+
+impl Reduction {
+    /// A reduction named `name` (an identifier) accumulating in `accumulator`.
+    pub fn new(name: impl Into<String>, accumulator: impl Into<Ty>) -> Self {
+        Reduction {
+            name: name.into(),
+            acc: accumulator.into(),
+            params: Vec::new(),
+            locals: Vec::new(),
+            map: None,
+            combine: None,
+            identity: None,
+            post: None,
+        }
+    }
+
+    fn param(mut self, name: &str, role: Role, ty: Ty) -> Self {
+        self.params.push(Param { name: Arc::from(name), role, ty });
+        self
+    }
+
+    /// An input read at the element index.
+    pub fn input(self, name: &str, ty: impl Into<Ty>) -> Self {
+        self.param(name, Role::Input, ty.into())
+    }
+
+    /// An input read at computed indices ([`Expr::at`]).
+    pub fn raw(self, name: &str, ty: impl Into<Ty>) -> Self {
+        self.param(name, Role::Raw, ty.into())
+    }
+
+    /// A scalar argument (visible to the map and the post-map).
+    pub fn scalar(self, name: &str, ty: impl Into<Ty>) -> Self {
+        self.param(name, Role::Scalar, ty.into())
+    }
+
+    /// Name `value` as `name` for the map.
+    pub fn local(mut self, name: &str, value: impl Into<Expr>) -> Self {
+        self.locals.push(Stmt::Let(Arc::from(name), value.into()));
+        self
+    }
+
+    /// The value each element contributes, of the accumulator's dtype.
+    pub fn map(mut self, value: impl Into<Expr>) -> Self {
+        self.map = Some(value.into());
+        self
+    }
+
+    /// The combining expression of `var("a")` and `var("b")` (accumulator values).
+    pub fn reduce(mut self, value: impl Into<Expr>) -> Self {
+        self.combine = Some(value.into());
+        self
+    }
+
+    /// The identity of the combining expression: a constant of the accumulator's dtype.
+    pub fn identity(mut self, value: impl Into<Expr>) -> Self {
+        self.identity = Some(value.into());
+        self
+    }
+
+    /// The result from the folded value `var("a")`, of dtype `ty`; without
+    /// it the result is the folded value.
+    pub fn post(mut self, ty: impl Into<Ty>, value: impl Into<Expr>) -> Self {
+        self.post = Some((ty.into(), value.into()));
+        self
+    }
+
+    /// Check the declaration and, where no dtype is a placeholder, every part's types.
+    pub fn build(self) -> Result<ReductionKernel> {
+        let fail = |reason: &str| Error::invalid(format!("user kernel `{}`", self.name), reason.to_string());
+        check_ident(&self.name, &self.params)?;
+        if !self.params.iter().any(|p| p.role == Role::Input) {
+            return Err(fail("has no input to take the element count from"));
+        }
+        let map = self.map.ok_or_else(|| fail("has no map (Reduction::map)"))?;
+        let combine = self.combine.ok_or_else(|| fail("has no combining expression (Reduction::reduce)"))?;
+        let identity = self.identity.ok_or_else(|| fail("has no identity (Reduction::identity)"))?;
+        let def = FoldDef {
+            name: self.name,
+            params: self.params,
+            locals: self.locals,
+            map,
+            combine,
+            identity,
+            post: self.post,
+            acc: self.acc,
+        };
+        let concrete = |t: &Ty| matches!(t, Ty::Is(_));
+        if def.params.iter().all(|p| concrete(&p.ty))
+            && concrete(&def.acc)
+            && def.post.as_ref().is_none_or(|(t, _)| concrete(t))
+        {
+            check_fold(&def, &HashMap::new())?;
+        }
+        Ok(ReductionKernel(Arc::new(Def { def, cache: Mutex::new(HashMap::new()) })))
+    }
+}
+
+/// A built [`Reduction`]; cheap to clone, shared between threads. Its
+/// generated programs are cached per argument dtypes and backend.
+#[derive(Clone)]
+pub struct ReductionKernel(Arc<Def>);
+
+struct Def {
+    def: FoldDef,
+    cache: Mutex<HashMap<InstanceKey, Arc<Instance>>>,
+}
+
+/// What an instance is generated for: argument dtypes and language.
+type InstanceKey = (Vec<DType>, Language);
+
+/// A reduction instantiated for argument dtypes and a backend.
+struct Instance {
+    fold: Fold,
+    programs: HashMap<Pass, Program>,
+}
+
+impl std::fmt::Debug for ReductionKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ReductionKernel").field(&self.0.def).finish()
+    }
+}
+
+/// The passes each shape runs, on the host (one each) and on a GPU.
+fn passes(language: Language) -> &'static [Pass] {
+    if language.runs_whole_launch() {
+        &[Pass::Whole, Pass::Rows, Pass::Cols]
+    } else {
+        &[Pass::Whole, Pass::Fold, Pass::Rows, Pass::Tile, Pass::Cols]
+    }
+}
+
+impl ReductionKernel {
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.0.def.name
+    }
+
+    fn instance<B: Backend>(&self, stream: &Stream<B>, dtypes: &[DType], bound: &Bound) -> Result<Arc<Instance>> {
+        let language = B::LANGUAGE;
+        let key = (dtypes.to_vec(), language);
+        let mut cache = self.0.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = cache.get(&key) {
+            return Ok(i.clone());
+        }
+        let def = &self.0.def;
+        let fold = check_fold(def, &bound.bind)?;
+        let width = stream.device().info().features.index_width;
+        let mut programs = HashMap::new();
+        for &pass in passes(language) {
+            let entry = format!("{}_{}", def.name, pass.name());
+            let program = match language {
+                Language::Cuda => Program::new(&entry).cuda(expr::generate::cuda_fold(&def.name, &fold, pass, width)),
+                Language::Wgsl => {
+                    check_backend(&def.name, language, fold.parts())?;
+                    Program::new(&entry).wgsl(expr::generate::wgsl_fold(&def.name, &fold, pass))
+                }
+                Language::Host => {
+                    let shape = match pass {
+                        Pass::Rows => Shape::Rows,
+                        Pass::Cols => Shape::Cols,
+                        _ => Shape::Whole,
+                    };
+                    let f = fold.clone();
+                    let key = format!("reduction {} {shape:?}\n{}", def.name, fold.canonical());
+                    Program::new(&entry)
+                        .host_closure(HostClosure::new(key, move |args| expr::host_reduce(&f, shape, args)))
+                }
+                other => {
+                    return Err(Error::invalid(
+                        format!("user kernel `{}`", def.name),
+                        format!("no generator for {other}"),
+                    ))
+                }
+            };
+            programs.insert(pass, program);
+        }
+        let inst = Arc::new(Instance { fold, programs });
+        cache.insert(key, inst.clone());
+        Ok(inst)
+    }
+
+    /// Bind the arguments, instantiate, and check the output's dtype and the device.
+    fn prepare<B: Backend>(
+        &self,
+        stream: &Stream<B>,
+        args: &Args<'_, B>,
+        out: DType,
+    ) -> Result<(Arc<Instance>, Bound)> {
+        let def = &self.0.def;
+        let bound = bind(&def.name, &def.params, args.raw())?;
+        let inst = self.instance(stream, &bound.dtypes, &bound)?;
+        let what = format!("user kernel `{}`", def.name);
+        if out != inst.fold.out {
+            return Err(Error::invalid(what, format!("gives {}, and the output is {out}", inst.fold.out)));
+        }
+        let dtypes = inst.fold.parts().flat_map(|b| b.nodes.iter().filter_map(|n| n.ty.dtype()));
+        for d in dtypes.chain(bound.dtypes.iter().copied()).chain([inst.fold.acc, inst.fold.out]) {
+            crate::launch::check_dtype(stream, d, &what)?;
+        }
+        super::signature::check_u32(&def.name, inst.fold.parts(), &bound)?;
+        Ok((inst, bound))
+    }
+
+    fn kernel<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, pass: Pass) -> Result<kiln_core::Kernel<B>> {
+        let program = inst.programs.get(&pass).ok_or_else(|| {
+            Error::invalid(format!("user kernel `{}`", self.name()), format!("no {} pass", pass.name()))
+        })?;
+        stream.device().kernel(program)
+    }
+
+    /// Fold every element into `out` (one element, of the result's dtype),
+    /// on the device; returns at once. `args` are given in declaration order.
+    ///
+    /// `Err` naming the kernel and the argument for arguments that do not
+    /// match the declaration (see [`ElementwiseKernel::launch`](super::ElementwiseKernel::launch)),
+    /// an output of another dtype or length than one, or a dtype the
+    /// device cannot compute on.
+    pub fn reduce_into<B: Backend, T: Element>(
+        &self,
+        stream: &Stream<B>,
+        args: Args<'_, B>,
+        out: &mut impl ViewMut<B, T>,
+    ) -> Result<()> {
+        let (inst, bound) = self.prepare(stream, &args, T::DTYPE)?;
+        let what = format!("user kernel `{}`", self.name());
+        let out = out.view_mut();
+        if out.len() != 1 {
+            return Err(Error::LengthMismatch { what: format!("{what}: output"), expected: 1, actual: out.len() });
+        }
+        let width = stream.device().info().features.index_width;
+        let scalars = scalars(args.raw());
+        let args = lengths(args, &bound, width, &what)?.length(width, bound.n, &what)?;
+        if B::LANGUAGE.runs_whole_launch() {
+            let kernel = self.kernel(stream, &inst, Pass::Whole)?;
+            // SAFETY: the host reduction reads the inputs over [0, n) and raw
+            // inputs within their lengths, and writes the one output element.
+            return unsafe { stream.launch(&kernel, LaunchConfig::new(1, 1), args.arg(out)) };
+        }
+        let info = stream.device().info();
+        let most = match info.compute_units {
+            0 => 256,
+            units => units as usize * 4,
+        };
+        let blocks = bound.n.div_ceil(BLOCK as usize * 4).clamp(1, most.min(info.limits.max_grid[0] as usize));
+        let mut part = Partials::alloc(stream, inst.fold.acc, blocks)?;
+        let whole = self.kernel(stream, &inst, Pass::Whole)?;
+        // SAFETY: the pass reads the inputs over [0, n) and raw inputs within
+        // their lengths, and writes part[0..blocks), one element per block.
+        unsafe { stream.launch(&whole, LaunchConfig::new(blocks as u32, BLOCK), part.write(args))? };
+        let fold = self.kernel(stream, &inst, Pass::Fold)?;
+        let mut a = part.read(Args::new()).length(width, blocks, &what)?;
+        for s in &scalars {
+            a = a.arg(*s);
+        }
+        let a = a.length(width, bound.n, &what)?.arg(out);
+        // SAFETY: one block reads part[0..blocks) and writes out[0].
+        unsafe { stream.launch(&fold, LaunchConfig::new(1, BLOCK), a) }
+    }
+
+    /// Fold every element and return the result on the host; blocks until it is there.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{Args, DType, Device};
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::expr::var;
+    /// use kiln_kernels::user::Reduction;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// // The largest absolute value of an i32 array, as u32.
+    /// let absmax = Reduction::new("absmax", DType::U32)
+    ///     .input("x", DType::I32)
+    ///     .map(var("x").abs().cast(DType::U32))
+    ///     .reduce(var("a").max(var("b")))
+    ///     .identity(0)
+    ///     .build()?;
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let x = s.upload(&[3, -7, 5, i32::MIN])?;
+    /// assert_eq!(absmax.reduce::<_, u32>(&s, Args::new().arg(&x))?, 1 << 31);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce<B: Backend, T: Element>(&self, stream: &Stream<B>, args: Args<'_, B>) -> Result<T> {
+        let mut out = stream.alloc::<T>(1)?;
+        self.reduce_into(stream, args, &mut out)?;
+        let mut v = [T::default()];
+        stream.copy_to_host(&out, &mut v)?;
+        Ok(v[0])
+    }
+
+    /// Fold along `axis` of the inputs seen as row-major `rows x cols`
+    /// arrays: axis 1 gives one result per row (`rows` of them), axis 0
+    /// one per column (`cols`), into `out`. `index()` in the map is the
+    /// element's position in the whole array.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{Args, DType, Device};
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::expr::{len, var};
+    /// use kiln_kernels::user::Reduction;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let mean = Reduction::new("mean", DType::F64)
+    ///     .input("x", DType::F64)
+    ///     .map(var("x"))
+    ///     .reduce(var("a") + var("b"))
+    ///     .identity(0)
+    ///     .post(DType::F64, var("a") / len().cast(DType::F64))
+    ///     .build()?;
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let x = s.upload(&[1.0, 2.0, 3.0, 5.0, 7.0, 9.0])?; // [[1, 2, 3], [5, 7, 9]]
+    /// let mut rows = s.alloc::<f64>(2)?;
+    /// mean.reduce_axis(&s, Args::new().arg(&x), 2, 3, 1, &mut rows)?;
+    /// assert_eq!(rows.to_vec()?, [2.0, 7.0]);
+    /// let mut cols = s.alloc::<f64>(3)?;
+    /// mean.reduce_axis(&s, Args::new().arg(&x), 2, 3, 0, &mut cols)?;
+    /// assert_eq!(cols.to_vec()?, [3.0, 4.5, 6.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_axis<B: Backend, T: Element>(
+        &self,
+        stream: &Stream<B>,
+        args: Args<'_, B>,
+        rows: usize,
+        cols: usize,
+        axis: usize,
+        out: &mut impl ViewMut<B, T>,
+    ) -> Result<()> {
+        let what = format!("user kernel `{}` along axis {axis}", self.name());
+        if axis > 1 {
+            return Err(Error::invalid(what, "the axis of a 2-D shape is 0 or 1"));
+        }
+        let (inst, bound) = self.prepare(stream, &args, T::DTYPE)?;
+        let shape = rows.checked_mul(cols).filter(|&n| n == bound.n).ok_or_else(|| Error::LengthMismatch {
+            what: format!("{what}: the inputs as {rows} x {cols}"),
+            expected: rows.saturating_mul(cols),
+            actual: bound.n,
+        });
+        shape?;
+        let out = out.view_mut();
+        let want = if axis == 1 { rows } else { cols };
+        if out.len() != want {
+            return Err(Error::LengthMismatch { what: format!("{what}: output"), expected: want, actual: out.len() });
+        }
+        if want == 0 {
+            return Ok(());
+        }
+        let width = stream.device().info().features.index_width;
+        let scalars = scalars(args.raw());
+        let args = lengths(args, &bound, width, &what)?
+            .length(width, bound.n, &what)?
+            .length(width, rows, &what)?
+            .length(width, cols, &what)?;
+        let info = stream.device().info();
+        let max_x = info.limits.max_grid[0];
+        if B::LANGUAGE.runs_whole_launch() {
+            let kernel = self.kernel(stream, &inst, if axis == 1 { Pass::Rows } else { Pass::Cols })?;
+            // SAFETY: the host reduction reads the inputs over [0, rows * cols)
+            // and raw inputs within their lengths, and writes out[0..want).
+            return unsafe { stream.launch(&kernel, LaunchConfig::new(1, 1), args.arg(out)) };
+        }
+        if axis == 1 {
+            // CUDA: a warp per row; WGSL: a workgroup per row.
+            let per_block = if B::LANGUAGE == Language::Cuda { (BLOCK / 32) as usize } else { 1 };
+            let grid = crate::launch::blocks(rows, per_block, max_x);
+            let kernel = self.kernel(stream, &inst, Pass::Rows)?;
+            // SAFETY: each row r < rows reads the inputs over its columns and
+            // writes out[r]; raw inputs are read within their lengths.
+            return unsafe { stream.launch(&kernel, LaunchConfig::new(grid, BLOCK), args.arg(out)) };
+        }
+        let tiles = crate::launch::blocks(cols, 32, max_x);
+        let target = match info.compute_units {
+            0 => 256,
+            units => units as usize * 4,
+        };
+        let most_chunks = rows.div_ceil(8).clamp(1, info.limits.max_grid[1] as usize);
+        let chunks = target.div_ceil(tiles as usize).clamp(1, most_chunks);
+        let rpc = rows.div_ceil(chunks);
+        let chunks = if rpc == 0 { 1 } else { rows.div_ceil(rpc) };
+        let mut part = Partials::alloc(stream, inst.fold.acc, chunks * cols)?;
+        let tile = self.kernel(stream, &inst, Pass::Tile)?;
+        let a = part.write(args.length(width, rpc, &what)?);
+        let config = LaunchConfig::new((tiles, chunks as u32), (32, 8));
+        // SAFETY: chunk c of rows reads the inputs over its rows and writes
+        // part[c * cols..(c + 1) * cols); raw inputs within their lengths.
+        unsafe { stream.launch(&tile, config, a)? };
+        let colk = self.kernel(stream, &inst, Pass::Cols)?;
+        let mut a = part.read(Args::new()).length(width, chunks, &what)?;
+        for s in &scalars {
+            a = a.arg(*s);
+        }
+        let a = a.length(width, rows, &what)?.length(width, cols, &what)?.arg(out);
+        let grid = crate::launch::blocks(cols, BLOCK as usize, max_x);
+        // SAFETY: column c < cols reads part[k * cols + c], k < chunks, and writes out[c].
+        unsafe { stream.launch(&colk, LaunchConfig::new(grid, BLOCK), a) }
+    }
+}
+
+/// `args` with each raw input's length appended.
+fn lengths<'a, B: Backend>(
+    mut args: Args<'a, B>,
+    bound: &Bound,
+    width: kiln_core::IndexWidth,
+    what: &str,
+) -> Result<Args<'a, B>> {
+    for &len in &bound.raw_lens {
+        args = args.length(width, len, what)?;
+    }
+    Ok(args)
+}
+
+/// The scalar arguments of a launch, in order.
+fn scalars<B: Backend>(raw: &[RawArg<'_, B>]) -> Vec<kiln_core::Scalar> {
+    raw.iter()
+        .filter_map(|a| match a {
+            RawArg::Scalar(s) => Some(*s),
+            RawArg::Buffer { .. } => None,
+        })
+        .collect()
+}
+
+/// Partial results of one of the accumulator dtypes.
+enum Partials<B: Backend> {
+    I32(kiln_core::Buffer<B, i32>),
+    U32(kiln_core::Buffer<B, u32>),
+    I64(kiln_core::Buffer<B, i64>),
+    U64(kiln_core::Buffer<B, u64>),
+    F32(kiln_core::Buffer<B, f32>),
+    F64(kiln_core::Buffer<B, f64>),
+}
+
+/// One arm per dtype of [`Partials`].
+macro_rules! each_partial {
+    ($p:expr, $b:ident => $e:expr) => {
+        match $p {
+            Partials::I32($b) => $e,
+            Partials::U32($b) => $e,
+            Partials::I64($b) => $e,
+            Partials::U64($b) => $e,
+            Partials::F32($b) => $e,
+            Partials::F64($b) => $e,
+        }
+    };
+}
+
+impl<B: Backend> Partials<B> {
+    /// `n` partials of dtype `d` (an accumulator dtype), on `s`.
+    fn alloc(s: &Stream<B>, d: DType, n: usize) -> Result<Self> {
+        Ok(match d {
+            DType::I32 => Partials::I32(s.alloc(n)?),
+            DType::U32 => Partials::U32(s.alloc(n)?),
+            DType::I64 => Partials::I64(s.alloc(n)?),
+            DType::U64 => Partials::U64(s.alloc(n)?),
+            DType::F32 => Partials::F32(s.alloc(n)?),
+            _ => Partials::F64(s.alloc(n)?),
+        })
+    }
+
+    /// `args` and these partials, writable.
+    fn write<'a>(&'a mut self, args: Args<'a, B>) -> Args<'a, B> {
+        each_partial!(self, b => args.arg(b.view_mut()))
+    }
+
+    /// `args` and these partials, read only.
+    fn read<'a>(&'a self, args: Args<'a, B>) -> Args<'a, B> {
+        each_partial!(self, b => args.arg(b.view()))
+    }
+}

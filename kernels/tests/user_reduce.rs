@@ -1,0 +1,171 @@
+//! User reductions on the CPU backend: results against plain Rust at edge
+//! sizes and dtypes, and bad definitions and launches refused with errors
+//! that name the kernel and leave outputs untouched.
+
+use kiln_core::{Args, DType, Device, Error, Stream};
+use kiln_cpu::Cpu;
+use kiln_kernels::expr::{index, len, var, Expr, Ty};
+use kiln_kernels::user::Reduction;
+
+fn stream() -> Stream<Cpu> {
+    Device::<Cpu>::open(0).expect("the CPU device opens").stream()
+}
+
+/// A deterministic pseudo-random u64 stream (splitmix64).
+fn values(n: usize, seed: u64) -> Vec<u64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+#[test]
+fn wrapping_sums_and_extremes_of_64_bit_integers_at_edge_sizes() {
+    let s = stream();
+    let sum = Reduction::new("wsum", DType::I64)
+        .input("x", DType::I64)
+        .map(var("x") * 3 + index().cast(DType::I64))
+        .reduce(var("a") + var("b"))
+        .identity(0)
+        .build()
+        .unwrap();
+    let max = Reduction::new("umax", DType::U64)
+        .input("x", DType::U64)
+        .map(var("x") >> 1)
+        .reduce(var("a").max(var("b")))
+        .identity(0)
+        .build()
+        .unwrap();
+    for n in [0usize, 1, 2047, 2048, 2049, 100_003] {
+        let raw = values(n, n as u64);
+        let xs: Vec<i64> = raw.iter().map(|&v| v as i64).collect();
+        let want =
+            xs.iter().enumerate().fold(0i64, |a, (i, &x)| a.wrapping_add(x.wrapping_mul(3).wrapping_add(i as i64)));
+        let x = s.upload(&xs).unwrap();
+        assert_eq!(sum.reduce::<_, i64>(&s, Args::new().arg(&x)).unwrap(), want, "n = {n}");
+        let x = s.upload(&raw).unwrap();
+        let want = raw.iter().map(|v| v >> 1).max().unwrap_or(0);
+        assert_eq!(max.reduce::<_, u64>(&s, Args::new().arg(&x)).unwrap(), want, "n = {n}");
+    }
+}
+
+#[test]
+fn axes_with_raw_gathers_scalars_and_a_post_map() {
+    // out = scale * sum of r[x] over a line, r read at computed indices.
+    let k = Reduction::new("gathered", DType::F64)
+        .input("x", DType::I32)
+        .raw("r", DType::F64)
+        .scalar("scale", DType::F64)
+        .map(var("r").at(var("x")))
+        .reduce(var("a") + var("b"))
+        .identity(0)
+        .post(DType::F64, var("a") * var("scale"))
+        .build()
+        .unwrap();
+    let s = stream();
+    let r = [0.5f64, 1.5, 2.5, 4.0];
+    let rb = s.upload(&r).unwrap();
+    for (rows, cols) in [(3usize, 5usize), (1, 4097), (4097, 1), (70, 70), (0, 3), (3, 0)] {
+        let xs: Vec<i32> = values(rows * cols, 7).iter().map(|&v| (v % 7) as i32 - 1).collect();
+        let at = |i: usize| usize::try_from(xs[i]).ok().and_then(|k| r.get(k)).copied().unwrap_or(0.0);
+        let xb = s.upload(&xs).unwrap();
+        let args = || Args::new().arg(&xb).arg(&rb).scalar(2.0f64);
+        let by_row: Vec<f64> = (0..rows).map(|i| 2.0 * (0..cols).map(|j| at(i * cols + j)).sum::<f64>()).collect();
+        let mut out = s.upload(&vec![f64::NAN; rows]).unwrap();
+        k.reduce_axis(&s, args(), rows, cols, 1, &mut out).unwrap();
+        assert_eq!(out.to_vec().unwrap(), by_row, "{rows} x {cols} along axis 1");
+        let by_col: Vec<f64> = (0..cols).map(|j| 2.0 * (0..rows).map(|i| at(i * cols + j)).sum::<f64>()).collect();
+        let mut out = s.upload(&vec![f64::NAN; cols]).unwrap();
+        k.reduce_axis(&s, args(), rows, cols, 0, &mut out).unwrap();
+        assert_eq!(out.to_vec().unwrap(), by_col, "{rows} x {cols} along axis 0");
+    }
+}
+
+#[test]
+fn the_fold_of_nothing_is_the_post_map_of_the_identity() {
+    let mean = Reduction::new("mean", Ty::param("T"))
+        .input("x", Ty::param("T"))
+        .map(var("x"))
+        .reduce(var("a") + var("b"))
+        .identity(0)
+        .post(Ty::param("T"), var("a") / len().cast(Ty::param("T")))
+        .build()
+        .unwrap();
+    let s = stream();
+    let empty = s.alloc::<f32>(0).unwrap();
+    assert!(mean.reduce::<_, f32>(&s, Args::new().arg(&empty)).unwrap().is_nan());
+    let x = s.upload(&[1.0f32, 2.0, 6.0]).unwrap();
+    assert_eq!(mean.reduce::<_, f32>(&s, Args::new().arg(&x)).unwrap(), 3.0);
+}
+
+fn invalid(r: kiln_core::Result<impl std::fmt::Debug>, words: &[&str]) {
+    match r {
+        Err(e @ (Error::InvalidArgument { .. } | Error::LengthMismatch { .. })) => {
+            let text = e.to_string();
+            for w in words {
+                assert!(text.contains(w), "{text:?} does not name {w:?}");
+            }
+        }
+        other => panic!("expected an invalid-argument error naming {words:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_definitions_are_refused_naming_the_part() {
+    let base = || Reduction::new("r", DType::F32).input("x", DType::F32);
+    let full = || base().map(var("x")).reduce(var("a") + var("b")).identity(0);
+    invalid(base().reduce(var("a") + var("b")).identity(0).build(), &["`r`", "no map"]);
+    invalid(base().map(var("x")).identity(0).build(), &["`r`", "combining"]);
+    invalid(base().map(var("x")).reduce(var("a") + var("b")).build(), &["`r`", "identity"]);
+    invalid(full().identity(var("x")).build(), &["identity"]);
+    invalid(full().reduce(var("a") + index().cast(DType::F32)).build(), &["combining", "index()"]);
+    invalid(full().post(DType::F32, var("x")).build(), &["post-map"]);
+    invalid(full().map(var("x").cast(DType::I32)).build(), &["map", "i32"]);
+    invalid(
+        Reduction::new("r", DType::F32)
+            .scalar("a", DType::F32)
+            .input("x", DType::F32)
+            .map(var("x"))
+            .reduce(var("a") + var("b"))
+            .identity(0)
+            .post(DType::F32, var("a"))
+            .build(),
+        &["named `a`"],
+    );
+    invalid(
+        Reduction::new("r", DType::F32).raw("x", DType::F32).map(Expr::from(1.0)).reduce(var("a")).identity(0).build(),
+        &["no input"],
+    );
+}
+
+#[test]
+fn bad_launches_are_refused_and_touch_nothing() {
+    let k = Reduction::new("sum", DType::F32)
+        .input("x", DType::F32)
+        .map(var("x"))
+        .reduce(var("a") + var("b"))
+        .identity(0)
+        .build()
+        .unwrap();
+    let s = stream();
+    let x = s.upload(&[1.0f32; 6]).unwrap();
+    let mut two = s.upload(&[7.0f32; 2]).unwrap();
+    invalid(k.reduce_into(&s, Args::new().arg(&x), &mut two), &["`sum`", "output"]);
+    assert_eq!(two.to_vec().unwrap(), [7.0; 2]);
+    let mut wrong = s.upload(&[7.0f64]).unwrap();
+    invalid(k.reduce_into(&s, Args::new().arg(&x), &mut wrong), &["`sum`", "f64"]);
+    assert_eq!(wrong.to_vec().unwrap(), [7.0]);
+    let mut out = s.upload(&[7.0f32; 3]).unwrap();
+    invalid(k.reduce_axis(&s, Args::new().arg(&x), 2, 4, 1, &mut out), &["2 x 4"]);
+    invalid(k.reduce_axis(&s, Args::new().arg(&x), 2, 3, 2, &mut out), &["axis"]);
+    invalid(k.reduce_axis(&s, Args::new().arg(&x), 3, 2, 0, &mut out), &["output"]);
+    assert_eq!(out.to_vec().unwrap(), [7.0; 3]);
+    let ints = s.upload(&[1i32, 2]).unwrap();
+    invalid(k.reduce::<_, f32>(&s, Args::new().arg(&ints)), &["`sum`", "`x`"]);
+}
