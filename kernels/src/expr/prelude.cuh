@@ -4,6 +4,15 @@
 // modulo the bit width; float min/max return the other operand for a NaN;
 // float to integer conversions truncate and saturate, NaN giving 0.
 
+// An integer passed through a move the optimiser cannot see through: what
+// comes out has no range the compiler knows. NVRTC was seen to treat
+// values derived near INT_MIN as if their sign were known (abs(INT_MIN),
+// sign-extended indices); results of such helpers pass through this.
+__device__ __forceinline__ int kx_opaque(int v) { int r; asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v)); return r; }
+__device__ __forceinline__ unsigned kx_opaque(unsigned v) { unsigned r; asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v)); return r; }
+__device__ __forceinline__ long long kx_opaque(long long v) { long long r; asm("mov.b64 %0, %1;" : "=l"(r) : "l"(v)); return r; }
+__device__ __forceinline__ unsigned long long kx_opaque(unsigned long long v) { unsigned long long r; asm("mov.b64 %0, %1;" : "=l"(r) : "l"(v)); return r; }
+
 #define KX_INT_OPS(T, U, MIN)                                                                          \
     __device__ __forceinline__ T kx_add(T a, T b) { return (T)((U)a + (U)b); }                         \
     __device__ __forceinline__ T kx_sub(T a, T b) { return (T)((U)a - (U)b); }                         \
@@ -11,7 +20,7 @@
     __device__ __forceinline__ T kx_neg(T a) { return (T)((U)0 - (U)a); }                              \
     __device__ __forceinline__ T kx_div(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? a : a / b; } \
     __device__ __forceinline__ T kx_rem(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? (T)0 : a % b; } \
-    __device__ __forceinline__ T kx_abs(T a) { return a < 0 ? kx_neg(a) : a; }                         \
+    __device__ __forceinline__ T kx_abs(T a) { return kx_opaque(a < 0 ? kx_neg(a) : a); }              \
     __device__ __forceinline__ T kx_min(T a, T b) { return b < a ? b : a; }                            \
     __device__ __forceinline__ T kx_max(T a, T b) { return a < b ? b : a; }                            \
     __device__ __forceinline__ T kx_shl(T a, unsigned s) { return (T)((U)a << (s & (8 * sizeof(T) - 1))); } \
@@ -78,26 +87,10 @@ KX_F2I(double, unsigned long long, __double2ull_rz)
 // bounds-checked load in a large kernel (the address came out 2^32 elements
 // low while the check saw the right value); the optimiser cannot rewrite
 // across the move, so the check and the address use one value.
-__device__ __forceinline__ unsigned long long kx_index(int i) {
-    unsigned u;
-    asm("mov.b32 %0, %1;" : "=r"(u) : "r"(i));
-    return (unsigned long long)(long long)(int)u;
-}
-__device__ __forceinline__ unsigned long long kx_index(unsigned i) {
-    unsigned u;
-    asm("mov.b32 %0, %1;" : "=r"(u) : "r"(i));
-    return (unsigned long long)u;
-}
-__device__ __forceinline__ unsigned long long kx_index(long long i) {
-    unsigned long long u;
-    asm("mov.b64 %0, %1;" : "=l"(u) : "l"(i));
-    return u;
-}
-__device__ __forceinline__ unsigned long long kx_index(unsigned long long i) {
-    unsigned long long u;
-    asm("mov.b64 %0, %1;" : "=l"(u) : "l"(i));
-    return u;
-}
+__device__ __forceinline__ unsigned long long kx_index(int i) { return (unsigned long long)(long long)kx_opaque(i); }
+__device__ __forceinline__ unsigned long long kx_index(unsigned i) { return (unsigned long long)kx_opaque(i); }
+__device__ __forceinline__ unsigned long long kx_index(long long i) { return (unsigned long long)kx_opaque(i); }
+__device__ __forceinline__ unsigned long long kx_index(unsigned long long i) { return kx_opaque(i); }
 
 // Raw argument `a` of `n` elements at index `i`; zero outside it (a
 // negative index wraps to a value no length reaches).
