@@ -20,6 +20,9 @@ grep -E "^FAIL|user" $OUT/conform-wgpu.txt | head -20; tail -2 $OUT/conform-wgpu
 timeout 200 $SAN --tool memcheck --leak-check full gpu/kiln conform --backend cuda --pattern user \
   > $OUT/san-memcheck-user.txt 2>&1; echo "memcheck exit $?"
 grep -E "ERROR SUMMARY|passed" $OUT/san-memcheck-user.txt | tail -3
-timeout 150 gpu/cargo-nextest nextest run --archive-file gpu/tests.tar.zst --workspace-remap . --no-fail-fast \
+timeout 200 $SAN --tool racecheck gpu/kiln conform --backend cuda --pattern user --quick \
+  > $OUT/san-racecheck-user.txt 2>&1; echo "racecheck exit $?"
+grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed" $OUT/san-racecheck-user.txt | tail -3
+[ -f gpu/tests.tar.zst ] && timeout 150 gpu/cargo-nextest nextest run --archive-file gpu/tests.tar.zst --workspace-remap . --no-fail-fast \
   --test-threads 4 > $OUT/tests.txt 2>&1; echo "nextest exit $?"
 grep -E "Summary|FAIL|TIMEOUT" $OUT/tests.txt | head -20
