@@ -5,9 +5,7 @@
 // float to integer conversions truncate and saturate, NaN giving 0.
 
 // An integer passed through a move the optimiser cannot see through: what
-// comes out has no range the compiler knows. NVRTC was seen to treat
-// values derived near INT_MIN as if their sign were known (abs(INT_MIN),
-// sign-extended indices); results of such helpers pass through this.
+// comes out has no range the compiler knows (see kx_index).
 __device__ __forceinline__ int kx_opaque(int v) { int r; asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v)); return r; }
 __device__ __forceinline__ unsigned kx_opaque(unsigned v) { unsigned r; asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v)); return r; }
 __device__ __forceinline__ long long kx_opaque(long long v) { long long r; asm("mov.b64 %0, %1;" : "=l"(r) : "l"(v)); return r; }
@@ -20,7 +18,7 @@ __device__ __forceinline__ unsigned long long kx_opaque(unsigned long long v) { 
     __device__ __forceinline__ T kx_neg(T a) { return (T)((U)0 - (U)a); }                              \
     __device__ __forceinline__ T kx_div(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? a : a / b; } \
     __device__ __forceinline__ T kx_rem(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? (T)0 : a % b; } \
-    __device__ __forceinline__ T kx_abs(T a) { return kx_opaque(a < 0 ? kx_neg(a) : a); }              \
+    __device__ __forceinline__ T kx_abs(T a) { return a < 0 ? kx_neg(a) : a; }                         \
     __device__ __forceinline__ T kx_min(T a, T b) { return b < a ? b : a; }                            \
     __device__ __forceinline__ T kx_max(T a, T b) { return a < b ? b : a; }                            \
     __device__ __forceinline__ T kx_shl(T a, unsigned s) { return (T)((U)a << (s & (8 * sizeof(T) - 1))); } \
