@@ -8,6 +8,7 @@ use kiln_kernels::expr::{len, var, Expr};
 use kiln_kernels::user::Reduction;
 use rand::Rng;
 
+use super::reduce::shape;
 use super::unchanged;
 use super::user::{build_with, gen, Env, R};
 use crate::patterns::sums::{sum_bound, Compensated};
@@ -44,28 +45,6 @@ const COMBINE: [Combine; 6] = [
         fold: |e, a, b| e.wrap(a & b),
     },
 ];
-
-/// A random shape of `ctx.n` elements: a row, a column, or many rows of
-/// few columns or the other way round; for no elements, one side zero.
-fn shape(ctx: &mut Ctx) -> (usize, usize) {
-    let n = ctx.n;
-    if n == 0 {
-        let k = ctx.rng.random_range(0..4);
-        return if ctx.rng.random() { (0, k) } else { (k, 0) };
-    }
-    match ctx.rng.random_range(0..4) {
-        0 => (1, n),
-        1 => (n, 1),
-        2 => {
-            let rows = ctx.rng.random_range(1..=n.min(64));
-            (rows, n / rows)
-        }
-        _ => {
-            let cols = ctx.rng.random_range(1..=n.min(64));
-            (n / cols, cols)
-        }
-    }
-}
 
 /// Random integer maps folded whole and along both axes.
 fn random_ints<B: Backend, T>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure>

@@ -53,7 +53,8 @@ fn expression(n: &TNode, nodes: &[TNode], arg: &impl Fn(u32) -> String) -> Strin
         Op::Const(c) => constant(c),
         Op::Un(UnOp::Not) if n.ty == Vt::Bool => format!("!{}", v(0)),
         Op::Un(UnOp::Not) => format!("({})~{}", c_type(n.ty), v(0)),
-        Op::Un(op) => format!("kx_{}({})", un_name(op), v(0)),
+        Op::Un(UnOp::Neg) => format!("kx_neg({})", v(0)),
+        Op::Un(op) => format!("kx_{}({})", op.name(), v(0)),
         Op::Bin(op) => match op {
             BinOp::Add => format!("kx_add({}, {})", v(0), v(1)),
             BinOp::Sub => format!("kx_sub({}, {})", v(0), v(1)),
@@ -71,23 +72,6 @@ fn expression(n: &TNode, nodes: &[TNode], arg: &impl Fn(u32) -> String) -> Strin
         Op::Select => format!("({} ? {} : {})", v(0), v(1), v(2)),
         Op::Cast => format!("kx_cast<{}, {}>({})", c_type(n.ty), c_type(ty(0)), v(0)),
         Op::Fma => format!("kx_fma({}, {}, {})", v(0), v(1), v(2)),
-    }
-}
-
-fn un_name(op: UnOp) -> &'static str {
-    match op {
-        UnOp::Neg => "neg",
-        UnOp::Not => "not",
-        UnOp::Abs => "abs",
-        UnOp::Sqrt => "sqrt",
-        UnOp::Rsqrt => "rsqrt",
-        UnOp::Exp => "exp",
-        UnOp::Log => "log",
-        UnOp::Sin => "sin",
-        UnOp::Cos => "cos",
-        UnOp::Tanh => "tanh",
-        UnOp::Floor => "floor",
-        UnOp::Ceil => "ceil",
     }
 }
 

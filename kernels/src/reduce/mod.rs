@@ -62,6 +62,7 @@ pub use axis::reduce_axis;
 pub(crate) use cpu::{is_nan, Compensated};
 use launch::fold_into;
 use plan::partial_blocks;
+pub(crate) use plan::resident_blocks;
 use program::reduce_cuda;
 pub(crate) use program::wgsl_is_nan;
 

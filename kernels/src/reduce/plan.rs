@@ -1,7 +1,7 @@
 //! How many partials a fold's first pass makes, from the device's compute
 //! units and vector width.
 
-use kiln_core::{Backend, DType, Device};
+use kiln_core::{Backend, DType, Device, DeviceInfo};
 
 use crate::launch::BLOCK;
 
@@ -30,9 +30,14 @@ pub(crate) fn partial_blocks<B: Backend>(device: &Device<B>, n: usize, dtype: DT
     let info = device.info();
     let per_access = (info.features.vector_bytes as usize / dtype.size()).max(1);
     let per_block = BLOCK as usize * UNROLL * per_access;
-    let most = match info.compute_units as usize {
+    n.div_ceil(per_block).clamp(1, resident_blocks(info))
+}
+
+/// The most blocks a one-pass fold's grid needs: [`BLOCKS_PER_UNIT`] per
+/// compute unit, or [`MOST_PARTIALS`] where the device does not report its units.
+pub(crate) fn resident_blocks(info: &DeviceInfo) -> usize {
+    match info.compute_units as usize {
         0 => MOST_PARTIALS,
         units => units * BLOCKS_PER_UNIT,
-    };
-    n.div_ceil(per_block).clamp(1, most)
+    }
 }

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use kiln_core::{
-    Args, Backend, DType, Element, Error, HostClosure, Language, LaunchConfig, Program, RawArg, Result, Stream, ViewMut,
+    Args, Backend, DType, Element, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, RawArg, Result,
+    Stream, ViewMut,
 };
 
 use super::signature::{bind, check_backend, check_ident, Bound};
@@ -169,8 +170,8 @@ struct Def {
     cache: Mutex<HashMap<InstanceKey, Arc<Instance>>>,
 }
 
-/// What an instance is generated for: argument dtypes and language.
-type InstanceKey = (Vec<DType>, Language);
+/// What an instance is generated for: argument dtypes, index width, language.
+type InstanceKey = (Vec<DType>, IndexWidth, Language);
 
 /// A reduction instantiated for argument dtypes and a backend.
 struct Instance {
@@ -201,23 +202,21 @@ impl ReductionKernel {
 
     fn instance<B: Backend>(&self, stream: &Stream<B>, dtypes: &[DType], bound: &Bound) -> Result<Arc<Instance>> {
         let language = B::LANGUAGE;
-        let key = (dtypes.to_vec(), language);
+        let width = stream.device().info().features.index_width;
+        let key = (dtypes.to_vec(), width, language);
         let mut cache = self.0.cache.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = cache.get(&key) {
             return Ok(i.clone());
         }
         let def = &self.0.def;
         let fold = check_fold(def, &bound.bind)?;
-        let width = stream.device().info().features.index_width;
+        check_backend(&def.name, language, fold.parts())?;
         let mut programs = HashMap::new();
         for &pass in passes(language) {
             let entry = format!("{}_{}", def.name, pass.name());
             let program = match language {
                 Language::Cuda => Program::new(&entry).cuda(expr::generate::cuda_fold(&def.name, &fold, pass, width)),
-                Language::Wgsl => {
-                    check_backend(&def.name, language, fold.parts())?;
-                    Program::new(&entry).wgsl(expr::generate::wgsl_fold(&def.name, &fold, pass))
-                }
+                Language::Wgsl => Program::new(&entry).wgsl(expr::generate::wgsl_fold(&def.name, &fold, pass)),
                 Language::Host => {
                     let shape = match pass {
                         Pass::Rows => Shape::Rows,
@@ -301,11 +300,9 @@ impl ReductionKernel {
             return unsafe { stream.launch(&kernel, LaunchConfig::new(1, 1), args.arg(out)) };
         }
         let info = stream.device().info();
-        let most = match info.compute_units {
-            0 => 256,
-            units => units as usize * 4,
-        };
-        let blocks = bound.n.div_ceil(BLOCK as usize * 4).clamp(1, most.min(info.limits.max_grid[0] as usize));
+        let most = crate::reduce::resident_blocks(info).min(info.limits.max_grid[0] as usize);
+        // Four elements per thread per step (the whole pass's accumulators).
+        let blocks = bound.n.div_ceil(BLOCK as usize * 4).clamp(1, most);
         let mut part = Partials::alloc(stream, inst.fold.acc, blocks)?;
         let whole = self.kernel(stream, &inst, Pass::Whole)?;
         // SAFETY: the pass reads the inputs over [0, n) and raw inputs within
@@ -393,12 +390,13 @@ impl ReductionKernel {
             return Err(Error::invalid(what, "the axis of a 2-D shape is 0 or 1"));
         }
         let (inst, bound) = self.prepare(stream, &args, T::DTYPE)?;
-        let shape = rows.checked_mul(cols).filter(|&n| n == bound.n).ok_or_else(|| Error::LengthMismatch {
-            what: format!("{what}: the inputs as {rows} x {cols}"),
-            expected: rows.saturating_mul(cols),
-            actual: bound.n,
-        });
-        shape?;
+        if rows.checked_mul(cols) != Some(bound.n) {
+            return Err(Error::LengthMismatch {
+                what: format!("{what}: the inputs as {rows} x {cols}"),
+                expected: rows.saturating_mul(cols),
+                actual: bound.n,
+            });
+        }
         let out = out.view_mut();
         let want = if axis == 1 { rows } else { cols };
         if out.len() != want {
@@ -431,10 +429,7 @@ impl ReductionKernel {
             return unsafe { stream.launch(&kernel, LaunchConfig::new(grid, BLOCK), args.arg(out)) };
         }
         let tiles = crate::launch::blocks(cols, 32, max_x);
-        let target = match info.compute_units {
-            0 => 256,
-            units => units as usize * 4,
-        };
+        let target = crate::reduce::resident_blocks(info);
         let most_chunks = rows.div_ceil(8).clamp(1, info.limits.max_grid[1] as usize);
         let chunks = target.div_ceil(tiles as usize).clamp(1, most_chunks);
         let rpc = rows.div_ceil(chunks);

@@ -22,6 +22,8 @@ mod specials;
 mod values;
 mod whole;
 
+pub(super) use values::shape;
+
 use kiln_core::{Backend, DType};
 use kiln_kernels::reduce::{ArgOp, ReduceOp};
 

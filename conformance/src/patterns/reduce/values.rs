@@ -58,7 +58,7 @@ fn factors<T: Arith>(ctx: &mut Ctx, len: usize) -> Vec<T> {
 /// A shape for `n` elements: one row, one column, or a random number of
 /// rows or columns up to 64 (the rest of `n` dropped); for `n = 0`, an
 /// empty axis next to a short one.
-pub(super) fn shape(ctx: &mut Ctx) -> (usize, usize) {
+pub(crate) fn shape(ctx: &mut Ctx) -> (usize, usize) {
     let n = ctx.n;
     if n == 0 {
         let k = ctx.rng.random_range(0..4);
