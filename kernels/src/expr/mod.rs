@@ -29,10 +29,9 @@
 //! - Float to integer conversion truncates and saturates, NaN giving 0;
 //!   integer to float rounds to nearest; integer to integer wraps.
 //! - A raw input read outside its length gives 0.
-//! - Known difference: on CUDA, one integer expression at `i32::MIN`
-//!   (`r[r[abs(x) % i32(u32(-1 ^ x))]]` with `x == i32::MIN`) was seen to
-//!   give 0 where every other backend, and NVRTC without optimisation, give
-//!   `r[0]`; the optimised NVRTC output is at fault and is being tracked.
+//! - `abs` of the most negative integer is itself (it wraps), on every
+//!   backend; generated CUDA multiplies by the sign rather than emitting
+//!   PTX `abs`, which ptxas was seen to treat as never negative.
 //!
 //! # Examples
 //! ```

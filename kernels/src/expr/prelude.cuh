@@ -11,6 +11,11 @@ __device__ __forceinline__ unsigned kx_opaque(unsigned v) { unsigned r; asm("mov
 __device__ __forceinline__ long long kx_opaque(long long v) { long long r; asm("mov.b64 %0, %1;" : "=l"(r) : "l"(v)); return r; }
 __device__ __forceinline__ unsigned long long kx_opaque(unsigned long long v) { unsigned long long r; asm("mov.b64 %0, %1;" : "=l"(r) : "l"(v)); return r; }
 
+// Integer abs is a multiply by the sign (+1 or -1), never `a < 0 ? -a : a`:
+// NVVM turns that into PTX abs.s32, and ptxas (CUDA 12/13, sm_90, -O3)
+// then takes the result as never negative and lowers a following signed
+// remainder as unsigned, so abs(INT_MIN) % INT_MAX gave 1, not -1. The
+// opaque sign keeps NVVM from rebuilding the abs.
 #define KX_INT_OPS(T, U, MIN)                                                                          \
     __device__ __forceinline__ T kx_add(T a, T b) { return (T)((U)a + (U)b); }                         \
     __device__ __forceinline__ T kx_sub(T a, T b) { return (T)((U)a - (U)b); }                         \
@@ -18,7 +23,7 @@ __device__ __forceinline__ unsigned long long kx_opaque(unsigned long long v) { 
     __device__ __forceinline__ T kx_neg(T a) { return (T)((U)0 - (U)a); }                              \
     __device__ __forceinline__ T kx_div(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? a : a / b; } \
     __device__ __forceinline__ T kx_rem(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? (T)0 : a % b; } \
-    __device__ __forceinline__ T kx_abs(T a) { return a < 0 ? kx_neg(a) : a; }                         \
+    __device__ __forceinline__ T kx_abs(T a) { return (T)((U)a * ((U)kx_opaque(a >> (8 * sizeof(T) - 1)) | (U)1)); } \
     __device__ __forceinline__ T kx_min(T a, T b) { return b < a ? b : a; }                            \
     __device__ __forceinline__ T kx_max(T a, T b) { return a < b ? b : a; }                            \
     __device__ __forceinline__ T kx_shl(T a, unsigned s) { return (T)((U)a << (s & (8 * sizeof(T) - 1))); } \
