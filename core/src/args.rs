@@ -250,6 +250,36 @@ impl<'a, B: Backend> Args<'a, B> {
         self.raw.is_empty()
     }
 
+    /// A second list of the same arguments, where none is writable (shared
+    /// borrows may be copied; an exclusive one may not): for work that
+    /// launches several kernels over one user's inputs. `None` otherwise.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{Args, Device};
+    /// use kiln_cpu::Cpu;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let dev = Device::<Cpu>::open(0)?;
+    /// let x = dev.upload(&[1.0f32, 2.0])?;
+    /// let mut y = dev.alloc::<f32>(2)?;
+    /// assert_eq!(Args::new().arg(&x).arg(2u32).try_clone().map(|a| a.len()), Some(2));
+    /// assert!(Args::new().arg(&x).arg(&mut y).try_clone().is_none());
+    /// # Ok(()) }
+    /// ```
+    pub fn try_clone(&self) -> Option<Self> {
+        let mut raw = Vec::with_capacity(self.raw.len());
+        for a in &self.raw {
+            raw.push(match a {
+                RawArg::Buffer { writable: true, .. } => return None,
+                RawArg::Buffer { buffer, offset, len, dtype, writable } => {
+                    RawArg::Buffer { buffer: *buffer, offset: *offset, len: *len, dtype: *dtype, writable: *writable }
+                }
+                RawArg::Scalar(s) => RawArg::Scalar(*s),
+            });
+        }
+        Some(Args { raw, devices: self.devices.clone() })
+    }
+
     /// The untyped arguments.
     pub fn raw(&self) -> &[RawArg<'a, B>] {
         &self.raw

@@ -16,7 +16,7 @@ use super::fold::{Fold, Pass};
 use super::ty::Vt;
 
 /// `fn_head { statements; return v; }` for a part.
-fn function(head: &str, body: &Typed) -> String {
+pub(crate) fn function(head: &str, body: &Typed) -> String {
     format!(
         "__device__ __forceinline__ {head} {{\n{}    return v{};\n}}\n",
         statements(body, "    ", |p| format!("a{p}")),

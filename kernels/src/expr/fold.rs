@@ -10,6 +10,7 @@ use kiln_core::{DType, Error, Result};
 use super::check::{check, resolve, Op, Param, Role, Stmt, Typed};
 use super::node::Expr;
 use super::ty::Ty;
+use crate::scan::ScanKind;
 
 /// The name the combining expression and the post-map give the accumulated value.
 pub(crate) const A: &str = "a";
@@ -184,6 +185,34 @@ impl Pass {
             Pass::Rows => "rows",
             Pass::Tile => "tile",
             Pass::Cols => "cols",
+        }
+    }
+}
+
+/// One kernel of a user scan's plan, each its own entry point `{name}_{pass}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum ScanPass {
+    /// The whole scan in one pass (CUDA: decoupled look-back; the CPU).
+    One(ScanKind),
+    /// WGSL, first pass: the fold of each tile of mapped elements.
+    Sums,
+    /// WGSL, first pass over a level of tile sums (accumulator values).
+    LevelSums,
+    /// WGSL, last pass: each tile of mapped elements scanned from its carry.
+    Tiles(ScanKind),
+    /// WGSL, last pass over a level of tile sums, in place: each element
+    /// becomes the fold of everything before it (the next level's carries).
+    LevelTiles,
+}
+
+impl ScanPass {
+    pub(crate) fn name(self) -> String {
+        match self {
+            ScanPass::One(k) => format!("{k}"),
+            ScanPass::Sums => "sums".into(),
+            ScanPass::LevelSums => "level_sums".into(),
+            ScanPass::Tiles(k) => format!("tiles_{k}"),
+            ScanPass::LevelTiles => "level_tiles".into(),
         }
     }
 }

@@ -120,13 +120,18 @@ impl<'a> SliceMut<'a> {
 
     /// Chunks of `CHUNK` elements.
     pub(crate) fn chunks(self) -> Vec<SliceMut<'a>> {
+        self.chunks_of(CHUNK)
+    }
+
+    /// Chunks of `size` elements.
+    pub(crate) fn chunks_of(self, size: usize) -> Vec<SliceMut<'a>> {
         match self {
-            SliceMut::I32(s) => s.chunks_mut(CHUNK).map(SliceMut::I32).collect(),
-            SliceMut::U32(s) => s.chunks_mut(CHUNK).map(SliceMut::U32).collect(),
-            SliceMut::I64(s) => s.chunks_mut(CHUNK).map(SliceMut::I64).collect(),
-            SliceMut::U64(s) => s.chunks_mut(CHUNK).map(SliceMut::U64).collect(),
-            SliceMut::F32(s) => s.chunks_mut(CHUNK).map(SliceMut::F32).collect(),
-            SliceMut::F64(s) => s.chunks_mut(CHUNK).map(SliceMut::F64).collect(),
+            SliceMut::I32(s) => s.chunks_mut(size).map(SliceMut::I32).collect(),
+            SliceMut::U32(s) => s.chunks_mut(size).map(SliceMut::U32).collect(),
+            SliceMut::I64(s) => s.chunks_mut(size).map(SliceMut::I64).collect(),
+            SliceMut::U64(s) => s.chunks_mut(size).map(SliceMut::U64).collect(),
+            SliceMut::F32(s) => s.chunks_mut(size).map(SliceMut::F32).collect(),
+            SliceMut::F64(s) => s.chunks_mut(size).map(SliceMut::F64).collect(),
         }
     }
 }

@@ -30,7 +30,7 @@ macro_rules! each_col {
 }
 
 impl Col {
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         match self {
             Col::I32(v) => v.len(),
             Col::U32(v) => v.len(),
@@ -43,13 +43,18 @@ impl Col {
     }
 
     /// Elements `[start, end)` as a column of their own.
-    fn range(&self, start: usize, end: usize) -> Col {
+    pub(super) fn range(&self, start: usize, end: usize) -> Col {
         each_col!(self, v => v[start..end].to_vec())
     }
 
     /// Every `stride`-th element from `start`, `count` of them.
     fn strided(&self, start: usize, stride: usize, count: usize) -> Col {
         each_col!(self, v => v.iter().skip(start).step_by(stride).take(count).copied().collect())
+    }
+
+    /// The elements at `idx`, in that order.
+    pub(super) fn gather(&self, idx: &[usize]) -> Col {
+        each_col!(self, v => idx.iter().map(|&i| v[i]).collect())
     }
 
     /// The elements, as an argument slice (never for booleans).
@@ -66,7 +71,7 @@ impl Col {
     }
 
     /// `self` followed by the elements of `other`, of the same type.
-    fn concat(cols: &[Col]) -> Result<Col> {
+    pub(super) fn concat(cols: &[Col]) -> Result<Col> {
         let first = cols.first().ok_or_else(|| internal("no partial results"))?;
         let mut out = first.range(0, 0);
         for c in cols {
@@ -89,13 +94,34 @@ fn internal(what: &str) -> Error {
 }
 
 /// The launch's inputs and scalars, by argument.
-struct Inputs<'a> {
+pub(super) struct Inputs<'a> {
     slices: Vec<Option<Slice<'a>>>,
     scalars: Vec<Option<Value>>,
 }
 
+impl<'a> Inputs<'a> {
+    /// The user's arguments of a launch (inputs and scalars), and the
+    /// element count after them and each raw input's length.
+    pub(super) fn of(fold: &Fold, args: &HostArgs<'a>) -> Result<(Inputs<'a>, usize)> {
+        let p = fold.roles.len();
+        let mut inputs = Inputs { slices: vec![None; p + 2], scalars: vec![None; p + 2] };
+        for (k, role) in fold.roles.iter().enumerate() {
+            let d = fold.map.dtypes[k];
+            match role {
+                Role::Scalar => {
+                    let bits = by_dtype!(d, T => scalar_bits::<T>(args, k)?);
+                    inputs.scalars[k] = Some(Value::from_bits(d, bits));
+                }
+                _ => inputs.slices[k] = Some(Slice::input(args, k, d)?),
+            }
+        }
+        let raws = fold.roles.iter().filter(|r| **r == Role::Raw).count();
+        Ok((inputs, length(args, p + raws)?))
+    }
+}
+
 /// Evaluate `body` over `[start, start + len)` of `n` and take its stored value.
-fn eval(body: &Typed, inputs: &Inputs<'_>, start: usize, len: usize, n: usize) -> Result<Col> {
+pub(super) fn eval(body: &Typed, inputs: &Inputs<'_>, start: usize, len: usize, n: usize) -> Result<Col> {
     let mut cols: Vec<Col> = body.nodes.iter().map(|n| Col::new(n.ty)).collect();
     let exec = Exec { start, len, n, inputs: &inputs.slices, scalars: &inputs.scalars };
     run(&exec, body, &mut cols, &[])?;
@@ -104,7 +130,7 @@ fn eval(body: &Typed, inputs: &Inputs<'_>, start: usize, len: usize, n: usize) -
 }
 
 /// The combining expression over `a[i]` and `b[i]`, elementwise.
-fn combine(fold: &Fold, a: &Col, b: &Col) -> Result<Col> {
+pub(super) fn combine(fold: &Fold, a: &Col, b: &Col) -> Result<Col> {
     let inputs = Inputs { slices: vec![Some(a.slice()?), Some(b.slice()?), None], scalars: vec![None; 3] };
     eval(&fold.combine, &inputs, 0, a.len(), a.len())
 }
@@ -151,20 +177,9 @@ pub(crate) enum Shape {
 /// Run a reduction: the user's arguments, each raw input's length, the
 /// element count, for `Rows` and `Cols` the rows and columns, then the output.
 pub(crate) fn reduce(fold: &Fold, shape: Shape, args: &mut HostArgs<'_>) -> Result<()> {
+    let (mut inputs, n) = Inputs::of(fold, args)?;
     let p = fold.roles.len();
-    let mut inputs = Inputs { slices: vec![None; p + 2], scalars: vec![None; p + 2] };
-    for (k, role) in fold.roles.iter().enumerate() {
-        let d = fold.map.dtypes[k];
-        match role {
-            Role::Scalar => {
-                let bits = by_dtype!(d, T => scalar_bits::<T>(args, k)?);
-                inputs.scalars[k] = Some(Value::from_bits(d, bits));
-            }
-            _ => inputs.slices[k] = Some(Slice::input(args, k, d)?),
-        }
-    }
     let raws = fold.roles.iter().filter(|r| **r == Role::Raw).count();
-    let n = length(args, p + raws)?;
     let (rows, cols) = match shape {
         Shape::Whole => (1, n),
         _ => (length(args, p + raws + 1)?, length(args, p + raws + 2)?),
@@ -180,7 +195,7 @@ pub(crate) fn reduce(fold: &Fold, shape: Shape, args: &mut HostArgs<'_>) -> Resu
     store(&results, &mut out)
 }
 
-fn identity(fold: &Fold, inputs: &Inputs<'_>) -> Result<Col> {
+pub(super) fn identity(fold: &Fold, inputs: &Inputs<'_>) -> Result<Col> {
     eval(&fold.identity, inputs, 0, 1, 1)
 }
 

@@ -44,14 +44,17 @@
 mod check;
 mod cuda;
 mod cuda_fold;
+mod cuda_scan;
 mod fold;
 mod host;
 mod host_fold;
+mod host_scan;
 mod node;
 mod ty;
 mod value;
 mod wgsl;
 mod wgsl_fold;
+mod wgsl_scan;
 
 pub use node::{index, len, select, var, BinOp, Expr, UnOp};
 pub use ty::{Ty, SUPPORTED};
@@ -63,14 +66,17 @@ pub(crate) mod check_op {
     pub(crate) use super::check::transcendental;
     pub(crate) use super::check::Op::*;
 }
-pub(crate) use fold::{check_fold, Fold, FoldDef, Pass};
+pub(crate) use fold::{check_fold, Fold, FoldDef, Pass, ScanPass};
 pub(crate) use host::elementwise as host_elementwise;
 pub(crate) use host_fold::{reduce as host_reduce, Shape};
+pub(crate) use host_scan::scan as host_scan;
 
 /// Code generation entry points, by language.
 pub(crate) mod generate {
     pub(crate) use super::cuda::elementwise as cuda_elementwise;
     pub(crate) use super::cuda_fold::fold as cuda_fold;
+    pub(crate) use super::cuda_scan::{scan as cuda_scan, tile as cuda_scan_tile};
     pub(crate) use super::wgsl::elementwise as wgsl_elementwise;
     pub(crate) use super::wgsl_fold::fold as wgsl_fold;
+    pub(crate) use super::wgsl_scan::{scan as wgsl_scan, TILE as WGSL_SCAN_TILE};
 }

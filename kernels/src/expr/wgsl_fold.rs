@@ -9,7 +9,7 @@ use super::ty::Vt;
 use super::wgsl::{statements, w_type, Helpers, Names};
 
 /// `fn head { statements; return v; }` for a part, its arguments named by `names`.
-fn function(head: &str, body: &Typed, h: &mut Helpers, names: &Names<'_>) -> String {
+pub(crate) fn function(head: &str, body: &Typed, h: &mut Helpers, names: &Names<'_>) -> String {
     format!("fn {head} {{\n{}    return v{};\n}}\n", statements(body, h, "    ", names), Fold::result(body))
 }
 

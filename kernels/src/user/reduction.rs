@@ -8,6 +8,7 @@ use kiln_core::{
     Stream, ViewMut,
 };
 
+use super::partials::Partials;
 use super::signature::{bind, check_backend, check_ident, Bound};
 use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Pass, Role, Shape, Stmt, Ty};
 use crate::launch::BLOCK;
@@ -78,47 +79,11 @@ impl Reduction {
         }
     }
 
-    fn param(mut self, name: &str, role: Role, ty: Ty) -> Self {
-        self.params.push(Param { name: Arc::from(name), role, ty });
-        self
-    }
-
-    /// An input read at the element index.
-    pub fn input(self, name: &str, ty: impl Into<Ty>) -> Self {
-        self.param(name, Role::Input, ty.into())
-    }
-
-    /// An input read at computed indices ([`Expr::at`]).
-    pub fn raw(self, name: &str, ty: impl Into<Ty>) -> Self {
-        self.param(name, Role::Raw, ty.into())
-    }
-
-    /// A scalar argument (visible to the map and the post-map).
-    pub fn scalar(self, name: &str, ty: impl Into<Ty>) -> Self {
-        self.param(name, Role::Scalar, ty.into())
-    }
-
-    /// Name `value` as `name` for the map.
-    pub fn local(mut self, name: &str, value: impl Into<Expr>) -> Self {
-        self.locals.push(Stmt::Let(Arc::from(name), value.into()));
-        self
-    }
-
-    /// The value each element contributes, of the accumulator's dtype.
-    pub fn map(mut self, value: impl Into<Expr>) -> Self {
-        self.map = Some(value.into());
-        self
-    }
+    super::fold_arguments!();
 
     /// The combining expression of `var("a")` and `var("b")` (accumulator values).
     pub fn reduce(mut self, value: impl Into<Expr>) -> Self {
         self.combine = Some(value.into());
-        self
-    }
-
-    /// The identity of the combining expression: a constant of the accumulator's dtype.
-    pub fn identity(mut self, value: impl Into<Expr>) -> Self {
-        self.identity = Some(value.into());
         self
     }
 
@@ -474,52 +439,4 @@ fn scalars<B: Backend>(raw: &[RawArg<'_, B>]) -> Vec<kiln_core::Scalar> {
             RawArg::Buffer { .. } => None,
         })
         .collect()
-}
-
-/// Partial results of one of the accumulator dtypes.
-enum Partials<B: Backend> {
-    I32(kiln_core::Buffer<B, i32>),
-    U32(kiln_core::Buffer<B, u32>),
-    I64(kiln_core::Buffer<B, i64>),
-    U64(kiln_core::Buffer<B, u64>),
-    F32(kiln_core::Buffer<B, f32>),
-    F64(kiln_core::Buffer<B, f64>),
-}
-
-/// One arm per dtype of [`Partials`].
-macro_rules! each_partial {
-    ($p:expr, $b:ident => $e:expr) => {
-        match $p {
-            Partials::I32($b) => $e,
-            Partials::U32($b) => $e,
-            Partials::I64($b) => $e,
-            Partials::U64($b) => $e,
-            Partials::F32($b) => $e,
-            Partials::F64($b) => $e,
-        }
-    };
-}
-
-impl<B: Backend> Partials<B> {
-    /// `n` partials of dtype `d` (an accumulator dtype), on `s`.
-    fn alloc(s: &Stream<B>, d: DType, n: usize) -> Result<Self> {
-        Ok(match d {
-            DType::I32 => Partials::I32(s.alloc(n)?),
-            DType::U32 => Partials::U32(s.alloc(n)?),
-            DType::I64 => Partials::I64(s.alloc(n)?),
-            DType::U64 => Partials::U64(s.alloc(n)?),
-            DType::F32 => Partials::F32(s.alloc(n)?),
-            _ => Partials::F64(s.alloc(n)?),
-        })
-    }
-
-    /// `args` and these partials, writable.
-    fn write<'a>(&'a mut self, args: Args<'a, B>) -> Args<'a, B> {
-        each_partial!(self, b => args.arg(b.view_mut()))
-    }
-
-    /// `args` and these partials, read only.
-    fn read<'a>(&'a self, args: Args<'a, B>) -> Args<'a, B> {
-        each_partial!(self, b => args.arg(b.view()))
-    }
 }

@@ -1,0 +1,372 @@
+//! ScanKernel: a map per element scanned by an associative combining expression.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use kiln_core::{
+    Args, Backend, DType, Element, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Stream,
+    ViewMut,
+};
+
+use super::partials::Partials;
+use super::signature::{bind, check_backend, check_ident, check_u32, Bound};
+use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Role, ScanPass, Stmt, Ty};
+use crate::scan::ScanKind;
+
+/// A scan written once in Rust and run on every backend (PyCUDA's
+/// `InclusiveScanKernel` and `ExclusiveScanKernel`, with a map in front):
+/// each element is mapped to an accumulator value, and output `i` is the
+/// fold, by a combining expression of `var("a")` (the earlier values) and
+/// `var("b")` (the later ones), of the values up to `i` (inclusive) or
+/// before `i` (exclusive, the identity at 0).
+///
+/// - Arguments are `input`s (read at the element index), `raw` inputs (read
+///   anywhere with [`Expr::at`]) and `scalar`s; the element count is the
+///   common length of the inputs. Without a map, a scan of one input scans
+///   its values.
+/// - The combining expression must be associative, and the identity an
+///   identity of it on both sides; it need not be commutative: every
+///   backend keeps the elements' order. Floating-point results differ from
+///   a sequential loop in rounding, as the grouping differs.
+/// - Any length; CUDA scans in one pass (decoupled look-back, as kiln's
+///   own scan), wgpu in passes over tiles, the CPU in parallel chunks.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{Args, DType, Device};
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::expr::var;
+/// use kiln_kernels::scan::ScanKind;
+/// use kiln_kernels::user::Scan;
+/// # fn main() -> kiln_core::Result<()> {
+/// // A running maximum.
+/// let running_max = Scan::new("running_max", DType::I32)
+///     .input("x", DType::I32)
+///     .scan(var("a").max(var("b")))
+///     .identity(i32::MIN)
+///     .build()?;
+///
+/// let s = Device::<Cpu>::open(0)?.stream();
+/// let x = s.upload(&[3, 1, 4, 1, 5, 9, 2, 6])?;
+/// let mut y = s.alloc::<i32>(8)?;
+/// running_max.scan(&s, ScanKind::Inclusive, Args::new().arg(&x), &mut y)?;
+/// assert_eq!(y.to_vec()?, [3, 3, 4, 4, 5, 9, 9, 9]);
+/// running_max.scan(&s, ScanKind::Exclusive, Args::new().arg(&x), &mut y)?;
+/// assert_eq!(y.to_vec()?, [i32::MIN, 3, 3, 4, 4, 5, 9, 9]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Scan {
+    name: String,
+    acc: Ty,
+    params: Vec<Param>,
+    locals: Vec<Stmt>,
+    map: Option<Expr>,
+    combine: Option<Expr>,
+    identity: Option<Expr>,
+}
+
+impl Scan {
+    /// A scan named `name` (an identifier) accumulating in `accumulator`.
+    pub fn new(name: impl Into<String>, accumulator: impl Into<Ty>) -> Self {
+        Scan {
+            name: name.into(),
+            acc: accumulator.into(),
+            params: Vec::new(),
+            locals: Vec::new(),
+            map: None,
+            combine: None,
+            identity: None,
+        }
+    }
+
+    super::fold_arguments!();
+
+    /// The combining expression of `var("a")` (earlier) and `var("b")` (later).
+    pub fn scan(mut self, value: impl Into<Expr>) -> Self {
+        self.combine = Some(value.into());
+        self
+    }
+
+    /// Check the declaration and, where no dtype is a placeholder, every part's types.
+    pub fn build(self) -> Result<ScanKernel> {
+        let fail = |reason: &str| Error::invalid(format!("user kernel `{}`", self.name), reason.to_string());
+        check_ident(&self.name, &self.params)?;
+        let plain: Vec<&Param> = self.params.iter().filter(|p| p.role == Role::Input).collect();
+        if plain.is_empty() {
+            return Err(fail("has no input to take the element count from"));
+        }
+        let map = match (self.map, plain.as_slice()) {
+            (Some(m), _) => m,
+            (None, [only]) => expr::var(&only.name),
+            (None, _) => return Err(fail("has more than one input and no map (Scan::map)")),
+        };
+        let combine = self.combine.ok_or_else(|| fail("has no combining expression (Scan::scan)"))?;
+        let identity = self.identity.ok_or_else(|| fail("has no identity (Scan::identity)"))?;
+        let def = FoldDef {
+            name: self.name,
+            params: self.params,
+            locals: self.locals,
+            map,
+            combine,
+            identity,
+            post: None,
+            acc: self.acc,
+        };
+        if def.params.iter().all(|p| matches!(p.ty, Ty::Is(_))) && matches!(def.acc, Ty::Is(_)) {
+            check_fold(&def, &HashMap::new())?;
+        }
+        Ok(ScanKernel(Arc::new(Def { def, cache: Mutex::new(HashMap::new()) })))
+    }
+}
+
+/// A built [`Scan`]; cheap to clone, shared between threads. Its generated
+/// programs are cached per argument dtypes and backend.
+#[derive(Clone)]
+pub struct ScanKernel(Arc<Def>);
+
+struct Def {
+    def: FoldDef,
+    cache: Mutex<HashMap<(Vec<DType>, IndexWidth, Language), Arc<Instance>>>,
+}
+
+/// A scan instantiated for argument dtypes and a backend.
+struct Instance {
+    fold: Fold,
+    programs: HashMap<ScanPass, Program>,
+}
+
+impl std::fmt::Debug for ScanKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ScanKernel").field(&self.0.def).finish()
+    }
+}
+
+/// The passes of a language: one for CUDA and the host, four for WGSL.
+fn passes(language: Language) -> Vec<ScanPass> {
+    match language {
+        Language::Wgsl => {
+            let mut v = vec![ScanPass::Sums, ScanPass::LevelSums, ScanPass::LevelTiles];
+            v.extend(ScanKind::ALL.map(ScanPass::Tiles));
+            v
+        }
+        _ => ScanKind::ALL.map(ScanPass::One).to_vec(),
+    }
+}
+
+impl ScanKernel {
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.0.def.name
+    }
+
+    fn instance<B: Backend>(&self, stream: &Stream<B>, bound: &Bound) -> Result<Arc<Instance>> {
+        let language = B::LANGUAGE;
+        let width = stream.device().info().features.index_width;
+        let key = (bound.dtypes.clone(), width, language);
+        let mut cache = self.0.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = cache.get(&key) {
+            return Ok(i.clone());
+        }
+        let def = &self.0.def;
+        let fold = check_fold(def, &bound.bind)?;
+        check_backend(&def.name, language, fold.parts())?;
+        let mut programs = HashMap::new();
+        let cuda = (language == Language::Cuda).then(|| expr::generate::cuda_scan(&def.name, &fold, width));
+        for pass in passes(language) {
+            let entry = format!("{}_{}", def.name, pass.name());
+            let program = match (language, pass) {
+                (Language::Cuda, _) => Program::new(&entry).cuda(cuda.clone().unwrap_or_default()),
+                (Language::Wgsl, _) => Program::new(&entry).wgsl(expr::generate::wgsl_scan(&def.name, &fold, pass)),
+                (Language::Host, ScanPass::One(kind)) => {
+                    let f = fold.clone();
+                    let key = format!("scan {} {kind}\n{}", def.name, fold.canonical());
+                    Program::new(&entry)
+                        .host_closure(HostClosure::new(key, move |args| expr::host_scan(&f, kind, args)))
+                }
+                (other, _) => {
+                    return Err(Error::invalid(
+                        format!("user kernel `{}`", def.name),
+                        format!("no generator for {other}"),
+                    ))
+                }
+            };
+            programs.insert(pass, program);
+        }
+        let inst = Arc::new(Instance { fold, programs });
+        cache.insert(key, inst.clone());
+        Ok(inst)
+    }
+
+    fn kernel<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, pass: ScanPass) -> Result<kiln_core::Kernel<B>> {
+        let program = inst.programs.get(&pass).ok_or_else(|| {
+            Error::invalid(format!("user kernel `{}`", self.name()), format!("no {} pass", pass.name()))
+        })?;
+        stream.device().kernel(program)
+    }
+
+    /// Scan every element into `out` (of the accumulator's dtype, one
+    /// element per input element) on the device; returns at once. `args`
+    /// are given in declaration order.
+    ///
+    /// `Err` naming the kernel and the argument for arguments that do not
+    /// match the declaration (see
+    /// [`ElementwiseKernel::launch`](super::ElementwiseKernel::launch)), an
+    /// output of another dtype or length, or a dtype the device cannot
+    /// compute on.
+    pub fn scan<B: Backend, T: Element>(
+        &self,
+        stream: &Stream<B>,
+        kind: ScanKind,
+        args: Args<'_, B>,
+        out: &mut impl ViewMut<B, T>,
+    ) -> Result<()> {
+        let def = &self.0.def;
+        let what = format!("user kernel `{}`", def.name);
+        let bound = bind(&def.name, &def.params, args.raw())?;
+        let inst = self.instance(stream, &bound)?;
+        if T::DTYPE != inst.fold.acc {
+            return Err(Error::invalid(what, format!("gives {}, and the output is {}", inst.fold.acc, T::DTYPE)));
+        }
+        let dtypes = inst.fold.parts().flat_map(|b| b.nodes.iter().filter_map(|n| n.ty.dtype()));
+        for d in dtypes.chain(bound.dtypes.iter().copied()).chain([inst.fold.acc]) {
+            crate::launch::check_dtype(stream, d, &what)?;
+        }
+        check_u32(&def.name, inst.fold.parts(), &bound)?;
+        let out = out.view_mut();
+        if out.len() != bound.n {
+            return Err(Error::LengthMismatch {
+                what: format!("{what}: output"),
+                expected: bound.n,
+                actual: out.len(),
+            });
+        }
+        if bound.n == 0 {
+            return Ok(());
+        }
+        let width = stream.device().info().features.index_width;
+        let mut user = args;
+        for &len in &bound.raw_lens {
+            user = user.length(width, len, &what)?;
+        }
+        let user = user.length(width, bound.n, &what)?;
+        match B::LANGUAGE {
+            Language::Wgsl => self.passes(stream, &inst, kind, user, bound.n, out),
+            _ => self.one_pass(stream, &inst, kind, user, bound.n, out),
+        }
+    }
+
+    /// The look-back scan (CUDA), or the host's whole scan in one call.
+    fn one_pass<B: Backend>(
+        &self,
+        stream: &Stream<B>,
+        inst: &Instance,
+        kind: ScanKind,
+        args: Args<'_, B>,
+        n: usize,
+        out: kiln_core::BufferViewMut<'_, B, impl Element>,
+    ) -> Result<()> {
+        let kernel = self.kernel(stream, inst, ScanPass::One(kind))?;
+        let args = args.arg(out);
+        if B::LANGUAGE.runs_whole_launch() {
+            // SAFETY: the host scan reads the inputs over [0, n) and raw
+            // inputs within their lengths, and writes out[0..n).
+            return unsafe { stream.launch(&kernel, LaunchConfig::new(1, 1), args) };
+        }
+        let tiles = n.div_ceil(expr::generate::cuda_scan_tile(&inst.fold));
+        let grid =
+            u32::try_from(tiles).ok().filter(|&g| g <= stream.device().info().limits.max_grid[0]).ok_or_else(|| {
+                Error::invalid(
+                    format!("user kernel `{}` over {n} elements", self.name()),
+                    "more tiles than a grid can hold",
+                )
+            })?;
+        // The look-back state: status words and the tile counter zeroed;
+        // 4-byte values travel inside the status words, wider ones in aggs
+        // and incls (uninitialised).
+        let mut status = stream.alloc_zeroed::<u64>(tiles + 1)?;
+        let spill = if inst.fold.acc.size() == 4 { 1 } else { tiles };
+        let mut aggs = Partials::alloc(stream, inst.fold.acc, spill)?;
+        let mut incls = Partials::alloc(stream, inst.fold.acc, spill)?;
+        let args = incls.write(aggs.write(args.arg(status.view_mut())));
+        // SAFETY: block b scans tile b of the inputs over [0, n) into
+        // out[0..n), reads raw inputs within their lengths, and writes
+        // status[b] and status[tiles] (the counter), and for 8-byte
+        // accumulators aggs[b] and incls[b], sized for `tiles` then.
+        unsafe { stream.launch(&kernel, LaunchConfig::new(grid, 256), args) }
+    }
+
+    /// The WGSL scan: tile folds, their exclusive scan (recursively, in
+    /// place), then each tile from its carry.
+    fn passes<B: Backend>(
+        &self,
+        stream: &Stream<B>,
+        inst: &Instance,
+        kind: ScanKind,
+        args: Args<'_, B>,
+        n: usize,
+        out: kiln_core::BufferViewMut<'_, B, impl Element>,
+    ) -> Result<()> {
+        let what = format!("user kernel `{}`", self.name());
+        let tiles = n.div_ceil(expr::generate::WGSL_SCAN_TILE);
+        let groups = tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32;
+        let width = stream.device().info().features.index_width;
+        let carries = if tiles == 1 {
+            None
+        } else {
+            let mut sums = Partials::alloc(stream, inst.fold.acc, tiles)?;
+            let first = args.try_clone().ok_or_else(|| Error::invalid(&what, "an input is passed writable"))?;
+            let kernel = self.kernel(stream, inst, ScanPass::Sums)?;
+            // SAFETY: workgroups fold the tiles of the inputs over [0, n)
+            // (raw inputs within their lengths) into sums[t], t < tiles.
+            unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), sums.write(first))? };
+            self.level(stream, inst, &mut sums, tiles)?;
+            Some(sums)
+        };
+        let mut dummy = None;
+        let carry = match &carries {
+            Some(c) => c,
+            None => &*dummy.insert(Partials::alloc(stream, inst.fold.acc, 1)?),
+        };
+        let args = carry.read(args).arg(out).length(width, usize::from(tiles > 1), &what)?;
+        let kernel = self.kernel(stream, inst, ScanPass::Tiles(kind))?;
+        // SAFETY: tile t reads the inputs over its range of [0, n) (raw
+        // inputs within their lengths) and carries[t] (read only when there
+        // is more than one tile, `carries` then holding one per tile), and
+        // writes the same range of out.
+        unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
+    }
+
+    /// `level[0..n)` becomes its exclusive scan, in place.
+    fn level<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, level: &mut Partials<B>, n: usize) -> Result<()> {
+        let what = format!("user kernel `{}`", self.name());
+        let width = stream.device().info().features.index_width;
+        let tiles = n.div_ceil(expr::generate::WGSL_SCAN_TILE);
+        let groups = tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32;
+        let carries = if tiles == 1 {
+            None
+        } else {
+            let mut sums = Partials::alloc(stream, inst.fold.acc, tiles)?;
+            let kernel = self.kernel(stream, inst, ScanPass::LevelSums)?;
+            let args = sums.write(level.read(Args::new()).length(width, n, &what)?);
+            // SAFETY: workgroups fold tiles of level[0..n) into sums[t], t < tiles.
+            unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args)? };
+            self.level(stream, inst, &mut sums, tiles)?;
+            Some(sums)
+        };
+        let mut dummy = None;
+        let carry = match &carries {
+            Some(c) => c,
+            None => &*dummy.insert(Partials::alloc(stream, inst.fold.acc, 1)?),
+        };
+        let kernel = self.kernel(stream, inst, ScanPass::LevelTiles)?;
+        let args = level.write(carry.read(Args::new().length(width, n, &what)?)).length(
+            width,
+            usize::from(tiles > 1),
+            &what,
+        )?;
+        // SAFETY: tile t reads then writes its range of level[0..n), and
+        // reads carries[t] only when there is more than one tile.
+        unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
+    }
+}

@@ -1,0 +1,195 @@
+//! User scans on the CPU backend: results against sequential plain Rust at
+//! edge sizes (around the chunk and run boundaries), an operator that is
+//! associative but not commutative, and bad definitions and launches
+//! refused with errors that name the kernel and leave outputs untouched.
+
+use kiln_core::{Args, DType, Device, Error, Stream};
+use kiln_cpu::Cpu;
+use kiln_kernels::expr::{index, var, Expr};
+use kiln_kernels::scan::ScanKind;
+use kiln_kernels::user::{Scan, ScanKernel};
+
+fn stream() -> Stream<Cpu> {
+    Device::<Cpu>::open(0).expect("the CPU device opens").stream()
+}
+
+/// A deterministic pseudo-random u64 stream (splitmix64).
+fn values(n: usize, seed: u64) -> Vec<u64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+const SIZES: [usize; 10] = [1, 2, 255, 256, 257, 1000, 32767, 32768, 32769, 100_003];
+
+/// Maps of {0, 1, 2, 3} to itself, two bits per image: `a` then `b`.
+fn compose(a: u32, b: u32) -> u32 {
+    (0..4).fold(0, |c, k| c | (((b >> (((a >> (2 * k)) & 3) * 2)) & 3) << (2 * k)))
+}
+
+fn composition() -> ScanKernel {
+    let (a, b) = (var("a"), var("b"));
+    let image = |k: u32| ((b.clone() >> (((a.clone() >> (2 * k)) & 3u32) * 2u32)) & 3u32) << (2 * k);
+    Scan::new("compose", DType::U32)
+        .input("x", DType::U32)
+        .map(var("x") & 0xffu32)
+        .scan(image(0) | image(1) | image(2) | image(3))
+        .identity(0xe4u32)
+        .build()
+        .unwrap()
+}
+
+/// Sequential inclusive or exclusive scan of `xs` from `id`.
+fn sequential<T: Copy>(kind: ScanKind, xs: &[T], id: T, op: impl Fn(T, T) -> T) -> Vec<T> {
+    let mut acc = id;
+    xs.iter()
+        .map(|&x| {
+            let before = acc;
+            acc = op(acc, x);
+            if kind == ScanKind::Inclusive {
+                acc
+            } else {
+                before
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn composition_of_maps_keeps_the_order_at_edge_sizes() {
+    let s = stream();
+    let k = composition();
+    assert_eq!(compose(0xe4, 0x1b), 0x1b);
+    for n in SIZES {
+        let xs: Vec<u32> = values(n, n as u64).iter().map(|&v| v as u32).collect();
+        let x = s.upload(&xs).unwrap();
+        let mapped: Vec<u32> = xs.iter().map(|v| v & 0xff).collect();
+        for kind in ScanKind::ALL {
+            let mut y = s.upload(&vec![0xdead_beefu32; n]).unwrap();
+            k.scan(&s, kind, Args::new().arg(&x), &mut y).unwrap();
+            assert_eq!(y.to_vec().unwrap(), sequential(kind, &mapped, 0xe4, compose), "{kind} n = {n}");
+        }
+    }
+}
+
+#[test]
+fn wrapping_sums_with_a_gather_a_scalar_and_the_index() {
+    // y = scan of (x * k + r[x % 5] + i), i64 wrapping.
+    let k = Scan::new("mixed", DType::I64)
+        .input("x", DType::I64)
+        .raw("r", DType::I64)
+        .scalar("k", DType::I64)
+        .local("g", var("r").at(var("x") % 5))
+        .map(var("x") * var("k") + var("g") + index().cast(DType::I64))
+        .scan(var("a") + var("b"))
+        .identity(0)
+        .build()
+        .unwrap();
+    let s = stream();
+    let r = [i64::MAX, -3, 7, i64::MIN, 11];
+    let rb = s.upload(&r).unwrap();
+    for n in SIZES {
+        let xs: Vec<i64> = values(n, 3 * n as u64).iter().map(|&v| v as i64).collect();
+        let x = s.upload(&xs).unwrap();
+        let mapped: Vec<i64> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let g = usize::try_from(x.wrapping_rem(5)).ok().and_then(|j| r.get(j)).copied().unwrap_or(0);
+                x.wrapping_mul(-9).wrapping_add(g).wrapping_add(i as i64)
+            })
+            .collect();
+        for kind in ScanKind::ALL {
+            let mut y = s.upload(&vec![0x5a5a_5a5a_5a5ai64; n]).unwrap();
+            k.scan(&s, kind, Args::new().arg(&x).arg(&rb).scalar(-9i64), &mut y).unwrap();
+            assert_eq!(y.to_vec().unwrap(), sequential(kind, &mapped, 0, i64::wrapping_add), "{kind} n = {n}");
+        }
+    }
+}
+
+#[test]
+fn float_running_sums_within_the_documented_bound() {
+    // A running sum of squares in f64 from f32 inputs, and an f32 running minimum.
+    let sq = Scan::new("sumsq", DType::F64)
+        .input("x", DType::F32)
+        .map(var("x").cast(DType::F64) * var("x").cast(DType::F64))
+        .scan(var("a") + var("b"))
+        .identity(0.0)
+        .build()
+        .unwrap();
+    let min = Scan::new("runmin", DType::F32)
+        .input("x", DType::F32)
+        .scan(var("a").min(var("b")))
+        .identity(f32::INFINITY)
+        .build()
+        .unwrap();
+    let s = stream();
+    for n in SIZES {
+        // x = (k - 2^23) / 2^24 exactly, so x^2 * 2^48 is an integer and the
+        // exact prefix sums are integer sums.
+        let ks: Vec<i64> = values(n, 11 + n as u64).iter().map(|&v| (v >> 40) as i64 - (1 << 23)).collect();
+        let xs: Vec<f32> = ks.iter().map(|&k| k as f32 / (1u64 << 24) as f32).collect();
+        let x = s.upload(&xs).unwrap();
+        let mut y = s.upload(&vec![f64::NAN; n]).unwrap();
+        sq.scan(&s, ScanKind::Inclusive, Args::new().arg(&x), &mut y).unwrap();
+        let got = y.to_vec().unwrap();
+        let mut fixed = 0i128;
+        for (i, &k) in ks.iter().enumerate() {
+            fixed += i128::from(k) * i128::from(k);
+            let exact = fixed as f64 / (1u64 << 48) as f64;
+            // Runs of at most 128 in order, then trees over runs and chunks.
+            let bound = f64::EPSILON * (160.0 + (n as f64).log2()) * exact;
+            assert!((got[i] - exact).abs() <= bound, "n = {n}, i = {i}: {} vs {exact}", got[i]);
+        }
+        let mut y = s.upload(&vec![f32::NAN; n]).unwrap();
+        min.scan(&s, ScanKind::Exclusive, Args::new().arg(&x), &mut y).unwrap();
+        assert_eq!(y.to_vec().unwrap(), sequential(ScanKind::Exclusive, &xs, f32::INFINITY, f32::min), "n = {n}");
+    }
+}
+
+#[test]
+fn bad_definitions_and_launches_are_errors_that_lose_nothing() {
+    let s = stream();
+    let invalid = |e: Error, words: &[&str]| {
+        let m = e.to_string();
+        assert!(words.iter().all(|w| m.contains(w)), "{m}");
+    };
+    let no_identity = Scan::new("noid", DType::I32).input("x", DType::I32).scan(var("a") + var("b")).build();
+    invalid(no_identity.unwrap_err(), &["noid", "identity"]);
+    let two = Scan::new("two", DType::I32)
+        .input("x", DType::I32)
+        .input("y", DType::I32)
+        .scan(var("a") + var("b"))
+        .identity(0)
+        .build();
+    invalid(two.unwrap_err(), &["two", "map"]);
+    let typed =
+        Scan::new("typed", DType::I32).input("x", DType::I32).scan(var("a") + Expr::from(1.5)).identity(0).build();
+    invalid(typed.unwrap_err(), &["typed", "combining expression"]);
+    let uses_index =
+        Scan::new("idx", DType::U32).input("x", DType::U32).scan(var("a") + index()).identity(0u32).build();
+    invalid(uses_index.unwrap_err(), &["idx", "combining expression", "index()"]);
+
+    let k = composition();
+    let x = s.upload(&[1u32, 2, 3]).unwrap();
+    let mut short = s.upload(&[7u32; 2]).unwrap();
+    invalid(k.scan(&s, ScanKind::Inclusive, Args::new().arg(&x), &mut short).unwrap_err(), &["compose", "output"]);
+    assert_eq!(short.to_vec().unwrap(), [7, 7]);
+    let mut wrong = s.upload(&[7i32; 3]).unwrap();
+    invalid(k.scan(&s, ScanKind::Inclusive, Args::new().arg(&x), &mut wrong).unwrap_err(), &["compose", "i32"]);
+    assert_eq!(wrong.to_vec().unwrap(), [7, 7, 7]);
+    let xf = s.upload(&[1.0f32; 3]).unwrap();
+    let mut y = s.upload(&[7u32; 3]).unwrap();
+    invalid(k.scan(&s, ScanKind::Inclusive, Args::new().arg(&xf), &mut y).unwrap_err(), &["compose", "`x`", "f32"]);
+    assert_eq!(y.to_vec().unwrap(), [7, 7, 7]);
+    let empty = s.upload::<u32>(&[]).unwrap();
+    let mut out = s.alloc::<u32>(0).unwrap();
+    k.scan(&s, ScanKind::Exclusive, Args::new().arg(&empty), &mut out).unwrap();
+}
