@@ -21,6 +21,7 @@ mod sums;
 mod transpose;
 mod user;
 mod user_reduce;
+mod user_scan;
 
 pub use compact::register as add_compact;
 pub use elementwise::{register as add_elementwise, Axpy, Binary, MismatchedLengths};

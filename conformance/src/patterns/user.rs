@@ -289,4 +289,5 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.one(group, "user/random-int", DType::I32, |d, ctx| random_ints::<B, i32>(d, ctx));
     c.one(group, "user/random-int", DType::U32, |d, ctx| random_ints::<B, u32>(d, ctx));
     super::user_reduce::register(c, group);
+    super::user_scan::register(c, group);
 }

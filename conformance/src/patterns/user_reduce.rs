@@ -15,14 +15,14 @@ use crate::patterns::sums::{sum_bound, Compensated};
 use crate::{poisoned, Ctx, Expected, Failure, Tolerance};
 
 /// A combining operation: its name, the expression, the identity, the reference.
-struct Combine {
-    name: &'static str,
-    expr: fn() -> Expr,
-    identity: fn(signed: bool) -> i64,
-    fold: fn(&Env<'_>, i64, i64) -> i64,
+pub(super) struct Combine {
+    pub(super) name: &'static str,
+    pub(super) expr: fn() -> Expr,
+    pub(super) identity: fn(signed: bool) -> i64,
+    pub(super) fold: fn(&Env<'_>, i64, i64) -> i64,
 }
 
-const COMBINE: [Combine; 6] = [
+pub(super) const COMBINE: [Combine; 6] = [
     Combine { name: "+", expr: || var("a") + var("b"), identity: |_| 0, fold: |e, a, b| e.wrap(a + b) },
     Combine {
         name: "min",
