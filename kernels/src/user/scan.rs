@@ -127,8 +127,11 @@ pub struct ScanKernel(Arc<Def>);
 
 struct Def {
     def: FoldDef,
-    cache: Mutex<HashMap<(Vec<DType>, IndexWidth, Language), Arc<Instance>>>,
+    cache: Mutex<HashMap<InstanceKey, Arc<Instance>>>,
 }
+
+/// What an instance is generated for: argument dtypes, index width, language.
+type InstanceKey = (Vec<DType>, IndexWidth, Language);
 
 /// A scan instantiated for argument dtypes and a backend.
 struct Instance {
