@@ -26,7 +26,7 @@ ap.add_argument("--json", required=True)
 args = ap.parse_args()
 dt = {"f32": cp.float32, "f64": cp.float64, "i32": cp.int32, "u32": cp.uint32}[args.dtype]
 arrays = {"copy_d2d": 2, "fill": 1, "sequence": 1, "map_square": 2, "map_abs": 2, "map_negate": 2,
-          "map_sqrt": 2, "vector_add": 3, "axpy": 3}
+          "map_sqrt": 2, "vector_add": 3, "axpy": 3, "user_axpy": 3}
 kernels = {
     "map_square": cp.ElementwiseKernel("T a", "T b", "b = a * a", "kiln_peer_sq"),
     "map_abs": cp.ElementwiseKernel("T a", "T b", "b = abs(a)", "kiln_peer_abs"),
@@ -46,7 +46,9 @@ def op(pattern, s, alpha):
         return lambda: cp.arange(0, n, dtype=dt)  # allocates: CuPy has no out= for arange
     if pattern == "vector_add":
         return lambda: cp.add(s[0], s[1], out=s[2])
-    if pattern == "axpy":
+    if pattern in ("axpy", "user_axpy"):
+        # kiln's user_axpy row is its generated user kernel: CuPy's
+        # ElementwiseKernel is the same thing.
         return lambda: kernels["axpy"](alpha, s[0], s[1], s[2])
     if pattern in kernels:
         return lambda: kernels[pattern](s[0], s[1])
@@ -106,7 +108,9 @@ def matrix_case(pattern, size):
 # The data-parallel patterns, on the inputs kiln's rows use (floats uniform
 # in [0.5, 2), integers in [1, 1000); histograms of int32 in [0, 1024) into
 # 256 bins, or all 7), each result left on the device.
-PARALLEL = {"reduce_sum", "dot", "scan_inclusive", "compact", "histogram_i32", "histogram_i32_skewed"}
+PARALLEL = {"reduce_sum", "dot", "scan_inclusive", "compact", "histogram_i32", "histogram_i32_skewed",
+            "user_sum_squares", "user_scan"}
+sum_squares = cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", "0", "kiln_peer_sum_squares")
 
 
 def bench_input(size, dtype):
@@ -129,7 +133,13 @@ def parallel_case(pattern, size):
             x, y, out = bench_input(size, dt), bench_input(size, dt), cp.empty((), dt)
             return lambda: cp.dot(x, y, out=out)
         return args.dtype, 2 * size * item, make
-    if pattern == "scan_inclusive":
+    if pattern == "user_sum_squares":
+        def make():
+            x, out = bench_input(size, dt), cp.empty((), dt)
+            return lambda: sum_squares(x, out)
+        return args.dtype, size * item, make
+    if pattern in ("scan_inclusive", "user_scan"):
+        # CuPy has no user-defined scan kernel: user_scan's peer is cumsum.
         def make():
             x, y = bench_input(size, dt), cp.empty(size, dt)
             return lambda: cp.cumsum(x, out=y)

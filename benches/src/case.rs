@@ -46,6 +46,14 @@ pub enum Pattern {
         /// Whether every value falls in one bin.
         skewed: bool,
     },
+    /// `z = alpha * x + y` as a user kernel (`kiln_kernels::user::Elementwise`),
+    /// generated from its expression: against `axpy`.
+    UserAxpy,
+    /// The sum of `x[i] * x[i]` as a user reduction (`user::Reduction`),
+    /// left on the device: against `dot`, which reads two arrays.
+    UserSumSquares,
+    /// An inclusive `+` scan as a user scan (`user::Scan`): against `scan_inclusive`.
+    UserScan,
     /// The end-to-end latency of small work: the sum of 1 Ki f32 already on
     /// the device, including reading the scalar back to the host, timed on
     /// the host clock. Its size is fixed whatever the sweep, and its rows
@@ -55,7 +63,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 23] = [
+    pub const ALL: [Pattern; 26] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -78,6 +86,9 @@ impl Pattern {
         Pattern::Compact,
         Pattern::Histogram { skewed: false },
         Pattern::Histogram { skewed: true },
+        Pattern::UserAxpy,
+        Pattern::UserSumSquares,
+        Pattern::UserScan,
         Pattern::ReduceLatency,
     ];
 
@@ -106,6 +117,9 @@ impl Pattern {
             Pattern::Compact => "compact".into(),
             Pattern::Histogram { skewed: false } => "histogram_i32".into(),
             Pattern::Histogram { skewed: true } => "histogram_i32_skewed".into(),
+            Pattern::UserAxpy => "user_axpy".into(),
+            Pattern::UserSumSquares => "user_sum_squares".into(),
+            Pattern::UserScan => "user_scan".into(),
             Pattern::ReduceLatency => "reduce_latency".into(),
         }
     }
@@ -167,11 +181,11 @@ impl Pattern {
     pub fn bytes(self, n: usize, dtype: DType) -> u64 {
         let arrays = match self {
             Pattern::Compact => return (n + n / 2) as u64 * dtype.size() as u64,
-            Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::Histogram { .. } => 1,
-            Pattern::Dot | Pattern::ScanInclusive => 2,
+            Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
+            Pattern::Dot | Pattern::ScanInclusive | Pattern::UserScan => 2,
             Pattern::Fill | Pattern::Sequence => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
-            Pattern::VectorAdd | Pattern::Axpy | Pattern::Sgemm(_) => 3,
+            Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::Sgemm(_) => 3,
             Pattern::Grayscale => 4,
         };
         let n = if self.is_2d() { square_side(n).pow(2) } else { n };
@@ -190,9 +204,9 @@ impl Pattern {
         match self {
             Pattern::CopyD2d | Pattern::Fill | Pattern::Transpose(_) | Pattern::SortU32 => 0,
             Pattern::Compact | Pattern::Histogram { .. } => 0,
-            Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::ScanInclusive => n as u64,
-            Pattern::Dot => 2 * n as u64,
-            Pattern::Sequence | Pattern::Axpy => 2 * n as u64,
+            Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::ScanInclusive | Pattern::UserScan => n as u64,
+            Pattern::Dot | Pattern::UserSumSquares => 2 * n as u64,
+            Pattern::Sequence | Pattern::Axpy | Pattern::UserAxpy => 2 * n as u64,
             Pattern::Map(_) | Pattern::VectorAdd => n as u64,
             // 2 m n k for m = n = k = side.
             Pattern::Sgemm(_) => 2 * side * side * side,
@@ -207,11 +221,11 @@ impl Pattern {
     pub(crate) fn arrays(self) -> usize {
         match self {
             Pattern::Fill | Pattern::Sequence | Pattern::ReduceSum | Pattern::ReduceLatency => 1,
-            Pattern::Histogram { .. } => 1,
+            Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
-            Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact => 2,
+            Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact | Pattern::UserScan => 2,
             // The sort's input, output and scratch keys.
-            Pattern::VectorAdd | Pattern::Axpy | Pattern::Sgemm(_) | Pattern::SortU32 => 3,
+            Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::Sgemm(_) | Pattern::SortU32 => 3,
             Pattern::Grayscale => 4,
         }
     }

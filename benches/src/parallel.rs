@@ -4,11 +4,13 @@
 //! the device (`reduce_into`, `copy_if_into`, `histogram_into`), so a run
 //! is device work only, never a read back to the host.
 
-use kiln_core::{Backend, Buffer, DType, Error, Result, Stream};
+use kiln_core::{Args, Backend, Buffer, DType, Error, Result, Stream};
 use kiln_kernels::compact::{copy_if_into, Predicate};
+use kiln_kernels::expr::var;
 use kiln_kernels::histogram::histogram_into;
 use kiln_kernels::reduce::{dot_into, reduce_into, ReduceOp};
 use kiln_kernels::scan::{scan, ScanKind};
+use kiln_kernels::user::{Reduction, Scan};
 use kiln_kernels::Number;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -25,7 +27,13 @@ const RANGE: (i64, i64) = (0, 1024);
 pub(crate) fn handles(pattern: Pattern) -> bool {
     matches!(
         pattern,
-        Pattern::ReduceSum | Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact | Pattern::Histogram { .. }
+        Pattern::ReduceSum
+            | Pattern::Dot
+            | Pattern::ScanInclusive
+            | Pattern::Compact
+            | Pattern::Histogram { .. }
+            | Pattern::UserSumSquares
+            | Pattern::UserScan
     )
 }
 
@@ -77,6 +85,14 @@ fn typed<B: Backend, T: Number>(
         })
         .collect::<Result<Vec<_>>>()?;
     stream.synchronize()?;
+    let t = kiln_kernels::expr::Ty::from(T::DTYPE);
+    let sum_squares = Reduction::new("bench_sum_squares", t.clone())
+        .input("x", t.clone())
+        .map(var("x") * var("x"))
+        .reduce(var("a") + var("b"))
+        .identity(0)
+        .build()?;
+    let user_scan = Scan::new("bench_scan", t.clone()).input("x", t).scan(var("a") + var("b")).identity(0).build()?;
     time_runs(stream, opts.warmup, opts.runs, |i| {
         let Set { x, y, result, count } = &mut buffers[i % sets];
         match case.pattern {
@@ -84,6 +100,8 @@ fn typed<B: Backend, T: Number>(
             Pattern::Dot => dot_into(stream, x, y, result),
             Pattern::ScanInclusive => scan(stream, ScanKind::Inclusive, x, y),
             Pattern::Compact => copy_if_into(stream, x, Predicate::GreaterThan(threshold), y, count),
+            Pattern::UserSumSquares => sum_squares.reduce_into(stream, Args::new().arg(&*x), result),
+            Pattern::UserScan => user_scan.scan(stream, ScanKind::Inclusive, Args::new().arg(&*x), y),
             p => Err(Error::invalid("bench", format!("{} is not a reduction, scan or compaction", p.name()))),
         }
     })
@@ -129,6 +147,8 @@ mod tests {
             Pattern::Compact,
             Pattern::Histogram { skewed: false },
             Pattern::Histogram { skewed: true },
+            Pattern::UserSumSquares,
+            Pattern::UserScan,
         ];
         for pattern in patterns {
             assert!(handles(pattern));

@@ -1,9 +1,11 @@
 //! Running one case on one device: inputs, rotation, the timed operation.
 
-use kiln_core::{Backend, Buffer, DType, Error, Result, Stream};
+use kiln_core::{Args, Backend, Buffer, DType, Error, Result, Stream};
 use kiln_kernels::elementwise::{axpy, binary, BinaryOp};
+use kiln_kernels::expr::var;
 use kiln_kernels::fill::{fill, sequence};
 use kiln_kernels::map::map;
+use kiln_kernels::user::Elementwise;
 use rand::{Rng, SeedableRng};
 
 use crate::case::{Case, Pattern};
@@ -98,6 +100,14 @@ fn run_typed<B: Backend, T: kiln_kernels::Number>(
     }
     stream.synchronize()?;
     let alpha: T = gen(&mut rng);
+    let t = kiln_kernels::expr::Ty::from(T::DTYPE);
+    let user_axpy = Elementwise::new("bench_axpy")
+        .scalar("a", t.clone())
+        .input("x", t.clone())
+        .input("y", t.clone())
+        .output("z", t)
+        .set("z", var("a") * var("x") + var("y"))
+        .build()?;
     time_runs(stream, opts.warmup, opts.runs, |i| {
         let set = &mut buffers[i % sets];
         let (inputs, outputs) = set.split_at_mut(case.pattern.arrays().saturating_sub(1));
@@ -109,6 +119,9 @@ fn run_typed<B: Backend, T: kiln_kernels::Number>(
             Pattern::Map(op) => map(stream, op, &inputs[0], out),
             Pattern::VectorAdd => binary(stream, BinaryOp::Add, &inputs[0], &inputs[1], out),
             Pattern::Axpy => axpy(stream, alpha, &inputs[0], &inputs[1], out),
+            Pattern::UserAxpy => {
+                user_axpy.launch(stream, Args::new().scalar(alpha).arg(&inputs[0]).arg(&inputs[1]).arg(out))
+            }
             p => Err(Error::invalid("bench", format!("{} is not an elementwise pattern", p.name()))),
         }
     })
