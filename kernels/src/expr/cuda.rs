@@ -106,13 +106,75 @@ pub(crate) fn parameters(roles: &[Role], body: &Typed, width: IndexWidth) -> Str
     params.join(", ")
 }
 
-/// A whole elementwise kernel named `name`.
+/// Elements per 16-byte pack of an elementwise kernel's plain arguments
+/// (inputs, in-outs and outputs), where they share one size; 1 otherwise.
+pub(crate) fn pack(roles: &[Role], body: &Typed) -> usize {
+    let mut sizes = roles.iter().zip(&body.dtypes).filter(|(r, _)| **r != Role::Scalar && **r != Role::Raw);
+    match sizes.next() {
+        Some((_, d)) if sizes.all(|(_, e)| e.size() == d.size()) => 16 / d.size(),
+        _ => 1,
+    }
+}
+
+/// A plain argument's element as a value the body reads as `b{p}[kx_i]`.
+pub(crate) const ONE: &str = "template <typename T> struct kx_one {
+    T v;
+    __device__ __forceinline__ T operator[](unsigned long long) const { return v; }
+};
+";
+
+/// A whole elementwise kernel named `name`: a grid-stride loop over
+/// 16-byte packs of every plain argument when they share one size and are
+/// aligned (one pack per thread per step), then over the elements left.
 pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed, width: IndexWidth) -> String {
     let l = len_type(width);
-    let mut out = format!("{PRELUDE}\nextern \"C\" __global__ void {name}({}) {{\n", parameters(roles, body, width));
+    let mut out =
+        format!("{PRELUDE}\n{ONE}\nextern \"C\" __global__ void {name}({}) {{\n", parameters(roles, body, width));
     out.push_str(&format!(
-        "    for ({l} kx_i = ({l})blockIdx.x * blockDim.x + threadIdx.x; kx_i < kx_n; kx_i += ({l})gridDim.x * blockDim.x) {{\n"
+        "    const {l} kx_start = ({l})blockIdx.x * blockDim.x + threadIdx.x;\n    const {l} kx_stride = ({l})gridDim.x * blockDim.x;\n    {l} kx_done = 0;\n"
     ));
+    let pack = pack(roles, body);
+    let plain: Vec<usize> = (0..roles.len()).filter(|&p| roles[p] != Role::Scalar && roles[p] != Role::Raw).collect();
+    if pack > 1 {
+        let aligned: Vec<String> = plain.iter().map(|p| format!("((unsigned long long)a{p} & 15) == 0")).collect();
+        out.push_str(&format!("    if ({}) {{\n        const {l} kx_packs = kx_n / {pack};\n", aligned.join(" && ")));
+        out.push_str(&format!("        for ({l} kx_p = kx_start; kx_p < kx_packs; kx_p += kx_stride) {{\n"));
+        for &p in &plain {
+            let t = body.dtypes[p].cuda_name();
+            out.push_str(&format!("            union {{ uint4 w; {t} e[{pack}]; }} p{p};\n"));
+            if matches!(roles[p], Role::Input | Role::InOut) {
+                out.push_str(&format!("            p{p}.w = ((const uint4*)a{p})[kx_p];\n"));
+            }
+        }
+        out.push_str(&format!("#pragma unroll\n            for (int kx_k = 0; kx_k < {pack}; ++kx_k) {{\n"));
+        out.push_str(&format!("                const {l} kx_i = kx_p * {pack} + kx_k;\n"));
+        for &p in &plain {
+            if matches!(roles[p], Role::Input | Role::InOut) {
+                let t = body.dtypes[p].cuda_name();
+                out.push_str(&format!("                const kx_one<{t}> b{p} = {{p{p}.e[kx_k]}};\n"));
+            }
+        }
+        let name_of = |p: u32| {
+            let r = roles[p as usize];
+            if r != Role::Scalar && r != Role::Raw {
+                format!("b{p}")
+            } else {
+                format!("a{p}")
+            }
+        };
+        out.push_str(&statements(body, "                ", name_of));
+        for (p, v) in &body.stores {
+            out.push_str(&format!("                p{p}.e[kx_k] = v{v};\n"));
+        }
+        out.push_str("            }\n");
+        let mut stored: Vec<u32> = body.stores.iter().map(|(p, _)| *p).collect();
+        stored.dedup();
+        for p in stored {
+            out.push_str(&format!("            ((uint4*)a{p})[kx_p] = p{p}.w;\n"));
+        }
+        out.push_str(&format!("        }}\n        kx_done = kx_packs * {pack};\n    }}\n"));
+    }
+    out.push_str(&format!("    for ({l} kx_i = kx_done + kx_start; kx_i < kx_n; kx_i += kx_stride) {{\n"));
     out.push_str(&statements(body, "        ", |p| format!("a{p}")));
     for (p, v) in &body.stores {
         out.push_str(&format!("        a{p}[kx_i] = v{v};\n"));

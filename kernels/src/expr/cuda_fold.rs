@@ -67,6 +67,56 @@ fn scalars(fold: &Fold) -> (Vec<String>, String) {
     (decl, names)
 }
 
+/// Elements per 16-byte pack of the plain inputs, where they share one size; 1 otherwise.
+fn pack(fold: &Fold) -> usize {
+    let mut sizes = fold.roles.iter().zip(&fold.map.dtypes).filter(|(r, _)| **r == Role::Input);
+    match sizes.next() {
+        Some((_, d)) if sizes.all(|(_, e)| e.size() == d.size()) => 16 / d.size(),
+        _ => 1,
+    }
+}
+
+/// The whole pass's loop over packs of the plain inputs, when aligned:
+/// element k of a pack goes to accumulator k of `a`, `b`, `c`, `d`.
+fn packed_loop(fold: &Fold, l: &str) -> String {
+    let pack = pack(fold);
+    if pack == 1 {
+        return String::new();
+    }
+    let inputs: Vec<usize> = (0..fold.roles.len()).filter(|&p| fold.roles[p] == Role::Input).collect();
+    let aligned: Vec<String> = inputs.iter().map(|p| format!("((unsigned long long)a{p} & 15) == 0")).collect();
+    let mut out = format!(
+        "    if ({}) {{\n        const {l} packs = kx_n / {pack};\n        for ({l} q = i; q < packs; q += threads) {{\n",
+        aligned.join(" && ")
+    );
+    for &p in &inputs {
+        let t = fold.map.dtypes[p].cuda_name();
+        out.push_str(&format!(
+            "            union {{ uint4 w; {t} e[{pack}]; }} p{p};\n            p{p}.w = ((const uint4*)a{p})[q];\n"
+        ));
+    }
+    for k in 0..pack {
+        let mut args: Vec<String> = (0..fold.roles.len())
+            .map(|p| match fold.roles[p] {
+                Role::Input => format!("kx_one<{}>{{p{p}.e[{k}]}}", fold.map.dtypes[p].cuda_name()),
+                _ => format!("a{p}"),
+            })
+            .collect();
+        for (p, role) in fold.roles.iter().enumerate() {
+            if *role == Role::Raw {
+                args.push(format!("kx_len{p}"));
+            }
+        }
+        let acc = ["a", "b", "c", "d"][k % 4];
+        out.push_str(&format!(
+            "            {acc} = kx_combine({acc}, kx_map1({}, q * {pack} + {k}, kx_n));\n",
+            args.join(", ")
+        ));
+    }
+    out.push_str(&format!("        }}\n        i += packs * {pack};\n    }}\n"));
+    out
+}
+
 /// The device functions every pass shares.
 fn parts(fold: &Fold, l: &str) -> String {
     let (acc, res) = (c_type(Vt::Num(fold.acc)), c_type(Vt::Num(fold.out)));
@@ -77,6 +127,26 @@ fn parts(fold: &Fold, l: &str) -> String {
     head.push(format!("{l} kx_i"));
     head.push(format!("{l} kx_n"));
     out.push_str(&function(&format!("kx_acc kx_map({})", head.join(", ")), &fold.map));
+    if pack(fold) > 1 {
+        // The same map over plain inputs' elements already loaded (packs).
+        let mut head = Vec::new();
+        for (p, role) in fold.roles.iter().enumerate() {
+            let t = fold.map.dtypes[p].cuda_name();
+            head.push(match role {
+                Role::Scalar => format!("{t} a{p}"),
+                Role::Input => format!("kx_one<{t}> a{p}"),
+                _ => format!("const {t}* __restrict__ a{p}"),
+            });
+        }
+        for (p, role) in fold.roles.iter().enumerate() {
+            if *role == Role::Raw {
+                head.push(format!("{l} kx_len{p}"));
+            }
+        }
+        head.push(format!("{l} kx_i, {l} kx_n"));
+        out.push_str(super::cuda::ONE);
+        out.push_str(&function(&format!("kx_acc kx_map1({})", head.join(", ")), &fold.map));
+    }
     let (mut decl, _) = scalars(fold);
     let a = fold.roles.len();
     decl.push(format!("kx_acc a{a}"));
@@ -131,7 +201,7 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
     const {l} threads = ({l})gridDim.x * KX_BLOCK;
     {l} i = ({l})blockIdx.x * KX_BLOCK + threadIdx.x;
     kx_acc a = kx_identity(), b = a, c = a, d = a;
-    for (; i + 3 * threads < kx_n; i += 4 * threads) {{
+{packed}    for (; i + 3 * threads < kx_n; i += 4 * threads) {{
         a = kx_combine(a, kx_map({m}i, kx_n));
         b = kx_combine(b, kx_map({m}i + threads, kx_n));
         c = kx_combine(c, kx_map({m}i + 2 * threads, kx_n));
@@ -142,7 +212,8 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
     if (threadIdx.x == 0) kx_part[blockIdx.x] = a;
 }}
 "#,
-            params = with(map_params(fold, l), &[format!("{l} kx_n"), s("kx_acc* __restrict__ kx_part")])
+            params = with(map_params(fold, l), &[format!("{l} kx_n"), s("kx_acc* __restrict__ kx_part")]),
+            packed = packed_loop(fold, l)
         ),
         Pass::Fold => format!(
             r#"extern "C" __global__ void __launch_bounds__(KX_BLOCK) {entry}({params}) {{

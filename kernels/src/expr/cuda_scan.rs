@@ -13,7 +13,7 @@
 use kiln_core::{DType, IndexWidth};
 
 use super::check::Role;
-use super::cuda::{c_type, len_type, PRELUDE};
+use super::cuda::{c_type, len_type, ONE, PRELUDE};
 use super::cuda_fold::function;
 use super::fold::Fold;
 use super::ty::Vt;
@@ -61,15 +61,7 @@ pub(crate) fn scan(name: &str, fold: &Fold, width: IndexWidth) -> String {
         items(fold)
     );
     out.push_str(LOOKBACK_CUH);
-    out.push_str(
-        r#"
-// A plain input's element, read by the map as `a[kx_i]`.
-template <typename T> struct kx_one {
-    T v;
-    __device__ __forceinline__ T operator[](unsigned long long) const { return v; }
-};
-"#,
-    );
+    out.push_str(ONE);
     out.push_str(&function("kx_acc kx_identity()", &fold.identity));
     out.push_str(&function("kx_acc kx_combine(kx_acc a0, kx_acc a1)", &fold.combine));
     let mut map_params = Vec::new();
@@ -146,7 +138,7 @@ struct KxOp {
         let last = match kind {
             ScanKind::Inclusive => "        items[k] = kx_combine(prefix, items[k]);",
             ScanKind::Exclusive => {
-                "        const kx_acc inclusive = kx_combine(prefix, items[k]);\n        items[k] = prefix;\n        prefix = inclusive;"
+                "        const kx_acc inclusive = kx_combine(prefix, items[k]);\n        items[k] = before;\n        before = inclusive;"
             }
         };
         out.push_str(&format!(
@@ -188,7 +180,10 @@ extern "C" __global__ void __launch_bounds__(KILN_SCAN_BLOCK, 2) {name}_{kind}({
         if (lane == 0) tile_prefix = p;
     }}
     __syncthreads();
-    kx_acc prefix = kx_combine(kx_combine(tile_prefix, warp_excl), lane_excl);
+    const kx_acc prefix = kx_combine(kx_combine(tile_prefix, warp_excl), lane_excl);
+    // items[k] holds the thread's inclusive scan up to k; the exclusive
+    // value at k is the inclusive one at k - 1.
+    kx_acc before = prefix;
 #pragma unroll
     for (int k = 0; k < KX_ITEMS; ++k) {{
 {last}

@@ -73,7 +73,7 @@ pub(crate) use host_scan::scan as host_scan;
 
 /// Code generation entry points, by language.
 pub(crate) mod generate {
-    pub(crate) use super::cuda::elementwise as cuda_elementwise;
+    pub(crate) use super::cuda::{elementwise as cuda_elementwise, pack as cuda_pack};
     pub(crate) use super::cuda_fold::fold as cuda_fold;
     pub(crate) use super::cuda_scan::{scan as cuda_scan, tile as cuda_scan_tile};
     pub(crate) use super::wgsl::elementwise as wgsl_elementwise;

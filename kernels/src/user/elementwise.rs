@@ -138,6 +138,8 @@ type InstanceKey = (Vec<DType>, IndexWidth, Language);
 struct Instance {
     body: Arc<Typed>,
     program: Arc<Program>,
+    /// Elements each thread takes per step (a generated CUDA kernel's pack).
+    per_thread: usize,
 }
 
 impl std::fmt::Debug for ElementwiseKernel {
@@ -212,6 +214,8 @@ impl ElementwiseKernel {
         let body = Arc::new(check(&def.name, &def.params, &def.stmts, bind)?);
         let roles: Vec<Role> = def.params.iter().map(|p| p.role).collect();
         let name = &def.name;
+        let generated_cuda = language == Language::Cuda && !self.0.sources.contains_key(&language);
+        let per_thread = if generated_cuda { expr::generate::cuda_pack(&roles, &body) } else { 1 };
         let program = match (self.0.sources.get(&language), language) {
             (Some(s), _) => Program::new(name).source(language, s.clone()),
             (None, Language::Cuda) => {
@@ -231,7 +235,7 @@ impl ElementwiseKernel {
                 return Err(Error::invalid(format!("user kernel `{name}`"), format!("no generator for {other}")));
             }
         };
-        let inst = Arc::new(Instance { body, program: Arc::new(program) });
+        let inst = Arc::new(Instance { body, program: Arc::new(program), per_thread });
         cache.insert(key, inst.clone());
         Ok(inst)
     }
@@ -267,7 +271,8 @@ impl ElementwiseKernel {
             args = args.length(width, len, &what)?;
         }
         let args = args.length(width, n, &what)?;
-        let config = LaunchConfig::new(blocks(n, BLOCK as usize, info.limits.max_grid[0]), BLOCK);
+        let config =
+            LaunchConfig::new(blocks(n.div_ceil(inst.per_thread), BLOCK as usize, info.limits.max_grid[0]), BLOCK);
         // SAFETY: the arguments match the declared signature in number,
         // role (outputs writable) and dtype, and every input and output has
         // n elements; the generated kernel reads inputs and writes outputs
