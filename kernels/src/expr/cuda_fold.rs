@@ -85,34 +85,44 @@ fn packed_loop(fold: &Fold, l: &str) -> String {
     }
     let inputs: Vec<usize> = (0..fold.roles.len()).filter(|&p| fold.roles[p] == Role::Input).collect();
     let aligned: Vec<String> = inputs.iter().map(|p| format!("((unsigned long long)a{p} & 15) == 0")).collect();
-    let mut out = format!(
-        "    if ({}) {{\n        const {l} packs = kx_n / {pack};\n        for ({l} q = i; q < packs; q += threads) {{\n",
-        aligned.join(" && ")
-    );
-    for &p in &inputs {
-        let t = fold.map.dtypes[p].cuda_name();
-        out.push_str(&format!(
-            "            union {{ uint4 w; {t} e[{pack}]; }} p{p};\n            p{p}.w = ((const uint4*)a{p})[q];\n"
-        ));
-    }
-    for k in 0..pack {
-        let mut args: Vec<String> = (0..fold.roles.len())
-            .map(|p| match fold.roles[p] {
-                Role::Input => format!("kx_one<{}>{{p{p}.e[{k}]}}", fold.map.dtypes[p].cuda_name()),
-                _ => format!("a{p}"),
-            })
-            .collect();
-        for (p, role) in fold.roles.iter().enumerate() {
-            if *role == Role::Raw {
-                args.push(format!("kx_len{p}"));
+    // Two packs per thread per step, so that two loads per input are in
+    // flight, then one.
+    let step = |out: &mut String, packs: &[&str]| {
+        for (j, q) in packs.iter().enumerate() {
+            for &p in &inputs {
+                let t = fold.map.dtypes[p].cuda_name();
+                out.push_str(&format!("            union {{ uint4 w; {t} e[{pack}]; }} p{p}_{j};\n"));
+                out.push_str(&format!("            p{p}_{j}.w = ((const uint4*)a{p})[{q}];\n"));
             }
         }
-        let acc = ["a", "b", "c", "d"][k % 4];
-        out.push_str(&format!(
-            "            {acc} = kx_combine({acc}, kx_map1({}, q * {pack} + {k}, kx_n));\n",
-            args.join(", ")
-        ));
-    }
+        for (j, q) in packs.iter().enumerate() {
+            for k in 0..pack {
+                let mut args: Vec<String> = (0..fold.roles.len())
+                    .map(|p| match fold.roles[p] {
+                        Role::Input => format!("kx_one<{}>{{p{p}_{j}.e[{k}]}}", fold.map.dtypes[p].cuda_name()),
+                        _ => format!("a{p}"),
+                    })
+                    .collect();
+                for (p, role) in fold.roles.iter().enumerate() {
+                    if *role == Role::Raw {
+                        args.push(format!("kx_len{p}"));
+                    }
+                }
+                let acc = ["a", "b", "c", "d"][(j * pack + k) % 4];
+                out.push_str(&format!(
+                    "            {acc} = kx_combine({acc}, kx_map1({}, ({q}) * {pack} + {k}, kx_n));\n",
+                    args.join(", ")
+                ));
+            }
+        }
+    };
+    let mut out = format!(
+        "    if ({}) {{\n        const {l} packs = kx_n / {pack};\n        {l} q = i;\n        for (; q + threads < packs; q += 2 * threads) {{\n",
+        aligned.join(" && ")
+    );
+    step(&mut out, &["q", "q + threads"]);
+    out.push_str("        }\n        for (; q < packs; q += threads) {\n");
+    step(&mut out, &["q"]);
     out.push_str(&format!("        }}\n        i += packs * {pack};\n    }}\n"));
     out
 }
