@@ -20,6 +20,7 @@ mod sort;
 mod sums;
 mod transpose;
 mod user;
+mod user_float;
 mod user_reduce;
 mod user_scan;
 

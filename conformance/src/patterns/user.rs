@@ -2,8 +2,7 @@
 //! operator, comparisons, select, casts between i32 and u32, raw gathers
 //! in and out of range, the element index), several per generated kernel,
 //! against a reference evaluator written here in i64 arithmetic, apart from
-//! every backend; and each float operation and function on adversarial
-//! inputs against Rust's f64.
+//! every backend. Floats are in [`user_float`](super::user_float).
 
 use kiln_core::{Args, Backend, DType, Device};
 use kiln_kernels::expr::{index, select, var, Expr};
@@ -288,6 +287,7 @@ where
 pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.one(group, "user/random-int", DType::I32, |d, ctx| random_ints::<B, i32>(d, ctx));
     c.one(group, "user/random-int", DType::U32, |d, ctx| random_ints::<B, u32>(d, ctx));
+    super::user_float::register(c, group);
     super::user_reduce::register(c, group);
     super::user_scan::register(c, group);
 }

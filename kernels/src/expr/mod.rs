@@ -25,7 +25,14 @@
 //!   `log(-1)` and `sqrt(-1)` are NaN, `pow` has C's special cases) to the
 //!   accuracy of each platform's library: exact rounding is not promised.
 //!   WGSL offers these six on `f32` only; on `f64` they are `Unsupported`
-//!   on wgpu.
+//!   on wgpu. Comparisons are IEEE's: every one is false at NaN except
+//!   `ne`, which is true.
+//! - On wgpu, WGSL lets the shader compiler assume values are finite (Mesa
+//!   folds `y - y` to 0 and `0 / y` to 0), so a result that is, or passes
+//!   through, an infinity or NaN is indeterminate there; the finite results
+//!   follow the rules above. The per-operation error bounds each backend is
+//!   held to are tabled in the conformance suite's random float
+//!   expressions (`conformance/src/patterns/user_float.rs`).
 //! - Float to integer conversion truncates and saturates, NaN giving 0;
 //!   integer to float rounds to nearest; integer to integer wraps.
 //! - A raw input read outside its length gives 0.

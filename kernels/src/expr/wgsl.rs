@@ -41,7 +41,8 @@ impl Helpers {
 }
 
 /// A float constant that WGSL's constant evaluation must not see (NaN and
-/// infinities are refused there): built from bits through a private zero.
+/// infinities are refused there, and naga folds no f64 math function):
+/// built from bits through a private zero.
 fn float_bits(bits: u32) -> String {
     format!("bitcast<f32>({bits:#x}u ^ kx_zero)")
 }
@@ -55,7 +56,8 @@ fn constant(v: Value) -> String {
         Vt::Num(_) => {
             let x = v.as_f64();
             if x.is_finite() {
-                format!("{x:e}lf")
+                // Opaque too: naga cannot fold f64 math functions of constants.
+                format!("select({x:e}lf, {x:e}lf, kx_zero != 0u)")
             } else {
                 format!("f64({})", float_bits((x as f32).to_bits()))
             }
@@ -106,7 +108,7 @@ impl Gen<'_> {
     fn min_max(&mut self, t: &str, max: bool) -> String {
         let f = if max { "max" } else { "min" };
         self.h.add(format!("kx_{f}_{t}"), |n| {
-            format!("fn {n}(a: {t}, b: {t}) -> {t} {{ if (a != a) {{ return b; }} if (b != b) {{ return a; }} return {f}(a, b); }}")
+            format!("fn {n}(a: {t}, b: {t}) -> {t} {{ if (!(a == a)) {{ return b; }} if (!(b == b)) {{ return a; }} return {f}(a, b); }}")
         })
     }
 
@@ -160,7 +162,7 @@ impl Gen<'_> {
             format!(
                 "fn {n}(x: {t}, y: {t}) -> {t} {{
     if (y == {t}(0) || x == {t}(1)) {{ return {t}(1); }}
-    if (x != x || y != y) {{ return {nan}; }}
+    if (!(x == x) || !(y == y)) {{ return {nan}; }}
     let ax = abs(x);
     let integer = y == trunc(y);
     let odd = integer && abs(y) < {t}(16777216) && (i32(abs(y)) & 1) == 1;
@@ -193,7 +195,7 @@ impl Gen<'_> {
                 let low = low.replace("{tf}", tf);
                 let f = self.h.add(format!("kx_{tf}_to_{tt}"), |n| {
                     format!(
-                        "fn {n}(x: {tf}) -> {tt} {{ if (x != x) {{ return {tt}(0); }} if (x >= {tf}({hi})) {{ return {hi_val}; }} if ({low}) {{ return {lo_val}; }} return {tt}(x); }}"
+                        "fn {n}(x: {tf}) -> {tt} {{ if (!(x == x)) {{ return {tt}(0); }} if (x >= {tf}({hi})) {{ return {hi_val}; }} if ({low}) {{ return {lo_val}; }} return {tt}(x); }}"
                     )
                 });
                 format!("{f}({a})")
@@ -254,6 +256,8 @@ impl Gen<'_> {
                         format!("({} {} ({s} & 31u))", v(0), op.name())
                     }
                     BinOp::Xor if ta == Vt::Bool => format!("({} != {})", v(0), v(1)),
+                    // naga prints `!=` as an ordered comparison, false at a NaN.
+                    BinOp::Ne if ta.is_float() => format!("(!({} == {}))", v(0), v(1)),
                     _ => format!("({} {} {})", v(0), op.name(), v(1)),
                 }
             }
