@@ -23,6 +23,7 @@ mod user;
 mod user_float;
 mod user_reduce;
 mod user_scan;
+mod user_source;
 
 pub use compact::register as add_compact;
 pub use elementwise::{register as add_elementwise, Axpy, Binary, MismatchedLengths};

@@ -290,4 +290,5 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     super::user_float::register(c, group);
     super::user_reduce::register(c, group);
     super::user_scan::register(c, group);
+    super::user_source::register(c, group);
 }

@@ -7,7 +7,7 @@ use kiln_core::{
     Args, Backend, DType, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Source, Stream,
 };
 
-use super::signature::{bind, check_backend, check_ident, check_u32, Bound};
+use super::signature::{bind, check_backend, check_ident, check_u32, resolve_types, Bound};
 use crate::expr::{self, check, Expr, Param, Role, Stmt, Ty, Typed};
 use crate::launch::{blocks, check_dtype, BLOCK};
 
@@ -188,13 +188,8 @@ impl ElementwiseKernel {
     /// # Ok(()) }
     /// ```
     pub fn program(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Program> {
-        let bind: HashMap<Arc<str>, DType> = types.iter().map(|(k, d)| (Arc::from(*k), *d)).collect();
         let def = &self.0.def;
-        let dtypes = def
-            .params
-            .iter()
-            .map(|p| expr::resolve(&def.name, &p.ty, &bind, &format!("{} `{}`", p.role.name(), p.name)))
-            .collect::<Result<Vec<_>>>()?;
+        let (dtypes, bind) = resolve_types(&def.name, &def.params, types)?;
         Ok((*self.instance(language, width, &dtypes, &bind)?.program).clone())
     }
 

@@ -5,11 +5,12 @@ use std::sync::{Arc, Mutex};
 
 use kiln_core::{
     Args, Backend, DType, Element, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, RawArg, Result,
-    Stream, ViewMut,
+    Source, Stream, ViewMut,
 };
 
+use super::overrides::Overrides;
 use super::partials::Partials;
-use super::signature::{bind, check_backend, check_ident, Bound};
+use super::signature::{bind, check_backend, check_ident, resolve_types, Bound};
 use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Pass, Role, Shape, Stmt, Ty};
 use crate::launch::BLOCK;
 
@@ -121,7 +122,7 @@ impl Reduction {
         {
             check_fold(&def, &HashMap::new())?;
         }
-        Ok(ReductionKernel(Arc::new(Def { def, cache: Mutex::new(HashMap::new()) })))
+        Ok(ReductionKernel(Arc::new(Def { def, cache: Mutex::new(HashMap::new()), overrides: Overrides::default() })))
     }
 }
 
@@ -133,6 +134,7 @@ pub struct ReductionKernel(Arc<Def>);
 struct Def {
     def: FoldDef,
     cache: Mutex<HashMap<InstanceKey, Arc<Instance>>>,
+    overrides: Overrides,
 }
 
 /// What an instance is generated for: argument dtypes, index width, language.
@@ -165,41 +167,99 @@ impl ReductionKernel {
         &self.0.def.name
     }
 
-    fn instance<B: Backend>(&self, stream: &Stream<B>, dtypes: &[DType], bound: &Bound) -> Result<Arc<Instance>> {
-        let language = B::LANGUAGE;
-        let width = stream.device().info().features.index_width;
+    /// The entry points of the passes in `language`, `{name}_{pass}`.
+    fn entries(&self, language: Language) -> Vec<String> {
+        passes(language).iter().map(|p| format!("{}_{}", self.name(), p.name())).collect()
+    }
+
+    /// Replace the generated pass `entry` in `language` by a hand-written
+    /// source (the escape hatch). The passes and their entry points are
+    /// those [`programs`](Self::programs) gives, `{name}_{pass}`: `whole`,
+    /// `fold`, `rows`, `tile` and `cols` on a GPU (`whole`, `rows`, `cols`
+    /// on the host); a replacement keeps its pass's parameters, launch
+    /// shape and entry point. `Err` naming the kernel and its entry points
+    /// when `entry` is not one of them.
+    ///
+    /// # Safety
+    /// The source must do what the generated pass does within the same
+    /// bounds: read its inputs within the lengths passed, write only its
+    /// output range (one partial per block, one result per row or column),
+    /// and not write its inputs.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{DType, IndexWidth, Language};
+    /// use kiln_kernels::expr::var;
+    /// use kiln_kernels::user::Reduction;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let sum = Reduction::new("sum", DType::I32).input("x", DType::I32)
+    ///     .map(var("x")).reduce(var("a") + var("b")).identity(0).build()?;
+    /// let programs = sum.programs(Language::Host, IndexWidth::U64, &[])?;
+    /// let entries: Vec<&str> = programs.iter().map(|p| p.name()).collect();
+    /// assert_eq!(entries, ["sum_whole", "sum_rows", "sum_cols"]);
+    /// let wrong = unsafe { sum.clone().with_source(Language::Host, "sum_all", "") };
+    /// assert!(wrong.unwrap_err().to_string().contains("sum_whole, sum_rows, sum_cols"));
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn with_source(self, language: Language, entry: &str, source: impl Into<Source>) -> Result<Self> {
+        let entries = self.entries(language);
+        let overrides = self.0.overrides.with(self.name(), &entries, language, entry, source.into())?;
+        Ok(ReductionKernel(Arc::new(Def { def: self.0.def.clone(), cache: Mutex::new(HashMap::new()), overrides })))
+    }
+
+    /// The kernel's passes as [`Program`]s in `language` for the low-level
+    /// API, with placeholders bound by `types` and lengths at `width`, in
+    /// the order [`with_source`](Self::with_source) names them.
+    pub fn programs(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Vec<Program>> {
+        let def = &self.0.def;
+        let (dtypes, bind) = resolve_types(&def.name, &def.params, types)?;
+        let inst = self.instance(language, width, &dtypes, &bind)?;
+        Ok(passes(language).iter().filter_map(|p| inst.programs.get(p).cloned()).collect())
+    }
+
+    fn instance(
+        &self,
+        language: Language,
+        width: IndexWidth,
+        dtypes: &[DType],
+        bind: &HashMap<Arc<str>, DType>,
+    ) -> Result<Arc<Instance>> {
         let key = (dtypes.to_vec(), width, language);
         let mut cache = self.0.cache.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = cache.get(&key) {
             return Ok(i.clone());
         }
         let def = &self.0.def;
-        let fold = check_fold(def, &bound.bind)?;
-        check_backend(&def.name, language, fold.parts())?;
+        let fold = check_fold(def, bind)?;
         let mut programs = HashMap::new();
         for &pass in passes(language) {
             let entry = format!("{}_{}", def.name, pass.name());
-            let program = match language {
-                Language::Cuda => Program::new(&entry).cuda(expr::generate::cuda_fold(&def.name, &fold, pass, width)),
-                Language::Wgsl => Program::new(&entry).wgsl(expr::generate::wgsl_fold(&def.name, &fold, pass)),
-                Language::Host => {
-                    let shape = match pass {
-                        Pass::Rows => Shape::Rows,
-                        Pass::Cols => Shape::Cols,
-                        _ => Shape::Whole,
-                    };
-                    let f = fold.clone();
-                    let key = format!("reduction {} {shape:?}\n{}", def.name, fold.canonical());
-                    Program::new(&entry)
-                        .host_closure(HostClosure::new(key, move |args| expr::host_reduce(&f, shape, args)))
-                }
-                other => {
-                    return Err(Error::invalid(
-                        format!("user kernel `{}`", def.name),
-                        format!("no generator for {other}"),
-                    ))
-                }
-            };
+            let program = self.0.overrides.program(language, &entry, || {
+                check_backend(&def.name, language, fold.parts())?;
+                Ok(match language {
+                    Language::Cuda => {
+                        Program::new(&entry).cuda(expr::generate::cuda_fold(&def.name, &fold, pass, width))
+                    }
+                    Language::Wgsl => Program::new(&entry).wgsl(expr::generate::wgsl_fold(&def.name, &fold, pass)),
+                    Language::Host => {
+                        let shape = match pass {
+                            Pass::Rows => Shape::Rows,
+                            Pass::Cols => Shape::Cols,
+                            _ => Shape::Whole,
+                        };
+                        let f = fold.clone();
+                        let key = format!("reduction {} {shape:?}\n{}", def.name, fold.canonical());
+                        Program::new(&entry)
+                            .host_closure(HostClosure::new(key, move |args| expr::host_reduce(&f, shape, args)))
+                    }
+                    other => {
+                        return Err(Error::invalid(
+                            format!("user kernel `{}`", def.name),
+                            format!("no generator for {other}"),
+                        ))
+                    }
+                })
+            })?;
             programs.insert(pass, program);
         }
         let inst = Arc::new(Instance { fold, programs });
@@ -216,7 +276,8 @@ impl ReductionKernel {
     ) -> Result<(Arc<Instance>, Bound)> {
         let def = &self.0.def;
         let bound = bind(&def.name, &def.params, args.raw())?;
-        let inst = self.instance(stream, &bound.dtypes, &bound)?;
+        let width = stream.device().info().features.index_width;
+        let inst = self.instance(B::LANGUAGE, width, &bound.dtypes, &bound.bind)?;
         let what = format!("user kernel `{}`", def.name);
         if out != inst.fold.out {
             return Err(Error::invalid(what, format!("gives {}, and the output is {out}", inst.fold.out)));

@@ -4,12 +4,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use kiln_core::{
-    Args, Backend, DType, Element, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Stream,
-    ViewMut,
+    Args, Backend, DType, Element, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Source,
+    Stream, ViewMut,
 };
 
+use super::overrides::Overrides;
 use super::partials::Partials;
-use super::signature::{bind, check_backend, check_ident, check_u32, Bound};
+use super::signature::{bind, check_backend, check_ident, check_u32, resolve_types};
 use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Role, ScanPass, Stmt, Ty};
 use crate::scan::ScanKind;
 
@@ -116,7 +117,7 @@ impl Scan {
         if def.params.iter().all(|p| matches!(p.ty, Ty::Is(_))) && matches!(def.acc, Ty::Is(_)) {
             check_fold(&def, &HashMap::new())?;
         }
-        Ok(ScanKernel(Arc::new(Def { def, cache: Mutex::new(HashMap::new()) })))
+        Ok(ScanKernel(Arc::new(Def { def, cache: Mutex::new(HashMap::new()), overrides: Overrides::default() })))
     }
 }
 
@@ -128,6 +129,7 @@ pub struct ScanKernel(Arc<Def>);
 struct Def {
     def: FoldDef,
     cache: Mutex<HashMap<InstanceKey, Arc<Instance>>>,
+    overrides: Overrides,
 }
 
 /// What an instance is generated for: argument dtypes, index width, language.
@@ -163,37 +165,95 @@ impl ScanKernel {
         &self.0.def.name
     }
 
-    fn instance<B: Backend>(&self, stream: &Stream<B>, bound: &Bound) -> Result<Arc<Instance>> {
-        let language = B::LANGUAGE;
-        let width = stream.device().info().features.index_width;
-        let key = (bound.dtypes.clone(), width, language);
+    /// The entry points of the passes in `language`, `{name}_{pass}`.
+    fn entries(&self, language: Language) -> Vec<String> {
+        passes(language).iter().map(|p| format!("{}_{}", self.name(), p.name())).collect()
+    }
+
+    /// Replace the generated pass `entry` in `language` by a hand-written
+    /// source (the escape hatch). The passes and their entry points are
+    /// those [`programs`](Self::programs) gives, `{name}_{pass}`:
+    /// `inclusive` and `exclusive` on CUDA and the host (one pass each);
+    /// `sums`, `level_sums`, `level_tiles`, `tiles_inclusive` and
+    /// `tiles_exclusive` in WGSL. A replacement keeps its pass's
+    /// parameters, launch shape (tile size) and entry point. `Err` naming
+    /// the kernel and its entry points when `entry` is not one of them.
+    ///
+    /// # Safety
+    /// The source must do what the generated pass does within the same
+    /// bounds: read its inputs within the lengths passed, write only the
+    /// output and scratch ranges the generated pass writes, and not write
+    /// its inputs; a look-back pass must publish every tile's status, or
+    /// later tiles wait for it.
+    pub unsafe fn with_source(self, language: Language, entry: &str, source: impl Into<Source>) -> Result<Self> {
+        let entries = self.entries(language);
+        let overrides = self.0.overrides.with(self.name(), &entries, language, entry, source.into())?;
+        Ok(ScanKernel(Arc::new(Def { def: self.0.def.clone(), cache: Mutex::new(HashMap::new()), overrides })))
+    }
+
+    /// The kernel's passes as [`Program`]s in `language` for the low-level
+    /// API, with placeholders bound by `types` and lengths at `width`, in
+    /// the order [`with_source`](Self::with_source) names them.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{DType, IndexWidth, Language};
+    /// use kiln_kernels::expr::{var, Ty};
+    /// use kiln_kernels::user::Scan;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let t = Ty::param("T");
+    /// let cumsum = Scan::new("cumsum", t.clone()).input("x", t).scan(var("a") + var("b")).identity(0).build()?;
+    /// let programs = cumsum.programs(Language::Cuda, IndexWidth::U64, &[("T", DType::F32)])?;
+    /// let entries: Vec<&str> = programs.iter().map(|p| p.name()).collect();
+    /// assert_eq!(entries, ["cumsum_inclusive", "cumsum_exclusive"]);
+    /// assert!(programs[0].cuda_source().unwrap().contains("cumsum_inclusive"));
+    /// # Ok(()) }
+    /// ```
+    pub fn programs(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Vec<Program>> {
+        let def = &self.0.def;
+        let (dtypes, bind) = resolve_types(&def.name, &def.params, types)?;
+        let inst = self.instance(language, width, &dtypes, &bind)?;
+        Ok(passes(language).iter().filter_map(|p| inst.programs.get(p).cloned()).collect())
+    }
+
+    fn instance(
+        &self,
+        language: Language,
+        width: IndexWidth,
+        dtypes: &[DType],
+        bind: &HashMap<Arc<str>, DType>,
+    ) -> Result<Arc<Instance>> {
+        let key = (dtypes.to_vec(), width, language);
         let mut cache = self.0.cache.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = cache.get(&key) {
             return Ok(i.clone());
         }
         let def = &self.0.def;
-        let fold = check_fold(def, &bound.bind)?;
-        check_backend(&def.name, language, fold.parts())?;
+        let fold = check_fold(def, bind)?;
         let mut programs = HashMap::new();
-        let cuda = (language == Language::Cuda).then(|| expr::generate::cuda_scan(&def.name, &fold, width));
+        let mut cuda = None;
         for pass in passes(language) {
             let entry = format!("{}_{}", def.name, pass.name());
-            let program = match (language, pass) {
-                (Language::Cuda, _) => Program::new(&entry).cuda(cuda.clone().unwrap_or_default()),
-                (Language::Wgsl, _) => Program::new(&entry).wgsl(expr::generate::wgsl_scan(&def.name, &fold, pass)),
-                (Language::Host, ScanPass::One(kind)) => {
-                    let f = fold.clone();
-                    let key = format!("scan {} {kind}\n{}", def.name, fold.canonical());
-                    Program::new(&entry)
-                        .host_closure(HostClosure::new(key, move |args| expr::host_scan(&f, kind, args)))
-                }
-                (other, _) => {
-                    return Err(Error::invalid(
-                        format!("user kernel `{}`", def.name),
-                        format!("no generator for {other}"),
-                    ))
-                }
-            };
+            let program = self.0.overrides.program(language, &entry, || {
+                check_backend(&def.name, language, fold.parts())?;
+                Ok(match (language, pass) {
+                    (Language::Cuda, _) => Program::new(&entry)
+                        .cuda(cuda.get_or_insert_with(|| expr::generate::cuda_scan(&def.name, &fold, width)).clone()),
+                    (Language::Wgsl, _) => Program::new(&entry).wgsl(expr::generate::wgsl_scan(&def.name, &fold, pass)),
+                    (Language::Host, ScanPass::One(kind)) => {
+                        let f = fold.clone();
+                        let key = format!("scan {} {kind}\n{}", def.name, fold.canonical());
+                        Program::new(&entry)
+                            .host_closure(HostClosure::new(key, move |args| expr::host_scan(&f, kind, args)))
+                    }
+                    (other, _) => {
+                        return Err(Error::invalid(
+                            format!("user kernel `{}`", def.name),
+                            format!("no generator for {other}"),
+                        ))
+                    }
+                })
+            })?;
             programs.insert(pass, program);
         }
         let inst = Arc::new(Instance { fold, programs });
@@ -227,7 +287,8 @@ impl ScanKernel {
         let def = &self.0.def;
         let what = format!("user kernel `{}`", def.name);
         let bound = bind(&def.name, &def.params, args.raw())?;
-        let inst = self.instance(stream, &bound)?;
+        let width = stream.device().info().features.index_width;
+        let inst = self.instance(B::LANGUAGE, width, &bound.dtypes, &bound.bind)?;
         if T::DTYPE != inst.fold.acc {
             return Err(Error::invalid(what, format!("gives {}, and the output is {}", inst.fold.acc, T::DTYPE)));
         }

@@ -83,6 +83,24 @@ pub(crate) fn bind<B: Backend>(kernel: &str, params: &[Param], args: &[RawArg<'_
     Ok(bound)
 }
 
+/// Placeholder names and the dtypes they stand for.
+pub(crate) type Binding = HashMap<Arc<str>, DType>;
+
+/// Each argument's dtype with placeholders bound by `types` (for a
+/// program asked for without a launch), and the bindings.
+pub(crate) fn resolve_types(
+    kernel: &str,
+    params: &[Param],
+    types: &[(&str, DType)],
+) -> Result<(Vec<DType>, Binding)> {
+    let bind: Binding = types.iter().map(|(k, d)| (Arc::from(*k), *d)).collect();
+    let dtypes = params
+        .iter()
+        .map(|p| crate::expr::resolve(kernel, &p.ty, &bind, &format!("{} `{}`", p.role.name(), p.name)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((dtypes, bind))
+}
+
 /// `Err` unless `name` is an identifier and no two arguments share a name.
 pub(crate) fn check_ident(name: &str, params: &[Param]) -> Result<()> {
     let ident = |s: &str| {
