@@ -34,6 +34,7 @@ pub mod scan;
 pub mod sort;
 pub mod thrust;
 pub mod transpose;
+pub mod user;
 
 pub use kiln_kernels::Number;
 

@@ -88,11 +88,7 @@ pub(crate) type Binding = HashMap<Arc<str>, DType>;
 
 /// Each argument's dtype with placeholders bound by `types` (for a
 /// program asked for without a launch), and the bindings.
-pub(crate) fn resolve_types(
-    kernel: &str,
-    params: &[Param],
-    types: &[(&str, DType)],
-) -> Result<(Vec<DType>, Binding)> {
+pub(crate) fn resolve_types(kernel: &str, params: &[Param], types: &[(&str, DType)]) -> Result<(Vec<DType>, Binding)> {
     let bind: Binding = types.iter().map(|(k, d)| (Arc::from(*k), *d)).collect();
     let dtypes = params
         .iter()
