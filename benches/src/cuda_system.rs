@@ -256,13 +256,32 @@ fn launch_overhead(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
     Ok(())
 }
 
+/// What the compile timings compile: a hand-written saxpy, or the same
+/// computation as a generated user kernel; a nonce starting with
+/// [`GENERATED`] picks the generated one.
+const GENERATED: &str = "generated";
+
 /// A kernel of realistic size for compile timings; `nonce` makes it new to every cache.
-fn compile_program(nonce: &str) -> Program {
-    Program::new("saxpy_bench").cuda(format!(
+fn compile_program(nonce: &str) -> Result<Program> {
+    if nonce.starts_with(GENERATED) {
+        // The nonce goes into the name: a generated source follows from its
+        // name and body alone.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(nonce, &mut h);
+        let name = format!("user_axpy_{:016x}", std::hash::Hasher::finish(&h));
+        let k = kiln_kernels::user::Elementwise::new(name)
+            .scalar("a", kiln_core::DType::F32)
+            .input("x", kiln_core::DType::F32)
+            .inout("y", kiln_core::DType::F32)
+            .set("y", kiln_kernels::expr::var("a") * kiln_kernels::expr::var("x") + kiln_kernels::expr::var("y"))
+            .build()?;
+        return k.program(kiln_core::Language::Cuda, kiln_core::IndexWidth::U64, &[]);
+    }
+    Ok(Program::new("saxpy_bench").cuda(format!(
         "// {nonce}\nextern \"C\" __global__ void saxpy_bench(const float* x, float* y, float a, unsigned long long n) {{\n\
          for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n\
               i += (unsigned long long)gridDim.x * blockDim.x) y[i] = a * x[i] + y[i];\n}}\n"
-    ))
+    )))
 }
 
 /// The child side of the cached-load measurement: prints `CACHED_LOAD_US=...`.
@@ -270,7 +289,7 @@ pub fn cached_load_child(dir: &Path, nonce: &str) -> Result<()> {
     let dev = Device::<Cuda>::open(0)?;
     dev.raw().set_disk_cache_dir(Some(dir.to_path_buf()));
     let t = Instant::now();
-    let k = dev.kernel(&compile_program(nonce))?;
+    let k = dev.kernel(&compile_program(nonce)?)?;
     let us = t.elapsed().as_secs_f64() * 1e6;
     if k.raw().cache_status() != &CacheStatus::Hit {
         return Err(kiln_core::Error::invalid(
@@ -283,6 +302,13 @@ pub fn cached_load_child(dir: &Path, nonce: &str) -> Result<()> {
 }
 
 fn nvrtc(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
+    compile_rows(dev, rows, "", "saxpy", "CuPy 31 ms, PyCUDA 496 ms")?;
+    compile_rows(dev, rows, GENERATED, "generated axpy, a user kernel", "CuPy's ElementwiseKernel 31 ms")
+}
+
+/// First compile, cached load in a new process, and memory-cache hit of
+/// the programs `compile_program` makes from nonces starting with `prefix`.
+fn compile_rows(dev: &Device<Cuda>, rows: &mut Vec<Row>, prefix: &str, what: &str, peers: &str) -> Result<()> {
     let dir = std::env::temp_dir().join(format!("kiln-bench-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dev.raw().set_disk_cache_dir(Some(dir.clone()));
@@ -290,8 +316,8 @@ fn nvrtc(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
     let exe =
         std::env::current_exe().map_err(|e| kiln_core::Error::invalid("locating the bench binary", e.to_string()))?;
     for i in 0..7 {
-        let nonce = format!("bench {} {i} {:?}", std::process::id(), Instant::now());
-        let program = compile_program(&nonce);
+        let nonce = format!("{prefix}bench {} {i} {:?}", std::process::id(), Instant::now());
+        let program = compile_program(&nonce)?;
         let t = Instant::now();
         let k = dev.kernel(&program)?;
         first.push(t.elapsed().as_secs_f64() * 1e3);
@@ -317,10 +343,10 @@ fn nvrtc(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    let target = "NVRTC to a CUBIN, disk cache on; CuPy 31 ms, PyCUDA 496 ms".to_string();
-    rows.push(time_row("NVRTC first compile (saxpy)", "ms", first, "reported", target));
+    let target = format!("NVRTC to a CUBIN, disk cache on; {peers}");
+    rows.push(time_row(&format!("NVRTC first compile ({what})"), "ms", first, "reported", target));
     let mut row = time_row(
-        "NVRTC cached load in a new process",
+        &format!("NVRTC cached load in a new process ({what})"),
         "ms",
         child,
         "< 1 ms",
@@ -329,7 +355,7 @@ fn nvrtc(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
     row.met = Some(row.median < 1.0);
     rows.push(row);
     rows.push(time_row(
-        "repeat compile, same process (memory cache)",
+        &format!("repeat compile, same process (memory cache, {what})"),
         "us",
         memory,
         "reported",
