@@ -14,6 +14,9 @@
 //! result that could overflow) the element is not judged; a value known
 //! exactly (an infinity or NaN from exact operands) must come out exactly.
 //! The case fails if it judged fewer than half of the elements.
+//!
+//! With `KILN_CONFORMANCE_TRACE` set, each generated kernel is printed to
+//! stderr before it runs, so a run that stops shows the kernel it stopped in.
 
 use kiln_core::{Args, Backend, DType, Device, Language};
 use kiln_kernels::expr::{index, select, var, Expr};
@@ -693,6 +696,13 @@ fn random_floats<B: Backend, T: Float>(device: &Device<B>, ctx: &mut Ctx) -> Res
         let mut args = Args::new().arg(&xb).arg(&yb).arg(&rb).scalar(a);
         for o in outs.iter_mut() {
             args = args.arg(o);
+        }
+        if std::env::var_os("KILN_CONFORMANCE_TRACE").is_some() {
+            // Which kernel was running when a run stopped (a hang, a lost device).
+            let width = device.info().features.index_width;
+            let source =
+                kernel.program(B::LANGUAGE, width, &[]).ok().and_then(|p| p.text(B::LANGUAGE).map(String::from));
+            eprintln!("random_{k} ({} n={}):\n{}", T::DTYPE, ctx.n, source.unwrap_or_default());
         }
         kernel.launch(&s, args)?;
         for (j, (o, w)) in outs.iter().zip(&want).enumerate() {
