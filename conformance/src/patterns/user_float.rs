@@ -13,7 +13,8 @@
 //! make zero, a comparison it could flip between a number and a NaN, a
 //! result that could overflow) the element is not judged; a value known
 //! exactly (an infinity or NaN from exact operands) must come out exactly.
-//! The case fails if it judged fewer than half of the elements.
+//! The case fails if it judged fewer than half of the elements (a quarter
+//! on WGSL, where every value past an infinity or NaN goes unjudged).
 //!
 //! With `KILN_CONFORMANCE_TRACE` set, each generated kernel is printed to
 //! stderr before it runs, so a run that stops shows the kernel it stopped in.
