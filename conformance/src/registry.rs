@@ -46,6 +46,7 @@ macro_rules! for_each_group {
             compact => add_compact,
             histogram => add_histogram,
             user => add_user,
+            array => add_array,
         }
     };
 }

@@ -35,6 +35,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod array;
 pub mod compact;
 pub mod elementwise;
 pub mod expr;

@@ -5,6 +5,7 @@
 //! `sums` hold what several groups share: data at a misalignment, and the
 //! reference for float sums with its bound.
 
+mod array;
 mod compact;
 mod elementwise;
 mod fill;
@@ -25,6 +26,7 @@ mod user_reduce;
 mod user_scan;
 mod user_source;
 
+pub use array::register as add_array;
 pub use compact::register as add_compact;
 pub use elementwise::{register as add_elementwise, Axpy, Binary, MismatchedLengths};
 pub use fill::{register_fill as add_fill, register_sequence as add_sequence, Fill, Sequence};
