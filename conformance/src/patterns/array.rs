@@ -55,11 +55,7 @@ fn factors(rng: &mut CaseRng, n: usize) -> Vec<usize> {
 type Viewed<B, T> = (Array<B, T>, ArrayD<T>, String);
 
 /// One random view applied to the device array and the host reference.
-fn step<B: Backend, T: Sample>(
-    rng: &mut CaseRng,
-    a: &Array<B, T>,
-    h: &ArrayD<T>,
-) -> Result<Viewed<B, T>, Failure> {
+fn step<B: Backend, T: Sample>(rng: &mut CaseRng, a: &Array<B, T>, h: &ArrayD<T>) -> Result<Viewed<B, T>, Failure> {
     let shape = h.shape().to_vec();
     Ok(match rng.random_range(0..7) {
         0 if !shape.is_empty() => {
@@ -220,4 +216,5 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.numbers(group, "array/views", Views);
     c.numbers(group, "array/bad-views", BadViews);
     c.numbers(group, "array/create", Create);
+    super::array_fused::register(c, group);
 }

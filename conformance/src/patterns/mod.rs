@@ -6,6 +6,7 @@
 //! reference for float sums with its bound.
 
 mod array;
+mod array_fused;
 mod compact;
 mod elementwise;
 mod fill;

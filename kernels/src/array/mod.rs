@@ -28,8 +28,10 @@
 //! ```
 
 mod create;
+mod fuse;
 mod gather;
 mod layout;
+mod lazy;
 
 use std::fmt;
 use std::sync::Arc;
@@ -39,6 +41,7 @@ use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn, SliceInfoElem};
 
 pub use gather::MAX_DIMS;
 pub use layout::{broadcast_shapes, Layout};
+pub use lazy::{where_, ArrayExpr, IntoExpr, Mask};
 
 /// An n-d array of `T` on a device of backend `B`. Cloning an array (and
 /// taking a view) shares its buffer; the buffer lives while any array

@@ -229,6 +229,16 @@ impl Expr {
         Expr::new(Node::Bin(op, self, other.into()))
     }
 
+    /// `op` applied to this expression (`x.unary(UnOp::Sqrt)` is `x.sqrt()`).
+    pub fn unary(self, op: UnOp) -> Expr {
+        self.un(op)
+    }
+
+    /// `op` applied to this expression and `other` (`x.binary(BinOp::Add, y)` is `x + y`).
+    pub fn binary(self, op: BinOp, other: impl Into<Expr>) -> Expr {
+        self.bin(op, other)
+    }
+
     /// A constant of dtype `T` (`Expr::constant(1.5f32)`), unlike a bare
     /// Rust number, which takes its dtype from the other operand.
     pub fn constant<T: kiln_core::Element>(value: T) -> Expr {

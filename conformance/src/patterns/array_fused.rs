@@ -1,0 +1,234 @@
+//! Fused array expressions: random trees of operators over three arrays
+//! that broadcast together (some of them transposed or reversed views) and
+//! scalars, each run as one kernel, against the same tree evaluated per
+//! element on the host over ndarray's broadcast views. Integers use every
+//! operator the reference has (wrapping, division by zero giving the
+//! dividend); floats use those that round the same everywhere (no product
+//! a GPU could fuse into an add), on finite inputs.
+
+use kiln_core::{Backend, Device};
+use kiln_kernels::array::{where_, Array, ArrayExpr};
+use kiln_kernels::Number;
+use ndarray::{ArrayD, IxDyn};
+use rand::Rng;
+
+use crate::{Arith, CaseRng, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance};
+
+/// A random expression: `X(k)` is operand `k`, `S(v)` a scalar.
+#[derive(Clone, Debug)]
+enum P<T> {
+    X(usize),
+    S(T),
+    Un(&'static str, Box<P<T>>),
+    Bin(&'static str, Box<P<T>>, Box<P<T>>),
+    Where(&'static str, Box<[P<T>; 4]>),
+}
+
+const OPERANDS: usize = 3;
+
+fn gen<T: Arith>(rng: &mut CaseRng, depth: u32) -> P<T> {
+    if depth == 0 || rng.random_bool(0.25) {
+        return if rng.random_bool(0.8) { P::X(rng.random_range(0..OPERANDS)) } else { P::S(T::random_moderate(rng)) };
+    }
+    let un: &[&str] = &["neg", "abs"];
+    let bin: &[&str] = if T::IS_FLOAT { &["+", "-", "min", "max"] } else { &["+", "-", "*", "/", "min", "max"] };
+    let cmp = ["<", "<=", ">", ">=", "==", "!="];
+    match rng.random_range(0..10) {
+        0..2 => {
+            let op = un[rng.random_range(0..un.len())];
+            P::Un(op, Box::new(gen(rng, depth - 1)))
+        }
+        2 => {
+            let op = cmp[rng.random_range(0..cmp.len())];
+            let q = [gen(rng, depth - 1), gen(rng, depth - 1), gen(rng, depth - 1), gen(rng, depth - 1)];
+            P::Where(op, Box::new(q))
+        }
+        _ => {
+            let op = bin[rng.random_range(0..bin.len())];
+            P::Bin(op, Box::new(gen(rng, depth - 1)), Box::new(gen(rng, depth - 1)))
+        }
+    }
+}
+
+fn build<B: Backend, T: Arith + Number>(p: &P<T>, xs: &[Array<B, T>]) -> ArrayExpr<B, T> {
+    match p {
+        P::X(k) => xs[*k].expr(),
+        P::S(v) => ArrayExpr::scalar(*v),
+        P::Un("neg", a) => -build(a, xs),
+        P::Un(_, a) => build(a, xs).abs(),
+        P::Bin(op, a, b) => {
+            let (a, b) = (build(a, xs), build(b, xs));
+            match *op {
+                "+" => a + b,
+                "-" => a - b,
+                "*" => a * b,
+                "/" => a / b,
+                "min" => a.minimum(b),
+                _ => a.maximum(b),
+            }
+        }
+        P::Where(cmp, q) => {
+            let [l, r, a, b] = &**q;
+            let (l, r) = (build(l, xs), build(r, xs));
+            let mask = match *cmp {
+                "<" => l.lt(r),
+                "<=" => l.le(r),
+                ">" => l.gt(r),
+                ">=" => l.ge(r),
+                "==" => l.eq_to(r),
+                _ => l.ne_to(r),
+            };
+            where_(mask, build(a, xs), build(b, xs))
+        }
+    }
+}
+
+/// kiln's min and max: the other operand where one is NaN.
+fn pick<T: Arith + PartialOrd>(a: T, b: T, smaller: bool) -> T {
+    #[allow(clippy::eq_op)] // NaN is the value unequal to itself
+    let (a_nan, b_nan) = (a != a, b != b);
+    if a_nan {
+        return b;
+    }
+    if b_nan {
+        return a;
+    }
+    if (b < a) == smaller {
+        b
+    } else {
+        a
+    }
+}
+
+fn eval<T: Arith + PartialOrd>(p: &P<T>, x: &[T; OPERANDS]) -> T {
+    match p {
+        P::X(k) => x[*k],
+        P::S(v) => *v,
+        P::Un("neg", a) => T::negated(eval(a, x)),
+        P::Un(_, a) => T::absolute(eval(a, x)),
+        P::Bin(op, a, b) => {
+            let (a, b) = (eval(a, x), eval(b, x));
+            match *op {
+                "+" => T::plus(a, b),
+                "-" => T::minus(a, b),
+                "*" => T::times(a, b),
+                "/" => T::over(a, b),
+                "min" => pick(a, b, true),
+                _ => pick(a, b, false),
+            }
+        }
+        P::Where(cmp, q) => {
+            let [l, r, a, b] = &**q;
+            let (l, r) = (eval(l, x), eval(r, x));
+            let yes = match *cmp {
+                "<" => l < r,
+                "<=" => l <= r,
+                ">" => l > r,
+                ">=" => l >= r,
+                "==" => l == r,
+                _ => l != r,
+            };
+            if yes {
+                eval(a, x)
+            } else {
+                eval(b, x)
+            }
+        }
+    }
+}
+
+/// An operand of `shape` on the device and the host, made plainly, as a
+/// transposed view, or as a reversed view of a longer array.
+fn operand<B: Backend, T: Arith + Number>(
+    rng: &mut CaseRng,
+    device: &Device<B>,
+    shape: &[usize],
+) -> Result<(Array<B, T>, ArrayD<T>), Failure> {
+    let s = device.stream();
+    let n: usize = shape.iter().product();
+    let data: Vec<T> = (0..n).map(|_| T::random_moderate(rng)).collect();
+    let bad = |e: ndarray::ShapeError| Failure::Contract(e.to_string());
+    match rng.random_range(0..3) {
+        0 => {
+            let rev: Vec<usize> = shape.iter().rev().copied().collect();
+            let h = ArrayD::from_shape_vec(IxDyn(&rev), data.clone()).map_err(bad)?;
+            Ok((Array::from_vec(&s, &rev, &data)?.t(), h.t().to_owned()))
+        }
+        1 if !shape.is_empty() => {
+            // Every other element of the last axis, backwards.
+            let mut wide = shape.to_vec();
+            let last = wide.len() - 1;
+            wide[last] = wide[last] * 2 + 1;
+            let m: usize = wide.iter().product();
+            let data: Vec<T> = (0..m).map(|_| T::random_moderate(rng)).collect();
+            let h = ArrayD::from_shape_vec(IxDyn(&wide), data.clone()).map_err(bad)?;
+            let mut info = vec![ndarray::SliceInfoElem::Slice { start: 0, end: None, step: 1 }; last];
+            info.push(ndarray::SliceInfoElem::Slice { start: 0, end: Some(2 * shape[last] as isize), step: -2 });
+            let si = ndarray::SliceInfo::<_, IxDyn, IxDyn>::try_from(info.clone())
+                .map_err(|e| Failure::Contract(e.to_string()))?;
+            Ok((Array::from_vec(&s, &wide, &data)?.slice(&info)?, h.slice(si.as_ref()).to_owned()))
+        }
+        _ => Ok((Array::from_vec(&s, shape, &data)?, ArrayD::from_shape_vec(IxDyn(shape), data).map_err(bad)?)),
+    }
+}
+
+/// Random fused expressions over arrays broadcasting to about `ctx.n` elements.
+#[derive(Clone, Copy)]
+struct Fused;
+
+impl NumberPattern for Fused {
+    fn run<B: Backend, T: Arith + Number>(self, device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
+        let rng = &mut ctx.rng;
+        let n = ctx.n.min(1 << 18);
+        // The result shape: up to three dimensions holding n elements.
+        let a = if n > 1 { [7, 3, 2, 1].into_iter().find(|d| n % d == 0).unwrap_or(1) } else { 1 };
+        let shape: Vec<usize> = match rng.random_range(0..3) {
+            0 => vec![n],
+            1 => vec![a, n / a.max(1)],
+            _ => vec![2, a, n / a.max(1)],
+        };
+        let shape: Vec<usize> = if shape.iter().product::<usize>() == n { shape } else { vec![n] };
+        let mut xs = Vec::new();
+        let mut hs = Vec::new();
+        for k in 0..OPERANDS {
+            // The first operand has the whole shape; the others drop leading
+            // axes or have extent 1 somewhere, and broadcast.
+            let drop = if k == 0 { 0 } else { rng.random_range(0..shape.len()) };
+            let own: Vec<usize> =
+                shape[drop..].iter().map(|&e| if k > 0 && rng.random_bool(0.3) { 1 } else { e }).collect();
+            let (x, h) = operand::<B, T>(rng, device, &own)?;
+            xs.push(x);
+            hs.push(h);
+        }
+        for _ in 0..4 {
+            // Wrapped so that every operand takes part (x0 == x0 on finite
+            // inputs): the result then has the full broadcast shape.
+            let body: P<T> = gen(rng, 4);
+            let rest = P::Bin("min", Box::new(P::X(1)), Box::new(P::X(2)));
+            let p = P::Where("==", Box::new([P::X(0), P::X(0), body, rest]));
+            let got = build(&p, &xs).eval()?;
+            let views: Vec<_> = hs
+                .iter()
+                .map(|h| {
+                    h.broadcast(IxDyn(&shape)).ok_or_else(|| Failure::Contract(format!("{:?} vs {shape:?}", h.shape())))
+                })
+                .collect::<Result<_, _>>()?;
+            let mut want = Vec::with_capacity(n);
+            for ((a, b), c) in views[0].iter().zip(views[1].iter()).zip(views[2].iter()) {
+                want.push(eval(&p, &[*a, *b, *c]));
+            }
+            let what = format!("{p:?} over {:?}", hs.iter().map(|h| h.shape().to_vec()).collect::<Vec<_>>());
+            if got.shape() != shape.as_slice() {
+                return Err(Failure::Contract(format!("{what}: shape {:?}, expected {shape:?}", got.shape())));
+            }
+            crate::compare(&what, &Expected::new(want, Tolerance::Ulps(0)), &got.to_vec()?)
+                .map_err(Failure::Mismatch)?;
+        }
+        Ok(())
+    }
+}
+
+/// Add the fused-expression cases to `group`.
+pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
+    c.numbers(group, "array/fused", Fused);
+}

@@ -1,0 +1,288 @@
+//! Array expressions, built lazily by operators and methods and run as one
+//! generated elementwise kernel when [`eval`](ArrayExpr::eval)uated.
+
+use std::ops;
+use std::sync::Arc;
+
+use kiln_core::{Backend, Element, Error, Result};
+
+use super::{broadcast_shapes, Array};
+use crate::expr::{BinOp, UnOp};
+
+/// A node of an array expression.
+pub(crate) enum Term<B: Backend, T: Element> {
+    Array(Array<B, T>),
+    Scalar(T),
+    Un(UnOp, Arc<Term<B, T>>),
+    Bin(BinOp, Arc<Term<B, T>>, Arc<Term<B, T>>),
+    /// `a` where `l cmp r`, else `b`.
+    Where(BinOp, [Arc<Term<B, T>>; 4]),
+}
+
+/// An elementwise expression of arrays and scalars of `T`, not yet
+/// computed: operators on arrays build one, [`eval`](Self::eval) runs it as
+/// one generated kernel over the broadcast shape of its arrays (NumPy's
+/// rules). Cheap to clone.
+///
+/// # Examples
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::array::{where_, Array};
+/// use ndarray::array;
+/// # fn main() -> kiln_core::Result<()> {
+/// let s = Device::<Cpu>::open(0)?.stream();
+/// let a = Array::from_ndarray(&s, &array![[1, 4], [9, 16]])?;
+/// let row = Array::from_ndarray(&s, &array![10, 20])?;
+/// let z = (&a * 2 + &row - 1).eval()?; // one kernel; row repeats down the rows
+/// assert_eq!(z.to_ndarray()?, array![[11, 27], [27, 51]].into_dyn());
+/// let capped = where_(a.gt(5), a.t() * 10, &a).eval()?;
+/// assert_eq!(capped.to_ndarray()?, array![[1, 4], [40, 160]].into_dyn());
+/// # Ok(()) }
+/// ```
+pub struct ArrayExpr<B: Backend, T: Element> {
+    pub(crate) term: Arc<Term<B, T>>,
+    pub(crate) shape: std::result::Result<Vec<usize>, Error>,
+}
+
+impl<B: Backend, T: Element> Clone for ArrayExpr<B, T> {
+    fn clone(&self) -> Self {
+        ArrayExpr { term: self.term.clone(), shape: self.shape.clone() }
+    }
+}
+
+/// A comparison of two array expressions, for [`where_`].
+pub struct Mask<B: Backend, T: Element> {
+    op: BinOp,
+    l: ArrayExpr<B, T>,
+    r: ArrayExpr<B, T>,
+}
+
+/// What can stand in an array expression: arrays, expressions, and scalars
+/// of the element type.
+pub trait IntoExpr<B: Backend, T: Element> {
+    /// This value as an expression.
+    fn into_expr(self) -> ArrayExpr<B, T>;
+}
+
+impl<B: Backend, T: Element> IntoExpr<B, T> for ArrayExpr<B, T> {
+    fn into_expr(self) -> ArrayExpr<B, T> {
+        self
+    }
+}
+
+impl<B: Backend, T: Element> IntoExpr<B, T> for &ArrayExpr<B, T> {
+    fn into_expr(self) -> ArrayExpr<B, T> {
+        self.clone()
+    }
+}
+
+impl<B: Backend, T: Element> IntoExpr<B, T> for &Array<B, T> {
+    fn into_expr(self) -> ArrayExpr<B, T> {
+        ArrayExpr { shape: Ok(self.shape().to_vec()), term: Arc::new(Term::Array(self.clone())) }
+    }
+}
+
+impl<B: Backend, T: Element> IntoExpr<B, T> for Array<B, T> {
+    fn into_expr(self) -> ArrayExpr<B, T> {
+        (&self).into_expr()
+    }
+}
+
+macro_rules! scalar_expr {
+    ($($t:ty),*) => {$(
+        impl<B: Backend> IntoExpr<B, $t> for $t {
+            fn into_expr(self) -> ArrayExpr<B, $t> {
+                ArrayExpr::scalar(self)
+            }
+        }
+    )*};
+}
+scalar_expr!(i32, u32, i64, u64, f32, f64);
+
+fn joined<B: Backend, T: Element>(a: &ArrayExpr<B, T>, b: &ArrayExpr<B, T>) -> std::result::Result<Vec<usize>, Error> {
+    broadcast_shapes(a.shape.as_ref().map_err(Clone::clone)?, b.shape.as_ref().map_err(Clone::clone)?)
+}
+
+impl<B: Backend, T: Element> ArrayExpr<B, T> {
+    /// A scalar as an expression (broadcast to every element), for code
+    /// generic over the element type.
+    pub fn scalar(value: T) -> Self {
+        ArrayExpr { shape: Ok(Vec::new()), term: Arc::new(Term::Scalar(value)) }
+    }
+
+    fn unary(self, op: UnOp) -> Self {
+        ArrayExpr { shape: self.shape, term: Arc::new(Term::Un(op, self.term)) }
+    }
+
+    fn binary(self, op: BinOp, other: impl IntoExpr<B, T>) -> Self {
+        let other = other.into_expr();
+        ArrayExpr { shape: joined(&self, &other), term: Arc::new(Term::Bin(op, self.term, other.term)) }
+    }
+
+    fn compare(self, op: BinOp, other: impl IntoExpr<B, T>) -> Mask<B, T> {
+        Mask { op, l: self, r: other.into_expr() }
+    }
+
+    /// The shape the expression computes (its arrays' broadcast shape), or
+    /// the broadcasting error naming both shapes.
+    pub fn shape(&self) -> Result<&[usize]> {
+        self.shape.as_deref().map_err(Clone::clone)
+    }
+}
+
+macro_rules! unary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
+        impl<B: Backend, T: Element> ArrayExpr<B, T> {
+            $($(#[$doc])* pub fn $name(self) -> Self { self.unary(UnOp::$op) })*
+        }
+        impl<B: Backend, T: Element> Array<B, T> {
+            $($(#[$doc])* pub fn $name(&self) -> ArrayExpr<B, T> { self.expr().unary(UnOp::$op) })*
+        }
+    };
+}
+
+unary_methods! {
+    /// `|x|` (integers wrap at the most negative value).
+    abs => Abs,
+    /// Square root (floats).
+    sqrt => Sqrt,
+    /// `1 / sqrt(x)` (floats).
+    rsqrt => Rsqrt,
+    /// `e^x` (floats).
+    exp => Exp,
+    /// Natural logarithm (floats).
+    ln => Log,
+    /// Sine (floats).
+    sin => Sin,
+    /// Cosine (floats).
+    cos => Cos,
+    /// Hyperbolic tangent (floats).
+    tanh => Tanh,
+    /// Largest integer not above (floats).
+    floor => Floor,
+    /// Smallest integer not below (floats).
+    ceil => Ceil,
+}
+
+macro_rules! binary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
+        impl<B: Backend, T: Element> ArrayExpr<B, T> {
+            $($(#[$doc])* pub fn $name(self, other: impl IntoExpr<B, T>) -> Self { self.binary(BinOp::$op, other) })*
+        }
+        impl<B: Backend, T: Element> Array<B, T> {
+            $($(#[$doc])* pub fn $name(&self, other: impl IntoExpr<B, T>) -> ArrayExpr<B, T> {
+                self.expr().binary(BinOp::$op, other)
+            })*
+        }
+    };
+}
+
+binary_methods! {
+    /// The smaller of the two (the other operand where one is NaN).
+    minimum => Min,
+    /// The larger of the two (the other operand where one is NaN).
+    maximum => Max,
+    /// `x` to the power `y` (floats; C's special cases).
+    pow => Pow,
+}
+
+macro_rules! comparisons {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
+        impl<B: Backend, T: Element> ArrayExpr<B, T> {
+            $($(#[$doc])* pub fn $name(self, other: impl IntoExpr<B, T>) -> Mask<B, T> { self.compare(BinOp::$op, other) })*
+        }
+        impl<B: Backend, T: Element> Array<B, T> {
+            $($(#[$doc])* pub fn $name(&self, other: impl IntoExpr<B, T>) -> Mask<B, T> {
+                self.expr().compare(BinOp::$op, other)
+            })*
+        }
+    };
+}
+
+comparisons! {
+    /// Where `x < y`.
+    lt => Lt,
+    /// Where `x <= y`.
+    le => Le,
+    /// Where `x > y`.
+    gt => Gt,
+    /// Where `x >= y`.
+    ge => Ge,
+    /// Where `x == y`.
+    eq_to => Eq,
+    /// Where `x != y` (true at NaN).
+    ne_to => Ne,
+}
+
+impl<B: Backend, T: Element> ArrayExpr<B, T> {
+    /// Each value limited to `[lo, hi]` (NumPy's `clip`: `min(max(x, lo), hi)`).
+    pub fn clip(self, lo: impl IntoExpr<B, T>, hi: impl IntoExpr<B, T>) -> Self {
+        self.maximum(lo).minimum(hi)
+    }
+}
+
+impl<B: Backend, T: Element> Array<B, T> {
+    /// This array as the start of an expression.
+    pub fn expr(&self) -> ArrayExpr<B, T> {
+        self.into_expr()
+    }
+
+    /// Each value limited to `[lo, hi]` (NumPy's `clip`).
+    pub fn clip(&self, lo: impl IntoExpr<B, T>, hi: impl IntoExpr<B, T>) -> ArrayExpr<B, T> {
+        self.expr().clip(lo, hi)
+    }
+}
+
+/// `a` where `mask` holds, else `b` (NumPy's `where`), all broadcast together.
+pub fn where_<B: Backend, T: Element>(
+    mask: Mask<B, T>,
+    a: impl IntoExpr<B, T>,
+    b: impl IntoExpr<B, T>,
+) -> ArrayExpr<B, T> {
+    let (a, b) = (a.into_expr(), b.into_expr());
+    let shape = joined(&mask.l, &mask.r).and_then(|m| {
+        let ab = joined(&a, &b)?;
+        broadcast_shapes(&m, &ab)
+    });
+    ArrayExpr { shape, term: Arc::new(Term::Where(mask.op, [mask.l.term, mask.r.term, a.term, b.term])) }
+}
+
+macro_rules! operators {
+    ($($trait:ident $method:ident => $op:ident),*) => {$(
+        impl<B: Backend, T: Element, R: IntoExpr<B, T>> ops::$trait<R> for ArrayExpr<B, T> {
+            type Output = ArrayExpr<B, T>;
+            fn $method(self, other: R) -> ArrayExpr<B, T> {
+                self.binary(BinOp::$op, other)
+            }
+        }
+        impl<B: Backend, T: Element, R: IntoExpr<B, T>> ops::$trait<R> for &Array<B, T> {
+            type Output = ArrayExpr<B, T>;
+            fn $method(self, other: R) -> ArrayExpr<B, T> {
+                self.expr().binary(BinOp::$op, other)
+            }
+        }
+        impl<B: Backend, T: Element, R: IntoExpr<B, T>> ops::$trait<R> for Array<B, T> {
+            type Output = ArrayExpr<B, T>;
+            fn $method(self, other: R) -> ArrayExpr<B, T> {
+                self.expr().binary(BinOp::$op, other)
+            }
+        }
+    )*};
+}
+
+operators!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem);
+
+impl<B: Backend, T: Element> ops::Neg for ArrayExpr<B, T> {
+    type Output = ArrayExpr<B, T>;
+    fn neg(self) -> ArrayExpr<B, T> {
+        self.unary(UnOp::Neg)
+    }
+}
+
+impl<B: Backend, T: Element> ops::Neg for &Array<B, T> {
+    type Output = ArrayExpr<B, T>;
+    fn neg(self) -> ArrayExpr<B, T> {
+        self.expr().unary(UnOp::Neg)
+    }
+}
