@@ -187,3 +187,24 @@ fn a_literal_without_a_type_is_refused() {
         .build();
     assert!(invalid(e.unwrap_err()).contains("literal"));
 }
+
+#[test]
+fn any_declaration_order_takes_the_count_from_the_inputs() {
+    // An output declared before the input and a raw input of another
+    // length after it: the element count is still the input's.
+    let k = Elementwise::new("order")
+        .output("z", DType::I32)
+        .input("x", DType::I32)
+        .raw("r", DType::I32)
+        .scalar("a", DType::I32)
+        .set("z", var("x") * var("a") + var("r").at(index().cast(DType::I32)))
+        .build()
+        .unwrap();
+    let d = dev();
+    let s = d.stream();
+    let x = s.upload(&[1, 2, 3, 4, 5]).unwrap();
+    let r = s.upload(&[100]).unwrap();
+    let mut z = s.upload(&[-7; 5]).unwrap();
+    k.launch(&s, Args::new().arg(&mut z).arg(&x).arg(&r).scalar(3)).unwrap();
+    assert_eq!(z.to_vec().unwrap(), [103, 6, 9, 12, 15]);
+}

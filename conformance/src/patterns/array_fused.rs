@@ -7,7 +7,7 @@
 //! a GPU could fuse into an add), on finite inputs.
 
 use kiln_core::{Backend, Device};
-use kiln_kernels::array::{where_, Array, ArrayExpr};
+use kiln_kernels::array::{where_, Array, ArrayExpr, Fold};
 use kiln_kernels::Number;
 use ndarray::{ArrayD, IxDyn};
 use rand::Rng;
@@ -176,47 +176,63 @@ fn operand<B: Backend, T: Arith + Number>(
 #[derive(Clone, Copy)]
 struct Fused;
 
+/// The result shape and three operands broadcasting to it (the first has
+/// the whole shape), on the device and the host.
+type Setup<B, T> = (Vec<usize>, Vec<Array<B, T>>, Vec<ArrayD<T>>);
+
+fn setup<B: Backend, T: Arith + Number>(device: &Device<B>, ctx: &mut Ctx) -> Result<Setup<B, T>, Failure> {
+    let rng = &mut ctx.rng;
+    let n = ctx.n.min(1 << 18);
+    // The result shape: up to three dimensions holding n elements.
+    let a = if n > 1 { [7, 3, 2, 1].into_iter().find(|d| n % d == 0).unwrap_or(1) } else { 1 };
+    let shape: Vec<usize> = match rng.random_range(0..3) {
+        0 => vec![n],
+        1 => vec![a, n / a.max(1)],
+        _ => vec![2, a, n / a.max(1)],
+    };
+    let shape: Vec<usize> = if shape.iter().product::<usize>() == n { shape } else { vec![n] };
+    let (mut xs, mut hs) = (Vec::new(), Vec::new());
+    for k in 0..OPERANDS {
+        // The first operand has the whole shape; the others drop leading
+        // axes or have extent 1 somewhere, and broadcast.
+        let drop = if k == 0 { 0 } else { rng.random_range(0..shape.len()) };
+        let own: Vec<usize> =
+            shape[drop..].iter().map(|&e| if k > 0 && rng.random_bool(0.3) { 1 } else { e }).collect();
+        let (x, h) = operand::<B, T>(rng, device, &own)?;
+        xs.push(x);
+        hs.push(h);
+    }
+    Ok((shape, xs, hs))
+}
+
+/// A random tree in which every operand takes part (`x0 == x0` holds on
+/// finite inputs), so the result has the whole broadcast shape.
+fn whole<T: Arith>(rng: &mut CaseRng) -> P<T> {
+    let body: P<T> = gen(rng, 4);
+    let rest = P::Bin("min", Box::new(P::X(1)), Box::new(P::X(2)));
+    P::Where("==", Box::new([P::X(0), P::X(0), body, rest]))
+}
+
+/// The host's values of `p` over the operands broadcast to `shape`, row-major.
+fn host<T: Arith + PartialOrd>(p: &P<T>, hs: &[ArrayD<T>], shape: &[usize]) -> Result<ArrayD<T>, Failure> {
+    let views: Vec<_> = hs
+        .iter()
+        .map(|h| h.broadcast(IxDyn(shape)).ok_or_else(|| Failure::Contract(format!("{:?} vs {shape:?}", h.shape()))))
+        .collect::<Result<_, _>>()?;
+    let mut want = Vec::new();
+    for ((a, b), c) in views[0].iter().zip(views[1].iter()).zip(views[2].iter()) {
+        want.push(eval(p, &[*a, *b, *c]));
+    }
+    ArrayD::from_shape_vec(IxDyn(shape), want).map_err(|e| Failure::Contract(e.to_string()))
+}
+
 impl NumberPattern for Fused {
     fn run<B: Backend, T: Arith + Number>(self, device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
-        let rng = &mut ctx.rng;
-        let n = ctx.n.min(1 << 18);
-        // The result shape: up to three dimensions holding n elements.
-        let a = if n > 1 { [7, 3, 2, 1].into_iter().find(|d| n % d == 0).unwrap_or(1) } else { 1 };
-        let shape: Vec<usize> = match rng.random_range(0..3) {
-            0 => vec![n],
-            1 => vec![a, n / a.max(1)],
-            _ => vec![2, a, n / a.max(1)],
-        };
-        let shape: Vec<usize> = if shape.iter().product::<usize>() == n { shape } else { vec![n] };
-        let mut xs = Vec::new();
-        let mut hs = Vec::new();
-        for k in 0..OPERANDS {
-            // The first operand has the whole shape; the others drop leading
-            // axes or have extent 1 somewhere, and broadcast.
-            let drop = if k == 0 { 0 } else { rng.random_range(0..shape.len()) };
-            let own: Vec<usize> =
-                shape[drop..].iter().map(|&e| if k > 0 && rng.random_bool(0.3) { 1 } else { e }).collect();
-            let (x, h) = operand::<B, T>(rng, device, &own)?;
-            xs.push(x);
-            hs.push(h);
-        }
+        let (shape, xs, hs) = setup::<B, T>(device, ctx)?;
         for _ in 0..4 {
-            // Wrapped so that every operand takes part (x0 == x0 on finite
-            // inputs): the result then has the full broadcast shape.
-            let body: P<T> = gen(rng, 4);
-            let rest = P::Bin("min", Box::new(P::X(1)), Box::new(P::X(2)));
-            let p = P::Where("==", Box::new([P::X(0), P::X(0), body, rest]));
+            let p = whole::<T>(&mut ctx.rng);
             let got = build(&p, &xs).eval()?;
-            let views: Vec<_> = hs
-                .iter()
-                .map(|h| {
-                    h.broadcast(IxDyn(&shape)).ok_or_else(|| Failure::Contract(format!("{:?} vs {shape:?}", h.shape())))
-                })
-                .collect::<Result<_, _>>()?;
-            let mut want = Vec::with_capacity(n);
-            for ((a, b), c) in views[0].iter().zip(views[1].iter()).zip(views[2].iter()) {
-                want.push(eval(&p, &[*a, *b, *c]));
-            }
+            let want: Vec<T> = host(&p, &hs, &shape)?.iter().copied().collect();
             let what = format!("{p:?} over {:?}", hs.iter().map(|h| h.shape().to_vec()).collect::<Vec<_>>());
             if got.shape() != shape.as_slice() {
                 return Err(Failure::Contract(format!("{what}: shape {:?}, expected {shape:?}", got.shape())));
@@ -228,7 +244,73 @@ impl NumberPattern for Fused {
     }
 }
 
+/// Random expressions reduced whole and along random axes in one pass.
+#[derive(Clone, Copy)]
+struct Reduced;
+
+/// Each fold's host value over `v`, with its error bound for floats.
+fn fold_host<T: Arith + PartialOrd>(fold: Fold, v: &[T]) -> (T, f64) {
+    let eps = if T::DTYPE == kiln_core::DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+    let mag: f64 = v.iter().map(|x| x.to_f64().abs()).sum();
+    let bound = 2.0 * eps * (v.len().max(2) as f64) * mag;
+    match fold {
+        Fold::Sum => (v.iter().fold(T::index(0), |a, b| T::plus(a, *b)), bound),
+        Fold::Min => (v.iter().copied().reduce(|a, b| pick(a, b, true)).unwrap_or(T::index(0)), 0.0),
+        _ => (v.iter().copied().reduce(|a, b| pick(a, b, false)).unwrap_or(T::index(0)), 0.0),
+    }
+}
+
+impl NumberPattern for Reduced {
+    fn run<B: Backend, T: Arith + Number>(self, device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
+        let (shape, xs, hs) = setup::<B, T>(device, ctx)?;
+        for fold in [Fold::Sum, Fold::Min, Fold::Max] {
+            let p = whole::<T>(&mut ctx.rng);
+            let h = host(&p, &hs, &shape)?;
+            let e = build(&p, &xs);
+            let what = format!("{fold:?} of {p:?}");
+            let flat: Vec<T> = h.iter().copied().collect();
+            if flat.is_empty() && fold != Fold::Sum {
+                match e.fold(fold) {
+                    Err(kiln_core::Error::InvalidArgument { .. }) => continue,
+                    other => return Err(Failure::Contract(format!("{what} of no elements gave {other:?}"))),
+                }
+            }
+            let (want, bound) = fold_host(fold, &flat);
+            let got = e.fold(fold)?;
+            crate::compare(&what, &Expected::within(vec![want], vec![bound]), &[got]).map_err(Failure::Mismatch)?;
+            // Along a random non-empty set of axes.
+            let axes: Vec<usize> = (0..shape.len()).filter(|_| ctx.rng.random_bool(0.5)).collect();
+            let axes = if axes.is_empty() { vec![shape.len() - 1] } else { axes };
+            if fold != Fold::Sum && axes.iter().any(|&a| shape[a] == 0) {
+                continue;
+            }
+            let got = e.fold_axes(fold, &axes)?;
+            let mut folded = h.clone();
+            for &a in axes.iter().rev() {
+                folded = folded.map_axis(ndarray::Axis(a), |lane| {
+                    let v: Vec<T> = lane.iter().copied().collect();
+                    fold_host(fold, &v).0
+                });
+            }
+            let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).map(|d| shape[d]).collect();
+            if got.shape() != kept.as_slice() {
+                return Err(Failure::Contract(format!(
+                    "{what} along {axes:?}: shape {:?}, expected {kept:?}",
+                    got.shape()
+                )));
+            }
+            // The whole array's bound holds for every lane of it.
+            let bounds: Vec<f64> = folded.iter().map(|_| bound).collect();
+            let want: Vec<T> = folded.iter().copied().collect();
+            crate::compare(&format!("{what} along {axes:?}"), &Expected::within(want, bounds), &got.to_vec()?)
+                .map_err(Failure::Mismatch)?;
+        }
+        Ok(())
+    }
+}
+
 /// Add the fused-expression cases to `group`.
 pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.numbers(group, "array/fused", Fused);
+    c.numbers(group, "array/reduce", Reduced);
 }

@@ -1,125 +1,250 @@
 //! Running an array expression: its arrays and scalars become the
-//! arguments of one generated elementwise kernel, cached by the
-//! expression's form, its operands' access (in order or strided) and rank.
+//! parameters of one generated kernel (elementwise, or a reduction whose
+//! map is the expression), cached by the expression's form, its operands'
+//! access (in order or strided) and rank.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kiln_core::{Args, Backend, DType, Element, Error, Result};
+use kiln_core::{Args, Backend, DType, Element, Error, Result, Stream};
 
 use super::lazy::{ArrayExpr, Term};
 use super::{Array, Layout};
 use crate::expr::{index, select, var, Expr, Ty};
-use crate::user::{Elementwise, ElementwiseKernel};
+use crate::user::{Elementwise, ElementwiseKernel, Reduction};
 
 /// An array operand: the array and its layout broadcast to the result.
 struct Operand<'a, B: Backend, T: Element> {
     array: &'a Array<B, T>,
     layout: Layout,
-}
-
-impl<B: Backend, T: Element> Operand<'_, B, T> {
     /// Read at the element index (row-major, every element once).
-    fn in_order(&self) -> bool {
-        self.layout.is_standard()
-    }
+    in_order: bool,
 }
 
-/// The operands of a term and the kernel body reading them.
-struct Gathered<'a, B: Backend, T: Element> {
-    shape: &'a [usize],
+/// An expression ready to run: the kernel body over named parameters and
+/// the arrays and scalars that fill them.
+pub(crate) struct Plan<'a, B: Backend, T: Element> {
+    /// The shape the kernel walks in row-major order.
+    pub(crate) shape: Vec<usize>,
+    pub(crate) body: Expr,
     arrays: Vec<Operand<'a, B, T>>,
     scalars: Vec<T>,
 }
 
-impl<'a, B: Backend, T: Element> Gathered<'a, B, T> {
-    fn array(&mut self, a: &'a Array<B, T>) -> Result<Expr> {
-        let k = match self
-            .arrays
-            .iter()
-            .position(|o| Arc::ptr_eq(&o.array.buffer, &a.buffer) && o.array.layout == a.layout)
-        {
-            Some(k) => k,
-            None => {
-                let layout = a.layout.broadcast_to(self.shape)?;
-                self.arrays.push(Operand { array: a, layout });
-                self.arrays.len() - 1
-            }
-        };
-        let x = var(&format!("x{k}"));
-        if self.arrays[k].in_order() {
-            return Ok(x);
-        }
-        let mut at = var(&format!("o{k}"));
-        for d in dims(self.shape) {
-            let i = (index() / var(&format!("w{d}"))) % var(&format!("n{d}"));
-            at = at + i.cast(DType::I32) * var(&format!("s{k}_{d}"));
-        }
-        Ok(x.at(at))
-    }
-
-    fn body(&mut self, t: &'a Term<B, T>) -> Result<Expr> {
-        Ok(match t {
-            Term::Array(a) => self.array(a)?,
-            Term::Scalar(v) => {
-                self.scalars.push(*v);
-                var(&format!("c{}", self.scalars.len() - 1))
-            }
-            Term::Un(op, a) => self.body(a)?.unary(*op),
-            Term::Bin(op, a, b) => {
-                let a = self.body(a)?;
-                a.binary(*op, self.body(b)?)
-            }
-            Term::Where(op, [l, r, a, b]) => {
-                let l = self.body(l)?;
-                let cond = l.binary(*op, self.body(r)?);
-                let a = self.body(a)?;
-                select(cond, a, self.body(b)?)
-            }
-        })
-    }
+/// The user-kernel builders a plan declares its parameters on.
+pub(crate) trait Declare: Sized {
+    fn input(self, name: &str, ty: Ty) -> Self;
+    fn raw(self, name: &str, ty: Ty) -> Self;
+    fn scalar(self, name: &str, ty: Ty) -> Self;
 }
+
+macro_rules! declare {
+    ($($t:ty),*) => {$(
+        impl Declare for $t {
+            fn input(self, name: &str, ty: Ty) -> Self {
+                <$t>::input(self, name, ty)
+            }
+            fn raw(self, name: &str, ty: Ty) -> Self {
+                <$t>::raw(self, name, ty)
+            }
+            fn scalar(self, name: &str, ty: Ty) -> Self {
+                <$t>::scalar(self, name, ty)
+            }
+        }
+    )*};
+}
+declare!(Elementwise, Reduction);
 
 /// The dimensions a strided read steps through (extent-1 ones add nothing).
 fn dims(shape: &[usize]) -> impl Iterator<Item = usize> + '_ {
     (0..shape.len()).filter(|&d| shape[d] > 1)
 }
 
-/// The kernel for `body` over operands read in order or strided.
-fn kernel(body: &Expr, in_order: &[bool], scalars: usize, shape: &[usize]) -> Result<ElementwiseKernel> {
-    static CACHE: OnceLock<Mutex<HashMap<String, ElementwiseKernel>>> = OnceLock::new();
-    let strided: Vec<usize> = (0..in_order.len()).filter(|&k| !in_order[k]).collect();
-    let ds: Vec<usize> = dims(shape).collect();
-    let key = format!("{body} | {in_order:?} {scalars} {ds:?}");
-    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(k) = cache.get(&key) {
-        return Ok(k.clone());
+fn limit(what: String) -> Error {
+    Error::invalid("array expression", format!("{what} is past the i32 indices of a strided read"))
+}
+
+impl<'a, B: Backend, T: Element> Plan<'a, B, T> {
+    /// The plan of `expr`, its axes walked in the order `perm` gives (all
+    /// of them, in order, without one).
+    pub(crate) fn new(expr: &'a ArrayExpr<B, T>, perm: Option<&[usize]>) -> Result<Self> {
+        let full = expr.shape()?.to_vec();
+        let shape = match perm {
+            Some(p) => Layout::standard(&full).permuted(p)?.shape().to_vec(),
+            None => full.clone(),
+        };
+        let mut plan = Plan { shape, body: Expr::from(0), arrays: Vec::new(), scalars: Vec::new() };
+        plan.body = plan.term(&expr.term, &full, perm)?;
+        if plan.arrays.is_empty() {
+            return Err(Error::invalid(
+                "array expression",
+                "it holds scalars only, and no array to say on which device",
+            ));
+        }
+        Ok(plan)
     }
+
+    /// The stream of the first array, where the kernel runs.
+    pub(crate) fn stream(&self) -> Stream<B> {
+        self.arrays[0].array.stream().clone()
+    }
+
+    fn array(&mut self, a: &'a Array<B, T>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
+        let same = |o: &Operand<'a, B, T>| Arc::ptr_eq(&o.array.buffer, &a.buffer) && o.array.layout == a.layout;
+        let k = match self.arrays.iter().position(same) {
+            Some(k) => k,
+            None => {
+                let mut layout = a.layout.broadcast_to(full)?;
+                if let Some(p) = perm {
+                    layout = layout.permuted(p)?;
+                }
+                let in_order = layout.is_standard();
+                self.arrays.push(Operand { array: a, layout, in_order });
+                self.arrays.len() - 1
+            }
+        };
+        let x = var(&format!("x{k}"));
+        if self.arrays[k].in_order {
+            return Ok(x);
+        }
+        let mut at = var(&format!("o{k}"));
+        for d in dims(&self.shape) {
+            let i = (index() / var(&format!("w{d}"))) % var(&format!("n{d}"));
+            at = at + i.cast(DType::I32) * var(&format!("s{k}_{d}"));
+        }
+        Ok(x.at(at))
+    }
+
+    fn term(&mut self, t: &'a Term<B, T>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
+        Ok(match t {
+            Term::Array(a) => self.array(a, full, perm)?,
+            Term::Scalar(v) => {
+                self.scalars.push(*v);
+                var(&format!("c{}", self.scalars.len() - 1))
+            }
+            Term::Un(op, a) => self.term(a, full, perm)?.unary(*op),
+            Term::Bin(op, a, b) => {
+                let a = self.term(a, full, perm)?;
+                a.binary(*op, self.term(b, full, perm)?)
+            }
+            Term::Where(op, [l, r, a, b]) => {
+                let l = self.term(l, full, perm)?;
+                let cond = l.binary(*op, self.term(r, full, perm)?);
+                let a = self.term(a, full, perm)?;
+                select(cond, a, self.term(b, full, perm)?)
+            }
+        })
+    }
+
+    fn strided(&self) -> impl Iterator<Item = (usize, &Operand<'a, B, T>)> {
+        self.arrays.iter().enumerate().filter(|(_, o)| !o.in_order)
+    }
+
+    /// What the generated kernel depends on, for caching it.
+    pub(crate) fn key(&self) -> String {
+        let order: Vec<bool> = self.arrays.iter().map(|o| o.in_order).collect();
+        let ds: Vec<usize> = dims(&self.shape).collect();
+        format!("{} | {order:?} {} {ds:?}", self.body, self.scalars.len())
+    }
+
+    /// Whether no array is read in order: a reduction then takes its element
+    /// count from a zeroed `u32` input of the shape's length (`kx_count`).
+    pub(crate) fn needs_count(&self) -> bool {
+        self.arrays.iter().all(|o| !o.in_order)
+    }
+
+    /// `def` with the plan's parameters declared, in [`args`](Self::args)'
+    /// order, and `kx_count` first where `count` says.
+    pub(crate) fn declare<D: Declare>(&self, mut def: D, count: bool) -> D {
+        let t = Ty::param("T");
+        if count {
+            def = def.input("kx_count", DType::U32.into());
+        }
+        for (k, o) in self.arrays.iter().enumerate() {
+            let name = format!("x{k}");
+            def = if o.in_order { def.input(&name, t.clone()) } else { def.raw(&name, t.clone()) };
+        }
+        for j in 0..self.scalars.len() {
+            def = def.scalar(&format!("c{j}"), t.clone());
+        }
+        if self.strided().next().is_some() {
+            for d in dims(&self.shape) {
+                def = def.scalar(&format!("n{d}"), DType::U32.into()).scalar(&format!("w{d}"), DType::U32.into());
+            }
+        }
+        for (k, _) in self.strided() {
+            def = def.scalar(&format!("o{k}"), DType::I32.into());
+            for d in dims(&self.shape) {
+                def = def.scalar(&format!("s{k}_{d}"), DType::I32.into());
+            }
+        }
+        def
+    }
+
+    /// `args` followed by the plan's arguments (`count` first where given).
+    pub(crate) fn args<'b>(
+        &'b self,
+        mut args: Args<'b, B>,
+        count: Option<&'b kiln_core::Buffer<B, u32>>,
+    ) -> Result<Args<'b, B>> {
+        let n: usize = self.shape.iter().product();
+        if let Some(c) = count {
+            args = args.arg(c);
+        }
+        for o in &self.arrays {
+            args = if o.in_order {
+                let at = o.layout.offset();
+                args.arg(o.array.buffer.slice(at..at + n)?)
+            } else {
+                let end = o.layout.span().1;
+                if i32::try_from(end).is_err() {
+                    return Err(limit(format!("buffer index {end}")));
+                }
+                args.arg(&*o.array.buffer)
+            };
+        }
+        for &c in &self.scalars {
+            args = args.scalar(c);
+        }
+        if self.strided().next().is_some() {
+            for d in dims(&self.shape) {
+                let w: usize = self.shape[d + 1..].iter().product();
+                // index() is u32: a launch past it is refused, so these fit.
+                args = args.scalar(self.shape[d] as u32).scalar(w as u32);
+            }
+        }
+        for (_, o) in self.strided() {
+            let off = o.layout.offset();
+            args = args.scalar(i32::try_from(off).map_err(|_| limit(format!("offset {off}")))?);
+            for d in dims(&self.shape) {
+                let s = o.layout.strides()[d];
+                args = args.scalar(i32::try_from(s).map_err(|_| limit(format!("stride {s}")))?);
+            }
+        }
+        Ok(args)
+    }
+}
+
+/// A name for a generated kernel from its cache key.
+pub(crate) fn name(prefix: &str, key: &str) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     key.hash(&mut h);
-    let t = Ty::param("T");
-    let mut def = Elementwise::new(format!("kiln_array_{:016x}", h.finish()));
-    for (k, &ordered) in in_order.iter().enumerate() {
-        def = if ordered { def.input(&format!("x{k}"), t.clone()) } else { def.raw(&format!("x{k}"), t.clone()) };
+    format!("{prefix}_{:016x}", h.finish())
+}
+
+/// The cached value of `key`, made by `make` the first time.
+pub(crate) fn cached<K: Clone + Send + 'static>(
+    cache: &'static OnceLock<Mutex<HashMap<String, K>>>,
+    key: String,
+    make: impl FnOnce() -> Result<K>,
+) -> Result<K> {
+    let mut map = cache.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(k) = map.get(&key) {
+        return Ok(k.clone());
     }
-    for j in 0..scalars {
-        def = def.scalar(&format!("c{j}"), t.clone());
-    }
-    def = def.output("out", t);
-    if !strided.is_empty() {
-        for d in &ds {
-            def = def.scalar(&format!("n{d}"), DType::U32).scalar(&format!("w{d}"), DType::U32);
-        }
-    }
-    for k in &strided {
-        def = def.scalar(&format!("o{k}"), DType::I32);
-        for d in &ds {
-            def = def.scalar(&format!("s{k}_{d}"), DType::I32);
-        }
-    }
-    let k = def.set("out", body.clone()).build()?;
-    cache.insert(key, k.clone());
+    let k = make()?;
+    map.insert(key, k.clone());
     Ok(k)
 }
 
@@ -130,55 +255,20 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
     /// there is no array to give a device, or a strided operand reaches
     /// past the i32 indices of a strided read.
     pub fn eval(&self) -> Result<Array<B, T>> {
-        let shape = self.shape()?.to_vec();
-        let mut g = Gathered { shape: &shape, arrays: Vec::new(), scalars: Vec::new() };
-        let body = g.body(&self.term)?;
-        let first = g.arrays.first().map(|o| o.array).ok_or_else(|| {
-            Error::invalid("array expression", "it holds scalars only, and no array to say on which device")
-        })?;
-        let stream = first.stream().clone();
-        let n: usize = shape.iter().product();
+        static KERNELS: OnceLock<Mutex<HashMap<String, ElementwiseKernel>>> = OnceLock::new();
+        let plan = Plan::new(self, None)?;
+        let stream = plan.stream();
+        let n: usize = plan.shape.iter().product();
         let mut out = stream.alloc::<T>(n)?;
         if n == 0 {
-            return Array::from_buffer(out, &shape);
+            return Array::from_buffer(out, &plan.shape);
         }
-        let in_order: Vec<bool> = g.arrays.iter().map(Operand::in_order).collect();
-        let k = kernel(&body, &in_order, g.scalars.len(), &shape)?;
-        let limit = |what: String| {
-            Error::invalid("array expression", format!("{what} is past the i32 indices of a strided read"))
-        };
-        let mut args = Args::new();
-        for o in &g.arrays {
-            args = if o.in_order() {
-                let at = o.layout.offset();
-                args.arg(o.array.buffer.slice(at..at + n)?)
-            } else {
-                if i32::try_from(o.layout.span().1).is_err() {
-                    return Err(limit(format!("buffer index {}", o.layout.span().1)));
-                }
-                args.arg(&*o.array.buffer)
-            };
-        }
-        for &c in &g.scalars {
-            args = args.scalar(c);
-        }
-        args = args.arg(&mut out);
-        if in_order.iter().any(|&o| !o) {
-            let w: Vec<usize> = (0..shape.len()).map(|d| shape[d + 1..].iter().product()).collect();
-            for d in dims(&shape) {
-                // index() is u32: a launch past it is refused, so these fit.
-                args = args.scalar(shape[d] as u32).scalar(w[d] as u32);
-            }
-        }
-        for o in g.arrays.iter().filter(|o| !o.in_order()) {
-            let off = i32::try_from(o.layout.offset()).map_err(|_| limit(format!("offset {}", o.layout.offset())))?;
-            args = args.scalar(off);
-            for d in dims(&shape) {
-                let s = o.layout.strides()[d];
-                args = args.scalar(i32::try_from(s).map_err(|_| limit(format!("stride {s}")))?);
-            }
-        }
-        k.launch(&stream, args)?;
-        Array::from_buffer(out, &shape)
+        let key = plan.key();
+        let k = cached(&KERNELS, key.clone(), || {
+            let def = Elementwise::new(name("kiln_array", &key)).output("out", Ty::param("T"));
+            plan.declare(def, false).set("out", plan.body.clone()).build()
+        })?;
+        k.launch(&stream, plan.args(Args::new().arg(&mut out), None)?)?;
+        Array::from_buffer(out, &plan.shape)
     }
 }

@@ -32,6 +32,7 @@ mod fuse;
 mod gather;
 mod layout;
 mod lazy;
+mod reduce;
 
 use std::fmt;
 use std::sync::Arc;
@@ -42,6 +43,7 @@ use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn, SliceInfoElem};
 pub use gather::MAX_DIMS;
 pub use layout::{broadcast_shapes, Layout};
 pub use lazy::{where_, ArrayExpr, IntoExpr, Mask};
+pub use reduce::Fold;
 
 /// An n-d array of `T` on a device of backend `B`. Cloning an array (and
 /// taking a view) shares its buffer; the buffer lives while any array

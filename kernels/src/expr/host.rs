@@ -41,6 +41,18 @@ impl Col {
     }
 }
 
+fn col_len(c: &Col) -> usize {
+    match c {
+        Col::I32(v) => v.len(),
+        Col::U32(v) => v.len(),
+        Col::I64(v) => v.len(),
+        Col::U64(v) => v.len(),
+        Col::F32(v) => v.len(),
+        Col::F64(v) => v.len(),
+        Col::B(v) => v.len(),
+    }
+}
+
 /// An argument's elements.
 #[derive(Clone, Copy)]
 pub(crate) enum Slice<'a> {
@@ -604,6 +616,9 @@ fn col_dtype(c: &Col) -> DType {
 }
 
 pub(crate) fn store(col: &Col, out: &mut SliceMut<'_>) -> Result<()> {
+    if col_len(col) != chunk_len(out) {
+        return Err(internal("store: a column and its output chunk differ in length"));
+    }
     match (col, out) {
         (Col::I32(c), SliceMut::I32(o)) => o.copy_from_slice(c),
         (Col::U32(c), SliceMut::U32(o)) => o.copy_from_slice(c),
@@ -639,7 +654,9 @@ pub(crate) fn elementwise(roles: &[Role], body: &Typed, args: &mut HostArgs<'_>)
         }
     }
     // In-out arguments are read from their own chunk before it is stored.
-    let n = inputs.iter().flatten().zip(roles).find(|(_, r)| **r == Role::Input).map(|(s, _)| s.len());
+    // The first input's length (inputs are indexed by parameter, so a
+    // parameter declared before it, of any role, must not shift the pairing).
+    let n = inputs.iter().zip(roles).find_map(|(s, r)| s.as_ref().filter(|_| *r == Role::Input)).map(Slice::len);
     let n = n.or_else(|| outputs.first().map(|(_, c)| c.iter().map(chunk_len).sum())).unwrap_or(0);
     let tasks = n.div_ceil(CHUNK);
     let mut per_task: Vec<Vec<(usize, SliceMut<'_>)>> = (0..tasks).map(|_| Vec::new()).collect();

@@ -1,0 +1,195 @@
+//! Reductions of array expressions, over every element or along axes: the
+//! expression is the reduction's map, so its producer runs in the same
+//! pass (one kernel for the whole array, kiln's reduction plans).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use kiln_core::{Args, Backend, DType, Element, Error, Result};
+
+use super::fuse::{cached, name, Plan};
+use super::lazy::ArrayExpr;
+use super::Array;
+use crate::expr::{len, var, Expr, Ty};
+use crate::user::{Reduction, ReductionKernel};
+
+/// How a reduction combines elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fold {
+    /// The sum (0 for no elements).
+    Sum,
+    /// The product (1 for no elements).
+    Prod,
+    /// The smallest value, NaN ignored (an `Err` for no elements).
+    Min,
+    /// The largest value, NaN ignored (an `Err` for no elements).
+    Max,
+    /// The sum divided by the count (floats; NaN for no elements).
+    Mean,
+}
+
+/// `T`'s largest (`high`) or smallest value: infinities for floats.
+fn extreme<T: Element>(high: bool) -> Option<T> {
+    let bits: u64 = match (T::DTYPE, high) {
+        (DType::F32, true) => u64::from(f32::INFINITY.to_bits()),
+        (DType::F32, false) => u64::from(f32::NEG_INFINITY.to_bits()),
+        (DType::F64, true) => f64::INFINITY.to_bits(),
+        (DType::F64, false) => f64::NEG_INFINITY.to_bits(),
+        (DType::I32, true) => i32::MAX as u32 as u64,
+        (DType::I32, false) => i32::MIN as u32 as u64,
+        (DType::U32, true) => u64::from(u32::MAX),
+        (DType::I64, true) => i64::MAX as u64,
+        (DType::I64, false) => i64::MIN as u64,
+        (DType::U64, true) => u64::MAX,
+        (DType::U32 | DType::U64, false) => 0,
+        _ => return None,
+    };
+    bytemuck::try_pod_read_unaligned(&bits.to_le_bytes()[..size_of::<T>()]).ok()
+}
+
+impl Fold {
+    fn parts<T: Element>(self) -> Result<(Expr, Expr)> {
+        let a = || var("a");
+        let bad = || Error::invalid(format!("array {self:?}"), format!("kiln has no {self:?} of {}", T::DTYPE));
+        Ok(match self {
+            Fold::Sum | Fold::Mean => (a() + var("b"), Expr::from(0)),
+            Fold::Prod => (a() * var("b"), Expr::from(1)),
+            Fold::Min => (a().min(var("b")), Expr::constant(extreme::<T>(true).ok_or_else(bad)?)),
+            Fold::Max => (a().max(var("b")), Expr::constant(extreme::<T>(false).ok_or_else(bad)?)),
+        })
+    }
+
+    fn check<T: Element>(self, n: usize) -> Result<()> {
+        let what = || format!("array {self:?}");
+        if self == Fold::Mean && !T::DTYPE.is_float() {
+            return Err(Error::invalid(what(), format!("the mean of {} is not an {}", T::DTYPE, T::DTYPE)));
+        }
+        if n == 0 && matches!(self, Fold::Min | Fold::Max) {
+            return Err(Error::invalid(what(), "an empty array has no smallest or largest value"));
+        }
+        Ok(())
+    }
+}
+
+/// The reduction whose map is `plan`'s body.
+fn kernel<B: Backend, T: Element>(plan: &Plan<'_, B, T>, fold: Fold) -> Result<ReductionKernel> {
+    static KERNELS: OnceLock<Mutex<HashMap<String, ReductionKernel>>> = OnceLock::new();
+    // The identity is a constant of T: one kernel per dtype.
+    let key = format!("{fold:?} {} {} {}", T::DTYPE, plan.needs_count(), plan.key());
+    let (combine, identity) = fold.parts::<T>()?;
+    cached(&KERNELS, key.clone(), || {
+        let t = Ty::param("T");
+        let def = plan.declare(Reduction::new(name("kiln_array_fold", &key), t.clone()), plan.needs_count());
+        let def = def.map(plan.body.clone()).reduce(combine).identity(identity);
+        let def = if fold == Fold::Mean { def.post(t.clone(), var("a") / len().cast(t)) } else { def };
+        def.build()
+    })
+}
+
+/// The zeroed element-count input of a plan that reads nothing in order.
+fn count<B: Backend, T: Element>(plan: &Plan<'_, B, T>, n: usize) -> Result<Option<kiln_core::Buffer<B, u32>>> {
+    plan.needs_count().then(|| plan.stream().alloc_zeroed::<u32>(n)).transpose()
+}
+
+impl<B: Backend, T: Element> ArrayExpr<B, T> {
+    /// Fold every element with `fold` and return the result; the expression
+    /// is computed in the same pass. Blocks until the value is on the host.
+    pub fn fold(&self, fold: Fold) -> Result<T> {
+        let plan = Plan::new(self, None)?;
+        let n: usize = plan.shape.iter().product();
+        fold.check::<T>(n)?;
+        let stream = plan.stream();
+        let count = count(&plan, n)?;
+        kernel(&plan, fold)?.reduce(&stream, plan.args(Args::new(), count.as_ref())?)
+    }
+
+    /// Fold along `axes` (each once, in any order), giving an array of the
+    /// other axes' shape; the expression is computed in the same pass.
+    pub fn fold_axes(&self, fold: Fold, axes: &[usize]) -> Result<Array<B, T>> {
+        let full = self.shape()?.to_vec();
+        let what = || format!("array {fold:?} along axes {axes:?} of shape {full:?}");
+        let mut seen = vec![false; full.len()];
+        for &a in axes {
+            if a >= full.len() || std::mem::replace(&mut seen[a], true) {
+                return Err(Error::invalid(what(), format!("axis {a} is out of range or repeated")));
+            }
+        }
+        let kept: Vec<usize> = (0..full.len()).filter(|&d| !seen[d]).collect();
+        let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
+        let shape: Vec<usize> = kept.iter().map(|&d| full[d]).collect();
+        let rows: usize = shape.iter().product();
+        let cols: usize = axes.iter().map(|&d| full[d]).product();
+        fold.check::<T>(cols)?;
+        let plan = Plan::new(self, Some(&perm))?;
+        let stream = plan.stream();
+        let mut out = stream.alloc::<T>(rows)?;
+        if rows > 0 {
+            let count = count(&plan, rows * cols)?;
+            let args = plan.args(Args::new(), count.as_ref())?;
+            kernel(&plan, fold)?.reduce_axis(&stream, args, rows, cols, 1, &mut out)?;
+        }
+        Array::from_buffer(out, &shape)
+    }
+
+    /// The sum of every element.
+    pub fn sum(&self) -> Result<T> {
+        self.fold(Fold::Sum)
+    }
+
+    /// The mean of every element (floats).
+    pub fn mean(&self) -> Result<T> {
+        self.fold(Fold::Mean)
+    }
+
+    /// The smallest element, NaN ignored.
+    pub fn min(&self) -> Result<T> {
+        self.fold(Fold::Min)
+    }
+
+    /// The largest element, NaN ignored.
+    pub fn max(&self) -> Result<T> {
+        self.fold(Fold::Max)
+    }
+
+    /// The product of every element.
+    pub fn prod(&self) -> Result<T> {
+        self.fold(Fold::Prod)
+    }
+}
+
+impl<B: Backend, T: Element> Array<B, T> {
+    /// Fold every element with `fold` (see [`ArrayExpr::fold`]).
+    pub fn fold(&self, fold: Fold) -> Result<T> {
+        self.expr().fold(fold)
+    }
+
+    /// Fold along `axes` (see [`ArrayExpr::fold_axes`]).
+    pub fn fold_axes(&self, fold: Fold, axes: &[usize]) -> Result<Array<B, T>> {
+        self.expr().fold_axes(fold, axes)
+    }
+
+    /// The sum of every element.
+    pub fn sum(&self) -> Result<T> {
+        self.expr().sum()
+    }
+
+    /// The mean of every element (floats).
+    pub fn mean(&self) -> Result<T> {
+        self.expr().mean()
+    }
+
+    /// The smallest element, NaN ignored.
+    pub fn min(&self) -> Result<T> {
+        self.expr().min()
+    }
+
+    /// The largest element, NaN ignored.
+    pub fn max(&self) -> Result<T> {
+        self.expr().max()
+    }
+
+    /// The product of every element.
+    pub fn prod(&self) -> Result<T> {
+        self.expr().prod()
+    }
+}
