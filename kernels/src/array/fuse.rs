@@ -265,10 +265,10 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
         }
         let key = plan.key();
         let k = cached(&KERNELS, key.clone(), || {
-            let def = Elementwise::new(name("kiln_array", &key)).output("out", Ty::param("T"));
-            plan.declare(def, false).set("out", plan.body.clone()).build()
+            let def = plan.declare(Elementwise::new(name("kiln_array", &key)), false);
+            def.output("out", Ty::param("T")).set("out", plan.body.clone()).build()
         })?;
-        k.launch(&stream, plan.args(Args::new().arg(&mut out), None)?)?;
+        k.launch(&stream, plan.args(Args::new(), None)?.arg(&mut out))?;
         Array::from_buffer(out, &plan.shape)
     }
 }
