@@ -169,6 +169,22 @@ impl<B: Backend, T: Element> Array<B, T> {
 
     /// The array repeated along new or extent-1 dimensions to `shape`
     /// (NumPy's broadcasting); a view with stride 0 there.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::array::Array;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let col = Array::from_vec(&s, &[2, 1], &[1.0f32, 2.0])?;
+    /// let b = col.broadcast_to(&[2, 3])?;
+    /// assert_eq!(b.strides(), [1, 0]);
+    /// assert_eq!(b.to_vec()?, [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
+    /// let e = col.broadcast_to(&[3, 3]).unwrap_err();
+    /// assert!(e.to_string().contains("[2, 1]") && e.to_string().contains("[3, 3]"));
+    /// # Ok(()) }
+    /// ```
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Self> {
         Ok(self.view(self.layout.broadcast_to(shape)?))
     }
@@ -186,6 +202,21 @@ impl<B: Backend, T: Element> Array<B, T> {
     /// The elements in row-major order seen as `shape`: a view where the
     /// layout allows it (always for a row-major array), otherwise a copy
     /// made row-major first, as NumPy's `reshape`.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::array::Array;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let a = Array::arange(&s, 0, 6, 1)?.reshape(&[2, 3])?; // a view
+    /// assert_eq!(a.to_vec()?, [0, 1, 2, 3, 4, 5]);
+    /// let t = a.t().reshape(&[6])?; // a transpose is not row-major: copied
+    /// assert_eq!(t.to_vec()?, [0, 3, 1, 4, 2, 5]);
+    /// assert!(a.reshape(&[4]).is_err()); // 6 elements do not make 4
+    /// # Ok(()) }
+    /// ```
     pub fn reshape(&self, shape: &[usize]) -> Result<Self> {
         match self.layout.reshaped(shape)? {
             Some(layout) => Ok(self.view(layout)),

@@ -105,6 +105,22 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
 
     /// Fold along `axes` (each once, in any order), giving an array of the
     /// other axes' shape; the expression is computed in the same pass.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::array::{Array, Fold};
+    /// use ndarray::array;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let a = Array::from_ndarray(&s, &array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]])?;
+    /// // Column means of the squares: the squares are never stored.
+    /// let m = (&a * &a).fold_axes(Fold::Mean, &[0])?;
+    /// assert_eq!(m.to_vec()?, [8.5, 14.5, 22.5]);
+    /// assert_eq!((&a - 3.5).fold_axes(Fold::Max, &[1])?.to_vec()?, [-0.5, 2.5]);
+    /// # Ok(()) }
+    /// ```
     pub fn fold_axes(&self, fold: Fold, axes: &[usize]) -> Result<Array<B, T>> {
         let full = self.shape()?.to_vec();
         let what = || format!("array {fold:?} along axes {axes:?} of shape {full:?}");
