@@ -170,6 +170,12 @@ impl NumberPattern for BadViews {
         refused("remove axis 0 of extent 3", a.remove_axis(0))?;
         refused("insert axis 3", a.insert_axis(3))?;
         refused("reshape to [5, 2]", a.reshape(&[5, 2]))?;
+        refused("broadcast past an index's count", a.broadcast_to(&[usize::MAX, 3, 4]))?;
+        refused("a shape past an index's count", Array::from_vec(&s, &[usize::MAX, 2], &data))?;
+        let huge = 1usize << (usize::BITS / 2 + 1);
+        let one = a.slice([SliceInfoElem::Index(0), SliceInfoElem::Index(0)])?; // 0-d
+        let (p, q) = (one.broadcast_to(&[huge, 1])?, one.broadcast_to(&[1, huge])?);
+        refused("an expression broadcast past an index's count", (&p + &q).eval())?;
         let got = a.to_vec()?;
         crate::compare("the array after refusals", &Expected::new(data, Tolerance::Bits), &got)
             .map_err(Failure::Mismatch)

@@ -47,7 +47,7 @@ fn eye_kernel() -> Result<&'static ElementwiseKernel> {
 impl<B: Backend, T: Element> Array<B, T> {
     /// An array of `shape` with every element `value`.
     pub fn full(stream: &Stream<B>, shape: &[usize], value: T) -> Result<Self> {
-        let mut b = stream.alloc::<T>(shape.iter().product())?;
+        let mut b = stream.alloc::<T>(super::layout::checked_len(shape, "Array::full")?)?;
         stream.fill(&mut b, value)?;
         Self::from_buffer(b, shape)
     }

@@ -30,6 +30,16 @@ fn fail(what: impl Into<String>, why: impl Into<String>) -> Error {
     Error::invalid(what, why)
 }
 
+/// The number of elements of `shape`, or `Err` naming `what` where it
+/// overflows: every shape an array holds passes here first, so products of
+/// its extents fit afterwards.
+pub(crate) fn checked_len(shape: &[usize], what: &str) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, &e| n.checked_mul(e))
+        .ok_or_else(|| fail(what, format!("shape {shape:?} holds more elements than an index can count")))
+}
+
 /// `index` (negative counts from the end) within an axis of `len`, or `None`.
 fn absolute(index: isize, len: usize) -> Option<usize> {
     if index < 0 {
@@ -65,9 +75,10 @@ impl Layout {
         self.shape.len()
     }
 
-    /// The number of elements.
+    /// The number of elements (saturating: an array's own layouts never
+    /// overflow, as every shape is checked when it is made).
     pub fn len(&self) -> usize {
-        self.shape.iter().product()
+        self.shape.iter().fold(1usize, |n, &e| n.saturating_mul(e))
     }
 
     /// Whether there are no elements.
@@ -260,6 +271,7 @@ impl Layout {
         if shape.len() < self.ndim() {
             return Err(refuse());
         }
+        checked_len(shape, &format!("broadcasting an array of shape {:?}", self.shape))?;
         let lead = shape.len() - self.ndim();
         let mut strides = vec![0isize; shape.len()];
         for (d, (&n, &s)) in self.shape.iter().zip(&self.strides).enumerate() {
@@ -278,7 +290,7 @@ impl Layout {
     /// allow it. `None` where a copy is needed; `Err` where the element
     /// counts differ.
     pub fn reshaped(&self, shape: &[usize]) -> Result<Option<Layout>> {
-        let n: usize = shape.iter().product();
+        let n = checked_len(shape, &format!("reshaping an array of shape {:?}", self.shape))?;
         if n != self.len() {
             return Err(fail(
                 format!("reshaping an array of shape {:?}", self.shape),
@@ -329,12 +341,14 @@ impl Layout {
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     let n = a.len().max(b.len());
     let at = |s: &[usize], d: usize| if d + s.len() >= n { s[d + s.len() - n] } else { 1 };
-    (0..n)
+    let shape = (0..n)
         .map(|d| match (at(a, d), at(b, d)) {
             (x, y) if x == y => Ok(x),
             (1, y) => Ok(y),
             (x, 1) => Ok(x),
             _ => Err(fail("broadcasting", format!("shapes {a:?} and {b:?} do not broadcast together"))),
         })
-        .collect()
+        .collect::<Result<Vec<usize>>>()?;
+    checked_len(&shape, &format!("broadcasting shapes {a:?} and {b:?}"))?;
+    Ok(shape)
 }

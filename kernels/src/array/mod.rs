@@ -68,20 +68,20 @@ impl<B: Backend, T: Element> fmt::Debug for Array<B, T> {
 impl<B: Backend, T: Element> Array<B, T> {
     /// `buffer` seen as `shape` in row-major order; `Err` when the lengths differ.
     pub fn from_buffer(buffer: Buffer<B, T>, shape: &[usize]) -> Result<Self> {
-        let layout = Layout::standard(shape);
-        if layout.len() != buffer.len() {
+        let n = layout::checked_len(shape, "Array::from_buffer")?;
+        if n != buffer.len() {
             return Err(Error::LengthMismatch {
                 what: format!("Array::from_buffer of shape {shape:?}"),
-                expected: layout.len(),
+                expected: n,
                 actual: buffer.len(),
             });
         }
-        Ok(Array { buffer: Arc::new(buffer), layout })
+        Ok(Array { buffer: Arc::new(buffer), layout: Layout::standard(shape) })
     }
 
     /// A device copy of `data`, shaped `shape` (row-major).
     pub fn from_vec(stream: &Stream<B>, shape: &[usize], data: &[T]) -> Result<Self> {
-        let want: usize = shape.iter().product();
+        let want = layout::checked_len(shape, "Array::from_vec")?;
         if want != data.len() {
             return Err(Error::LengthMismatch {
                 what: format!("Array::from_vec of shape {shape:?}"),
