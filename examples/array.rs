@@ -1,0 +1,85 @@
+//! array: the GPUArray session of PyCUDA's guide with `kiln`'s Array (an
+//! ndarray to the device, doubled, back and printed), and a small real
+//! computation: standardising the columns of a matrix (each column less its
+//! mean, over its standard deviation) with broadcasting, fused expressions
+//! and reductions along an axis. Checked against ndarray on the host.
+//!
+//! ```sh
+//! cargo run --release --example array -- --backend cpu
+//! ```
+
+mod common;
+
+use kiln::typed::kernels::array::{Array, Fold};
+use kiln::{Backend, DeviceVisitor};
+use ndarray::{Array2, Axis};
+
+/// The session and the standardisation of a `rows` x `cols` matrix.
+#[derive(Clone)]
+struct Arrays {
+    rows: usize,
+    cols: usize,
+}
+
+impl DeviceVisitor for Arrays {
+    type Output = kiln::Result<common::Checked>;
+
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+        let s = dev.stream();
+        let mut lines = Vec::new();
+
+        // a_gpu = gpuarray.to_gpu(a); a_doubled = (2 * a_gpu).get(); print(a_doubled)
+        let a = Array2::from_shape_fn((4, 4), |(i, j)| (i * 4 + j) as f32 * 0.5 - 3.0);
+        let a_gpu = Array::from_ndarray(&s, &a)?;
+        let doubled = (&a_gpu * 2.0f32).eval()?;
+        if doubled.to_ndarray()? != (&a * 2.0).into_dyn() {
+            return Ok(Err(format!("doubled:\n{doubled}\nexpected\n{}", &a * 2.0)));
+        }
+        lines.push(format!("a doubled on the device:\n{doubled}"));
+
+        // Columns standardised: (x - mean) / std, with std = sqrt(mean(x^2) - mean^2).
+        let (rows, cols) = (self.rows, self.cols);
+        let x =
+            Array2::from_shape_fn((rows, cols), |(i, j)| ((i * 7 + j * 13) % 31) as f64 * (j + 1) as f64 + j as f64);
+        let dx = Array::from_ndarray(&s, &x)?;
+        let mean = dx.fold_axes(Fold::Mean, &[0])?; // one value per column
+        let mean_sq = (&dx * &dx).fold_axes(Fold::Mean, &[0])?; // the squares are never stored
+        let std = (&mean_sq - (&mean * &mean)).sqrt().eval()?;
+        let z = ((&dx - &mean) / &std).eval()?; // the row of means and deviations repeats down the rows
+        let z = z.to_ndarray()?;
+        let Some(m) = x.mean_axis(Axis(0)) else { return Ok(Err("no rows".into())) };
+        let sd = x.std_axis(Axis(0), 0.0);
+        let z2 = match z.view().into_dimensionality::<ndarray::Ix2>() {
+            Ok(v) => v,
+            Err(e) => return Ok(Err(e.to_string())),
+        };
+        for ((i, j), &got) in z2.indexed_iter() {
+            let want = (x[[i, j]] - m[j]) / sd[j];
+            if got.is_nan() != want.is_nan() || (got - want).abs() > 1e-9 * (1.0 + want.abs()) {
+                return Ok(Err(format!("z[{i}][{j}] = {got}, host {want}")));
+            }
+        }
+        let col_means = Array::from_ndarray(&s, &z)?.fold_axes(Fold::Mean, &[0])?.to_vec()?;
+        lines.push(format!(
+            "{rows} x {cols} columns standardised: largest |column mean| afterwards {:.1e}",
+            col_means.iter().fold(0.0f64, |a, b| a.max(b.abs()))
+        ));
+        Ok(Ok(lines.join("\n")))
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    common::main("array", Arrays { rows: 1000, cols: 16 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_on_every_backend() {
+        for (rows, cols) in [(2, 1), (37, 5), (1000, 16)] {
+            common::on_every_backend(Arrays { rows, cols });
+        }
+    }
+}
