@@ -332,8 +332,46 @@ impl NumberPattern for Reduced {
             crate::compare(&format!("{what} along {axes:?}"), &Expected::within(want, bounds), &got.to_vec()?)
                 .map_err(Failure::Mismatch)?;
         }
+        if T::DTYPE.is_float() && shape.iter().all(|&e| e > 0) {
+            variance(&mut ctx.rng, &shape, &xs, &hs)?;
+        }
         Ok(())
     }
+}
+
+/// The variance of a random expression, whole and along its last axis,
+/// against the two-pass variance in f64 of the host's values.
+fn variance<B: Backend, T: Arith + Number>(
+    rng: &mut CaseRng,
+    shape: &[usize],
+    xs: &[Array<B, T>],
+    hs: &[ArrayD<T>],
+) -> Result<(), Failure> {
+    let p = whole::<T>(rng);
+    let h = host(&p, hs, shape)?.mapv(|v| v.to_f64());
+    let eps = if T::DTYPE == kiln_core::DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+    let mags = each(hs, shape, |x| 4.0 * eps * magnitude(&p, x))?;
+    let top = h.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let n = h.len().max(2) as f64;
+    // Rounding of the sums (both passes) and of the map, through the squares.
+    let bound = 16.0 * eps * n * top * top + 4.0 * top * mags.iter().copied().fold(0.0, f64::max);
+    let var = |v: &[f64]| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64
+    };
+    let flat: Vec<f64> = h.iter().copied().collect();
+    let e = build(&p, xs);
+    let what = format!("variance of {p:?}");
+    let got = e.var()?;
+    crate::compare(&what, &Expected::within(vec![var(&flat)], vec![bound]), &[got.to_f64()])
+        .map_err(Failure::Mismatch)?;
+    let last = shape.len() - 1;
+    let lanes = h.map_axis(ndarray::Axis(last), |lane| var(&lane.iter().copied().collect::<Vec<f64>>()));
+    let got: Vec<f64> = e.var_axes(&[last])?.to_vec()?.iter().map(|v| v.to_f64()).collect();
+    let want: Vec<f64> = lanes.iter().copied().collect();
+    let bounds = vec![bound; want.len()];
+    crate::compare(&format!("{what} along axis {last}"), &Expected::within(want, bounds), &got)
+        .map_err(Failure::Mismatch)
 }
 
 /// Add the fused-expression cases to `group`.

@@ -209,3 +209,52 @@ impl<B: Backend, T: Element> Array<B, T> {
         self.expr().prod()
     }
 }
+
+impl<B: Backend, T: crate::Number> ArrayExpr<B, T> {
+    /// The variance of every element (floats): the mean of the squared
+    /// distances from the mean, in two passes as NumPy's `var` (ddof 0).
+    pub fn var(&self) -> Result<T> {
+        let m = self.mean()?;
+        let d = self.clone() - ArrayExpr::scalar(m);
+        (d.clone() * d).mean()
+    }
+
+    /// The standard deviation of every element (floats): the root of [`var`](Self::var).
+    pub fn std(&self) -> Result<T> {
+        Ok(self.var()?.sqrt())
+    }
+
+    /// The variance along `axes` (floats), as NumPy's `var(axis=...)`: the
+    /// means along `axes`, broadcast back, then the mean of the squared
+    /// distances; two passes.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::array::Array;
+    /// use ndarray::array;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let a = Array::from_ndarray(&s, &array![[1.0f64, 2.0], [3.0, 6.0]])?;
+    /// assert_eq!(a.expr().var_axes(&[0])?.to_vec()?, [1.0, 4.0]);
+    /// assert_eq!(a.expr().std_axes(&[1])?.to_vec()?, [0.5, 1.5]);
+    /// assert_eq!(a.expr().var()?, 3.5);
+    /// # Ok(()) }
+    /// ```
+    pub fn var_axes(&self, axes: &[usize]) -> Result<Array<B, T>> {
+        let mut m = self.fold_axes(Fold::Mean, axes)?;
+        let mut sorted = axes.to_vec();
+        sorted.sort_unstable();
+        for &a in &sorted {
+            m = m.insert_axis(a)?;
+        }
+        let d = self.clone() - &m;
+        (d.clone() * d).fold_axes(Fold::Mean, axes)
+    }
+
+    /// The standard deviation along `axes` (floats): the root of [`var_axes`](Self::var_axes).
+    pub fn std_axes(&self, axes: &[usize]) -> Result<Array<B, T>> {
+        self.var_axes(axes)?.sqrt().eval()
+    }
+}
