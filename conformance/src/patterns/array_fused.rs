@@ -259,7 +259,14 @@ impl NumberPattern for Fused {
                 return Err(Failure::Contract(format!("{what}: shape {:?}, expected {shape:?}", got.shape())));
             }
             // Integers compare exactly whatever the bounds say.
-            crate::compare(&what, &Expected::within(want, bounds), &got.to_vec()?).map_err(Failure::Mismatch)?;
+            let wide: Vec<f64> = want.iter().map(|v| v.to_f64()).collect();
+            crate::compare(&what, &Expected::within(want, bounds.clone()), &got.to_vec()?)
+                .map_err(Failure::Mismatch)?;
+            // The same expression converted to f64 in the same kernel: every
+            // i32, u32 and f32 value is exact in f64.
+            let as_f64 = build(&p, &xs).astype::<f64>()?.to_vec()?;
+            crate::compare(&format!("{what} as f64"), &Expected::within(wide, bounds), &as_f64)
+                .map_err(Failure::Mismatch)?;
         }
         Ok(())
     }

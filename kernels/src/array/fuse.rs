@@ -271,4 +271,39 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
         k.launch(&stream, plan.args(Args::new(), None)?.arg(&mut out))?;
         Array::from_buffer(out, &plan.shape)
     }
+
+    /// Compute the expression converted to `U` (NumPy's `astype`, fused
+    /// into the same kernel), with kiln's conversions: integers wrap, floats
+    /// to integers truncate and saturate (NaN giving 0), integers to floats
+    /// round to nearest.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::array::Array;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let a = Array::from_vec(&s, &[4], &[-1.5f64, 2.7, 1e20, f64::NAN])?;
+    /// assert_eq!(a.expr().astype::<i32>()?.to_vec()?, [-1, 2, i32::MAX, 0]);
+    /// assert_eq!((&a * 2.0).astype::<f32>()?.to_vec()?[..3], [-3.0f32, 5.4, 2e20]);
+    /// # Ok(()) }
+    /// ```
+    pub fn astype<U: Element>(&self) -> Result<Array<B, U>> {
+        static KERNELS: OnceLock<Mutex<HashMap<String, ElementwiseKernel>>> = OnceLock::new();
+        let plan = Plan::new(self, None)?;
+        let stream = plan.stream();
+        let n: usize = plan.shape.iter().product();
+        let mut out = stream.alloc::<U>(n)?;
+        if n == 0 {
+            return Array::from_buffer(out, &plan.shape);
+        }
+        let key = format!("as {} {}", U::DTYPE, plan.key());
+        let k = cached(&KERNELS, key.clone(), || {
+            let def = plan.declare(Elementwise::new(name("kiln_array_as", &key)), false);
+            def.output("out", U::DTYPE).set("out", plan.body.clone().cast(U::DTYPE)).build()
+        })?;
+        k.launch(&stream, plan.args(Args::new(), None)?.arg(&mut out))?;
+        Array::from_buffer(out, &plan.shape)
+    }
 }

@@ -243,6 +243,11 @@ impl<B: Backend, T: Element> Array<B, T> {
         self.to_contiguous()?.to_vec()
     }
 
+    /// The elements converted to `U` (see [`ArrayExpr::astype`]).
+    pub fn astype<U: Element>(&self) -> Result<Array<B, U>> {
+        self.expr().astype()
+    }
+
     /// An ndarray copy on the host, with this shape; blocks.
     pub fn to_ndarray(&self) -> Result<ArrayD<T>> {
         ArrayD::from_shape_vec(IxDyn(self.shape()), self.to_vec()?)
