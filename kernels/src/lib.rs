@@ -45,6 +45,7 @@ pub mod image;
 mod launch;
 pub mod map;
 pub mod matmul;
+mod memo;
 mod num;
 pub mod reduce;
 pub mod scan;

@@ -254,15 +254,7 @@ where
     let (xb, yb, rb) = (device.upload(&x)?, device.upload(&y)?, device.upload(&raw)?);
     for k in 0..KERNELS {
         let exprs: Vec<R> = (0..OUTPUTS).map(|_| gen(&mut ctx.rng, 4)).collect();
-        let mut def = Elementwise::new(format!("random_{k}"))
-            .input("x", T::DTYPE)
-            .input("y", T::DTYPE)
-            .raw("r", T::DTYPE)
-            .scalar("a", T::DTYPE);
-        for (j, e) in exprs.iter().enumerate() {
-            def = def.output(&format!("z{j}"), T::DTYPE).set(&format!("z{j}"), build(e, T::DTYPE));
-        }
-        let kernel = def.build()?;
+        let kernel = random_kernel(k, T::DTYPE, exprs.iter().map(|e| build(e, T::DTYPE)))?;
         let want: Vec<Vec<T>> = exprs
             .iter()
             .map(|e| (0..ctx.n).map(|i| T::try_from(env.eval(e, i)).unwrap_or_default()).collect())
@@ -281,6 +273,22 @@ where
     }
     unchanged("input x", &xb, &x)?;
     unchanged("raw input r", &rb, &raw)
+}
+
+/// The kernel `random_{k}` of the random-expression cases: inputs `x` and
+/// `y`, raw input `r` and scalar `a` of `dtype`, and an output `z{j}` set
+/// to each of `bodies`.
+pub(super) fn random_kernel(
+    k: usize,
+    dtype: DType,
+    bodies: impl IntoIterator<Item = Expr>,
+) -> kiln_core::Result<kiln_kernels::user::ElementwiseKernel> {
+    let mut def =
+        Elementwise::new(format!("random_{k}")).input("x", dtype).input("y", dtype).raw("r", dtype).scalar("a", dtype);
+    for (j, e) in bodies.into_iter().enumerate() {
+        def = def.output(&format!("z{j}"), dtype).set(&format!("z{j}"), e);
+    }
+    def.build()
 }
 
 /// Add the user-kernel cases to `group`.

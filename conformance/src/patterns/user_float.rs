@@ -21,7 +21,6 @@
 
 use kiln_core::{Args, Backend, DType, Device, Language};
 use kiln_kernels::expr::{index, select, var, Expr};
-use kiln_kernels::user::Elementwise;
 use rand::Rng;
 
 use super::unchanged;
@@ -681,15 +680,7 @@ fn random_floats<B: Backend, T: Float>(device: &Device<B>, ctx: &mut Ctx) -> Res
     let (mut judged, mut total) = (0usize, 0usize);
     for k in 0..KERNELS {
         let exprs: Vec<F> = (0..OUTPUTS).map(|_| gen.typed(&mut ctx.rng, 4)).collect();
-        let mut def = Elementwise::new(format!("random_{k}"))
-            .input("x", T::DTYPE)
-            .input("y", T::DTYPE)
-            .raw("r", T::DTYPE)
-            .scalar("a", T::DTYPE);
-        for (j, e) in exprs.iter().enumerate() {
-            def = def.output(&format!("z{j}"), T::DTYPE).set(&format!("z{j}"), build(e, T::DTYPE));
-        }
-        let kernel = def.build()?;
+        let kernel = super::user::random_kernel(k, T::DTYPE, exprs.iter().map(|e| build(e, T::DTYPE)))?;
         let want: Vec<Vec<V>> = exprs.iter().map(|e| (0..ctx.n).map(|i| env.eval(e, i)).collect()).collect();
         let shown: Vec<Vec<T>> =
             want.iter().map(|w| w.iter().map(|v| T::from_f64(if v.known() { v.v } else { 0.0 })).collect()).collect();

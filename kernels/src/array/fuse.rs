@@ -233,21 +233,6 @@ pub(crate) fn name(prefix: &str, key: &str) -> String {
     format!("{prefix}_{:016x}", h.finish())
 }
 
-/// The cached value of `key`, made by `make` the first time.
-pub(crate) fn cached<K: Clone + Send + 'static>(
-    cache: &'static OnceLock<Mutex<HashMap<String, K>>>,
-    key: String,
-    make: impl FnOnce() -> Result<K>,
-) -> Result<K> {
-    let mut map = cache.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(k) = map.get(&key) {
-        return Ok(k.clone());
-    }
-    let k = make()?;
-    map.insert(key, k.clone());
-    Ok(k)
-}
-
 impl<B: Backend, T: Element> ArrayExpr<B, T> {
     /// Compute the expression into a new row-major array, with one
     /// generated kernel (cached: a loop does not recompile). `Err` where
@@ -264,7 +249,7 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
             return Array::from_buffer(out, &plan.shape);
         }
         let key = plan.key();
-        let k = cached(&KERNELS, key.clone(), || {
+        let k = crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
             let def = plan.declare(Elementwise::new(name("kiln_array", &key)), false);
             def.output("out", Ty::param("T")).set("out", plan.body.clone()).build()
         })?;
@@ -299,7 +284,7 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
             return Array::from_buffer(out, &plan.shape);
         }
         let key = format!("as {} {}", U::DTYPE, plan.key());
-        let k = cached(&KERNELS, key.clone(), || {
+        let k = crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
             let def = plan.declare(Elementwise::new(name("kiln_array_as", &key)), false);
             def.output("out", U::DTYPE).set("out", plan.body.clone().cast(U::DTYPE)).build()
         })?;

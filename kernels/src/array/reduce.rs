@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 
 use kiln_core::{Args, Backend, DType, Element, Error, Result};
 
-use super::fuse::{cached, name, Plan};
+use super::fuse::{name, Plan};
 use super::lazy::ArrayExpr;
 use super::Array;
 use crate::expr::{len, var, Expr, Ty};
@@ -77,7 +77,7 @@ fn kernel<B: Backend, T: Element>(plan: &Plan<'_, B, T>, fold: Fold) -> Result<R
     // The identity is a constant of T: one kernel per dtype.
     let key = format!("{fold:?} {} {} {}", T::DTYPE, plan.needs_count(), plan.key());
     let (combine, identity) = fold.parts::<T>()?;
-    cached(&KERNELS, key.clone(), || {
+    crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
         let t = Ty::param("T");
         let def = plan.declare(Reduction::new(name("kiln_array_fold", &key), t.clone()), plan.needs_count());
         let def = def.map(plan.body.clone()).reduce(combine).identity(identity);

@@ -201,10 +201,11 @@ impl ElementwiseKernel {
         bind: &HashMap<Arc<str>, DType>,
     ) -> Result<Arc<Instance>> {
         let key = (dtypes.to_vec(), width, language);
-        let mut cache = self.0.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(i) = cache.get(&key) {
-            return Ok(i.clone());
-        }
+        crate::memo::cached(&self.0.cache, key, || self.build(language, width, bind))
+    }
+
+    /// A new instance for `language` and `width`, placeholders bound by `bind`.
+    fn build(&self, language: Language, width: IndexWidth, bind: &HashMap<Arc<str>, DType>) -> Result<Arc<Instance>> {
         let def = &self.0.def;
         let body = Arc::new(check(&def.name, &def.params, &def.stmts, bind)?);
         let roles: Vec<Role> = def.params.iter().map(|p| p.role).collect();
@@ -230,9 +231,7 @@ impl ElementwiseKernel {
                 return Err(Error::invalid(format!("user kernel `{name}`"), format!("no generator for {other}")));
             }
         };
-        let inst = Arc::new(Instance { body, program: Arc::new(program), per_thread });
-        cache.insert(key, inst.clone());
-        Ok(inst)
+        Ok(Arc::new(Instance { body, program: Arc::new(program), per_thread }))
     }
 
     /// Run the kernel on `stream` over `args`, given in declaration order

@@ -224,10 +224,11 @@ impl ScanKernel {
         bind: &HashMap<Arc<str>, DType>,
     ) -> Result<Arc<Instance>> {
         let key = (dtypes.to_vec(), width, language);
-        let mut cache = self.0.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(i) = cache.get(&key) {
-            return Ok(i.clone());
-        }
+        crate::memo::cached(&self.0.cache, key, || self.build(language, width, bind))
+    }
+
+    /// A new instance for `language` and `width`, placeholders bound by `bind`.
+    fn build(&self, language: Language, width: IndexWidth, bind: &HashMap<Arc<str>, DType>) -> Result<Arc<Instance>> {
         let def = &self.0.def;
         let fold = check_fold(def, bind)?;
         let mut programs = HashMap::new();
@@ -256,9 +257,7 @@ impl ScanKernel {
             })?;
             programs.insert(pass, program);
         }
-        let inst = Arc::new(Instance { fold, programs });
-        cache.insert(key, inst.clone());
-        Ok(inst)
+        Ok(Arc::new(Instance { fold, programs }))
     }
 
     fn kernel<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, pass: ScanPass) -> Result<kiln_core::Kernel<B>> {
