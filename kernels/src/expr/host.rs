@@ -41,18 +41,6 @@ impl Col {
     }
 }
 
-fn col_len(c: &Col) -> usize {
-    match c {
-        Col::I32(v) => v.len(),
-        Col::U32(v) => v.len(),
-        Col::I64(v) => v.len(),
-        Col::U64(v) => v.len(),
-        Col::F32(v) => v.len(),
-        Col::F64(v) => v.len(),
-        Col::B(v) => v.len(),
-    }
-}
-
 /// An argument's elements.
 #[derive(Clone, Copy)]
 pub(crate) enum Slice<'a> {
@@ -616,7 +604,7 @@ fn col_dtype(c: &Col) -> DType {
 }
 
 pub(crate) fn store(col: &Col, out: &mut SliceMut<'_>) -> Result<()> {
-    if col_len(col) != chunk_len(out) {
+    if col.len() != chunk_len(out) {
         return Err(internal("store: a column and its output chunk differ in length"));
     }
     match (col, out) {
