@@ -197,6 +197,7 @@ impl ReductionKernel {
     /// let programs = sum.programs(Language::Host, IndexWidth::U64, &[])?;
     /// let entries: Vec<&str> = programs.iter().map(|p| p.name()).collect();
     /// assert_eq!(entries, ["sum_whole", "sum_rows", "sum_cols"]);
+    /// // SAFETY: an unknown entry point is refused before any source could run.
     /// let wrong = unsafe { sum.clone().with_source(Language::Host, "sum_all", "") };
     /// assert!(wrong.unwrap_err().to_string().contains("sum_whole, sum_rows, sum_cols"));
     /// # Ok(()) }
