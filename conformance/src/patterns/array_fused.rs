@@ -265,8 +265,27 @@ impl NumberPattern for Fused {
             // The same expression converted to f64 in the same kernel: every
             // i32, u32 and f32 value is exact in f64.
             let as_f64 = build(&p, &xs).astype::<f64>()?.to_vec()?;
-            crate::compare(&format!("{what} as f64"), &Expected::within(wide, bounds), &as_f64)
+            crate::compare(&format!("{what} as f64"), &Expected::within(wide, bounds.clone()), &as_f64)
                 .map_err(Failure::Mismatch)?;
+            // In place: a clone of the first operand (of the whole shape)
+            // takes the value and then `+=` the broadcast second operand;
+            // the operand itself keeps its values (copy-on-write).
+            let mut a = xs[0].clone();
+            a.assign(build(&p, &xs))?;
+            a += &xs[1];
+            a.check()?;
+            let want = each(&hs, &shape, |x| T::plus(eval(&p, x), x[1]))?;
+            let bounds: Vec<f64> =
+                bounds.iter().zip(&want).map(|(b, w)| 2.0 * b + 2.0 * eps * w.to_f64().abs()).collect();
+            crate::compare(&format!("{what} assigned, then += x1"), &Expected::within(want, bounds), &a.to_vec()?)
+                .map_err(Failure::Mismatch)?;
+            let kept: Vec<T> = hs[0].iter().copied().collect();
+            crate::compare(
+                "the first operand after an update of its clone",
+                &Expected::new(kept, crate::Tolerance::Exact),
+                &xs[0].to_vec()?,
+            )
+            .map_err(Failure::Mismatch)?;
         }
         Ok(())
     }

@@ -91,6 +91,7 @@ impl<'a, B: Backend, T: Element> Plan<'a, B, T> {
     }
 
     fn array(&mut self, a: &'a Array<B, T>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
+        a.check()?;
         let same = |o: &Operand<'a, B, T>| Arc::ptr_eq(&o.array.buffer, &a.buffer) && o.array.layout == a.layout;
         let k = match self.arrays.iter().position(same) {
             Some(k) => k,

@@ -124,6 +124,20 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
         Mask { op, l: self, r: other.into_expr() }
     }
 
+    /// The value, where the expression is a scalar alone.
+    pub(crate) fn as_scalar(&self) -> Option<T> {
+        match *self.term {
+            Term::Scalar(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The expression computed at `shape`, which its own shape broadcasts to
+    /// (the caller has checked).
+    pub(crate) fn broadcast(self, shape: Vec<usize>) -> Self {
+        ArrayExpr { shape: Ok(shape), term: self.term }
+    }
+
     /// The shape the expression computes (its arrays' broadcast shape), or
     /// the broadcasting error naming both shapes.
     pub fn shape(&self) -> Result<&[usize]> {

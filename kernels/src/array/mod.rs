@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod assign;
 mod create;
 mod fuse;
 mod gather;
@@ -51,11 +52,13 @@ pub use reduce::Fold;
 pub struct Array<B: Backend, T: Element> {
     buffer: Arc<Buffer<B, T>>,
     layout: Layout,
+    /// Why an in-place operator failed (see [`assign`](Array::assign)).
+    fault: Option<Error>,
 }
 
 impl<B: Backend, T: Element> Clone for Array<B, T> {
     fn clone(&self) -> Self {
-        Array { buffer: self.buffer.clone(), layout: self.layout.clone() }
+        Array { buffer: self.buffer.clone(), layout: self.layout.clone(), fault: self.fault.clone() }
     }
 }
 
@@ -76,7 +79,7 @@ impl<B: Backend, T: Element> Array<B, T> {
                 actual: buffer.len(),
             });
         }
-        Ok(Array { buffer: Arc::new(buffer), layout: Layout::standard(shape) })
+        Ok(Array { buffer: Arc::new(buffer), layout: Layout::standard(shape), fault: None })
     }
 
     /// A device copy of `data`, shaped `shape` (row-major).
@@ -102,7 +105,7 @@ impl<B: Backend, T: Element> Array<B, T> {
     }
 
     fn view(&self, layout: Layout) -> Self {
-        Array { buffer: self.buffer.clone(), layout }
+        Array { buffer: self.buffer.clone(), layout, fault: self.fault.clone() }
     }
 
     /// The extent of each dimension.
@@ -227,6 +230,7 @@ impl<B: Backend, T: Element> Array<B, T> {
     /// The elements in row-major order in a buffer of their own (shared
     /// when the array already is one, from element 0 to its end).
     pub fn to_contiguous(&self) -> Result<Self> {
+        self.check()?;
         if self.layout.is_standard() && self.layout.offset() == 0 && self.len() == self.buffer.len() {
             return Ok(self.clone());
         }
@@ -236,6 +240,7 @@ impl<B: Backend, T: Element> Array<B, T> {
 
     /// The elements in row-major order, on the host; blocks.
     pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.check()?;
         if self.layout.is_standard() {
             let at = self.layout.offset();
             return self.buffer.slice(at..at + self.len())?.to_vec();
