@@ -47,6 +47,7 @@ macro_rules! for_each_group {
             histogram => add_histogram,
             user => add_user,
             array => add_array,
+            random => add_random,
         }
     };
 }

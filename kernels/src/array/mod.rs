@@ -33,6 +33,7 @@ mod fuse;
 mod gather;
 mod layout;
 mod lazy;
+mod random;
 mod reduce;
 
 use std::fmt;

@@ -1,0 +1,57 @@
+// Philox4x32-10 (Salmon, Moraes, Dror and Shaw, SC'11): block b of the
+// stream is the cipher of counter (ctr + b, 0, 0) under key (seed), and
+// gives PER values. One block per invocation, grid-stride.
+struct Params {
+    seed_lo: u32,
+    seed_hi: u32,
+    ctr_lo: u32,
+    ctr_hi: u32,
+    n: u32,
+}
+@group(1) @binding(0) var<uniform> params: Params;
+
+override block_x: u32 = 256;
+override block_y: u32 = 1;
+override block_z: u32 = 1;
+
+// The high word of a * b, from 16-bit halves (WGSL has no 64-bit integers).
+fn kiln_mulhi(a: u32, b: u32) -> u32 {
+    let al = a & 0xffffu;
+    let ah = a >> 16u;
+    let bl = b & 0xffffu;
+    let bh = b >> 16u;
+    let lh = al * bh;
+    let hl = ah * bl;
+    let mid = ((al * bl) >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
+    return ah * bh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u);
+}
+
+fn kiln_philox(c0: vec4<u32>, k0: vec2<u32>) -> vec4<u32> {
+    var c = c0;
+    var k = k0;
+    for (var r = 0; r < 10; r++) {
+        let lo0 = 0xD2511F53u * c.x;
+        let hi0 = kiln_mulhi(0xD2511F53u, c.x);
+        let lo1 = 0xCD9E8D57u * c.z;
+        let hi1 = kiln_mulhi(0xCD9E8D57u, c.z);
+        c = vec4<u32>(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+        k += vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
+    }
+    return c;
+}
+
+@compute @workgroup_size(block_x, block_y, block_z)
+fn KERNEL(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let stride = groups.x * block_x;
+    let n = params.n;
+    let blocks = n / PER + select(0u, 1u, n % PER != 0u);
+    for (var b = gid.x; b < blocks; b += stride) {
+        let lo = params.ctr_lo + b;
+        let hi = params.ctr_hi + select(0u, 1u, lo < b);
+        let w = kiln_philox(vec4<u32>(lo, hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+        let at = b * PER;
+        for (var k = 0u; k < PER && k < n - at; k++) {
+            dst[at + k] = kiln_value(w, k);
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! Counter-based random numbers: Philox4x32-10 (Salmon, Moraes, Dror and
+//! Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC'11), the
+//! generator of cuRAND's `PHILOX4_32_10` and NumPy's `Philox`.
+//!
+//! A seed (the 64-bit key) names a stream of 128-bit blocks: block `c` is
+//! the cipher of the counter `(c, 0, 0)` (its low and high 32-bit words
+//! first). A fill from counter `c` takes its values from blocks `c, c + 1,
+//! ...` in order, [`Uniform::PER_BLOCK`] values from each, and the next fill
+//! starts at the next whole block. Every value is computed with integer
+//! operations and exact conversions, so CUDA, wgpu and the CPU give the
+//! same bits for the same seed and counter.
+//!
+//! - `u32`: the block's four words.
+//! - `f32`: `(w >> 8) * 2^-24` for each word `w`: every multiple of 2^-24
+//!   in `[0, 1)`, equally likely.
+//! - `f64`: `((a >> 5) * 2^26 + (b >> 6)) * 2^-53` for each pair of words
+//!   `a, b`: every multiple of 2^-53 in `[0, 1)`, equally likely (NumPy's
+//!   `random_standard_uniform` from two 32-bit words).
+//!
+//! # Examples
+//! ```
+//! use kiln_core::Device;
+//! use kiln_cpu::Cpu;
+//! use kiln_kernels::random::Philox;
+//! # fn main() -> kiln_core::Result<()> {
+//! let s = Device::<Cpu>::open(0)?.stream();
+//! let mut rng = Philox::new(42);
+//! let mut a = s.alloc::<f32>(6)?;
+//! rng.fill_uniform(&s, &mut a)?; // blocks 0 and 1
+//! assert_eq!(rng.counter(), 2);
+//! let v = a.to_vec()?;
+//! assert!(v.iter().all(|x| (0.0..1.0).contains(x)));
+//! // The same seed and counter give the same values, on any backend.
+//! let mut b = s.alloc::<f32>(6)?;
+//! Philox::new(42).fill_uniform(&s, &mut b)?;
+//! assert_eq!(b.to_vec()?, v);
+//! # Ok(()) }
+//! ```
+
+mod cpu;
+
+use kiln_core::{Args, Backend, Element, Error, LaunchConfig, Program, Result, Stream, ViewMut};
+
+use crate::launch::{blocks, check_dtype, cuda_source, index_width, program, wgsl_source, Access, BLOCK};
+
+/// Philox4x32-10's round multipliers and key increments (Weyl constants).
+const M: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];
+const W: [u32; 2] = [0x9E37_79B9, 0xBB67_AE85];
+
+/// The Philox4x32-10 block of `counter` under `key`, as the GPU kernels
+/// compute it.
+///
+/// # Examples
+/// ```
+/// use kiln_kernels::random::philox4x32_10;
+/// // A known-answer vector of the Random123 reference.
+/// assert_eq!(philox4x32_10([0; 4], [0; 2]), [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]);
+/// ```
+pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    let (mut c, mut k) = (counter, key);
+    for _ in 0..10 {
+        let p0 = u64::from(M[0]) * u64::from(c[0]);
+        let p1 = u64::from(M[1]) * u64::from(c[2]);
+        c = [(p1 >> 32) as u32 ^ c[1] ^ k[0], p1 as u32, (p0 >> 32) as u32 ^ c[3] ^ k[1], p0 as u32];
+        k = [k[0].wrapping_add(W[0]), k[1].wrapping_add(W[1])];
+    }
+    c
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// The element types a Philox stream fills with uniform values: `u32`,
+/// `f32` and `f64`.
+pub trait Uniform: Element + sealed::Sealed {
+    /// Values one 128-bit block gives.
+    const PER_BLOCK: u64;
+    /// Value `k` of block `w`.
+    fn value(w: &[u32; 4], k: usize) -> Self;
+    /// The CUDA function `kiln_pack kiln_values(uint4 w)`.
+    #[doc(hidden)]
+    const CUDA: &'static str;
+    /// The WGSL function `fn kiln_value(w: vec4<u32>, k: u32) -> T`.
+    #[doc(hidden)]
+    const WGSL: &'static str;
+}
+
+impl Uniform for u32 {
+    const PER_BLOCK: u64 = 4;
+    fn value(w: &[u32; 4], k: usize) -> u32 {
+        w[k]
+    }
+    const CUDA: &'static str = "__device__ __forceinline__ kiln_pack kiln_values(uint4 w) {
+    kiln_pack p; p.v[0] = w.x; p.v[1] = w.y; p.v[2] = w.z; p.v[3] = w.w; return p;
+}";
+    const WGSL: &'static str = "fn kiln_value(w: vec4<u32>, k: u32) -> T { return w[k]; }";
+}
+
+impl Uniform for f32 {
+    const PER_BLOCK: u64 = 4;
+    fn value(w: &[u32; 4], k: usize) -> f32 {
+        (w[k] >> 8) as f32 * (1.0 / 16_777_216.0)
+    }
+    const CUDA: &'static str = "__device__ __forceinline__ float kiln_unit(unsigned w) {
+    return (float)(w >> 8) * 5.9604644775390625e-8f;
+}
+__device__ __forceinline__ kiln_pack kiln_values(uint4 w) {
+    kiln_pack p; p.v[0] = kiln_unit(w.x); p.v[1] = kiln_unit(w.y); p.v[2] = kiln_unit(w.z); p.v[3] = kiln_unit(w.w);
+    return p;
+}";
+    const WGSL: &'static str =
+        "fn kiln_value(w: vec4<u32>, k: u32) -> T { return f32(w[k] >> 8u) * 5.9604644775390625e-8; }";
+}
+
+impl Uniform for f64 {
+    const PER_BLOCK: u64 = 2;
+    fn value(w: &[u32; 4], k: usize) -> f64 {
+        let (a, b) = (w[2 * k] >> 5, w[2 * k + 1] >> 6);
+        (f64::from(a) * 67_108_864.0 + f64::from(b)) * (1.0 / 9_007_199_254_740_992.0)
+    }
+    const CUDA: &'static str = "__device__ __forceinline__ double kiln_unit(unsigned a, unsigned b) {
+    return ((double)(a >> 5) * 67108864.0 + (double)(b >> 6)) * 1.1102230246251565e-16;
+}
+__device__ __forceinline__ kiln_pack kiln_values(uint4 w) {
+    kiln_pack p; p.v[0] = kiln_unit(w.x, w.y); p.v[1] = kiln_unit(w.z, w.w); return p;
+}";
+    const WGSL: &'static str = "fn kiln_value(w: vec4<u32>, k: u32) -> T {
+    let a = w[2u * k] >> 5u;
+    let b = w[2u * k + 1u] >> 6u;
+    return (f64(a) * 67108864.0lf + f64(b)) * 1.1102230246251565e-16lf;
+}";
+}
+
+/// A Philox4x32-10 stream: a seed and the counter of its next block.
+/// Fills advance the counter past the blocks they use, so consecutive
+/// fills never share values; [`at`](Self::at) starts anywhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Philox {
+    seed: u64,
+    counter: u64,
+}
+
+impl Philox {
+    /// The stream of `seed`, at block 0.
+    pub fn new(seed: u64) -> Self {
+        Philox { seed, counter: 0 }
+    }
+
+    /// The stream of `seed` at block `counter`.
+    pub fn at(seed: u64, counter: u64) -> Self {
+        Philox { seed, counter }
+    }
+
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The block the next fill starts at.
+    pub fn counter(&self) -> u64 {
+        self.counter
+    }
+
+    /// The counter of a fill of `n` values of `T`, the stream moved past
+    /// it; `Err` where the 64-bit counter would run out.
+    pub(crate) fn take<T: Uniform>(&mut self, n: usize) -> Result<u64> {
+        let used = (n as u64).div_ceil(T::PER_BLOCK);
+        let next = self.counter.checked_add(used).ok_or_else(|| {
+            Error::invalid(
+                "Philox",
+                format!("{n} values of {} from block {} run past the last block, 2^64 - 1", T::DTYPE, self.counter),
+            )
+        })?;
+        Ok(std::mem::replace(&mut self.counter, next))
+    }
+
+    /// Fill `dst` with uniform values of `T` from this stream, on `stream`
+    /// (see the [module](self) for the values), and move past them.
+    pub fn fill_uniform<B: Backend, T: Uniform>(
+        &mut self,
+        stream: &Stream<B>,
+        dst: &mut impl ViewMut<B, T>,
+    ) -> Result<()> {
+        let n = dst.view().len();
+        let mut next = *self;
+        let ctr = next.take::<T>(n)?;
+        fill(stream, dst, self.seed, ctr)?;
+        *self = next;
+        Ok(())
+    }
+}
+
+/// Values of `T` from the blocks of `seed` from `counter` into `dst`.
+fn fill<B: Backend, T: Uniform>(
+    stream: &Stream<B>,
+    dst: &mut impl ViewMut<B, T>,
+    seed: u64,
+    counter: u64,
+) -> Result<()> {
+    let n = dst.view().len();
+    if n == 0 {
+        return Ok(());
+    }
+    check_dtype(stream, T::DTYPE, "Philox uniform fill")?;
+    let name = format!("kiln_philox_uniform_{}", T::DTYPE);
+    let per = format!("{}u", T::PER_BLOCK);
+    let prog = program(&name, || {
+        let wgsl_body = format!("{}\n{}", T::WGSL, include_str!("kernel.wgsl"));
+        Program::new(&name)
+            .cuda(cuda_source(T::DTYPE, &format!("{}\n{}", T::CUDA, include_str!("kernel.cu"))))
+            .wgsl(wgsl_source(T::DTYPE, &[("dst", Access::ReadWrite)], &wgsl_body))
+            .host(cpu::uniform::<T>)
+            .define("KERNEL", &name)
+            .define("PER", &per)
+    });
+    let kernel = stream.device().kernel(&prog)?;
+    let info = stream.device().info();
+    let grid = blocks(n.div_ceil(T::PER_BLOCK as usize), BLOCK as usize, info.limits.max_grid[0]);
+    let cfg = LaunchConfig::new(grid, BLOCK);
+    let args = Args::new()
+        .arg(dst.view_mut())
+        .scalar(seed as u32)
+        .scalar((seed >> 32) as u32)
+        .scalar(counter as u32)
+        .scalar((counter >> 32) as u32)
+        .length(index_width(stream), n, &name)?;
+    // SAFETY: the kernel writes dst[0..n) only, n being dst's length.
+    unsafe { stream.launch(&kernel, cfg, args) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_answers_of_the_random123_reference() {
+        assert_eq!(philox4x32_10([0; 4], [0; 2]), [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]);
+        assert_eq!(philox4x32_10([u32::MAX; 4], [u32::MAX; 2]), [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]);
+        assert_eq!(
+            philox4x32_10([0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344], [0xa4093822, 0x299f31d0]),
+            [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1]
+        );
+    }
+
+    #[test]
+    fn float_values_span_the_unit_interval_exactly() {
+        assert_eq!(f32::value(&[0, 0, 0, u32::MAX], 3), 1.0 - f32::EPSILON / 2.0);
+        assert_eq!(f32::value(&[0xff, 0, 0, 0], 0), 0.0);
+        assert_eq!(f64::value(&[u32::MAX; 4], 1), 1.0 - f64::EPSILON / 2.0);
+        assert_eq!(f64::value(&[0, 0x40, 0, 0], 0), f64::EPSILON / 2.0);
+    }
+
+    #[test]
+    fn a_fill_past_the_last_block_is_refused() {
+        let mut rng = Philox::at(1, u64::MAX - 1);
+        assert!(rng.take::<f32>(8).is_err());
+        assert_eq!(rng.counter(), u64::MAX - 1);
+        assert_eq!(rng.take::<f32>(4).unwrap(), u64::MAX - 1);
+    }
+}
