@@ -2,7 +2,9 @@
 //! ndarray to the device, doubled, back and printed), and a small real
 //! computation: standardising the columns of a matrix (each column less its
 //! mean, over its standard deviation) with broadcasting, fused expressions
-//! and reductions along an axis. Checked against ndarray on the host.
+//! and reductions along an axis; and a Monte-Carlo estimate of pi from
+//! Philox uniforms (the same points on every backend). Checked against
+//! ndarray and a closed form on the host.
 //!
 //! ```sh
 //! cargo run --release --example array -- --backend cpu
@@ -10,7 +12,8 @@
 
 mod common;
 
-use kiln::typed::kernels::array::{Array, Fold};
+use kiln::typed::kernels::array::{where_, Array, Fold};
+use kiln::typed::kernels::random::Philox;
 use kiln::{Backend, DeviceVisitor};
 use ndarray::{Array2, Axis};
 
@@ -19,6 +22,7 @@ use ndarray::{Array2, Axis};
 struct Arrays {
     rows: usize,
     cols: usize,
+    points: usize,
 }
 
 impl DeviceVisitor for Arrays {
@@ -28,14 +32,15 @@ impl DeviceVisitor for Arrays {
         let s = dev.stream();
         let mut lines = Vec::new();
 
-        // a_gpu = gpuarray.to_gpu(a); a_doubled = (2 * a_gpu).get(); print(a_doubled)
+        // a_gpu = gpuarray.to_gpu(a); a_gpu *= 2; print(a_gpu.get())
         let a = Array2::from_shape_fn((4, 4), |(i, j)| (i * 4 + j) as f32 * 0.5 - 3.0);
-        let a_gpu = Array::from_ndarray(&s, &a)?;
-        let doubled = (&a_gpu * 2.0f32).eval()?;
-        if doubled.to_ndarray()? != (&a * 2.0).into_dyn() {
-            return Ok(Err(format!("doubled:\n{doubled}\nexpected\n{}", &a * 2.0)));
+        let mut a_gpu = Array::from_ndarray(&s, &a)?;
+        a_gpu *= 2.0f32;
+        a_gpu.check()?; // an operator cannot return the error of a failed update
+        if a_gpu.to_ndarray()? != (&a * 2.0).into_dyn() {
+            return Ok(Err(format!("doubled:\n{a_gpu}\nexpected\n{}", &a * 2.0)));
         }
-        lines.push(format!("a doubled on the device:\n{doubled}"));
+        lines.push(format!("a doubled on the device:\n{a_gpu}"));
 
         // Columns standardised: (x - mean) / std, with std = sqrt(mean(x^2) - mean^2).
         let (rows, cols) = (self.rows, self.cols);
@@ -64,12 +69,25 @@ impl DeviceVisitor for Arrays {
             "{rows} x {cols} columns standardised: largest |column mean| afterwards {:.1e}",
             col_means.iter().fold(0.0f64, |a, b| a.max(b.abs()))
         ));
+
+        // pi from the fraction of uniform points in the unit quarter disc.
+        let n = self.points;
+        let mut rng = Philox::new(2026);
+        let (x, y) = (rng.uniform::<_, f32>(&s, &[n])?, rng.uniform::<_, f32>(&s, &[n])?);
+        let inside = where_((&x * &x + &y * &y).le(1.0), 1.0, 0.0).sum()?; // one pass, nothing stored
+        let pi = 4.0 * f64::from(inside) / n as f64;
+        // The count's standard deviation is sqrt(n p (1 - p)), p = pi / 4.
+        let sigma = 4.0 * (std::f64::consts::FRAC_PI_4 * (1.0 - std::f64::consts::FRAC_PI_4) / n as f64).sqrt();
+        if (pi - std::f64::consts::PI).abs() > 6.0 * sigma {
+            return Ok(Err(format!("pi estimated as {pi} from {n} points, more than 6 sigma ({sigma:.1e}) off")));
+        }
+        lines.push(format!("pi from {n} Philox points: {pi:.5} (sigma {sigma:.1e})"));
         Ok(Ok(lines.join("\n")))
     }
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("array", Arrays { rows: 1000, cols: 16 })
+    common::main("array", Arrays { rows: 1000, cols: 16, points: 1 << 22 })
 }
 
 #[cfg(test)]
@@ -78,8 +96,8 @@ mod tests {
 
     #[test]
     fn arrays_on_every_backend() {
-        for (rows, cols) in [(2, 1), (37, 5), (1000, 16)] {
-            common::on_every_backend(Arrays { rows, cols });
+        for (rows, cols, points) in [(2, 1, 1), (37, 5, 1000), (1000, 16, 1 << 16)] {
+            common::on_every_backend(Arrays { rows, cols, points });
         }
     }
 }
