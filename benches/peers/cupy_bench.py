@@ -1,6 +1,8 @@
 """CuPy on the same cases and sizes as `kiln bench`, timed the same way.
 
-Usage: python3 cupy_bench.py --cases vector_add,axpy --sizes 1024,67108864 --dtype f32 --runs 20 --json OUT
+Usage: python3 cupy_bench.py --cases vector_add,axpy --sizes 1024,67108864 --dtype f32 --runs 20 --json OUT [--fuse]
+With --fuse only the array cases run, each expression as one `cupy.fuse` kernel
+(the peer `cupy.fuse`); without, they run as plain CuPy expressions.
 Writes {"peer": "cupy", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms[, timer]}]}.
 The case reduce_latency runs once, at 1 Ki f32, whatever --sizes and --dtype say.
 Exits with status 3 and a one-line reason on stderr when CuPy cannot run here.
@@ -23,10 +25,16 @@ ap.add_argument("--sizes", required=True)
 ap.add_argument("--dtype", default="f32")
 ap.add_argument("--runs", type=int, default=20)
 ap.add_argument("--json", required=True)
+ap.add_argument("--fuse", action="store_true")
 args = ap.parse_args()
 dt = {"f32": cp.float32, "f64": cp.float64, "i32": cp.int32, "u32": cp.uint32}[args.dtype]
 arrays = {"copy_d2d": 2, "fill": 1, "sequence": 1, "map_square": 2, "map_abs": 2, "map_negate": 2,
-          "map_sqrt": 2, "vector_add": 3, "axpy": 3, "user_axpy": 3}
+          "map_sqrt": 2, "vector_add": 3, "axpy": 3, "user_axpy": 3, "array_axpy": 3, "array_fused_sum": 2,
+          "random_uniform": 1}
+# The array cases: kiln evaluates each expression as one generated kernel.
+ARRAY = {"array_axpy", "array_fused_sum", "random_uniform"}
+fused_axpy = cp.fuse(lambda a, x, y: a * x + y)
+fused_sum = cp.fuse(lambda a, b: cp.sum(cp.sqrt(a * 2 + b)))
 kernels = {
     "map_square": cp.ElementwiseKernel("T a", "T b", "b = a * a", "kiln_peer_sq"),
     "map_abs": cp.ElementwiseKernel("T a", "T b", "b = abs(a)", "kiln_peer_abs"),
@@ -52,6 +60,21 @@ def op(pattern, s, alpha):
         return lambda: kernels["axpy"](alpha, s[0], s[1], s[2])
     if pattern in kernels:
         return lambda: kernels[pattern](s[0], s[1])
+    if pattern == "array_axpy":
+        # A new array each time, as kiln's row makes one.
+        if args.fuse:
+            return lambda: fused_axpy(alpha, s[0], s[1])
+        return lambda: alpha * s[0] + s[1]
+    if pattern == "array_fused_sum":
+        two = dt(2)
+        if args.fuse:
+            return lambda: fused_sum(s[0], s[1])
+        return lambda: cp.sqrt(s[0] * two + s[1]).sum()
+    if pattern == "random_uniform":
+        gen = cp.random.Generator(cp.random.Philox4x3210(0x6B696C6E))
+        if np.dtype(dt).kind == "f":
+            return lambda: gen.random(s[0].size, dtype=dt, out=s[0])
+        return None  # CuPy's Generator has no raw 32-bit fill into out=
     return None
 
 
@@ -205,6 +228,8 @@ rows = []
 rng = cp.random.default_rng(0x6B696C6E)
 for size in [int(v) for v in args.sizes.split(",") if v]:
     for pattern in [c for c in args.cases.split(",") if c]:
+        if args.fuse and pattern not in ARRAY - {"random_uniform"}:
+            continue
         if pattern in MATRIX or pattern in PARALLEL:
             try:
                 rows.append(bench_matrix(pattern, size))
@@ -236,7 +261,7 @@ for size in [int(v) for v in args.sizes.split(",") if v]:
             cp.get_default_memory_pool().free_all_blocks()
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"cupy {pattern} {size}: {e}", file=sys.stderr)
-if "reduce_latency" in args.cases.split(","):
+if "reduce_latency" in args.cases.split(",") and not args.fuse:
     try:
         rows.append(latency_row())
     except Exception as e:  # noqa: BLE001 - report and go on

@@ -54,6 +54,16 @@ pub enum Pattern {
     UserSumSquares,
     /// An inclusive `+` scan as a user scan (`user::Scan`): against `scan_inclusive`.
     UserScan,
+    /// `c = alpha * x + y` on `kiln_kernels::array::Array`s, evaluated as
+    /// one fused kernel into a new array: against `axpy`.
+    ArrayAxpy,
+    /// `((a * 2 + b).sqrt()).sum()` on arrays: the expression fused into
+    /// one reduction pass, its result left on the device (a 0-d array):
+    /// against the copy rate for the bytes it reads.
+    ArrayFusedSum,
+    /// `n` uniform values from a Philox4x32-10 stream into a buffer
+    /// (`kiln_kernels::random`): against `fill`.
+    RandomUniform,
     /// The end-to-end latency of small work: the sum of 1 Ki f32 already on
     /// the device, including reading the scalar back to the host, timed on
     /// the host clock. Its size is fixed whatever the sweep, and its rows
@@ -63,7 +73,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 26] = [
+    pub const ALL: [Pattern; 29] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -89,6 +99,9 @@ impl Pattern {
         Pattern::UserAxpy,
         Pattern::UserSumSquares,
         Pattern::UserScan,
+        Pattern::ArrayAxpy,
+        Pattern::ArrayFusedSum,
+        Pattern::RandomUniform,
         Pattern::ReduceLatency,
     ];
 
@@ -120,6 +133,9 @@ impl Pattern {
             Pattern::UserAxpy => "user_axpy".into(),
             Pattern::UserSumSquares => "user_sum_squares".into(),
             Pattern::UserScan => "user_scan".into(),
+            Pattern::ArrayAxpy => "array_axpy".into(),
+            Pattern::ArrayFusedSum => "array_fused_sum".into(),
+            Pattern::RandomUniform => "random_uniform".into(),
             Pattern::ReduceLatency => "reduce_latency".into(),
         }
     }
@@ -182,10 +198,10 @@ impl Pattern {
         let arrays = match self {
             Pattern::Compact => return (n + n / 2) as u64 * dtype.size() as u64,
             Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
-            Pattern::Dot | Pattern::ScanInclusive | Pattern::UserScan => 2,
-            Pattern::Fill | Pattern::Sequence => 1,
+            Pattern::Dot | Pattern::ScanInclusive | Pattern::UserScan | Pattern::ArrayFusedSum => 2,
+            Pattern::Fill | Pattern::Sequence | Pattern::RandomUniform => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
-            Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::Sgemm(_) => 3,
+            Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::ArrayAxpy | Pattern::Sgemm(_) => 3,
             Pattern::Grayscale => 4,
         };
         let n = if self.is_2d() { square_side(n).pow(2) } else { n };
@@ -206,7 +222,11 @@ impl Pattern {
             Pattern::Compact | Pattern::Histogram { .. } => 0,
             Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::ScanInclusive | Pattern::UserScan => n as u64,
             Pattern::Dot | Pattern::UserSumSquares => 2 * n as u64,
-            Pattern::Sequence | Pattern::Axpy | Pattern::UserAxpy => 2 * n as u64,
+            Pattern::Sequence | Pattern::Axpy | Pattern::UserAxpy | Pattern::ArrayAxpy => 2 * n as u64,
+            // A multiply, an add, a square root and the sum's add.
+            Pattern::ArrayFusedSum => 4 * n as u64,
+            // Philox4x32-10: ten rounds of two 32x32 multiplies per 4 values.
+            Pattern::RandomUniform => 5 * n as u64,
             Pattern::Map(_) | Pattern::VectorAdd => n as u64,
             // 2 m n k for m = n = k = side.
             Pattern::Sgemm(_) => 2 * side * side * side,
@@ -221,6 +241,9 @@ impl Pattern {
     pub(crate) fn arrays(self) -> usize {
         match self {
             Pattern::Fill | Pattern::Sequence | Pattern::ReduceSum | Pattern::ReduceLatency => 1,
+            Pattern::RandomUniform => 1,
+            Pattern::ArrayFusedSum => 2,
+            Pattern::ArrayAxpy => 3,
             Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
             Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact | Pattern::UserScan => 2,

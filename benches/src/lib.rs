@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod array;
 mod case;
 #[cfg(feature = "cubecl")]
 mod cubecl_peer;

@@ -75,22 +75,34 @@ impl Peer {
     }
 }
 
-/// The script sources, built into the binary so `kiln bench` needs no checkout.
-const SCRIPTS: [(&str, &str); 2] =
-    [("cupy", include_str!("../peers/cupy_bench.py")), ("pycuda", include_str!("../peers/pycuda_bench.py"))];
+/// The CuPy script: plain CuPy, and with `--fuse` its array cases as `cupy.fuse` kernels.
+const CUPY: &str = include_str!("../peers/cupy_bench.py");
+
+/// The peers: name, script source (built into the binary so `kiln bench`
+/// needs no checkout) and the script's own arguments.
+const SCRIPTS: [(&str, &str, &[&str]); 3] =
+    [("cupy", CUPY, &[]), ("cupy.fuse", CUPY, &["--fuse"]), ("pycuda", include_str!("../peers/pycuda_bench.py"), &[])];
 
 /// Names of the Python peers.
 pub fn python_peer_names() -> Vec<&'static str> {
-    SCRIPTS.iter().map(|(n, _)| *n).collect()
+    SCRIPTS.iter().map(|(n, _, _)| *n).collect()
 }
 
 /// Run every Python peer on `patterns` x `sizes` (one dtype), each as a
 /// separate process with `python3` (or `KILN_PYTHON`).
 pub fn run_python_peers(patterns: &[String], sizes: &[usize], dtype: &str, runs: usize) -> Vec<Peer> {
-    SCRIPTS.iter().map(|(name, src)| run_script(name, src, patterns, sizes, dtype, runs)).collect()
+    SCRIPTS.iter().map(|(name, src, extra)| run_script(name, src, extra, patterns, sizes, dtype, runs)).collect()
 }
 
-fn run_script(name: &str, src: &str, patterns: &[String], sizes: &[usize], dtype: &str, runs: usize) -> Peer {
+fn run_script(
+    name: &str,
+    src: &str,
+    extra: &[&str],
+    patterns: &[String],
+    sizes: &[usize],
+    dtype: &str,
+    runs: usize,
+) -> Peer {
     let dir = std::env::temp_dir().join(format!("kiln-peers-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return Peer::absent(name, format!("cannot create {}: {e}", dir.display()));
@@ -107,6 +119,7 @@ fn run_script(name: &str, src: &str, patterns: &[String], sizes: &[usize], dtype
         .args(["--cases", &patterns.join(","), "--sizes", &sizes.join(","), "--dtype", dtype])
         .args(["--runs", &runs.to_string(), "--json"])
         .arg(&out)
+        .args(extra)
         .output();
     let peer = match result {
         Err(e) => Peer::absent(name, format!("{python} not runnable: {e}")),

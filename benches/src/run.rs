@@ -71,6 +71,9 @@ pub fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) 
     if crate::parallel::handles(case.pattern) {
         return crate::parallel::run_case(stream, case, opts);
     }
+    if crate::array::handles(case.pattern) {
+        return crate::array::run_case(stream, case, opts);
+    }
     if crate::latency::handles(case.pattern) {
         return crate::latency::run_case(stream, case, opts);
     }

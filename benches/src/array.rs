@@ -1,0 +1,92 @@
+//! The bench cases of kiln's arrays and random numbers: a fused `alpha * x
+//! + y` into a new array, a fused expression reduced on the device, and a
+//! Philox uniform fill. Inputs are uniform in [0.5, 2), made before timing
+//! and rotated among sets as the other cases do.
+
+use kiln_core::{Backend, DType, Error, Result, Stream};
+use kiln_kernels::array::{Array, ArrayExpr, Fold};
+use kiln_kernels::random::{Philox, Uniform};
+use kiln_kernels::Number;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::case::{Case, Pattern};
+use crate::run::{set_count, RunOptions};
+use crate::timing::{time_runs, Timing};
+
+/// Whether this module runs `pattern`.
+pub(crate) fn handles(pattern: Pattern) -> bool {
+    matches!(pattern, Pattern::ArrayAxpy | Pattern::ArrayFusedSum | Pattern::RandomUniform)
+}
+
+/// Time `case` (a pattern [`handles`] accepts) on `stream`.
+pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ case.n as u64);
+    match (case.pattern, case.dtype) {
+        (Pattern::RandomUniform, DType::F32) => uniform::<B, f32>(stream, case, opts),
+        (Pattern::RandomUniform, DType::F64) => uniform::<B, f64>(stream, case, opts),
+        (Pattern::RandomUniform, DType::U32) => uniform::<B, u32>(stream, case, opts),
+        (_, DType::F32) => typed(stream, case, opts, &mut rng, |r| r.random_range(0.5f32..2.0)),
+        (_, DType::F64) => typed(stream, case, opts, &mut rng, |r| r.random_range(0.5f64..2.0)),
+        (p, d) => Err(Error::invalid(
+            "bench",
+            format!("{} runs on f32 and f64 (u32 too for random_uniform), not {d}", p.name()),
+        )),
+    }
+}
+
+fn typed<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    case: &Case,
+    opts: &RunOptions,
+    rng: &mut ChaCha8Rng,
+    gen: impl Fn(&mut ChaCha8Rng) -> T,
+) -> Result<Timing> {
+    let n = case.n;
+    let host: Vec<T> = (0..n).map(|_| gen(rng)).collect();
+    let sets = set_count(stream, case.pattern.bytes(n, case.dtype));
+    let arrays = (0..sets)
+        .map(|_| Ok((Array::from_vec(stream, &[n], &host)?, Array::from_vec(stream, &[n], &host)?)))
+        .collect::<Result<Vec<_>>>()?;
+    stream.synchronize()?;
+    let alpha = ArrayExpr::scalar(gen(rng));
+    let two = ArrayExpr::scalar(T::from_index(2));
+    time_runs(stream, opts.warmup, opts.runs, |i| {
+        let (x, y) = &arrays[i % sets];
+        match case.pattern {
+            Pattern::ArrayAxpy => (x * &alpha + y).eval().map(drop),
+            Pattern::ArrayFusedSum => (x * &two + y).sqrt().fold_axes(Fold::Sum, &[0]).map(drop),
+            p => Err(Error::invalid("bench", format!("{} is not an array case", p.name()))),
+        }
+    })
+}
+
+fn uniform<B: Backend, T: Uniform>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
+    let sets = set_count(stream, case.pattern.bytes(case.n, case.dtype));
+    let mut buffers = (0..sets).map(|_| stream.alloc::<T>(case.n)).collect::<Result<Vec<_>>>()?;
+    let mut rng = Philox::new(opts.seed);
+    time_runs(stream, opts.warmup, opts.runs, |i| rng.fill_uniform(stream, &mut buffers[i % sets]))
+}
+
+#[cfg(test)]
+mod tests {
+    use kiln_core::Device;
+    use kiln_cpu::Cpu;
+
+    use super::*;
+
+    #[test]
+    fn every_case_runs_on_the_cpu() {
+        let s = Device::<Cpu>::open(0).unwrap().stream();
+        let opts = RunOptions { warmup: 1, runs: 2, ..Default::default() };
+        for pattern in [Pattern::ArrayAxpy, Pattern::ArrayFusedSum, Pattern::RandomUniform] {
+            assert!(handles(pattern));
+            for dtype in [DType::F32, DType::F64] {
+                let t = run_case(&s, &Case { pattern, dtype, n: 1 << 12 }, &opts)
+                    .unwrap_or_else(|e| panic!("{}: {e}", pattern.name()));
+                assert_eq!(t.runs, 2);
+            }
+        }
+        assert!(run_case(&s, &Case { pattern: Pattern::ArrayAxpy, dtype: DType::I32, n: 8 }, &opts).is_err());
+    }
+}
