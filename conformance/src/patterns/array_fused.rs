@@ -361,8 +361,65 @@ impl NumberPattern for Reduced {
         if T::DTYPE.is_float() && shape.iter().all(|&e| e > 0) {
             variance(&mut ctx.rng, &shape, &xs, &hs)?;
         }
+        // Positions of extremes: of the first operand (a stored view, often
+        // strided), and for integers of an expression too (floats computed
+        // twice may round apart, so only stored values are compared exactly).
+        let mut targets = vec![(xs[0].expr(), hs[0].clone(), "x0".to_string())];
+        if !T::DTYPE.is_float() {
+            let p = whole::<T>(&mut ctx.rng);
+            targets.push((build(&p, &xs), host(&p, &hs, &shape)?, format!("{p:?}")));
+        }
+        for (e, h, what) in targets {
+            arg_extremes(&mut ctx.rng, &e, &h, &what)?;
+        }
         Ok(())
     }
+}
+
+/// The first position of the extreme of `h`'s values (row-major).
+fn arg_host<T: Arith + PartialOrd>(v: impl Iterator<Item = T>, smallest: bool) -> usize {
+    let mut best: Option<(usize, T)> = None;
+    for (i, x) in v.enumerate() {
+        best = match best {
+            Some((j, b)) if pick(b, x, smallest) == b => Some((j, b)),
+            _ => Some((i, x)),
+        };
+    }
+    best.map_or(0, |(i, _)| i)
+}
+
+/// argmin and argmax of `e`, whole and along a random axis, against `h`.
+fn arg_extremes<B: Backend, T: Arith + Number>(
+    rng: &mut CaseRng,
+    e: &ArrayExpr<B, T>,
+    h: &ArrayD<T>,
+    what: &str,
+) -> Result<(), Failure> {
+    if h.is_empty() {
+        return match e.argmax() {
+            Err(kiln_core::Error::InvalidArgument { .. }) => Ok(()),
+            other => Err(Failure::Contract(format!("argmax of {what} with no elements gave {other:?}"))),
+        };
+    }
+    let axis = rng.random_range(0..h.ndim());
+    for smallest in [false, true] {
+        let name = if smallest { "argmin" } else { "argmax" };
+        let got = if smallest { e.argmin()? } else { e.argmax()? };
+        let want = arg_host(h.iter().copied(), smallest);
+        if got != want {
+            return Err(Failure::Contract(format!("{name} of {what} {:?}: {got}, expected {want}", h.shape())));
+        }
+        let lanes = h.map_axis(ndarray::Axis(axis), |lane| arg_host(lane.iter().copied(), smallest) as u32);
+        let got = if smallest { e.argmin_axis(axis)? } else { e.argmax_axis(axis)? };
+        let want: Vec<u32> = lanes.iter().copied().collect();
+        crate::compare(
+            &format!("{name} of {what} along axis {axis}"),
+            &Expected::new(want, crate::Tolerance::Exact),
+            &got.to_vec()?,
+        )
+        .map_err(Failure::Mismatch)?;
+    }
+    Ok(())
 }
 
 /// The variance of a random expression, whole and along its last axis,

@@ -124,6 +124,14 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
         Mask { op, l: self, r: other.into_expr() }
     }
 
+    /// The array, where the expression is an array alone.
+    pub(crate) fn as_array(&self) -> Option<&Array<B, T>> {
+        match &*self.term {
+            Term::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
     /// The value, where the expression is a scalar alone.
     pub(crate) fn as_scalar(&self) -> Option<T> {
         match *self.term {

@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod arg;
 mod assign;
 mod create;
 mod fuse;
