@@ -431,6 +431,12 @@ impl ReductionKernel {
         if want == 0 {
             return Ok(());
         }
+        if (axis == 1 && rows == 1) || (axis == 0 && cols == 1) {
+            // One lane: the whole-array plan, with every block on it (the
+            // lane plans give a lane one warp or one workgroup).
+            let mut out = out;
+            return self.reduce_into(stream, args, &mut out);
+        }
         let width = stream.device().info().features.index_width;
         let scalars = scalars(args.raw());
         let args = lengths(args, &bound, width, &what)?
