@@ -11,14 +11,6 @@ __device__ __forceinline__ unsigned kx_opaque(unsigned v) { unsigned r; asm("mov
 __device__ __forceinline__ long long kx_opaque(long long v) { long long r; asm("mov.b64 %0, %1;" : "=l"(r) : "l"(v)); return r; }
 __device__ __forceinline__ unsigned long long kx_opaque(unsigned long long v) { unsigned long long r; asm("mov.b64 %0, %1;" : "=l"(r) : "l"(v)); return r; }
 
-// Signed division and remainder divide the magnitudes as unsigned and
-// multiply by the signs, never C's signed / and %: with those, ptxas
-// (CUDA 13, sm_90, -O1 and above) lost the negation of another operand of
-// a min or max taking the quotient: max(q, max(-c, x)) came out as
-// max(q, max(c, x)) (kernel and inputs in conformance/results/
-// h100-2026-11-25-array-fused-i32-mismatch-kernel.cu; -Xptxas -O0 gives the
-// right value). NVIDIA's Vulkan compiler did the same to the WGSL form.
-//
 // Integer abs is a multiply by the sign (+1 or -1), never `a < 0 ? -a : a`:
 // NVVM turns that into PTX abs.s32, and ptxas (CUDA 12/13, sm_90, -O3)
 // then takes the result as never negative and lowers a following signed
@@ -29,17 +21,8 @@ __device__ __forceinline__ unsigned long long kx_opaque(unsigned long long v) { 
     __device__ __forceinline__ T kx_sub(T a, T b) { return (T)((U)a - (U)b); }                         \
     __device__ __forceinline__ T kx_mul(T a, T b) { return (T)((U)a * (U)b); }                         \
     __device__ __forceinline__ T kx_neg(T a) { return (T)((U)0 - (U)a); }                              \
-    __device__ __forceinline__ U kx_sign(T a) { return (U)kx_opaque(a >> (8 * sizeof(T) - 1)) | (U)1; }     \
-    __device__ __forceinline__ T kx_div(T a, T b) {                                                    \
-        if (b == 0 || (a == MIN && b == (T)-1)) return a;                                              \
-        U sa = kx_sign(a), sb = kx_sign(b);                                                            \
-        return (T)((((U)a * sa) / ((U)b * sb)) * (sa * sb));                                           \
-    }                                                                                                  \
-    __device__ __forceinline__ T kx_rem(T a, T b) {                                                    \
-        if (b == 0 || (a == MIN && b == (T)-1)) return (T)0;                                           \
-        U sa = kx_sign(a), sb = kx_sign(b);                                                            \
-        return (T)((((U)a * sa) % ((U)b * sb)) * sa);                                                  \
-    }                                                                                                  \
+    __device__ __forceinline__ T kx_div(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? a : a / b; } \
+    __device__ __forceinline__ T kx_rem(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? (T)0 : a % b; } \
     __device__ __forceinline__ T kx_abs(T a) { return (T)((U)a * ((U)kx_opaque(a >> (8 * sizeof(T) - 1)) | (U)1)); } \
     __device__ __forceinline__ T kx_min(T a, T b) { return b < a ? b : a; }                            \
     __device__ __forceinline__ T kx_max(T a, T b) { return a < b ? b : a; }                            \

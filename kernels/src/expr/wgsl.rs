@@ -97,22 +97,10 @@ impl Gen<'_> {
 
     fn int_div(&mut self, t: &str, rem: bool) -> String {
         let min = if t == "i32" { " || (a == bitcast<i32>(0x80000000u) && b == -1i)" } else { "" };
-        // i32: the magnitudes divided as u32, times the signs (see the CUDA
-        // prelude: NVIDIA's compiler mishandled a negation beside a signed
-        // division).
-        let signs = "let sa = bitcast<u32>((a >> 31u) | 1i); let sb = bitcast<u32>((b >> 31u) | 1i); \
-                     let ua = bitcast<u32>(a) * sa; let ub = bitcast<u32>(b) * sb;";
-        let (name, body) = match (rem, t == "i32") {
-            (true, true) => (
-                format!("kx_rem_{t}"),
-                format!("if (b == 0i{min}) {{ return 0i; }} {signs} return bitcast<i32>((ua % ub) * sa);"),
-            ),
-            (false, true) => (
-                format!("kx_div_{t}"),
-                format!("if (b == 0i{min}) {{ return a; }} {signs} return bitcast<i32>((ua / ub) * (sa * sb));"),
-            ),
-            (true, false) => (format!("kx_rem_{t}"), format!("if (b == {t}(0)) {{ return {t}(0); }} return a % b;")),
-            (false, false) => (format!("kx_div_{t}"), format!("if (b == {t}(0)) {{ return a; }} return a / b;")),
+        let (name, body) = if rem {
+            (format!("kx_rem_{t}"), format!("if (b == {t}(0){min}) {{ return {t}(0); }} return a % b;"))
+        } else {
+            (format!("kx_div_{t}"), format!("if (b == {t}(0){min}) {{ return a; }} return a / b;"))
         };
         self.h.add(name, |n| format!("fn {n}(a: {t}, b: {t}) -> {t} {{ {body} }}"))
     }
