@@ -16,6 +16,23 @@ __device__ __forceinline__ unsigned long long kx_opaque(unsigned long long v) { 
 // then takes the result as never negative and lowers a following signed
 // remainder as unsigned, so abs(INT_MIN) % INT_MAX gave 1, not -1. The
 // opaque sign keeps NVVM from rebuilding the abs.
+// Integer min and max are a PTX compare and select, never C's `a < b ? b :
+// a` (nor a bit trick, nor max()): ptxas (CUDA 13, sm_90, -O1 and above)
+// folds nested ones into min/max instructions and loses the negation of a
+// kernel scalar on the way: max(q, max(-c, x)) came out as max(q, max(c,
+// x)) for about half of random inputs (the array/fused i32 case of
+// conformance/results/h100-2026-11-25-array-fused-i32-mismatch-kernel.cu;
+// -Xptxas -O0 gives the right value). Inline PTX keeps them apart.
+#define KX_MIN_MAX(T, S, B, R)                                                                          \
+    __device__ __forceinline__ T kx_min(T a, T b) {                                                    \
+        T r; asm("{ .reg .pred p; setp.lt." S " p, %2, %1; selp." B " %0, %2, %1, p; }" : "=" R(r) : R(a), R(b)); \
+        return r;                                                                                      \
+    }                                                                                                  \
+    __device__ __forceinline__ T kx_max(T a, T b) {                                                    \
+        T r; asm("{ .reg .pred p; setp.lt." S " p, %1, %2; selp." B " %0, %2, %1, p; }" : "=" R(r) : R(a), R(b)); \
+        return r;                                                                                      \
+    }
+
 #define KX_INT_OPS(T, U, MIN)                                                                          \
     __device__ __forceinline__ T kx_add(T a, T b) { return (T)((U)a + (U)b); }                         \
     __device__ __forceinline__ T kx_sub(T a, T b) { return (T)((U)a - (U)b); }                         \
@@ -24,8 +41,6 @@ __device__ __forceinline__ unsigned long long kx_opaque(unsigned long long v) { 
     __device__ __forceinline__ T kx_div(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? a : a / b; } \
     __device__ __forceinline__ T kx_rem(T a, T b) { return (b == 0 || (a == MIN && b == (T)-1)) ? (T)0 : a % b; } \
     __device__ __forceinline__ T kx_abs(T a) { return (T)((U)a * ((U)kx_opaque(a >> (8 * sizeof(T) - 1)) | (U)1)); } \
-    __device__ __forceinline__ T kx_min(T a, T b) { return b < a ? b : a; }                            \
-    __device__ __forceinline__ T kx_max(T a, T b) { return a < b ? b : a; }                            \
     __device__ __forceinline__ T kx_shl(T a, unsigned s) { return (T)((U)a << (s & (8 * sizeof(T) - 1))); } \
     __device__ __forceinline__ T kx_shr(T a, unsigned s) { return a >> (s & (8 * sizeof(T) - 1)); }
 
@@ -37,11 +52,13 @@ __device__ __forceinline__ unsigned long long kx_opaque(unsigned long long v) { 
     __device__ __forceinline__ T kx_div(T a, T b) { return b == 0 ? a : a / b; }                       \
     __device__ __forceinline__ T kx_rem(T a, T b) { return b == 0 ? (T)0 : a % b; }                    \
     __device__ __forceinline__ T kx_abs(T a) { return a; }                                             \
-    __device__ __forceinline__ T kx_min(T a, T b) { return b < a ? b : a; }                            \
-    __device__ __forceinline__ T kx_max(T a, T b) { return a < b ? b : a; }                            \
     __device__ __forceinline__ T kx_shl(T a, unsigned s) { return a << (s & (8 * sizeof(T) - 1)); }    \
     __device__ __forceinline__ T kx_shr(T a, unsigned s) { return a >> (s & (8 * sizeof(T) - 1)); }
 
+KX_MIN_MAX(int, "s32", "b32", "r")
+KX_MIN_MAX(long long, "s64", "b64", "l")
+KX_MIN_MAX(unsigned, "u32", "b32", "r")
+KX_MIN_MAX(unsigned long long, "u64", "b64", "l")
 KX_INT_OPS(int, unsigned, (int)0x80000000u)
 KX_INT_OPS(long long, unsigned long long, (long long)0x8000000000000000ull)
 KX_UINT_OPS(unsigned)

@@ -108,7 +108,14 @@ impl Gen<'_> {
     fn min_max(&mut self, t: &str, max: bool) -> String {
         let f = if max { "max" } else { "min" };
         self.h.add(format!("kx_{f}_{t}"), |n| {
-            format!("fn {n}(a: {t}, b: {t}) -> {t} {{ if (!(a == a)) {{ return b; }} if (!(b == b)) {{ return a; }} return {f}(a, b); }}")
+            if t.starts_with('f') {
+                format!("fn {n}(a: {t}, b: {t}) -> {t} {{ if (!(a == a)) {{ return b; }} if (!(b == b)) {{ return a; }} return {f}(a, b); }}")
+            } else {
+                // A compare and select, not WGSL's min and max: see the
+                // CUDA prelude's integer min and max.
+                let (l, r) = if max { ("a", "b") } else { ("b", "a") };
+                format!("fn {n}(a: {t}, b: {t}) -> {t} {{ return select(a, b, {l} < {r}); }}")
+            }
         })
     }
 
