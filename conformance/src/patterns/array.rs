@@ -223,4 +223,5 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.numbers(group, "array/bad-views", BadViews);
     c.numbers(group, "array/create", Create);
     super::array_fused::register(c, group);
+    super::array_routes::register(c, group);
 }

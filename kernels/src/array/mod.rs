@@ -36,6 +36,7 @@ mod layout;
 mod lazy;
 mod random;
 mod reduce;
+mod routes;
 
 use std::fmt;
 use std::sync::Arc;
