@@ -1,6 +1,6 @@
-//! The bench cases of kiln's arrays and random numbers: a fused `alpha * x
-//! + y` into a new array, a fused expression reduced on the device, and a
-//! Philox uniform fill. Inputs are uniform in [0.5, 2), made before timing
+//! The bench cases of kiln's arrays and random numbers: a fused
+//! `alpha * x + y` into a new array, a fused expression reduced on the
+//! device, and a Philox uniform fill. Inputs are uniform in [0.5, 2), made before timing
 //! and rotated among sets as the other cases do.
 
 use kiln_core::{Backend, DType, Error, Result, Stream};

@@ -87,7 +87,7 @@ impl<B: Backend, T: Number> Array<B, T> {
     pub fn cumsum(&self) -> Result<Array<B, T>> {
         let x = self.row_major()?;
         let mut out = self.stream().alloc::<T>(self.len())?;
-        if self.len() > 0 {
+        if !self.is_empty() {
             scan(self.stream(), ScanKind::Inclusive, &x.elements()?, &mut out)?;
         }
         Array::from_buffer(out, &[self.len()])
