@@ -83,6 +83,16 @@ fn build<B: Backend, T: Arith + Number>(p: &P<T>, xs: &[Array<B, T>]) -> ArrayEx
     }
 }
 
+/// The machine epsilon of float `T` (f64's for the integers, whose
+/// comparisons are exact whatever the bound).
+pub(super) fn eps<T: Arith>() -> f64 {
+    if T::DTYPE == kiln_core::DType::F32 {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    }
+}
+
 /// kiln's min and max: the other operand where one is NaN.
 fn pick<T: Arith + PartialOrd>(a: T, b: T, smaller: bool) -> T {
     #[allow(clippy::eq_op)] // NaN is the value unequal to itself
@@ -252,7 +262,7 @@ impl NumberPattern for Fused {
             let p = whole::<T>(&mut ctx.rng);
             let got = build(&p, &xs).eval()?;
             let want: Vec<T> = host(&p, &hs, &shape)?.iter().copied().collect();
-            let eps = if T::DTYPE == kiln_core::DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+            let eps = eps::<T>();
             let bounds: Vec<f64> = each(&hs, &shape, |x| 4.0 * eps * magnitude(&p, x))?;
             let what = format!("{p:?} over {:?}", hs.iter().map(|h| h.shape().to_vec()).collect::<Vec<_>>());
             if got.shape() != shape.as_slice() {
@@ -297,7 +307,7 @@ struct Reduced;
 
 /// Each fold's host value over `v`, with its error bound for floats.
 fn fold_host<T: Arith + PartialOrd>(fold: Fold, v: &[T]) -> (T, f64) {
-    let eps = if T::DTYPE == kiln_core::DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+    let eps = eps::<T>();
     let mag: f64 = v.iter().map(|x| x.to_f64().abs()).sum();
     let bound = 2.0 * eps * (v.len().max(2) as f64) * mag;
     match fold {
@@ -324,7 +334,7 @@ impl NumberPattern for Reduced {
             }
             let (want, bound) = fold_host(fold, &flat);
             // The map's own rounding (contracted or regrouped on a GPU).
-            let eps = if T::DTYPE == kiln_core::DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+            let eps = eps::<T>();
             let mags = each(&hs, &shape, |x| 4.0 * eps * magnitude(&p, x))?;
             let map_err =
                 if fold == Fold::Sum { mags.iter().sum::<f64>() } else { mags.iter().copied().fold(0.0, f64::max) };
@@ -432,7 +442,7 @@ fn variance<B: Backend, T: Arith + Number>(
 ) -> Result<(), Failure> {
     let p = whole::<T>(rng);
     let h = host(&p, hs, shape)?.mapv(|v| v.to_f64());
-    let eps = if T::DTYPE == kiln_core::DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+    let eps = eps::<T>();
     let mags = each(hs, shape, |x| 4.0 * eps * magnitude(&p, x))?;
     let top = h.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     let n = h.len().max(2) as f64;

@@ -9,6 +9,7 @@ use kiln_kernels::Number;
 use ndarray::s;
 use rand::Rng;
 
+use super::array_fused::eps;
 use crate::{Arith, Cases, Ctx, Expected, Failure, NumberPattern, Sample, Tolerance};
 
 /// A 1-d array of `n` random moderate values, plain or as every other
@@ -27,14 +28,6 @@ fn vector<B: Backend, T: Arith + Number>(
     let view = Array::from_vec(&s, &[wide.len()], &wide)?.slice(s![..;-2])?.slice(s![..n])?;
     let host: Vec<T> = wide.iter().rev().step_by(2).take(n).copied().collect();
     Ok((view, host))
-}
-
-fn eps<T: Sample>() -> f64 {
-    if T::DTYPE == DType::F32 {
-        f32::EPSILON as f64
-    } else {
-        f64::EPSILON
-    }
 }
 
 /// `dot` and `cumsum` of random vectors.

@@ -9,6 +9,7 @@ use kiln_core::{Args, Backend, DType, Element, Error, Result};
 
 use super::fuse::{name, Plan};
 use super::lazy::ArrayExpr;
+use super::reduce::{count, Lanes};
 use super::{Array, Fold};
 use crate::expr::{index, select, var, Expr, Ty};
 use crate::user::{Reduction, ReductionKernel};
@@ -36,40 +37,36 @@ fn kernel<B: Backend, T: Element>(plan: &Plan<'_, B, T>) -> Result<ReductionKern
 impl<B: Backend, T: Element> ArrayExpr<B, T> {
     /// Positions of the extreme along `axes` (all, or one), as `u32`.
     fn arg(&self, fold: Fold, axis: Option<usize>) -> Result<Array<B, u32>> {
-        let what = || format!("array arg{} along {axis:?}", if fold == Fold::Max { "max" } else { "min" });
+        let what = || format!("array arg{}", if fold == Fold::Max { "max" } else { "min" });
         // Both passes read the same stored values: an expression is
         // computed once first (a second computation could round apart).
         let values = match self.as_array() {
             Some(a) => a.clone(),
             None => self.eval()?,
         };
-        let shape = values.shape().to_vec();
+        let shape = values.shape();
         let axes: Vec<usize> = match axis {
             None => (0..shape.len()).collect(),
-            Some(a) if a < shape.len() => vec![a],
-            Some(a) => return Err(Error::invalid(what(), format!("axis {a} is out of range for shape {shape:?}"))),
+            Some(a) => vec![a],
         };
-        let cols: usize = axes.iter().map(|&d| shape[d]).product();
-        if cols == 0 {
+        let lanes = Lanes::of(shape, &axes, &what())?;
+        if lanes.cols == 0 {
             return Err(Error::invalid(what(), format!("shape {shape:?} has no elements to choose from")));
         }
-        let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
-        let perm: Vec<usize> = kept.iter().chain(&axes).copied().collect();
-        let out_shape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
-        let rows: usize = out_shape.iter().product();
-        let cols32 = u32::try_from(cols)
-            .map_err(|_| Error::invalid(what(), format!("{cols} positions are past the u32 positions it gives")))?;
+        let cols32 = u32::try_from(lanes.cols).map_err(|_| {
+            Error::invalid(what(), format!("{} positions are past the u32 positions it gives", lanes.cols))
+        })?;
         let extreme = values.expr().fold_axes(fold, &axes)?;
         let stream = values.stream().clone();
-        let mut out = stream.alloc::<u32>(rows)?;
-        if rows > 0 {
+        let mut out = stream.alloc::<u32>(lanes.rows)?;
+        if lanes.rows > 0 {
             let expr = values.expr();
-            let plan = Plan::new(&expr, Some(&perm))?;
-            let count = plan.needs_count().then(|| stream.alloc_zeroed::<u32>(rows * cols)).transpose()?;
+            let plan = Plan::new(&expr, Some(&lanes.perm))?;
+            let count = count(&plan, lanes.rows * lanes.cols)?;
             let args = plan.args(Args::new(), count.as_ref())?.arg(extreme.buffer()).scalar(cols32);
-            kernel(&plan)?.reduce_axis(&stream, args, rows, cols, 1, &mut out)?;
+            kernel(&plan)?.reduce_axis(&stream, args, lanes.rows, lanes.cols, 1, &mut out)?;
         }
-        Array::from_buffer(out, &out_shape)
+        Array::from_buffer(out, &lanes.shape)
     }
 
     /// The row-major position of the largest value (the first, where it

@@ -245,10 +245,15 @@ impl<B: Backend, T: Element> Array<B, T> {
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.check()?;
         if self.layout.is_standard() {
-            let at = self.layout.offset();
-            return self.buffer.slice(at..at + self.len())?.to_vec();
+            return self.elements()?.to_vec();
         }
         self.to_contiguous()?.to_vec()
+    }
+
+    /// The range of the buffer holding a row-major array's elements.
+    fn elements(&self) -> Result<kiln_core::BufferView<'_, B, T>> {
+        let at = self.layout.offset();
+        self.buffer.slice(at..at + self.len())
     }
 
     /// The elements converted to `U` (see [`ArrayExpr::astype`]).

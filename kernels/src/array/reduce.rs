@@ -86,8 +86,48 @@ fn kernel<B: Backend, T: Element>(plan: &Plan<'_, B, T>, fold: Fold) -> Result<R
     })
 }
 
+/// A reduction of some axes of a shape as rows of lanes: the kept axes
+/// walked first, the reduced ones last (`perm`), one result per row.
+pub(crate) struct Lanes {
+    /// The axes in walking order: kept, then reduced.
+    pub(crate) perm: Vec<usize>,
+    /// The result's shape (the kept axes').
+    pub(crate) shape: Vec<usize>,
+    /// Results: the product of `shape`.
+    pub(crate) rows: usize,
+    /// Elements per lane: the product of the reduced extents.
+    pub(crate) cols: usize,
+}
+
+impl Lanes {
+    /// `full` reduced along `axes` (each once, any order); `Err` naming
+    /// `what`, the axes and the shape for an axis out of range or repeated.
+    pub(crate) fn of(full: &[usize], axes: &[usize], what: &str) -> Result<Lanes> {
+        let mut seen = vec![false; full.len()];
+        for &a in axes {
+            if a >= full.len() || std::mem::replace(&mut seen[a], true) {
+                return Err(Error::invalid(
+                    format!("{what} along axes {axes:?} of shape {full:?}"),
+                    format!("axis {a} is out of range or repeated"),
+                ));
+            }
+        }
+        let kept: Vec<usize> = (0..full.len()).filter(|&d| !seen[d]).collect();
+        let shape: Vec<usize> = kept.iter().map(|&d| full[d]).collect();
+        Ok(Lanes {
+            perm: kept.iter().chain(axes).copied().collect(),
+            rows: shape.iter().product(),
+            cols: axes.iter().map(|&d| full[d]).product(),
+            shape,
+        })
+    }
+}
+
 /// The zeroed element-count input of a plan that reads nothing in order.
-fn count<B: Backend, T: Element>(plan: &Plan<'_, B, T>, n: usize) -> Result<Option<kiln_core::Buffer<B, u32>>> {
+pub(crate) fn count<B: Backend, T: Element>(
+    plan: &Plan<'_, B, T>,
+    n: usize,
+) -> Result<Option<kiln_core::Buffer<B, u32>>> {
     plan.needs_count().then(|| plan.stream().alloc_zeroed::<u32>(n)).transpose()
 }
 
@@ -122,29 +162,17 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
     /// # Ok(()) }
     /// ```
     pub fn fold_axes(&self, fold: Fold, axes: &[usize]) -> Result<Array<B, T>> {
-        let full = self.shape()?.to_vec();
-        let what = || format!("array {fold:?} along axes {axes:?} of shape {full:?}");
-        let mut seen = vec![false; full.len()];
-        for &a in axes {
-            if a >= full.len() || std::mem::replace(&mut seen[a], true) {
-                return Err(Error::invalid(what(), format!("axis {a} is out of range or repeated")));
-            }
-        }
-        let kept: Vec<usize> = (0..full.len()).filter(|&d| !seen[d]).collect();
-        let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
-        let shape: Vec<usize> = kept.iter().map(|&d| full[d]).collect();
-        let rows: usize = shape.iter().product();
-        let cols: usize = axes.iter().map(|&d| full[d]).product();
-        fold.check::<T>(cols)?;
-        let plan = Plan::new(self, Some(&perm))?;
+        let lanes = Lanes::of(self.shape()?, axes, &format!("array {fold:?}"))?;
+        fold.check::<T>(lanes.cols)?;
+        let plan = Plan::new(self, Some(&lanes.perm))?;
         let stream = plan.stream();
-        let mut out = stream.alloc::<T>(rows)?;
-        if rows > 0 {
-            let count = count(&plan, rows * cols)?;
+        let mut out = stream.alloc::<T>(lanes.rows)?;
+        if lanes.rows > 0 {
+            let count = count(&plan, lanes.rows * lanes.cols)?;
             let args = plan.args(Args::new(), count.as_ref())?;
-            kernel(&plan, fold)?.reduce_axis(&stream, args, rows, cols, 1, &mut out)?;
+            kernel(&plan, fold)?.reduce_axis(&stream, args, lanes.rows, lanes.cols, 1, &mut out)?;
         }
-        Array::from_buffer(out, &shape)
+        Array::from_buffer(out, &lanes.shape)
     }
 
     /// The sum of every element.

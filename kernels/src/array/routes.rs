@@ -2,7 +2,7 @@
 //! and `cumsum` run the typed patterns on the array's elements (copied
 //! into row-major order first where the array is a strided view).
 
-use kiln_core::{Backend, BufferView, Error, Result};
+use kiln_core::{Backend, Error, Result};
 
 use super::Array;
 use crate::matmul::{matmul, MatmulElement, MatmulShape};
@@ -12,8 +12,7 @@ use crate::sort::{sort_into, SortKey, SortOrder};
 use crate::Number;
 
 impl<B: Backend, T: kiln_core::Element> Array<B, T> {
-    /// This array in row-major order (itself when it already is), and the
-    /// range of its buffer holding it.
+    /// This array in row-major order (itself when it already is).
     fn row_major(&self) -> Result<Array<B, T>> {
         if self.is_standard_layout() {
             self.check()?;
@@ -21,11 +20,6 @@ impl<B: Backend, T: kiln_core::Element> Array<B, T> {
         } else {
             self.to_contiguous()
         }
-    }
-
-    fn elements(&self) -> Result<BufferView<'_, B, T>> {
-        let at = self.layout().offset();
-        self.buffer().slice(at..at + self.len())
     }
 
     fn want_ndim(&self, what: &str, ndim: usize) -> Result<()> {
