@@ -12,23 +12,20 @@
 
 mod common;
 
-use kiln::typed::kernels::array::{where_, Array, Fold};
+use kiln::array::{where_, Array, Fold};
 use kiln::typed::kernels::random::Philox;
-use kiln::{Backend, DeviceVisitor};
 use ndarray::{Array2, Axis};
 
-/// The session and the standardisation of a `rows` x `cols` matrix.
-#[derive(Clone)]
+/// The session, the standardisation of a `rows` x `cols` matrix and pi
+/// from `points` random points, on `dev` (whichever backend it is).
 struct Arrays {
     rows: usize,
     cols: usize,
     points: usize,
 }
 
-impl DeviceVisitor for Arrays {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+impl Arrays {
+    fn run(&self, dev: &kiln::Device) -> kiln::Result<common::Checked> {
         let s = dev.stream();
         let mut lines = Vec::new();
 
@@ -73,7 +70,7 @@ impl DeviceVisitor for Arrays {
         // pi from the fraction of uniform points in the unit quarter disc.
         let n = self.points;
         let mut rng = Philox::new(2026);
-        let (x, y) = (rng.uniform::<_, f32>(&s, &[n])?, rng.uniform::<_, f32>(&s, &[n])?);
+        let (x, y) = (Array::<f32>::uniform(&s, &mut rng, &[n])?, Array::<f32>::uniform(&s, &mut rng, &[n])?);
         let inside = where_((&x * &x + &y * &y).le(1.0), 1.0, 0.0).sum()?; // one pass, nothing stored
         let pi = 4.0 * f64::from(inside) / n as f64;
         // The count's standard deviation is sqrt(n p (1 - p)), p = pi / 4.
@@ -87,7 +84,7 @@ impl DeviceVisitor for Arrays {
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("array", Arrays { rows: 1000, cols: 16, points: 1 << 22 })
+    common::run("array", |dev| Arrays { rows: 1000, cols: 16, points: 1 << 22 }.run(dev))
 }
 
 #[cfg(test)]
@@ -97,7 +94,7 @@ mod tests {
     #[test]
     fn arrays_on_every_backend() {
         for (rows, cols, points) in [(2, 1, 1), (37, 5, 1000), (1000, 16, 1 << 16)] {
-            common::on_every_backend(Arrays { rows, cols, points });
+            common::on_every_device(|dev| Arrays { rows, cols, points }.run(dev));
         }
     }
 }

@@ -4,7 +4,8 @@
 //! kiln has two tiers over the same backends:
 //!
 //! - **The run-time tier**, at the top of this crate: [`Device`], [`Stream`],
-//!   [`Buffer`], [`HostBuffer`], [`Event`] and [`Kernel`] work on whichever
+//!   [`Buffer`], [`HostBuffer`], [`Event`], [`Kernel`] and the n-d
+//!   [`Array`] (see [`array`]) work on whichever
 //!   backend was found while the program runs ([`Device::best`],
 //!   `KILN_BACKEND=cpu|cuda|wgpu`), and every pattern of [`kernels`] takes
 //!   them. No generic parameters; a value can sit in a plain struct field.
@@ -49,6 +50,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod array;
 pub mod kernels;
 pub mod registry;
 mod runtime;
@@ -66,7 +68,8 @@ pub use kiln_cuda::Cuda;
 pub use kiln_wgpu::Wgpu;
 pub use registry::probe;
 pub use runtime::{
-    Args, Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, KernelArg, Stream, Tier, View, ViewMut,
+    Args, Array, Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, KernelArg, Stream, Tier, View,
+    ViewMut,
 };
 
 /// The typed tier: devices, streams, buffers, events and kernels generic over

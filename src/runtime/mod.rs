@@ -39,7 +39,8 @@ mod tier;
 pub use args::{Args, KernelArg};
 pub(crate) use buffer::{typed_view, typed_view_mut};
 pub use buffer::{View, ViewMut};
-pub use tier::{Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, Stream, Tier};
+pub use tier::{Array, Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, Stream, Tier};
+pub(crate) use tier::{ExprArm, ExprTier};
 
 /// Invoke `$callback! { ($($args)*) ARMS }` with one arm per backend compiled
 /// in: `#[cfg(..)] Variant(BackendType)`. The one list of backends of the

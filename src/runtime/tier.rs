@@ -4,6 +4,7 @@
 use kiln_core::{Backend, Element};
 
 use super::backend_list;
+use kiln_kernels::array::{Array as TypedArray, ArrayExpr as TypedExpr};
 
 mod sealed {
     pub trait Sealed {}
@@ -49,6 +50,8 @@ pub trait Tier: Backend + sealed::Sealed {
     fn event(event: &Event) -> Option<&kiln_core::Event<Self>>;
     /// The typed kernel, if `kernel` is of this backend.
     fn kernel(kernel: &Kernel) -> Option<&kiln_core::Kernel<Self>>;
+    /// The typed array, if `array` is of this backend.
+    fn array<T: Element>(array: &Array<T>) -> Option<&TypedArray<Self, T>>;
 
     /// A typed device on the run-time tier.
     fn wrap_device(device: kiln_core::Device<Self>) -> Device;
@@ -66,6 +69,16 @@ pub trait Tier: Backend + sealed::Sealed {
     fn wrap_event(event: kiln_core::Event<Self>) -> Event;
     /// A typed kernel on the run-time tier.
     fn wrap_kernel(kernel: kiln_core::Kernel<Self>) -> Kernel;
+    /// A typed array on the run-time tier.
+    fn wrap_array<T: Element>(array: TypedArray<Self, T>) -> Array<T>;
+}
+
+/// The crate's own bridge for array expressions.
+pub(crate) trait ExprTier: Tier {
+    /// A typed expression as the run-time arm.
+    fn wrap_expr<T: Element>(expr: TypedExpr<Self, T>) -> ExprArm<T>;
+    /// The typed expression, if the arm is of this backend; otherwise the arm back.
+    fn expr<T: Element>(expr: ExprArm<T>) -> Result<TypedExpr<Self, T>, ExprArm<T>>;
 }
 
 /// The crate's own bridge for launch arguments (kept out of [`Tier`], whose
@@ -155,6 +168,22 @@ macro_rules! runtime_enums {
             $variant(kiln_core::Kernel<$backend>),)*
         }
 
+        /// An n-d array of `T` on a device of any backend (the typed tier's
+        /// [`Array`](kiln_kernels::array::Array) in one arm per backend):
+        /// see [`crate::array`]. Cloning shares the elements.
+        #[derive(Clone, Debug)]
+        #[non_exhaustive]
+        pub enum Array<T: Element> {
+            $($(#[$attr])* #[doc = concat!("An array of the `", stringify!($variant), "` backend.")]
+            $variant(TypedArray<$backend, T>),)*
+        }
+
+        /// An array expression of one backend.
+        #[derive(Clone)]
+        pub(crate) enum ExprArm<T: Element> {
+            $($(#[$attr])* $variant(TypedExpr<$backend, T>),)*
+        }
+
         /// The typed argument list of one launch, on whichever backend its
         /// first buffer is.
         pub(crate) enum AnyArgs<'a> {
@@ -183,6 +212,17 @@ macro_rules! runtime_enums {
                 }
                 fn into_args(args: AnyArgs<'_>) -> Option<kiln_core::Args<'_, Self>> {
                     match args { AnyArgs::$variant(a) => Some(a), _ => None }
+                }
+            }
+
+            $(#[$attr])*
+            #[allow(unreachable_patterns)]
+            impl ExprTier for $backend {
+                fn wrap_expr<T: Element>(expr: TypedExpr<Self, T>) -> ExprArm<T> {
+                    ExprArm::$variant(expr)
+                }
+                fn expr<T: Element>(expr: ExprArm<T>) -> Result<TypedExpr<Self, T>, ExprArm<T>> {
+                    match expr { ExprArm::$variant(e) => Ok(e), other => Err(other) }
                 }
             }
 
@@ -222,6 +262,12 @@ macro_rules! runtime_enums {
                 }
                 fn kernel(kernel: &Kernel) -> Option<&kiln_core::Kernel<Self>> {
                     match kernel { Kernel::$variant(k) => Some(k), _ => None }
+                }
+                fn array<T: Element>(array: &Array<T>) -> Option<&TypedArray<Self, T>> {
+                    match array { Array::$variant(a) => Some(a), _ => None }
+                }
+                fn wrap_array<T: Element>(array: TypedArray<Self, T>) -> Array<T> {
+                    Array::$variant(array)
                 }
                 fn wrap_device(device: kiln_core::Device<Self>) -> Device {
                     Device::$variant(device)

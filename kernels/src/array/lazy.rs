@@ -104,6 +104,17 @@ fn joined<B: Backend, T: Element>(a: &ArrayExpr<B, T>, b: &ArrayExpr<B, T>) -> s
     broadcast_shapes(a.shape.as_ref().map_err(Clone::clone)?, b.shape.as_ref().map_err(Clone::clone)?)
 }
 
+/// `t` for backend `C`, where it holds no array.
+fn rebind<B: Backend, C: Backend, T: Element>(t: &Term<B, T>) -> Option<Arc<Term<C, T>>> {
+    Some(Arc::new(match t {
+        Term::Array(_) => return None,
+        Term::Scalar(v) => Term::Scalar(*v),
+        Term::Un(op, a) => Term::Un(*op, rebind(a)?),
+        Term::Bin(op, a, b) => Term::Bin(*op, rebind(a)?, rebind(b)?),
+        Term::Where(op, [l, r, a, b]) => Term::Where(*op, [rebind(l)?, rebind(r)?, rebind(a)?, rebind(b)?]),
+    }))
+}
+
 impl<B: Backend, T: Element> ArrayExpr<B, T> {
     /// A scalar as an expression (broadcast to every element), for code
     /// generic over the element type.
@@ -111,17 +122,46 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
         ArrayExpr { shape: Ok(Vec::new()), term: Arc::new(Term::Scalar(value)) }
     }
 
-    fn unary(self, op: UnOp) -> Self {
+    /// An expression that fails with `error` when it is run or combined
+    /// (how a caller that cannot return a `Result` hands an error on: the
+    /// run-time tier's operators between arrays of two backends).
+    pub fn failed(error: Error) -> Self {
+        ArrayExpr { shape: Err(error), term: Arc::new(Term::Scalar(T::default())) }
+    }
+
+    /// `op` applied to each element: the operator and method forms
+    /// (`-x`, [`sqrt`](Self::sqrt), ...) are this with their [`UnOp`].
+    pub fn unary(self, op: UnOp) -> Self {
         ArrayExpr { shape: self.shape, term: Arc::new(Term::Un(op, self.term)) }
     }
 
-    fn binary(self, op: BinOp, other: impl IntoExpr<B, T>) -> Self {
+    /// `op` between this and `other`, broadcast together: the operator and
+    /// method forms (`x + y`, [`pow`](Self::pow), ...) are this with their
+    /// [`BinOp`]. A comparison gives a mask, not a `T`: through `binary`
+    /// it is an `Err` when the expression runs; use [`compare`](Self::compare).
+    pub fn binary(self, op: BinOp, other: impl IntoExpr<B, T>) -> Self {
         let other = other.into_expr();
         ArrayExpr { shape: joined(&self, &other), term: Arc::new(Term::Bin(op, self.term, other.term)) }
     }
 
-    fn compare(self, op: BinOp, other: impl IntoExpr<B, T>) -> Mask<B, T> {
+    /// The mask where `self op other` holds, for [`where_`]: the forms
+    /// [`lt`](Self::lt), [`ge`](Self::ge), ... are this with their [`BinOp`].
+    pub fn compare(self, op: BinOp, other: impl IntoExpr<B, T>) -> Mask<B, T> {
         Mask { op, l: self, r: other.into_expr() }
+    }
+
+    /// The same expression for backend `C`, where it holds scalars only
+    /// (`None` where it reads an array, which belongs to `B`'s device).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::array::ArrayExpr;
+    /// let two = ArrayExpr::<Cpu, f32>::scalar(1.0) + 1.0;
+    /// assert!(two.rebind::<Cpu>().is_some());
+    /// ```
+    pub fn rebind<C: Backend>(&self) -> Option<ArrayExpr<C, T>> {
+        Some(ArrayExpr { shape: self.shape.clone(), term: rebind(&self.term)? })
     }
 
     /// The array, where the expression is an array alone.
@@ -293,7 +333,24 @@ macro_rules! operators {
     )*};
 }
 
-operators!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem);
+operators!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem,
+    BitAnd bitand => And, BitOr bitor => Or, BitXor bitxor => Xor, Shl shl => Shl, Shr shr => Shr);
+
+impl<B: Backend, T: Element> ops::Not for ArrayExpr<B, T> {
+    type Output = ArrayExpr<B, T>;
+    /// Every bit flipped (integers).
+    fn not(self) -> ArrayExpr<B, T> {
+        self.unary(UnOp::Not)
+    }
+}
+
+impl<B: Backend, T: Element> ops::Not for &Array<B, T> {
+    type Output = ArrayExpr<B, T>;
+    /// Every bit flipped (integers).
+    fn not(self) -> ArrayExpr<B, T> {
+        self.expr().unary(UnOp::Not)
+    }
+}
 
 impl<B: Backend, T: Element> ops::Neg for ArrayExpr<B, T> {
     type Output = ArrayExpr<B, T>;

@@ -1,0 +1,370 @@
+//! [`ArrayExpr`] on the run-time tier: the typed expression of one backend,
+//! or one of scalars alone that takes the backend of the arrays it meets.
+
+use std::ops;
+
+use kiln_core::{Backend, Element, Error, Result};
+use kiln_cpu::Cpu;
+use kiln_kernels::array::{self as typed, ArrayExpr as Typed};
+use kiln_kernels::expr::{BinOp, UnOp};
+
+use super::Array;
+use crate::runtime::{dispatch, ExprArm, ExprTier, Tier};
+
+/// An elementwise expression of arrays and scalars of `T` on a device of
+/// any backend, not yet computed: operators on [`Array`]s build one,
+/// [`eval`](Self::eval) runs it as one generated kernel (see the typed
+/// [`ArrayExpr`](kiln_kernels::array::ArrayExpr)). Cheap to clone.
+///
+/// # Examples
+/// ```
+/// use kiln::array::Array;
+/// # fn main() -> kiln::Result<()> {
+/// let s = kiln::Device::open(kiln::BackendKind::Cpu, 0)?.stream();
+/// let x = Array::from_vec(&s, &[4], &[1u32, 2, 3, 4])?;
+/// let e = (&x << 4u32 | &x) ^ 1u32; // integer bit operations too
+/// assert_eq!(e.eval()?.to_vec()?, [16, 35, 50, 69]);
+/// assert_eq!((&x * 2u32).max()?, 8);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct ArrayExpr<T: Element>(Inner<T>);
+
+#[derive(Clone)]
+pub(super) enum Inner<T: Element> {
+    /// An expression reading arrays of one backend.
+    Typed(ExprArm<T>),
+    /// Scalars alone (held as the CPU's type until they meet an array).
+    Free(Typed<Cpu, T>),
+}
+
+/// `$body` with `$e` bound to the typed expression, whichever backend (the
+/// CPU's for scalars alone) and `B` naming it.
+macro_rules! on_typed {
+    ($inner:expr, $e:ident => $body:expr) => {
+        match $inner {
+            $crate::array::expr::Inner::Typed(arm) => $crate::runtime::dispatch!(arm, ExprArm, $e => $body),
+            $crate::array::expr::Inner::Free($e) => {
+                #[allow(dead_code)]
+                type B = kiln_cpu::Cpu;
+                $body
+            }
+        }
+    };
+}
+pub(super) use on_typed;
+
+/// `e` on backend `B`: scalars alone move to it; an expression of another
+/// backend becomes one that fails naming both.
+fn lower<B: ExprTier, T: Element>(e: Inner<T>) -> Typed<B, T> {
+    match e {
+        Inner::Free(f) => f.rebind().unwrap_or_else(|| Typed::failed(free_holds_array())),
+        Inner::Typed(arm) => B::expr(arm).unwrap_or_else(|other| {
+            Typed::failed(Error::DeviceMismatch {
+                what: "array expression".into(),
+                first: <B as Backend>::KIND.to_string(),
+                second: kind(&other).to_string(),
+            })
+        }),
+    }
+}
+
+/// `e` as an expression of backend `B` (one that fails naming both
+/// backends where it reads another's arrays).
+pub(super) fn lower_into<B: ExprTier, T: Element>(e: ArrayExpr<T>) -> Typed<B, T> {
+    lower(e.0)
+}
+
+/// The backend of an arm.
+fn kind<T: Element>(arm: &ExprArm<T>) -> kiln_core::BackendKind {
+    dispatch!(arm, ExprArm, _e => B::KIND)
+}
+
+/// A scalars-alone expression is built from scalars only, so it never
+/// holds an array; this is the error should that ever change.
+fn free_holds_array() -> Error {
+    Error::invalid("array expression", "an expression of scalars alone holds an array")
+}
+
+impl<T: Element> ArrayExpr<T> {
+    pub(super) fn inner(&self) -> &Inner<T> {
+        &self.0
+    }
+
+    fn from_typed<B: ExprTier>(e: Typed<B, T>) -> Self {
+        ArrayExpr(Inner::Typed(B::wrap_expr(e)))
+    }
+
+    /// A scalar as an expression (broadcast to every element).
+    pub fn scalar(value: T) -> Self {
+        ArrayExpr(Inner::Free(Typed::scalar(value)))
+    }
+
+    /// `op` applied to each element (the methods and `-`, `!` are this).
+    pub fn unary(self, op: UnOp) -> Self {
+        match self.0 {
+            Inner::Free(f) => ArrayExpr(Inner::Free(f.unary(op))),
+            Inner::Typed(arm) => dispatch!(arm, ExprArm, e => ArrayExpr::from_typed(e.unary(op))),
+        }
+    }
+
+    /// `op` between this and `other`, broadcast together (the operators
+    /// and `minimum`, `maximum`, `pow` are this). A comparison is an `Err`
+    /// when the expression runs: use [`compare`](Self::compare).
+    pub fn binary(self, op: BinOp, other: impl IntoExpr<T>) -> Self {
+        match (self.0, other.into_expr().0) {
+            (Inner::Free(a), Inner::Free(b)) => ArrayExpr(Inner::Free(a.binary(op, b))),
+            (Inner::Typed(a), b) => dispatch!(a, ExprArm, a => ArrayExpr::from_typed(a.binary(op, lower::<B, T>(b)))),
+            (a, Inner::Typed(b)) => dispatch!(b, ExprArm, b => ArrayExpr::from_typed(lower::<B, T>(a).binary(op, b))),
+        }
+    }
+
+    /// The mask where `self op other` holds, for [`where_`].
+    pub fn compare(self, op: BinOp, other: impl IntoExpr<T>) -> Mask<T> {
+        Mask { op, l: self, r: other.into_expr() }
+    }
+
+    /// The shape the expression computes, or the error that building it
+    /// met (two shapes that do not broadcast, arrays of two backends).
+    pub fn shape(&self) -> Result<&[usize]> {
+        on_typed!(&self.0, e => e.shape())
+    }
+
+    /// Compute the expression into a new row-major array with one
+    /// generated kernel (cached). `Err` where building it failed, or it
+    /// holds scalars alone (no array to say on which device).
+    pub fn eval(&self) -> Result<Array<T>> {
+        on_typed!(&self.0, e => e.eval().map(B::wrap_array))
+    }
+
+    /// Compute the expression converted to `U` in the same kernel (NumPy's
+    /// `astype`: integers wrap, floats to integers truncate and saturate,
+    /// NaN giving 0).
+    pub fn astype<U: Element>(&self) -> Result<Array<U>> {
+        on_typed!(&self.0, e => e.astype::<U>().map(B::wrap_array))
+    }
+
+    /// Each value limited to `[lo, hi]` (NumPy's `clip`).
+    pub fn clip(self, lo: impl IntoExpr<T>, hi: impl IntoExpr<T>) -> Self {
+        self.maximum(lo).minimum(hi)
+    }
+}
+
+/// A comparison of two array expressions, for [`where_`].
+pub struct Mask<T: Element> {
+    op: BinOp,
+    l: ArrayExpr<T>,
+    r: ArrayExpr<T>,
+}
+
+/// `a` where `mask` holds, else `b` (NumPy's `where`), all broadcast together.
+///
+/// # Examples
+/// ```
+/// use kiln::array::{where_, Array};
+/// # fn main() -> kiln::Result<()> {
+/// let s = kiln::Device::open(kiln::BackendKind::Cpu, 0)?.stream();
+/// let x = Array::from_vec(&s, &[4], &[-2.0f64, -0.5, 0.5, 2.0])?;
+/// assert_eq!(where_(x.lt(0.0), -&x, x.sqrt()).eval()?.to_vec()?, [2.0, 0.5, 0.5f64.sqrt(), 2f64.sqrt()]);
+/// # Ok(()) }
+/// ```
+pub fn where_<T: Element>(mask: Mask<T>, a: impl IntoExpr<T>, b: impl IntoExpr<T>) -> ArrayExpr<T> {
+    let parts = [mask.l.0, mask.r.0, a.into_expr().0, b.into_expr().0];
+    let first = parts.iter().find_map(|p| match p {
+        Inner::Typed(arm) => Some(arm.clone()),
+        Inner::Free(_) => None,
+    });
+    match first {
+        None => {
+            let [l, r, a, b] = parts.map(lower::<Cpu, T>);
+            ArrayExpr(Inner::Free(typed::where_(l.compare(mask.op, r), a, b)))
+        }
+        Some(arm) => dispatch!(arm, ExprArm, _e => {
+            let [l, r, a, b] = parts.map(lower::<B, T>);
+            ArrayExpr::from_typed(typed::where_(l.compare(mask.op, r), a, b))
+        }),
+    }
+}
+
+/// What can stand in an array expression: arrays, expressions, and scalars
+/// of the element type.
+pub trait IntoExpr<T: Element> {
+    /// This value as an expression.
+    fn into_expr(self) -> ArrayExpr<T>;
+}
+
+impl<T: Element> IntoExpr<T> for ArrayExpr<T> {
+    fn into_expr(self) -> ArrayExpr<T> {
+        self
+    }
+}
+
+impl<T: Element> IntoExpr<T> for &ArrayExpr<T> {
+    fn into_expr(self) -> ArrayExpr<T> {
+        self.clone()
+    }
+}
+
+impl<T: Element> IntoExpr<T> for &Array<T> {
+    fn into_expr(self) -> ArrayExpr<T> {
+        dispatch!(self, Array, a => ArrayExpr::from_typed(a.expr()))
+    }
+}
+
+impl<T: Element> IntoExpr<T> for Array<T> {
+    fn into_expr(self) -> ArrayExpr<T> {
+        (&self).into_expr()
+    }
+}
+
+macro_rules! scalar_expr {
+    ($($t:ty),*) => {$(
+        impl IntoExpr<$t> for $t {
+            fn into_expr(self) -> ArrayExpr<$t> {
+                ArrayExpr::scalar(self)
+            }
+        }
+    )*};
+}
+scalar_expr!(i32, u32, i64, u64, f32, f64);
+
+impl<T: Element> Array<T> {
+    /// This array as the start of an expression.
+    pub fn expr(&self) -> ArrayExpr<T> {
+        self.into_expr()
+    }
+
+    /// Each value limited to `[lo, hi]` (NumPy's `clip`).
+    pub fn clip(&self, lo: impl IntoExpr<T>, hi: impl IntoExpr<T>) -> ArrayExpr<T> {
+        self.expr().clip(lo, hi)
+    }
+}
+
+macro_rules! unary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
+        impl<T: Element> ArrayExpr<T> {
+            $($(#[$doc])* pub fn $name(self) -> Self { self.unary(UnOp::$op) })*
+        }
+        impl<T: Element> Array<T> {
+            $($(#[$doc])* pub fn $name(&self) -> ArrayExpr<T> { self.expr().unary(UnOp::$op) })*
+        }
+    };
+}
+
+unary_methods! {
+    /// `|x|` (integers wrap at the most negative value).
+    abs => Abs,
+    /// Square root (floats).
+    sqrt => Sqrt,
+    /// `1 / sqrt(x)` (floats).
+    rsqrt => Rsqrt,
+    /// `e^x` (floats).
+    exp => Exp,
+    /// Natural logarithm (floats).
+    ln => Log,
+    /// Sine (floats).
+    sin => Sin,
+    /// Cosine (floats).
+    cos => Cos,
+    /// Hyperbolic tangent (floats).
+    tanh => Tanh,
+    /// Largest integer not above (floats).
+    floor => Floor,
+    /// Smallest integer not below (floats).
+    ceil => Ceil,
+}
+
+macro_rules! binary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
+        impl<T: Element> ArrayExpr<T> {
+            $($(#[$doc])* pub fn $name(self, other: impl IntoExpr<T>) -> Self { self.binary(BinOp::$op, other) })*
+        }
+        impl<T: Element> Array<T> {
+            $($(#[$doc])* pub fn $name(&self, other: impl IntoExpr<T>) -> ArrayExpr<T> {
+                self.expr().binary(BinOp::$op, other)
+            })*
+        }
+    };
+}
+
+binary_methods! {
+    /// The smaller of the two (the other operand where one is NaN).
+    minimum => Min,
+    /// The larger of the two (the other operand where one is NaN).
+    maximum => Max,
+    /// `x` to the power `y` (floats; C's special cases).
+    pow => Pow,
+}
+
+macro_rules! comparisons {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
+        impl<T: Element> ArrayExpr<T> {
+            $($(#[$doc])* pub fn $name(self, other: impl IntoExpr<T>) -> Mask<T> { self.compare(BinOp::$op, other) })*
+        }
+        impl<T: Element> Array<T> {
+            $($(#[$doc])* pub fn $name(&self, other: impl IntoExpr<T>) -> Mask<T> {
+                self.expr().compare(BinOp::$op, other)
+            })*
+        }
+    };
+}
+
+comparisons! {
+    /// Where `x < y`.
+    lt => Lt,
+    /// Where `x <= y`.
+    le => Le,
+    /// Where `x > y`.
+    gt => Gt,
+    /// Where `x >= y`.
+    ge => Ge,
+    /// Where `x == y`.
+    eq_to => Eq,
+    /// Where `x != y` (true at NaN).
+    ne_to => Ne,
+}
+
+macro_rules! operators {
+    ($($trait:ident $method:ident => $op:ident),*) => {$(
+        impl<T: Element, R: IntoExpr<T>> ops::$trait<R> for ArrayExpr<T> {
+            type Output = ArrayExpr<T>;
+            fn $method(self, other: R) -> ArrayExpr<T> {
+                self.binary(BinOp::$op, other)
+            }
+        }
+        impl<T: Element, R: IntoExpr<T>> ops::$trait<R> for &Array<T> {
+            type Output = ArrayExpr<T>;
+            fn $method(self, other: R) -> ArrayExpr<T> {
+                self.expr().binary(BinOp::$op, other)
+            }
+        }
+        impl<T: Element, R: IntoExpr<T>> ops::$trait<R> for Array<T> {
+            type Output = ArrayExpr<T>;
+            fn $method(self, other: R) -> ArrayExpr<T> {
+                self.expr().binary(BinOp::$op, other)
+            }
+        }
+    )*};
+}
+
+operators!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem,
+    BitAnd bitand => And, BitOr bitor => Or, BitXor bitxor => Xor, Shl shl => Shl, Shr shr => Shr);
+
+macro_rules! unary_operators {
+    ($($trait:ident $method:ident => $op:ident),*) => {$(
+        impl<T: Element> ops::$trait for ArrayExpr<T> {
+            type Output = ArrayExpr<T>;
+            fn $method(self) -> ArrayExpr<T> {
+                self.unary(UnOp::$op)
+            }
+        }
+        impl<T: Element> ops::$trait for &Array<T> {
+            type Output = ArrayExpr<T>;
+            fn $method(self) -> ArrayExpr<T> {
+                self.expr().unary(UnOp::$op)
+            }
+        }
+    )*};
+}
+
+unary_operators!(Neg neg => Neg, Not not => Not);
