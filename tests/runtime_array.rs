@@ -102,9 +102,12 @@ fn in_place_updates_are_copy_on_write_and_patterns_route() {
 fn random_values_are_the_same_bits_on_every_backend() {
     let cpu = Device::open(kiln::BackendKind::Cpu, 0).unwrap().stream();
     let want = Array::<f32>::uniform(&cpu, &mut Philox::new(5), &[1000]).unwrap().to_vec().unwrap();
+    let normal = Array::<f64>::normal(&cpu, &mut Philox::new(5), &[999]).unwrap().to_vec().unwrap();
     for dev in devices() {
         let got = Array::<f32>::uniform(&dev.stream(), &mut Philox::new(5), &[1000]).unwrap().to_vec().unwrap();
         assert!(got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()), "uniform on {dev}");
+        let got = Array::<f64>::normal(&dev.stream(), &mut Philox::new(5), &[999]).unwrap().to_vec().unwrap();
+        assert!(got.iter().zip(&normal).all(|(g, w)| g.to_bits() == w.to_bits()), "normal on {dev}");
     }
 }
 

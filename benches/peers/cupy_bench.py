@@ -30,9 +30,9 @@ args = ap.parse_args()
 dt = {"f32": cp.float32, "f64": cp.float64, "i32": cp.int32, "u32": cp.uint32}[args.dtype]
 arrays = {"copy_d2d": 2, "fill": 1, "sequence": 1, "map_square": 2, "map_abs": 2, "map_negate": 2,
           "map_sqrt": 2, "vector_add": 3, "axpy": 3, "user_axpy": 3, "array_axpy": 3, "array_fused_sum": 2,
-          "random_uniform": 1}
+          "random_uniform": 1, "random_normal": 1}
 # The array cases: kiln evaluates each expression as one generated kernel.
-ARRAY = {"array_axpy", "array_fused_sum", "random_uniform"}
+ARRAY = {"array_axpy", "array_fused_sum", "random_uniform", "random_normal"}
 
 
 # Named functions: cupy.fuse names its kernel after the function, and a
@@ -87,6 +87,9 @@ def op(pattern, s, alpha):
         if np.dtype(dt).kind == "f":
             return lambda: gen.random(s[0].size, dtype=dt, out=s[0])
         return None  # CuPy's Generator has no raw 32-bit fill into out=
+    if pattern == "random_normal":
+        gen = cp.random.Generator(cp.random.Philox4x3210(0x6B696C6E))
+        return lambda: gen.standard_normal(s[0].size, dtype=dt, out=s[0])
     return None
 
 

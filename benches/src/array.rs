@@ -1,11 +1,11 @@
 //! The bench cases of kiln's arrays and random numbers: a fused
 //! `alpha * x + y` into a new array, a fused expression reduced on the
-//! device, and a Philox uniform fill. Inputs are uniform in [0.5, 2), made before timing
+//! device, and Philox uniform and normal fills. Inputs are uniform in [0.5, 2), made before timing
 //! and rotated among sets as the other cases do.
 
 use kiln_core::{Backend, DType, Error, Result, Stream};
 use kiln_kernels::array::{Array, ArrayExpr, Fold};
-use kiln_kernels::random::{Philox, Uniform};
+use kiln_kernels::random::{Normal, Philox, Uniform};
 use kiln_kernels::Number;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -16,7 +16,7 @@ use crate::timing::{time_runs, Timing};
 
 /// Whether this module runs `pattern`.
 pub(crate) fn handles(pattern: Pattern) -> bool {
-    matches!(pattern, Pattern::ArrayAxpy | Pattern::ArrayFusedSum | Pattern::RandomUniform)
+    matches!(pattern, Pattern::ArrayAxpy | Pattern::ArrayFusedSum | Pattern::RandomUniform | Pattern::RandomNormal)
 }
 
 /// Time `case` (a pattern [`handles`] accepts) on `stream`.
@@ -26,6 +26,8 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
         (Pattern::RandomUniform, DType::F32) => uniform::<B, f32>(stream, case, opts),
         (Pattern::RandomUniform, DType::F64) => uniform::<B, f64>(stream, case, opts),
         (Pattern::RandomUniform, DType::U32) => uniform::<B, u32>(stream, case, opts),
+        (Pattern::RandomNormal, DType::F32) => normal::<B, f32>(stream, case, opts),
+        (Pattern::RandomNormal, DType::F64) => normal::<B, f64>(stream, case, opts),
         (_, DType::F32) => typed(stream, case, opts, &mut rng, |r| r.random_range(0.5f32..2.0)),
         (_, DType::F64) => typed(stream, case, opts, &mut rng, |r| r.random_range(0.5f64..2.0)),
         (p, d) => Err(Error::invalid(
@@ -68,6 +70,13 @@ fn uniform<B: Backend, T: Uniform>(stream: &Stream<B>, case: &Case, opts: &RunOp
     time_runs(stream, opts.warmup, opts.runs, |i| rng.fill_uniform(stream, &mut buffers[i % sets]))
 }
 
+fn normal<B: Backend, T: Normal>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
+    let sets = set_count(stream, case.pattern.bytes(case.n, case.dtype));
+    let mut buffers = (0..sets).map(|_| stream.alloc::<T>(case.n)).collect::<Result<Vec<_>>>()?;
+    let mut rng = Philox::new(opts.seed);
+    time_runs(stream, opts.warmup, opts.runs, |i| rng.fill_normal(stream, &mut buffers[i % sets]))
+}
+
 #[cfg(test)]
 mod tests {
     use kiln_core::Device;
@@ -79,7 +88,7 @@ mod tests {
     fn every_case_runs_on_the_cpu() {
         let s = Device::<Cpu>::open(0).unwrap().stream();
         let opts = RunOptions { warmup: 1, runs: 2, ..Default::default() };
-        for pattern in [Pattern::ArrayAxpy, Pattern::ArrayFusedSum, Pattern::RandomUniform] {
+        for pattern in [Pattern::ArrayAxpy, Pattern::ArrayFusedSum, Pattern::RandomUniform, Pattern::RandomNormal] {
             assert!(handles(pattern));
             for dtype in [DType::F32, DType::F64] {
                 let t = run_case(&s, &Case { pattern, dtype, n: 1 << 12 }, &opts)

@@ -64,6 +64,9 @@ pub enum Pattern {
     /// `n` uniform values from a Philox4x32-10 stream into a buffer
     /// (`kiln_kernels::random`): against `fill`.
     RandomUniform,
+    /// `n` standard normal values from a Philox4x32-10 stream (kiln's
+    /// Box-Muller, the same bits on every backend): against `fill`.
+    RandomNormal,
     /// The end-to-end latency of small work: the sum of 1 Ki f32 already on
     /// the device, including reading the scalar back to the host, timed on
     /// the host clock. Its size is fixed whatever the sweep, and its rows
@@ -73,7 +76,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 29] = [
+    pub const ALL: [Pattern; 30] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -102,6 +105,7 @@ impl Pattern {
         Pattern::ArrayAxpy,
         Pattern::ArrayFusedSum,
         Pattern::RandomUniform,
+        Pattern::RandomNormal,
         Pattern::ReduceLatency,
     ];
 
@@ -136,6 +140,7 @@ impl Pattern {
             Pattern::ArrayAxpy => "array_axpy".into(),
             Pattern::ArrayFusedSum => "array_fused_sum".into(),
             Pattern::RandomUniform => "random_uniform".into(),
+            Pattern::RandomNormal => "random_normal".into(),
             Pattern::ReduceLatency => "reduce_latency".into(),
         }
     }
@@ -199,7 +204,7 @@ impl Pattern {
             Pattern::Compact => return (n + n / 2) as u64 * dtype.size() as u64,
             Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
             Pattern::Dot | Pattern::ScanInclusive | Pattern::UserScan | Pattern::ArrayFusedSum => 2,
-            Pattern::Fill | Pattern::Sequence | Pattern::RandomUniform => 1,
+            Pattern::Fill | Pattern::Sequence | Pattern::RandomUniform | Pattern::RandomNormal => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
             Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::ArrayAxpy | Pattern::Sgemm(_) => 3,
             Pattern::Grayscale => 4,
@@ -227,6 +232,9 @@ impl Pattern {
             Pattern::ArrayFusedSum => 4 * n as u64,
             // Philox4x32-10: ten rounds of two 32x32 multiplies per 4 values.
             Pattern::RandomUniform => 5 * n as u64,
+            // Philox, then per two values a polynomial logarithm (about 20
+            // multiplies and adds), a square root (12) and a sine and cosine (22).
+            Pattern::RandomNormal => 5 * n as u64 + 27 * n as u64,
             Pattern::Map(_) | Pattern::VectorAdd => n as u64,
             // 2 m n k for m = n = k = side.
             Pattern::Sgemm(_) => 2 * side * side * side,
@@ -241,7 +249,7 @@ impl Pattern {
     pub(crate) fn arrays(self) -> usize {
         match self {
             Pattern::Fill | Pattern::Sequence | Pattern::ReduceSum | Pattern::ReduceLatency => 1,
-            Pattern::RandomUniform => 1,
+            Pattern::RandomUniform | Pattern::RandomNormal => 1,
             Pattern::ArrayFusedSum => 2,
             Pattern::ArrayAxpy => 3,
             Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,

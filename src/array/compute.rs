@@ -8,7 +8,7 @@ use std::ops;
 use kiln_core::{Element, Result};
 use kiln_kernels::array::{Array as Typed, Fold};
 use kiln_kernels::matmul::MatmulElement;
-use kiln_kernels::random::{Philox, Uniform};
+use kiln_kernels::random::{Normal, Philox, Uniform};
 use kiln_kernels::sort::{SortKey, SortOrder};
 use kiln_kernels::Number;
 
@@ -116,6 +116,15 @@ impl<T: Uniform> Array<T> {
     /// ```
     pub fn uniform(stream: &Stream, rng: &mut Philox, shape: &[usize]) -> Result<Self> {
         dispatch!(stream, Stream, s => rng.uniform::<B, T>(s, shape).map(B::wrap_array))
+    }
+}
+
+impl<T: Normal> Array<T> {
+    /// A new array of `shape` holding `rng`'s next standard normal values
+    /// (the same bits on every backend; see [`Philox::fill_normal`]); `rng`
+    /// moves past them.
+    pub fn normal(stream: &Stream, rng: &mut Philox, shape: &[usize]) -> Result<Self> {
+        dispatch!(stream, Stream, s => rng.normal::<B, T>(s, shape).map(B::wrap_array))
     }
 }
 

@@ -6,6 +6,8 @@ struct Params {
     seed_hi: u32,
     ctr_lo: u32,
     ctr_hi: u32,
+    // 1.0, read at run time (see kiln_o in the normal transform).
+    one: f32,
     n: u32,
 }
 @group(1) @binding(0) var<uniform> params: Params;
@@ -49,9 +51,10 @@ fn KERNEL(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         let lo = params.ctr_lo + b;
         let hi = params.ctr_hi + select(0u, 1u, lo < b);
         let w = kiln_philox(vec4<u32>(lo, hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+        let v = kiln_values(w);
         let at = b * PER;
         for (var k = 0u; k < PER && k < n - at; k++) {
-            dst[at + k] = kiln_value(w, k);
+            dst[at + k] = v[k];
         }
     }
 }

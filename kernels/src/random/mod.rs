@@ -17,6 +17,18 @@
 //!   `a, b`: every multiple of 2^-53 in `[0, 1)`, equally likely (NumPy's
 //!   `random_standard_uniform` from two 32-bit words).
 //!
+//! Standard normal values ([`Philox::fill_normal`], `f32` four per block and
+//! `f64` two) are the Box-Muller transform of the same words with kiln's
+//! own logarithm, square root, sine and cosine, built from exactly rounded
+//! additions and multiplications only, so they too are the same bits on
+//! every backend (to a few ulps of the exact transform):
+//!
+//! - `f32`: from the words `a, b`: `r = sqrt(-2 ln u)` with `u = (a | 1)
+//!   2^-32` (never 0; `|z| <= 6.66`, as cuRAND's), the angle `2 pi b 2^-32`;
+//!   `(r cos, r sin)`.
+//! - `f64`: `u` from the 64 bits of the first two words (`|z| <= 9.42`), the
+//!   angle from the other two.
+//!
 //! # Examples
 //! ```
 //! use kiln_core::Device;
@@ -38,6 +50,8 @@
 //! ```
 
 mod cpu;
+mod normal;
+mod normal_src;
 
 use kiln_core::{Args, Backend, Element, Error, LaunchConfig, Program, Result, Stream, ViewMut};
 
@@ -84,7 +98,8 @@ pub trait Uniform: Element + sealed::Sealed {
     /// The CUDA function `kiln_pack kiln_values(uint4 w)`.
     #[doc(hidden)]
     const CUDA: &'static str;
-    /// The WGSL function `fn kiln_value(w: vec4<u32>, k: u32) -> T`.
+    /// The WGSL function `fn kiln_values(w: vec4<u32>) -> array<T, 4>`
+    /// (the first `PER_BLOCK` used).
     #[doc(hidden)]
     const WGSL: &'static str;
 }
@@ -97,7 +112,8 @@ impl Uniform for u32 {
     const CUDA: &'static str = "__device__ __forceinline__ kiln_pack kiln_values(uint4 w) {
     kiln_pack p; p.v[0] = w.x; p.v[1] = w.y; p.v[2] = w.z; p.v[3] = w.w; return p;
 }";
-    const WGSL: &'static str = "fn kiln_value(w: vec4<u32>, k: u32) -> T { return w[k]; }";
+    const WGSL: &'static str =
+        "fn kiln_values(w: vec4<u32>) -> array<T, 4> { return array<T, 4>(w.x, w.y, w.z, w.w); }";
 }
 
 impl Uniform for f32 {
@@ -112,8 +128,10 @@ __device__ __forceinline__ kiln_pack kiln_values(uint4 w) {
     kiln_pack p; p.v[0] = kiln_unit(w.x); p.v[1] = kiln_unit(w.y); p.v[2] = kiln_unit(w.z); p.v[3] = kiln_unit(w.w);
     return p;
 }";
-    const WGSL: &'static str =
-        "fn kiln_value(w: vec4<u32>, k: u32) -> T { return f32(w[k] >> 8u) * 5.9604644775390625e-8; }";
+    const WGSL: &'static str = "fn kiln_unit(w: u32) -> T { return f32(w >> 8u) * 5.9604644775390625e-8; }
+fn kiln_values(w: vec4<u32>) -> array<T, 4> {
+    return array<T, 4>(kiln_unit(w.x), kiln_unit(w.y), kiln_unit(w.z), kiln_unit(w.w));
+}";
 }
 
 impl Uniform for f64 {
@@ -128,11 +146,114 @@ impl Uniform for f64 {
 __device__ __forceinline__ kiln_pack kiln_values(uint4 w) {
     kiln_pack p; p.v[0] = kiln_unit(w.x, w.y); p.v[1] = kiln_unit(w.z, w.w); return p;
 }";
-    const WGSL: &'static str = "fn kiln_value(w: vec4<u32>, k: u32) -> T {
-    let a = w[2u * k] >> 5u;
-    let b = w[2u * k + 1u] >> 6u;
-    return (f64(a) * 67108864.0lf + f64(b)) * 1.1102230246251565e-16lf;
-}";
+    const WGSL: &'static str = "fn kiln_unit(a: u32, b: u32) -> T {
+    return (f64(a >> 5u) * 67108864.0lf + f64(b >> 6u)) * 1.1102230246251565e-16lf;
+}
+fn kiln_values(w: vec4<u32>) -> array<T, 4> { return array<T, 4>(kiln_unit(w.x, w.y), kiln_unit(w.z, w.w), 0.0lf, 0.0lf); }";
+}
+
+/// The element types a Philox stream fills with standard normal values:
+/// `f32` and `f64` (see [`Philox::fill_normal`]).
+pub trait Normal: Element + sealed::Sealed {
+    /// Values one 128-bit block gives.
+    const PER_BLOCK: u64;
+    /// The values of block `w` (the first `PER_BLOCK` used).
+    #[doc(hidden)]
+    fn normals(w: &[u32; 4]) -> [Self; 4];
+    /// The CUDA function `kiln_pack kiln_values(uint4 w)`.
+    #[doc(hidden)]
+    fn cuda() -> String;
+    /// The WGSL function `fn kiln_values(w: vec4<u32>) -> array<T, 4>`.
+    #[doc(hidden)]
+    fn wgsl() -> String;
+}
+
+impl Normal for f32 {
+    const PER_BLOCK: u64 = 4;
+    fn normals(w: &[u32; 4]) -> [f32; 4] {
+        let ([a, b], [c, d]) = (normal::pair_f32(w[0], w[1]), normal::pair_f32(w[2], w[3]));
+        [a, b, c, d]
+    }
+    fn cuda() -> String {
+        normal_src::cuda()
+            + "__device__ __forceinline__ kiln_pack kiln_values(uint4 w) {
+    float2 a = kiln_normal2f(w.x, w.y), b = kiln_normal2f(w.z, w.w);
+    kiln_pack p; p.v[0] = a.x; p.v[1] = a.y; p.v[2] = b.x; p.v[3] = b.y; return p;
+}"
+    }
+    fn wgsl() -> String {
+        normal_src::wgsl(false)
+            + "fn kiln_values(w: vec4<u32>) -> array<T, 4> {
+    let a = kiln_normal2f(w.x, w.y);
+    let b = kiln_normal2f(w.z, w.w);
+    return array<T, 4>(a.x, a.y, b.x, b.y);
+}"
+    }
+}
+
+impl Normal for f64 {
+    const PER_BLOCK: u64 = 2;
+    fn normals(w: &[u32; 4]) -> [f64; 4] {
+        let [a, b] = normal::pair_f64(w);
+        [a, b, 0.0, 0.0]
+    }
+    fn cuda() -> String {
+        normal_src::cuda()
+            + "__device__ __forceinline__ kiln_pack kiln_values(uint4 w) {
+    double2 a = kiln_normal2(w);
+    kiln_pack p; p.v[0] = a.x; p.v[1] = a.y; return p;
+}"
+    }
+    fn wgsl() -> String {
+        normal_src::wgsl(true)
+            + "fn kiln_values(w: vec4<u32>) -> array<T, 4> {
+    let a = kiln_normal2(w);
+    return array<T, 4>(a.x, a.y, 0.0lf, 0.0lf);
+}"
+    }
+}
+
+/// What a fill draws from each block: the values per block, the values on
+/// the host, and the kernels' `kiln_values` functions.
+pub(crate) trait Draw<T: Element> {
+    const NAME: &'static str;
+    const PER_BLOCK: u64;
+    fn values(w: &[u32; 4]) -> [T; 4];
+    fn cuda() -> String;
+    fn wgsl() -> String;
+}
+
+/// Uniform values ([`Uniform`]).
+pub(crate) struct Uniforms;
+/// Standard normal values ([`Normal`]).
+pub(crate) struct Normals;
+
+impl<T: Uniform> Draw<T> for Uniforms {
+    const NAME: &'static str = "uniform";
+    const PER_BLOCK: u64 = T::PER_BLOCK;
+    fn values(w: &[u32; 4]) -> [T; 4] {
+        std::array::from_fn(|k| if (k as u64) < T::PER_BLOCK { T::value(w, k) } else { T::default() })
+    }
+    fn cuda() -> String {
+        T::CUDA.to_string()
+    }
+    fn wgsl() -> String {
+        T::WGSL.to_string()
+    }
+}
+
+impl<T: Normal> Draw<T> for Normals {
+    const NAME: &'static str = "normal";
+    const PER_BLOCK: u64 = T::PER_BLOCK;
+    fn values(w: &[u32; 4]) -> [T; 4] {
+        T::normals(w)
+    }
+    fn cuda() -> String {
+        T::cuda()
+    }
+    fn wgsl() -> String {
+        T::wgsl()
+    }
 }
 
 /// A Philox4x32-10 stream: a seed and the counter of its next block.
@@ -165,10 +286,10 @@ impl Philox {
         self.counter
     }
 
-    /// The counter of a fill of `n` values of `T`, the stream moved past
-    /// it; `Err` where the 64-bit counter would run out.
-    pub(crate) fn take<T: Uniform>(&mut self, n: usize) -> Result<u64> {
-        let used = (n as u64).div_ceil(T::PER_BLOCK);
+    /// The counter of a fill of `n` values of `T`, `per` from each block,
+    /// the stream moved past it; `Err` where the 64-bit counter would run out.
+    pub(crate) fn take<T: Element>(&mut self, n: usize, per: u64) -> Result<u64> {
+        let used = (n as u64).div_ceil(per);
         let next = self.counter.checked_add(used).ok_or_else(|| {
             Error::invalid(
                 "Philox",
@@ -185,17 +306,59 @@ impl Philox {
         stream: &Stream<B>,
         dst: &mut impl ViewMut<B, T>,
     ) -> Result<()> {
+        self.fill::<B, T, Uniforms>(stream, dst)
+    }
+
+    /// Fill `dst` with standard normal values of `T` (mean 0, standard
+    /// deviation 1) from this stream, on `stream`, and move past them.
+    ///
+    /// The values are the Box-Muller transform of the blocks' words (two
+    /// words to two values), computed with kiln's own logarithm, square
+    /// root, sine and cosine from exactly rounded operations, so CUDA, wgpu
+    /// and the CPU give the same bits: see the [module](self). A normal of
+    /// another mean and deviation is an expression away (`&z * sd + mean`).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::random::Philox;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let mut z = s.alloc::<f64>(100_000)?;
+    /// let mut rng = Philox::new(3);
+    /// rng.fill_normal(&s, &mut z)?;
+    /// assert_eq!(rng.counter(), 50_000); // two f64 values per block
+    /// let v = z.to_vec()?;
+    /// let mean = v.iter().sum::<f64>() / v.len() as f64;
+    /// let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / v.len() as f64;
+    /// assert!(mean.abs() < 0.02 && (var - 1.0).abs() < 0.03);
+    /// # Ok(()) }
+    /// ```
+    pub fn fill_normal<B: Backend, T: Normal>(
+        &mut self,
+        stream: &Stream<B>,
+        dst: &mut impl ViewMut<B, T>,
+    ) -> Result<()> {
+        self.fill::<B, T, Normals>(stream, dst)
+    }
+
+    fn fill<B: Backend, T: Element, D: Draw<T>>(
+        &mut self,
+        stream: &Stream<B>,
+        dst: &mut impl ViewMut<B, T>,
+    ) -> Result<()> {
         let n = dst.view().len();
         let mut next = *self;
-        let ctr = next.take::<T>(n)?;
-        fill(stream, dst, self.seed, ctr)?;
+        let ctr = next.take::<T>(n, D::PER_BLOCK)?;
+        fill::<B, T, D>(stream, dst, self.seed, ctr)?;
         *self = next;
         Ok(())
     }
 }
 
-/// Values of `T` from the blocks of `seed` from `counter` into `dst`.
-fn fill<B: Backend, T: Uniform>(
+/// Values of `T` drawn by `D` from the blocks of `seed` from `counter` into `dst`.
+fn fill<B: Backend, T: Element, D: Draw<T>>(
     stream: &Stream<B>,
     dst: &mut impl ViewMut<B, T>,
     seed: u64,
@@ -205,21 +368,21 @@ fn fill<B: Backend, T: Uniform>(
     if n == 0 {
         return Ok(());
     }
-    check_dtype(stream, T::DTYPE, "Philox uniform fill")?;
-    let name = format!("kiln_philox_uniform_{}", T::DTYPE);
-    let per = format!("{}u", T::PER_BLOCK);
+    let name = format!("kiln_philox_{}_{}", D::NAME, T::DTYPE);
+    check_dtype(stream, T::DTYPE, &format!("Philox {} fill", D::NAME))?;
+    let per = format!("{}u", D::PER_BLOCK);
     let prog = program(&name, || {
-        let wgsl_body = format!("{}\n{}", T::WGSL, include_str!("kernel.wgsl"));
+        let wgsl_body = format!("{}\n{}", D::wgsl(), include_str!("kernel.wgsl"));
         Program::new(&name)
-            .cuda(cuda_source(T::DTYPE, &format!("{}\n{}", T::CUDA, include_str!("kernel.cu"))))
+            .cuda(cuda_source(T::DTYPE, &format!("{}\n{}", D::cuda(), include_str!("kernel.cu"))))
             .wgsl(wgsl_source(T::DTYPE, &[("dst", Access::ReadWrite)], &wgsl_body))
-            .host(cpu::uniform::<T>)
+            .host(cpu::fill::<T, D>)
             .define("KERNEL", &name)
             .define("PER", &per)
     });
     let kernel = stream.device().kernel(&prog)?;
     let info = stream.device().info();
-    let grid = blocks(n.div_ceil(T::PER_BLOCK as usize), BLOCK as usize, info.limits.max_grid[0]);
+    let grid = blocks(n.div_ceil(D::PER_BLOCK as usize), BLOCK as usize, info.limits.max_grid[0]);
     let cfg = LaunchConfig::new(grid, BLOCK);
     let args = Args::new()
         .arg(dst.view_mut())
@@ -227,6 +390,7 @@ fn fill<B: Backend, T: Uniform>(
         .scalar((seed >> 32) as u32)
         .scalar(counter as u32)
         .scalar((counter >> 32) as u32)
+        .scalar(1.0f32)
         .length(index_width(stream), n, &name)?;
     // SAFETY: the kernel writes dst[0..n) only, n being dst's length.
     unsafe { stream.launch(&kernel, cfg, args) }
@@ -257,8 +421,8 @@ mod tests {
     #[test]
     fn a_fill_past_the_last_block_is_refused() {
         let mut rng = Philox::at(1, u64::MAX - 1);
-        assert!(rng.take::<f32>(8).is_err());
+        assert!(rng.take::<f32>(8, 4).is_err());
         assert_eq!(rng.counter(), u64::MAX - 1);
-        assert_eq!(rng.take::<f32>(4).unwrap(), u64::MAX - 1);
+        assert_eq!(rng.take::<f32>(4, 4).unwrap(), u64::MAX - 1);
     }
 }
