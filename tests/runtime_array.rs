@@ -4,7 +4,7 @@
 //! references on seeded random inputs; arrays of two backends mixed are an
 //! error naming both, and the array mixed into keeps its values.
 
-use kiln::array::{where_, Array, Fold};
+use kiln::array::{promote, where_, Array, ArrayExpr, Fold};
 use kiln::typed::kernels::random::Philox;
 use kiln::typed::kernels::sort::SortOrder;
 use kiln::{Cpu, Device, Error};
@@ -139,5 +139,38 @@ fn scalars_alone_and_mixed_backends_are_errors_that_lose_nothing() {
         let (row, col) = (a.reshape(&[1, 2]).unwrap(), other.reshape(&[2, 1]).unwrap());
         assert!(matches!(row.matmul(&col), Err(Error::DeviceMismatch { .. })));
         assert_eq!(a.to_vec().unwrap(), [1.0, 2.0]);
+    }
+}
+
+#[test]
+fn mixed_types_promote_as_numpy_in_one_kernel() {
+    for dev in devices() {
+        let on = dev.to_string();
+        let s = dev.stream();
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let hi: Vec<i32> = (0..300).map(|_| rng.random_range(-1000..1000)).collect();
+        let hf: Vec<f32> = (0..300).map(|_| rng.random_range(-4.0f32..4.0)).collect();
+        let i = Array::from_vec(&s, &[3, 100], &hi).unwrap();
+        let f = Array::from_vec(&s, &[3, 100], &hf).unwrap();
+        let (x, y) = promote(&i, &f);
+        let got = ((x.clone() + y.clone()) * x).eval().unwrap().to_vec().unwrap();
+        let want: Vec<f64> = hi.iter().zip(&hf).map(|(&a, &b)| (f64::from(a) + f64::from(b)) * f64::from(a)).collect();
+        assert_eq!(got, want, "i32 with f32 to f64 on {on}");
+        // An f32 choice made by an i32 mask, and a cast inside the expression.
+        let pick = i.gt(0).select(f.expr(), i.cast::<f32>() * 0.5).eval().unwrap().to_vec().unwrap();
+        let want: Vec<f32> = hi.iter().zip(&hf).map(|(&a, &b)| if a > 0 { b } else { a as f32 * 0.5 }).collect();
+        assert_eq!(pick, want, "mixed where on {on}");
+        assert_eq!(
+            (&f * 10.0).cast::<i32>().eval().unwrap().to_vec().unwrap()[..3],
+            [(hf[0] * 10.0) as i32, (hf[1] * 10.0) as i32, (hf[2] * 10.0) as i32]
+        );
+        // A scalar with a cast joins arrays of the CPU; elsewhere it is an error saying so.
+        let half = ArrayExpr::scalar(1i32).cast::<f32>() * 0.5;
+        let r = (f.expr() * half).eval();
+        if dev.kind() == kiln::BackendKind::Cpu {
+            assert_eq!(r.unwrap().to_vec().unwrap()[0], hf[0] * 0.5);
+        } else {
+            assert!(r.unwrap_err().to_string().contains("on the host first"), "on {on}");
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::ops;
 
 use kiln_core::{Backend, Element, Error, Result};
 use kiln_cpu::Cpu;
-use kiln_kernels::array::{self as typed, ArrayExpr as Typed};
+use kiln_kernels::array::{ArrayExpr as Typed, Promote};
 use kiln_kernels::expr::{BinOp, UnOp};
 
 use super::Array;
@@ -58,7 +58,12 @@ pub(super) use on_typed;
 /// backend becomes one that fails naming both.
 fn lower<B: ExprTier, T: Element>(e: Inner<T>) -> Typed<B, T> {
     match e {
-        Inner::Free(f) => f.rebind().unwrap_or_else(|| Typed::failed(free_holds_array())),
+        Inner::Free(f) => {
+            if let Some(same) = (&f as &dyn std::any::Any).downcast_ref::<Typed<B, T>>() {
+                return same.clone();
+            }
+            f.rebind().unwrap_or_else(|| Typed::failed(free_cannot_move()))
+        }
         Inner::Typed(arm) => B::expr(arm).unwrap_or_else(|other| {
             Typed::failed(Error::DeviceMismatch {
                 what: "array expression".into(),
@@ -80,10 +85,14 @@ fn kind<T: Element>(arm: &ExprArm<T>) -> kiln_core::BackendKind {
     dispatch!(arm, ExprArm, _e => B::KIND)
 }
 
-/// A scalars-alone expression is built from scalars only, so it never
-/// holds an array; this is the error should that ever change.
-fn free_holds_array() -> Error {
-    Error::invalid("array expression", "an expression of scalars alone holds an array")
+/// The error for scalars alone, with a cast or a `where_`, meeting arrays
+/// of a backend other than the CPU's (their parts' types cannot be moved).
+fn free_cannot_move() -> Error {
+    Error::invalid(
+        "array expression",
+        "an expression of scalars alone with a cast or a where_ cannot join arrays of another backend; \
+         compute the scalar on the host first",
+    )
 }
 
 impl<T: Element> ArrayExpr<T> {
@@ -148,6 +157,37 @@ impl<T: Element> ArrayExpr<T> {
     pub fn clip(self, lo: impl IntoExpr<T>, hi: impl IntoExpr<T>) -> Self {
         self.maximum(lo).minimum(hi)
     }
+
+    /// The expression converted to `U` inside the same kernel, lazily
+    /// (see the typed [`cast`](kiln_kernels::array::ArrayExpr::cast)).
+    pub fn cast<U: Element>(self) -> ArrayExpr<U> {
+        match self.0 {
+            Inner::Free(f) => ArrayExpr(Inner::Free(f.cast())),
+            Inner::Typed(arm) => dispatch!(arm, ExprArm, e => ArrayExpr::from_typed(e.cast::<U>())),
+        }
+    }
+}
+
+/// `a` and `b` converted to their common type by NumPy's promotion (the
+/// table in [`Promote`]), ready for an operator; the conversions run in the
+/// kernel the expression becomes.
+///
+/// # Examples
+/// ```
+/// use kiln::array::{promote, Array};
+/// # fn main() -> kiln::Result<()> {
+/// let s = kiln::Device::open(kiln::BackendKind::Cpu, 0)?.stream();
+/// let i = Array::from_vec(&s, &[2], &[3i32, -4])?;
+/// let f = Array::from_vec(&s, &[2], &[0.5f32, 0.25])?;
+/// let (x, y) = promote(&i, &f); // int32 with float32: float64, as NumPy
+/// assert_eq!((x * y).eval()?.to_vec()?, [1.5f64, -1.0]);
+/// # Ok(()) }
+/// ```
+pub fn promote<T: Promote<U>, U: Element>(
+    a: impl IntoExpr<T>,
+    b: impl IntoExpr<U>,
+) -> (ArrayExpr<T::Output>, ArrayExpr<T::Output>) {
+    (a.into_expr().cast(), b.into_expr().cast())
 }
 
 /// A comparison of two array expressions, for [`where_`].
@@ -157,7 +197,9 @@ pub struct Mask<T: Element> {
     r: ArrayExpr<T>,
 }
 
-/// `a` where `mask` holds, else `b` (NumPy's `where`), all broadcast together.
+/// `a` where `mask` holds, else `b` (NumPy's `where`), all broadcast
+/// together. For values of another element type than the mask's, see
+/// [`Mask::select`].
 ///
 /// # Examples
 /// ```
@@ -169,20 +211,44 @@ pub struct Mask<T: Element> {
 /// # Ok(()) }
 /// ```
 pub fn where_<T: Element>(mask: Mask<T>, a: impl IntoExpr<T>, b: impl IntoExpr<T>) -> ArrayExpr<T> {
-    let parts = [mask.l.0, mask.r.0, a.into_expr().0, b.into_expr().0];
-    let first = parts.iter().find_map(|p| match p {
-        Inner::Typed(arm) => Some(arm.clone()),
-        Inner::Free(_) => None,
-    });
-    match first {
-        None => {
-            let [l, r, a, b] = parts.map(lower::<Cpu, T>);
-            ArrayExpr(Inner::Free(typed::where_(l.compare(mask.op, r), a, b)))
+    mask.select(a, b)
+}
+
+impl<M: Element> Mask<M> {
+    /// `a` where the mask holds, else `b`: [`where_`] with values of any
+    /// element type.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln::array::Array;
+    /// # fn main() -> kiln::Result<()> {
+    /// let s = kiln::Device::open(kiln::BackendKind::Cpu, 0)?.stream();
+    /// let labels = Array::from_vec(&s, &[4], &[1u32, 0, 0, 1])?;
+    /// let x = Array::from_vec(&s, &[4], &[-2.0f64, -0.5, 0.5, 2.0])?;
+    /// assert_eq!(labels.eq_to(1).select(&x, 0.0).sum()?, 0.0); // an f64 choice by a u32 mask
+    /// # Ok(()) }
+    /// ```
+    pub fn select<T: Element>(self, a: impl IntoExpr<T>, b: impl IntoExpr<T>) -> ArrayExpr<T> {
+        let (op, l, r, a, b) = (self.op, self.l.0, self.r.0, a.into_expr().0, b.into_expr().0);
+        let typed_mask = [&l, &r].into_iter().find_map(|p| match p {
+            Inner::Typed(arm) => Some(arm.clone()),
+            Inner::Free(_) => None,
+        });
+        let typed_value = [&a, &b].into_iter().find_map(|p| match p {
+            Inner::Typed(arm) => Some(arm.clone()),
+            Inner::Free(_) => None,
+        });
+        macro_rules! on {
+            ($b:ty) => {{
+                let (l, r) = (lower::<$b, M>(l), lower::<$b, M>(r));
+                l.compare(op, r).select(lower::<$b, T>(a), lower::<$b, T>(b))
+            }};
         }
-        Some(arm) => dispatch!(arm, ExprArm, _e => {
-            let [l, r, a, b] = parts.map(lower::<B, T>);
-            ArrayExpr::from_typed(typed::where_(l.compare(mask.op, r), a, b))
-        }),
+        match (typed_mask, typed_value) {
+            (Some(arm), _) => dispatch!(arm, ExprArm, _e => ArrayExpr::from_typed(on!(B))),
+            (None, Some(arm)) => dispatch!(arm, ExprArm, _e => ArrayExpr::from_typed(on!(B))),
+            (None, None) => ArrayExpr(Inner::Free(on!(Cpu))),
+        }
     }
 }
 
@@ -232,6 +298,11 @@ impl<T: Element> Array<T> {
     /// This array as the start of an expression.
     pub fn expr(&self) -> ArrayExpr<T> {
         self.into_expr()
+    }
+
+    /// The array converted to `U` lazily (see [`ArrayExpr::cast`]).
+    pub fn cast<U: Element>(&self) -> ArrayExpr<U> {
+        self.expr().cast()
     }
 
     /// Each value limited to `[lo, hi]` (NumPy's `clip`).

@@ -41,8 +41,8 @@ use ndarray::{ArrayBase, ArrayD, Data, Dimension, SliceInfoElem};
 
 pub use crate::runtime::Array;
 use crate::runtime::{dispatch, Buffer, BufferView, Device, Stream, Tier};
-pub use expr::{where_, ArrayExpr, IntoExpr, Mask};
-pub use kiln_kernels::array::{broadcast_shapes, Fold, Layout, MAX_DIMS};
+pub use expr::{promote, where_, ArrayExpr, IntoExpr, Mask};
+pub use kiln_kernels::array::{broadcast_shapes, Fold, Layout, Promote, MAX_DIMS};
 
 /// `$body` on the typed array of `$array`, with its result wrapped back
 /// into the run-time tier.

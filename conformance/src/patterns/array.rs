@@ -224,4 +224,5 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.numbers(group, "array/create", Create);
     super::array_fused::register(c, group);
     super::array_routes::register(c, group);
+    super::array_promote::register(c, group);
 }

@@ -7,6 +7,7 @@
 
 mod array;
 mod array_fused;
+mod array_promote;
 mod array_routes;
 mod compact;
 mod elementwise;

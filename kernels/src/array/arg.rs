@@ -11,20 +11,20 @@ use super::fuse::{name, Plan};
 use super::lazy::ArrayExpr;
 use super::reduce::{count, Lanes};
 use super::{Array, Fold};
-use crate::expr::{index, select, var, Expr, Ty};
+use crate::expr::{index, select, var, Expr};
 use crate::user::{Reduction, ReductionKernel};
 
 /// The second pass: per lane of `cols`, the first position whose value
 /// equals the lane's extreme (`kx_m`), 0 where none does (a lane of NaN).
-fn kernel<B: Backend, T: Element>(plan: &Plan<'_, B, T>) -> Result<ReductionKernel> {
+fn kernel<B: Backend, T: Element>(plan: &Plan<'_, B>) -> Result<ReductionKernel> {
     static KERNELS: OnceLock<Mutex<HashMap<String, ReductionKernel>>> = OnceLock::new();
-    let key = format!("arg {} {}", plan.needs_count(), plan.key());
+    let key = format!("arg {} {} {}", T::DTYPE, plan.needs_count(), plan.key());
     crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
         let none = || Expr::constant(u32::MAX);
         let cols = || var("kx_cols");
         let def = plan.declare(Reduction::new(name("kiln_array_arg", &key), DType::U32), plan.needs_count());
         let hit = plan.body.clone().eq(var("kx_m").at(index() / cols()));
-        def.raw("kx_m", Ty::param("T"))
+        def.raw("kx_m", T::DTYPE)
             .scalar("kx_cols", DType::U32)
             .map(select(hit, index() % cols(), none()))
             .reduce(var("a").min(var("b")))
@@ -64,7 +64,7 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
             let plan = Plan::new(&expr, Some(&lanes.perm))?;
             let count = count(&plan, lanes.rows * lanes.cols)?;
             let args = plan.args(Args::new(), count.as_ref())?.arg(extreme.buffer()).scalar(cols32);
-            kernel(&plan)?.reduce_axis(&stream, args, lanes.rows, lanes.cols, 1, &mut out)?;
+            kernel::<B, T>(&plan)?.reduce_axis(&stream, args, lanes.rows, lanes.cols, 1, &mut out)?;
         }
         Array::from_buffer(out, &lanes.shape)
     }

@@ -7,16 +7,59 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kiln_core::{Args, Backend, DType, Element, Error, Result, Stream};
+use kiln_core::{Args, Backend, DType, Element, Error, Result, Scalar, Stream};
 
 use super::lazy::{ArrayExpr, Term};
 use super::{Array, Layout};
 use crate::expr::{index, select, var, Expr, Ty};
 use crate::user::{Elementwise, ElementwiseKernel, Reduction};
 
+/// An array of any element type, as a plan reads it.
+pub(crate) trait Source<B: Backend>: Sync {
+    /// The buffer's address, to tell two views of one buffer apart from two buffers.
+    fn buffer_id(&self) -> *const ();
+    fn layout(&self) -> &Layout;
+    fn dtype(&self) -> DType;
+    fn check(&self) -> Result<()>;
+    fn stream(&self) -> &Stream<B>;
+    /// `args` and the elements `range` of the buffer, or all of it.
+    fn push<'b>(&'b self, args: Args<'b, B>, range: Option<std::ops::Range<usize>>) -> Result<Args<'b, B>>;
+}
+
+impl<B: Backend, T: Element> Source<B> for Array<B, T> {
+    fn buffer_id(&self) -> *const () {
+        Arc::as_ptr(&self.buffer).cast()
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+    fn check(&self) -> Result<()> {
+        Array::check(self)
+    }
+    fn stream(&self) -> &Stream<B> {
+        self.buffer.stream()
+    }
+    fn push<'b>(&'b self, args: Args<'b, B>, range: Option<std::ops::Range<usize>>) -> Result<Args<'b, B>> {
+        Ok(match range {
+            Some(r) => args.arg(self.buffer.slice(r)?),
+            None => args.arg(&*self.buffer),
+        })
+    }
+}
+
+/// A part of an expression of another element type (a cast, a mask's
+/// comparison) that lowers itself into a plan.
+pub(crate) trait Lower<B: Backend>: Send + Sync {
+    /// The part's kernel expression, its operands added to `plan`.
+    fn lower<'a>(&'a self, plan: &mut Plan<'a, B>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr>;
+}
+
 /// An array operand: the array and its layout broadcast to the result.
-struct Operand<'a, B: Backend, T: Element> {
-    array: &'a Array<B, T>,
+struct Operand<'a, B: Backend> {
+    array: &'a dyn Source<B>,
     layout: Layout,
     /// Read at the element index (row-major, every element once).
     in_order: bool,
@@ -24,12 +67,12 @@ struct Operand<'a, B: Backend, T: Element> {
 
 /// An expression ready to run: the kernel body over named parameters and
 /// the arrays and scalars that fill them.
-pub(crate) struct Plan<'a, B: Backend, T: Element> {
+pub(crate) struct Plan<'a, B: Backend> {
     /// The shape the kernel walks in row-major order.
     pub(crate) shape: Vec<usize>,
     pub(crate) body: Expr,
-    arrays: Vec<Operand<'a, B, T>>,
-    scalars: Vec<T>,
+    arrays: Vec<Operand<'a, B>>,
+    scalars: Vec<Scalar>,
 }
 
 /// The user-kernel builders a plan declares its parameters on.
@@ -65,10 +108,10 @@ fn limit(what: String) -> Error {
     Error::invalid("array expression", format!("{what} is past the i32 indices of a strided read"))
 }
 
-impl<'a, B: Backend, T: Element> Plan<'a, B, T> {
+impl<'a, B: Backend> Plan<'a, B> {
     /// The plan of `expr`, its axes walked in the order `perm` gives (all
     /// of them, in order, without one).
-    pub(crate) fn new(expr: &'a ArrayExpr<B, T>, perm: Option<&[usize]>) -> Result<Self> {
+    pub(crate) fn new<T: Element>(expr: &'a ArrayExpr<B, T>, perm: Option<&[usize]>) -> Result<Self> {
         let full = expr.shape()?.to_vec();
         let shape = match perm {
             Some(p) => Layout::standard(&full).permuted(p)?.shape().to_vec(),
@@ -90,13 +133,13 @@ impl<'a, B: Backend, T: Element> Plan<'a, B, T> {
         self.arrays[0].array.stream().clone()
     }
 
-    fn array(&mut self, a: &'a Array<B, T>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
+    fn array(&mut self, a: &'a dyn Source<B>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
         a.check()?;
-        let same = |o: &Operand<'a, B, T>| Arc::ptr_eq(&o.array.buffer, &a.buffer) && o.array.layout == a.layout;
+        let same = |o: &Operand<'a, B>| o.array.buffer_id() == a.buffer_id() && o.array.layout() == a.layout();
         let k = match self.arrays.iter().position(same) {
             Some(k) => k,
             None => {
-                let mut layout = a.layout.broadcast_to(full)?;
+                let mut layout = a.layout().broadcast_to(full)?;
                 if let Some(p) = perm {
                     layout = layout.permuted(p)?;
                 }
@@ -117,11 +160,17 @@ impl<'a, B: Backend, T: Element> Plan<'a, B, T> {
         Ok(x.at(at))
     }
 
-    fn term(&mut self, t: &'a Term<B, T>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
+    /// The kernel expression of `t`, its operands added to the plan.
+    pub(crate) fn term<T: Element>(
+        &mut self,
+        t: &'a Term<B, T>,
+        full: &[usize],
+        perm: Option<&[usize]>,
+    ) -> Result<Expr> {
         Ok(match t {
             Term::Array(a) => self.array(a, full, perm)?,
             Term::Scalar(v) => {
-                self.scalars.push(*v);
+                self.scalars.push(Scalar::new(*v));
                 var(&format!("c{}", self.scalars.len() - 1))
             }
             Term::Un(op, a) => self.term(a, full, perm)?.unary(*op),
@@ -129,24 +178,25 @@ impl<'a, B: Backend, T: Element> Plan<'a, B, T> {
                 let a = self.term(a, full, perm)?;
                 a.binary(*op, self.term(b, full, perm)?)
             }
-            Term::Where(op, [l, r, a, b]) => {
-                let l = self.term(l, full, perm)?;
-                let cond = l.binary(*op, self.term(r, full, perm)?);
+            Term::Where(cond, a, b) => {
+                let cond = cond.lower(self, full, perm)?;
                 let a = self.term(a, full, perm)?;
                 select(cond, a, self.term(b, full, perm)?)
             }
+            Term::Cast(x) => x.lower(self, full, perm)?.cast(T::DTYPE),
         })
     }
 
-    fn strided(&self) -> impl Iterator<Item = (usize, &Operand<'a, B, T>)> {
+    fn strided(&self) -> impl Iterator<Item = (usize, &Operand<'a, B>)> {
         self.arrays.iter().enumerate().filter(|(_, o)| !o.in_order)
     }
 
     /// What the generated kernel depends on, for caching it.
     pub(crate) fn key(&self) -> String {
-        let order: Vec<bool> = self.arrays.iter().map(|o| o.in_order).collect();
+        let order: Vec<(bool, DType)> = self.arrays.iter().map(|o| (o.in_order, o.array.dtype())).collect();
+        let scalars: Vec<DType> = self.scalars.iter().map(Scalar::dtype).collect();
         let ds: Vec<usize> = dims(&self.shape).collect();
-        format!("{} | {order:?} {} {ds:?}", self.body, self.scalars.len())
+        format!("{} | {order:?} {scalars:?} {ds:?}", self.body)
     }
 
     /// Whether no array is read in order: a reduction then takes its element
@@ -158,16 +208,15 @@ impl<'a, B: Backend, T: Element> Plan<'a, B, T> {
     /// `def` with the plan's parameters declared, in [`args`](Self::args)'
     /// order, and `kx_count` first where `count` says.
     pub(crate) fn declare<D: Declare>(&self, mut def: D, count: bool) -> D {
-        let t = Ty::param("T");
         if count {
             def = def.input("kx_count", DType::U32.into());
         }
         for (k, o) in self.arrays.iter().enumerate() {
-            let name = format!("x{k}");
-            def = if o.in_order { def.input(&name, t.clone()) } else { def.raw(&name, t.clone()) };
+            let (name, ty) = (format!("x{k}"), Ty::from(o.array.dtype()));
+            def = if o.in_order { def.input(&name, ty) } else { def.raw(&name, ty) };
         }
-        for j in 0..self.scalars.len() {
-            def = def.scalar(&format!("c{j}"), t.clone());
+        for (j, c) in self.scalars.iter().enumerate() {
+            def = def.scalar(&format!("c{j}"), c.dtype().into());
         }
         if self.strided().next().is_some() {
             for d in dims(&self.shape) {
@@ -196,17 +245,17 @@ impl<'a, B: Backend, T: Element> Plan<'a, B, T> {
         for o in &self.arrays {
             args = if o.in_order {
                 let at = o.layout.offset();
-                args.arg(o.array.buffer.slice(at..at + n)?)
+                o.array.push(args, Some(at..at + n))?
             } else {
                 let end = o.layout.span().1;
                 if i32::try_from(end).is_err() {
                     return Err(limit(format!("buffer index {end}")));
                 }
-                args.arg(&*o.array.buffer)
+                o.array.push(args, None)?
             };
         }
         for &c in &self.scalars {
-            args = args.scalar(c);
+            args = args.arg(c);
         }
         if self.strided().next().is_some() {
             for d in dims(&self.shape) {
@@ -246,13 +295,11 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
         let stream = plan.stream();
         let n: usize = plan.shape.iter().product();
         let mut out = stream.alloc::<T>(n)?;
-        if n == 0 {
-            return Array::from_buffer(out, &plan.shape);
-        }
-        let key = plan.key();
+        // Launched at any size: an empty one still checks the device has the types.
+        let key = format!("{} {}", T::DTYPE, plan.key());
         let k = crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
             let def = plan.declare(Elementwise::new(name("kiln_array", &key)), false);
-            def.output("out", Ty::param("T")).set("out", plan.body.clone()).build()
+            def.output("out", T::DTYPE).set("out", plan.body.clone()).build()
         })?;
         k.launch(&stream, plan.args(Args::new(), None)?.arg(&mut out))?;
         Array::from_buffer(out, &plan.shape)
@@ -276,20 +323,6 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
     /// # Ok(()) }
     /// ```
     pub fn astype<U: Element>(&self) -> Result<Array<B, U>> {
-        static KERNELS: OnceLock<Mutex<HashMap<String, ElementwiseKernel>>> = OnceLock::new();
-        let plan = Plan::new(self, None)?;
-        let stream = plan.stream();
-        let n: usize = plan.shape.iter().product();
-        let mut out = stream.alloc::<U>(n)?;
-        if n == 0 {
-            return Array::from_buffer(out, &plan.shape);
-        }
-        let key = format!("as {} {}", U::DTYPE, plan.key());
-        let k = crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
-            let def = plan.declare(Elementwise::new(name("kiln_array_as", &key)), false);
-            def.output("out", U::DTYPE).set("out", plan.body.clone().cast(U::DTYPE)).build()
-        })?;
-        k.launch(&stream, plan.args(Args::new(), None)?.arg(&mut out))?;
-        Array::from_buffer(out, &plan.shape)
+        self.clone().cast::<U>().eval()
     }
 }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use kiln_core::{Backend, Element, Error, Result};
 
+use super::fuse::{Lower, Plan};
 use super::{broadcast_shapes, Array};
-use crate::expr::{BinOp, UnOp};
+use crate::expr::{BinOp, Expr, UnOp};
 
 /// A node of an array expression.
 pub(crate) enum Term<B: Backend, T: Element> {
@@ -15,8 +16,10 @@ pub(crate) enum Term<B: Backend, T: Element> {
     Scalar(T),
     Un(UnOp, Arc<Term<B, T>>),
     Bin(BinOp, Arc<Term<B, T>>, Arc<Term<B, T>>),
-    /// `a` where `l cmp r`, else `b`.
-    Where(BinOp, [Arc<Term<B, T>>; 4]),
+    /// `a` where the mask holds, else `b`.
+    Where(Arc<dyn Lower<B>>, Arc<Term<B, T>>, Arc<Term<B, T>>),
+    /// An expression of another element type converted to `T`.
+    Cast(Arc<dyn Lower<B>>),
 }
 
 /// An elementwise expression of arrays and scalars of `T`, not yet
@@ -56,6 +59,22 @@ pub struct Mask<B: Backend, T: Element> {
     op: BinOp,
     l: ArrayExpr<B, T>,
     r: ArrayExpr<B, T>,
+}
+
+impl<B: Backend, T: Element> Lower<B> for Mask<B, T> {
+    fn lower<'a>(&'a self, plan: &mut Plan<'a, B>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
+        let l = plan.term(&self.l.term, full, perm)?;
+        Ok(l.binary(self.op, plan.term(&self.r.term, full, perm)?))
+    }
+}
+
+/// The source of a [`cast`](ArrayExpr::cast).
+pub(crate) struct CastOf<B: Backend, T: Element>(pub(crate) ArrayExpr<B, T>);
+
+impl<B: Backend, T: Element> Lower<B> for CastOf<B, T> {
+    fn lower<'a>(&'a self, plan: &mut Plan<'a, B>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
+        plan.term(&self.0.term, full, perm)
+    }
 }
 
 /// What can stand in an array expression: arrays, expressions, and scalars
@@ -111,7 +130,8 @@ fn rebind<B: Backend, C: Backend, T: Element>(t: &Term<B, T>) -> Option<Arc<Term
         Term::Scalar(v) => Term::Scalar(*v),
         Term::Un(op, a) => Term::Un(*op, rebind(a)?),
         Term::Bin(op, a, b) => Term::Bin(*op, rebind(a)?, rebind(b)?),
-        Term::Where(op, [l, r, a, b]) => Term::Where(*op, [rebind(l)?, rebind(r)?, rebind(a)?, rebind(b)?]),
+        // Their parts are of other element types, which this cannot name.
+        Term::Where(..) | Term::Cast(_) => return None,
     }))
 }
 
@@ -151,7 +171,8 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
     }
 
     /// The same expression for backend `C`, where it holds scalars only
-    /// (`None` where it reads an array, which belongs to `B`'s device).
+    /// (`None` where it reads an array, which belongs to `B`'s device, or
+    /// holds a `where_` or a cast).
     ///
     /// # Examples
     /// ```
@@ -296,18 +317,41 @@ impl<B: Backend, T: Element> Array<B, T> {
     }
 }
 
-/// `a` where `mask` holds, else `b` (NumPy's `where`), all broadcast together.
+/// `a` where `mask` holds, else `b` (NumPy's `where`), all broadcast
+/// together. For values of another element type than the mask's, see
+/// [`Mask::select`].
 pub fn where_<B: Backend, T: Element>(
     mask: Mask<B, T>,
     a: impl IntoExpr<B, T>,
     b: impl IntoExpr<B, T>,
 ) -> ArrayExpr<B, T> {
-    let (a, b) = (a.into_expr(), b.into_expr());
-    let shape = joined(&mask.l, &mask.r).and_then(|m| {
-        let ab = joined(&a, &b)?;
-        broadcast_shapes(&m, &ab)
-    });
-    ArrayExpr { shape, term: Arc::new(Term::Where(mask.op, [mask.l.term, mask.r.term, a.term, b.term])) }
+    mask.select(a, b)
+}
+
+impl<B: Backend, M: Element> Mask<B, M> {
+    /// `a` where the mask holds, else `b`, all broadcast together: [`where_`]
+    /// with values of any element type.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::array::Array;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let labels = Array::from_vec(&s, &[4], &[1u32, 0, 2, 1])?;
+    /// let x = Array::from_vec(&s, &[4], &[0.5f64, 1.5, 2.5, 3.5])?;
+    /// assert_eq!(labels.eq_to(1).select(&x, 0.0).sum()?, 4.0); // u32 mask, f64 values
+    /// # Ok(()) }
+    /// ```
+    pub fn select<T: Element>(self, a: impl IntoExpr<B, T>, b: impl IntoExpr<B, T>) -> ArrayExpr<B, T> {
+        let (a, b) = (a.into_expr(), b.into_expr());
+        let shape = joined(&self.l, &self.r).and_then(|m| {
+            let ab = joined(&a, &b)?;
+            broadcast_shapes(&m, &ab)
+        });
+        ArrayExpr { shape, term: Arc::new(Term::Where(Arc::new(self), a.term, b.term)) }
+    }
 }
 
 macro_rules! operators {

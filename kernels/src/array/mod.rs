@@ -34,6 +34,7 @@ mod fuse;
 mod gather;
 mod layout;
 mod lazy;
+mod promote;
 mod random;
 mod reduce;
 mod routes;
@@ -47,6 +48,7 @@ use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn, SliceInfoElem};
 pub use gather::MAX_DIMS;
 pub use layout::{broadcast_shapes, Layout};
 pub use lazy::{where_, ArrayExpr, IntoExpr, Mask};
+pub use promote::{promote, Promote};
 pub use reduce::Fold;
 
 /// An n-d array of `T` on a device of backend `B`. Cloning an array (and

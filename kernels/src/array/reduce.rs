@@ -72,13 +72,13 @@ impl Fold {
 }
 
 /// The reduction whose map is `plan`'s body.
-fn kernel<B: Backend, T: Element>(plan: &Plan<'_, B, T>, fold: Fold) -> Result<ReductionKernel> {
+fn kernel<B: Backend, T: Element>(plan: &Plan<'_, B>, fold: Fold) -> Result<ReductionKernel> {
     static KERNELS: OnceLock<Mutex<HashMap<String, ReductionKernel>>> = OnceLock::new();
     // The identity is a constant of T: one kernel per dtype.
     let key = format!("{fold:?} {} {} {}", T::DTYPE, plan.needs_count(), plan.key());
     let (combine, identity) = fold.parts::<T>()?;
     crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
-        let t = Ty::param("T");
+        let t = Ty::from(T::DTYPE);
         let def = plan.declare(Reduction::new(name("kiln_array_fold", &key), t.clone()), plan.needs_count());
         let def = def.map(plan.body.clone()).reduce(combine).identity(identity);
         let def = if fold == Fold::Mean { def.post(t.clone(), var("a") / len().cast(t)) } else { def };
@@ -124,10 +124,7 @@ impl Lanes {
 }
 
 /// The zeroed element-count input of a plan that reads nothing in order.
-pub(crate) fn count<B: Backend, T: Element>(
-    plan: &Plan<'_, B, T>,
-    n: usize,
-) -> Result<Option<kiln_core::Buffer<B, u32>>> {
+pub(crate) fn count<B: Backend>(plan: &Plan<'_, B>, n: usize) -> Result<Option<kiln_core::Buffer<B, u32>>> {
     plan.needs_count().then(|| plan.stream().alloc_zeroed::<u32>(n)).transpose()
 }
 
@@ -140,7 +137,7 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
         fold.check::<T>(n)?;
         let stream = plan.stream();
         let count = count(&plan, n)?;
-        kernel(&plan, fold)?.reduce(&stream, plan.args(Args::new(), count.as_ref())?)
+        kernel::<B, T>(&plan, fold)?.reduce(&stream, plan.args(Args::new(), count.as_ref())?)
     }
 
     /// Fold along `axes` (each once, in any order), giving an array of the
@@ -170,7 +167,7 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
         if lanes.rows > 0 {
             let count = count(&plan, lanes.rows * lanes.cols)?;
             let args = plan.args(Args::new(), count.as_ref())?;
-            kernel(&plan, fold)?.reduce_axis(&stream, args, lanes.rows, lanes.cols, 1, &mut out)?;
+            kernel::<B, T>(&plan, fold)?.reduce_axis(&stream, args, lanes.rows, lanes.cols, 1, &mut out)?;
         }
         Array::from_buffer(out, &lanes.shape)
     }
