@@ -9,7 +9,7 @@ use super::{philox4x32_10, Draw};
 const CHUNK_BLOCKS: usize = 4096;
 
 /// `dst` filled from the stream at the counter; arguments (dst, seed_lo,
-/// seed_hi, ctr_lo, ctr_hi, one, n).
+/// seed_hi, ctr_lo, ctr_hi, one, zero, n).
 pub(crate) fn fill<T: Element, D: Draw<T>>(args: &mut HostArgs<'_>) -> Result<()> {
     let key = [args.scalar::<u32>(1)?, args.scalar::<u32>(2)?];
     let ctr = u64::from(args.scalar::<u32>(3)?) | (u64::from(args.scalar::<u32>(4)?) << 32);

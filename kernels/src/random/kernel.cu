@@ -15,7 +15,7 @@ __device__ __forceinline__ uint4 kiln_philox(uint4 c, uint2 k) {
 }
 
 extern "C" __global__ void KERNEL(T* __restrict__ dst, unsigned seed_lo, unsigned seed_hi, unsigned ctr_lo,
-                                  unsigned ctr_hi, float one, unsigned long long n) {
+                                  unsigned ctr_hi, float one, unsigned zero, unsigned long long n) {
     unsigned long long blocks = (n + PER - 1) / PER;
     unsigned long long ctr = ((unsigned long long)ctr_hi << 32) | ctr_lo;
     bool packed = kiln_aligned16(dst);

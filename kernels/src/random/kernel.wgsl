@@ -6,8 +6,9 @@ struct Params {
     seed_hi: u32,
     ctr_lo: u32,
     ctr_hi: u32,
-    // 1.0, read at run time (see kiln_o in the normal transform).
+    // 1.0 and 0, read at run time (see kiln_o in the normal transform).
     one: f32,
+    zero: u32,
     n: u32,
 }
 @group(1) @binding(0) var<uniform> params: Params;

@@ -391,6 +391,7 @@ fn fill<B: Backend, T: Element, D: Draw<T>>(
         .scalar(counter as u32)
         .scalar((counter >> 32) as u32)
         .scalar(1.0f32)
+        .scalar(0u32)
         .length(index_width(stream), n, &name)?;
     // SAFETY: the kernel writes dst[0..n) only, n being dst's length.
     unsafe { stream.launch(&kernel, cfg, args) }

@@ -1,8 +1,11 @@
 //! The normal transform of [`normal`](super::normal) as CUDA C and WGSL,
 //! written from the same constants, step for step as the Rust one: CUDA
 //! with the `_rn` intrinsics (never contracted), WGSL with every product
-//! that is added multiplied by the kernel's run-time 1.0 (`kiln_o`), so a
-//! contracted sum is still the rounded product added. Constants go in as
+//! passed through a barrier the compiler cannot see through (`kiln_o`: an
+//! exclusive or of its bits with the run-time 0 for `f32`, a multiply by
+//! the run-time 1.0 for `f64`, whose bits WGSL cannot reach), so none is
+//! fused into a sum or regrouped with another product. NVIDIA's Vulkan
+//! compiler does both to plain `f32` arithmetic. Constants go in as
 //! bit patterns (CUDA, and WGSL's `f32`) or as the shortest decimal that
 //! reads back exactly (WGSL's `f64`), so the three read the same values.
 
@@ -162,9 +165,10 @@ pub(crate) fn wgsl(f64_too: bool) -> String {
     let h = |c: &[String], x: &str| horner(c, x, "var", |x, k| format!("kiln_o(p * {x}) + {k}"));
     let mut src = format!(
         r#"
-// A product times the run-time 1.0 before it is added: a compiler that
-// contracts the sum still adds the rounded product.
-fn kiln_o(x: f32) -> f32 {{ return x * params.one; }}
+// Every product passes through kiln_o: an exclusive or with the run-time
+// 0 of the parameters, which no compiler can see through, so none can fuse
+// the product into a sum or regroup a chain of products.
+fn kiln_o(x: f32) -> f32 {{ return bitcast<f32>(bitcast<u32>(x) ^ params.zero); }}
 fn kiln_pow2f(e: i32) -> f32 {{ return bitcast<f32>(u32(e + 127) << 23u); }}
 fn kiln_clz64(v: vec2<u32>) -> u32 {{ return select(countLeadingZeros(v.x), 32u + countLeadingZeros(v.y), v.x == 0u); }}
 fn kiln_shl64(v: vec2<u32>, s: u32) -> vec2<u32> {{
@@ -181,7 +185,7 @@ fn kiln_gt64(a: vec2<u32>, b: vec2<u32>) -> bool {{ return a.x > b.x || (a.x == 
 fn kiln_cutf(v: vec2<u32>, sh: i32) -> f32 {{
     if (v.x == 0u && v.y == 0u) {{ return 0.0; }}
     let lz = kiln_clz64(v);
-    return f32(kiln_shl64(v, lz).x >> 8u) * kiln_pow2f(40 - i32(lz) + sh);
+    return kiln_o(f32(kiln_shl64(v, lz).x >> 8u) * kiln_pow2f(40 - i32(lz) + sh));
 }}
 fn kiln_lnf(ti: vec2<u32>, neg: bool, sh: i32, k: i32) -> f32 {{
     var t = kiln_cutf(ti, sh);
@@ -191,9 +195,12 @@ fn kiln_lnf(ti: vec2<u32>, neg: bool, sh: i32, k: i32) -> f32 {{
     return kiln_o(kf * {hi32}) + (kiln_o(t * p) + kiln_o(kf * {lo32}));
 }}
 fn kiln_rsqrtf(l: f32) -> f32 {{
-    let h = 0.5 * l;
+    let h = kiln_o(0.5 * l);
     var y = bitcast<f32>(0x5f3759dfu - (bitcast<u32>(l) >> 1u));
-    for (var i = 0; i < 3; i++) {{ y = y * (kiln_o(-h * y * y) + 1.5); }}
+    for (var i = 0; i < 3; i++) {{
+        let hy = kiln_o(-h * y);
+        y = kiln_o(y * (kiln_o(hy * y) + 1.5));
+    }}
     return y;
 }}
 // (cos, sin) of the angle in quadrant q whose in-quadrant sine and cosine are (s, c).
@@ -212,15 +219,15 @@ fn kiln_normal2f(a: u32, b: u32) -> vec2<f32> {{
     var neg: bool;
     var sh: i32;
     if (mi > {q31}u) {{ ti = 0u - mi; neg = true; sh = -32; k += 1; }} else {{ ti = mi - 0x80000000u; neg = false; sh = -31; }}
-    let l = -2.0 * kiln_lnf(vec2<u32>(0u, ti), neg, sh, k);
-    let r = l * kiln_rsqrtf(l);
+    let l = kiln_o(-2.0 * kiln_lnf(vec2<u32>(0u, ti), neg, sh, k));
+    let r = kiln_o(l * kiln_rsqrtf(l));
     let xb = b << 2u;
     let swap = xb >= 0x80000000u;
     let g = kiln_cutf(vec2<u32>(0u, select(xb, 0u - xb, swap)), -32);
-    let g2 = g * g;
+    let g2 = kiln_o(g * g);
     var s: f32;
     var c: f32;
-    {{ {sin32} s = g * p; }}
+    {{ {sin32} s = kiln_o(g * p); }}
     {{ {cos32} c = p; }}
     let cs = kiln_rotatef(b >> 30u, select(s, c, swap), select(c, s, swap));
     return vec2<f32>(r * cs.x, r * cs.y);
@@ -238,6 +245,8 @@ fn kiln_normal2f(a: u32, b: u32) -> vec2<f32> {{
         let h = |c: &[String], x: &str| horner(c, x, "var", |x, k| format!("kiln_o64(p * {x}) + {k}"));
         src += &format!(
             r#"
+// WGSL cannot see an f64's bits: an f64 product is multiplied by the
+// run-time 1.0 instead, which keeps it from being fused into a sum.
 fn kiln_o64(x: f64) -> f64 {{ return x * f64(params.one); }}
 fn kiln_exact(v: vec2<u32>) -> f64 {{ return f64(v.x) * 4294967296.0lf + f64(v.y); }}
 fn kiln_cut(v: vec2<u32>, sh: i32) -> f64 {{
@@ -245,7 +254,7 @@ fn kiln_cut(v: vec2<u32>, sh: i32) -> f64 {{
     let lz = kiln_clz64(v);
     let top = kiln_shl64(v, lz);
     let m = vec2<u32>(top.x >> 11u, (top.y >> 11u) | (top.x << 21u));
-    return kiln_exact(m) * f64(kiln_pow2f(11 - i32(lz) + sh));
+    return kiln_o64(kiln_exact(m) * f64(kiln_pow2f(11 - i32(lz) + sh)));
 }}
 fn kiln_rotate(q: u32, s: f64, c: f64) -> vec2<f64> {{
     if (q == 0u) {{ return vec2<f64>(c, s); }}
@@ -266,19 +275,22 @@ fn kiln_normal2(w: vec4<u32>) -> vec2<f64> {{
     if (neg) {{ t = -t; }}
     let kf = f64(k);
     var l: f64;
-    {{ {ln64} l = -2.0lf * (kiln_o64(kf * {hi64}) + (kiln_o64(t * p) + kiln_o64(kf * {lo64}))); }}
-    let l32 = -2.0 * kiln_lnf(ti, neg, sh, k);
-    let h = 0.5lf * l;
+    {{ {ln64} l = kiln_o64(-2.0lf * (kiln_o64(kf * {hi64}) + (kiln_o64(t * p) + kiln_o64(kf * {lo64})))); }}
+    let l32 = kiln_o(-2.0 * kiln_lnf(ti, neg, sh, k));
+    let h = kiln_o64(0.5lf * l);
     var y = f64(kiln_rsqrtf(l32));
-    for (var i = 0; i < 3; i++) {{ y = y * (kiln_o64(-h * y * y) + 1.5lf); }}
-    let r = l * y;
+    for (var i = 0; i < 3; i++) {{
+        let hy = kiln_o64(-h * y);
+        y = kiln_o64(y * (kiln_o64(hy * y) + 1.5lf));
+    }}
+    let r = kiln_o64(l * y);
     let xb = kiln_shl64(vec2<u32>(w.z, w.w), 2u);
     let swap = xb.x >= 0x80000000u;
     let g = kiln_cut(select(xb, kiln_neg64(xb), swap), -64);
-    let g2 = g * g;
+    let g2 = kiln_o64(g * g);
     var s: f64;
     var c: f64;
-    {{ {sin64} s = g * p; }}
+    {{ {sin64} s = kiln_o64(g * p); }}
     {{ {cos64} c = p; }}
     let cs = kiln_rotate(w.z >> 30u, select(s, c, swap), select(c, s, swap));
     return vec2<f64>(r * cs.x, r * cs.y);
