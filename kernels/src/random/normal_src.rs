@@ -2,10 +2,11 @@
 //! written from the same constants, step for step as the Rust one: CUDA
 //! with the `_rn` intrinsics (never contracted), WGSL with every product
 //! passed through a barrier the compiler cannot see through (`kiln_o`: an
-//! exclusive or of its bits with the run-time 0 for `f32`, a multiply by
-//! the run-time 1.0 for `f64`, whose bits WGSL cannot reach), so none is
-//! fused into a sum or regrouped with another product. NVIDIA's Vulkan
-//! compiler does both to plain `f32` arithmetic. Constants go in as
+//! exclusive or of its bits with the run-time 0 for `f32`; for `f64`, whose
+//! bits WGSL cannot reach, a store and load through private memory at two
+//! run-time indices that are both 0), so none is fused into a sum or
+//! regrouped with another product. NVIDIA's Vulkan compiler does both to plain arithmetic, and to
+//! products multiplied by a run-time 1.0. Constants go in as
 //! bit patterns (CUDA, and WGSL's `f32`) or as the shortest decimal that
 //! reads back exactly (WGSL's `f64`), so the three read the same values.
 
@@ -245,9 +246,16 @@ fn kiln_normal2f(a: u32, b: u32) -> vec2<f32> {{
         let h = |c: &[String], x: &str| horner(c, x, "var", |x, k| format!("kiln_o64(p * {x}) + {k}"));
         src += &format!(
             r#"
-// WGSL cannot see an f64's bits: an f64 product is multiplied by the
-// run-time 1.0 instead, which keeps it from being fused into a sum.
-fn kiln_o64(x: f64) -> f64 {{ return x * f64(params.one); }}
+// WGSL cannot reach an f64's bits: an f64 product goes through private
+// memory instead, stored at the run-time index 0 and loaded from another
+// expression of 0, which no compiler can prove the same (a multiply by a
+// run-time 1.0 was still fused by NVIDIA's compiler where two products are
+// added, and naga's f64 frexp needs 64-bit integers).
+var<private> kiln_scratch: array<f64, 2>;
+fn kiln_o64(x: f64) -> f64 {{
+    kiln_scratch[params.zero] = x;
+    return kiln_scratch[u32(params.one) - 1u];
+}}
 fn kiln_exact(v: vec2<u32>) -> f64 {{ return f64(v.x) * 4294967296.0lf + f64(v.y); }}
 fn kiln_cut(v: vec2<u32>, sh: i32) -> f64 {{
     if (v.x == 0u && v.y == 0u) {{ return 0.0lf; }}
