@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use cudarc::driver::result::DriverError;
-use cudarc::driver::CudaContext;
+use cudarc::driver::{CudaContext, CudaFunction};
 use kiln_core::{BackendKind, Error, Result};
 
 use crate::error::{describe, is_fault, is_out_of_memory};
@@ -41,6 +41,8 @@ pub(crate) struct DeviceState {
     kernels: Mutex<Vec<Arc<str>>>,
     /// The kernel launched last on any stream of the device.
     pub(crate) last_kernel: AtomicU32,
+    /// The 8-byte fill kernel ([`ffi::FILL64_PTX`]), loaded at its first use.
+    fill64: OnceLock<std::result::Result<CudaFunction, String>>,
 }
 
 impl DeviceState {
@@ -56,7 +58,20 @@ impl DeviceState {
             deferred: Mutex::new(Vec::new()),
             kernels: Mutex::new(Vec::new()),
             last_kernel: AtomicU32::new(0),
+            fill64: OnceLock::new(),
         }
+    }
+
+    /// The 8-byte fill kernel, loaded from its PTX on the first call (the
+    /// context must be bound to the thread).
+    pub(crate) fn fill64(&self) -> Result<&CudaFunction> {
+        let loaded = self.fill64.get_or_init(|| {
+            let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ffi::FILL64_PTX)).map_err(describe)?;
+            module.load_function("kiln_fill64").map_err(describe)
+        });
+        loaded.as_ref().map_err(|e| {
+            Error::driver(BackendKind::Cuda, "loading kiln's 8-byte fill kernel (cuModuleLoadData)", e.clone())
+        })
     }
 
     /// Whether a fault made the device unusable.

@@ -262,6 +262,17 @@ impl RawStream for CudaStream {
     }
 
     unsafe fn fill(&self, dst: &CudaBuffer, offset: usize, bytes: usize, pattern: &[u8]) -> Result<()> {
+        if pattern.len() == 8 && pattern[..4] != pattern[4..] {
+            self.enter("cuLaunchKernel (8-byte fill)")?;
+            let func = self.state.fill64()?;
+            let value = u64::from_le_bytes(pattern.try_into().unwrap_or_default());
+            return self.tracked([dst], || {
+                // SAFETY: in bounds and 8-byte aligned (caller's contract; allocations
+                // are 256-byte aligned); the kernel writes that range only.
+                unsafe { ffi::fill64(func, dst.ptr + offset as u64, bytes / 8, value, &self.stream) }
+                    .map_err(|e| self.fail("cuLaunchKernel (8-byte fill)", e))
+            });
+        }
         self.enter("cuMemsetAsync")?;
         self.tracked([dst], || {
             // SAFETY: in bounds, and the pattern size divides offset and length
