@@ -322,28 +322,7 @@ macro_rules! unary_methods {
     };
 }
 
-unary_methods! {
-    /// `|x|` (integers wrap at the most negative value).
-    abs => Abs,
-    /// Square root (floats).
-    sqrt => Sqrt,
-    /// `1 / sqrt(x)` (floats).
-    rsqrt => Rsqrt,
-    /// `e^x` (floats).
-    exp => Exp,
-    /// Natural logarithm (floats).
-    ln => Log,
-    /// Sine (floats).
-    sin => Sin,
-    /// Cosine (floats).
-    cos => Cos,
-    /// Hyperbolic tangent (floats).
-    tanh => Tanh,
-    /// Largest integer not above (floats).
-    floor => Floor,
-    /// Smallest integer not below (floats).
-    ceil => Ceil,
-}
+kiln_kernels::array_unary_ops!(unary_methods);
 
 macro_rules! binary_methods {
     ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
@@ -358,14 +337,7 @@ macro_rules! binary_methods {
     };
 }
 
-binary_methods! {
-    /// The smaller of the two (the other operand where one is NaN).
-    minimum => Min,
-    /// The larger of the two (the other operand where one is NaN).
-    maximum => Max,
-    /// `x` to the power `y` (floats; C's special cases).
-    pow => Pow,
-}
+kiln_kernels::array_binary_ops!(binary_methods);
 
 macro_rules! comparisons {
     ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
@@ -380,20 +352,7 @@ macro_rules! comparisons {
     };
 }
 
-comparisons! {
-    /// Where `x < y`.
-    lt => Lt,
-    /// Where `x <= y`.
-    le => Le,
-    /// Where `x > y`.
-    gt => Gt,
-    /// Where `x >= y`.
-    ge => Ge,
-    /// Where `x == y`.
-    eq_to => Eq,
-    /// Where `x != y` (true at NaN).
-    ne_to => Ne,
-}
+kiln_kernels::array_comparisons!(comparisons);
 
 macro_rules! operators {
     ($($trait:ident $method:ident => $op:ident),*) => {$(

@@ -55,6 +55,22 @@ impl Reference for f64 {
     }
 }
 
+/// A buffer of `n + 7` elements whose `n` values from `at` on are
+/// `value(0..n)`: the expected contents (`value`, poison around it) and the
+/// poisoned contents to upload. The view is misaligned by `at` (0..3), and
+/// the elements around it must stay as they were.
+fn framed<T: Sample>(n: usize, at: usize, value: impl Fn(usize) -> T) -> (Vec<T>, Vec<T>) {
+    let inside = |i: usize| (at..at + n).contains(&i);
+    let mut full: Vec<T> = (0..n + 7).map(|i| if inside(i) { value(i - at) } else { T::default() }).collect();
+    let init = poison_for(&full);
+    for (i, v) in init.iter().enumerate() {
+        if !inside(i) {
+            full[i] = *v;
+        }
+    }
+    (full, init)
+}
+
 fn uniform<B: Backend, T: Reference>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
     let rng = &mut ctx.rng;
     let seed: u64 = rng.random();
@@ -65,18 +81,8 @@ fn uniform<B: Backend, T: Reference>(device: &Device<B>, ctx: &mut Ctx) -> Resul
         _ => u64::MAX - (ctx.n as u64).div_ceil(T::PER_BLOCK) - rng.random_range(0..3u64),
     };
     let n = ctx.n;
-    // A view starting at 0..3 elements into a longer buffer: misaligned
-    // stores, and the elements around it must stay as they were.
     let at = rng.random_range(0..4usize);
-    let mut full: Vec<T> = (0..n + 7)
-        .map(|i| if (at..at + n).contains(&i) { T::nth(seed, counter, i - at) } else { T::default() })
-        .collect();
-    let init = poison_for(&full);
-    for (i, v) in init.iter().enumerate() {
-        if !(at..at + n).contains(&i) {
-            full[i] = *v;
-        }
-    }
+    let (full, init) = framed(n, at, |i| T::nth(seed, counter, i));
     let s = device.stream();
     let mut buf = device.upload(&init)?;
     let mut philox = Philox::at(seed, counter);
@@ -152,22 +158,7 @@ fn normal<B: Backend, T: NormalReference>(device: &Device<B>, ctx: &mut Ctx) -> 
     let n = ctx.n;
     let at = rng.random_range(0..4usize);
     let words = |i: usize| block(counter.wrapping_add(i as u64 / per), seed);
-    let mut full: Vec<T> =
-        (0..n + 7)
-            .map(|i| {
-                if (at..at + n).contains(&i) {
-                    T::normals(&words(i - at))[(i - at) % per as usize]
-                } else {
-                    T::default()
-                }
-            })
-            .collect();
-    let init = poison_for(&full);
-    for (i, v) in init.iter().enumerate() {
-        if !(at..at + n).contains(&i) {
-            full[i] = *v;
-        }
-    }
+    let (full, init) = framed(n, at, |i| T::normals(&words(i))[i % per as usize]);
     let s = device.stream();
     let mut buf = device.upload(&init)?;
     let mut philox = Philox::at(seed, counter);

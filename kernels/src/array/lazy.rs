@@ -225,28 +225,7 @@ macro_rules! unary_methods {
     };
 }
 
-unary_methods! {
-    /// `|x|` (integers wrap at the most negative value).
-    abs => Abs,
-    /// Square root (floats).
-    sqrt => Sqrt,
-    /// `1 / sqrt(x)` (floats).
-    rsqrt => Rsqrt,
-    /// `e^x` (floats).
-    exp => Exp,
-    /// Natural logarithm (floats).
-    ln => Log,
-    /// Sine (floats).
-    sin => Sin,
-    /// Cosine (floats).
-    cos => Cos,
-    /// Hyperbolic tangent (floats).
-    tanh => Tanh,
-    /// Largest integer not above (floats).
-    floor => Floor,
-    /// Smallest integer not below (floats).
-    ceil => Ceil,
-}
+crate::array_unary_ops!(unary_methods);
 
 macro_rules! binary_methods {
     ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
@@ -261,14 +240,7 @@ macro_rules! binary_methods {
     };
 }
 
-binary_methods! {
-    /// The smaller of the two (the other operand where one is NaN).
-    minimum => Min,
-    /// The larger of the two (the other operand where one is NaN).
-    maximum => Max,
-    /// `x` to the power `y` (floats; C's special cases).
-    pow => Pow,
-}
+crate::array_binary_ops!(binary_methods);
 
 macro_rules! comparisons {
     ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
@@ -283,20 +255,7 @@ macro_rules! comparisons {
     };
 }
 
-comparisons! {
-    /// Where `x < y`.
-    lt => Lt,
-    /// Where `x <= y`.
-    le => Le,
-    /// Where `x > y`.
-    gt => Gt,
-    /// Where `x >= y`.
-    ge => Ge,
-    /// Where `x == y`.
-    eq_to => Eq,
-    /// Where `x != y` (true at NaN).
-    ne_to => Ne,
-}
+crate::array_comparisons!(comparisons);
 
 impl<B: Backend, T: Element> ArrayExpr<B, T> {
     /// Each value limited to `[lo, hi]` (NumPy's `clip`: `min(max(x, lo), hi)`).
@@ -408,4 +367,72 @@ impl<B: Backend, T: Element> ops::Neg for &Array<B, T> {
     fn neg(self) -> ArrayExpr<B, T> {
         self.expr().unary(UnOp::Neg)
     }
+}
+
+/// The one-operation array methods with their docs, for both tiers: each
+/// macro invokes its argument with the list (`name => Op`), which the typed
+/// and the run-time array expand into methods.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! array_unary_ops {
+    ($m:ident) => {
+        $m! {
+            /// `|x|` (integers wrap at the most negative value).
+            abs => Abs,
+            /// Square root (floats).
+            sqrt => Sqrt,
+            /// `1 / sqrt(x)` (floats).
+            rsqrt => Rsqrt,
+            /// `e^x` (floats).
+            exp => Exp,
+            /// Natural logarithm (floats).
+            ln => Log,
+            /// Sine (floats).
+            sin => Sin,
+            /// Cosine (floats).
+            cos => Cos,
+            /// Hyperbolic tangent (floats).
+            tanh => Tanh,
+            /// Largest integer not above (floats).
+            floor => Floor,
+            /// Smallest integer not below (floats).
+            ceil => Ceil,
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! array_binary_ops {
+    ($m:ident) => {
+        $m! {
+            /// The smaller of the two (the other operand where one is NaN).
+            minimum => Min,
+            /// The larger of the two (the other operand where one is NaN).
+            maximum => Max,
+            /// `x` to the power `y` (floats; C's special cases).
+            pow => Pow,
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! array_comparisons {
+    ($m:ident) => {
+        $m! {
+            /// Where `x < y`.
+            lt => Lt,
+            /// Where `x <= y`.
+            le => Le,
+            /// Where `x > y`.
+            gt => Gt,
+            /// Where `x >= y`.
+            ge => Ge,
+            /// Where `x == y`.
+            eq_to => Eq,
+            /// Where `x != y` (true at NaN).
+            ne_to => Ne,
+        }
+    };
 }

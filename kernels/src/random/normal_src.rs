@@ -77,17 +77,11 @@ __device__ __forceinline__ float kiln_rsqrtf(float l) {{
     for (int i = 0; i < 3; ++i) y = __fmul_rn(y, __fadd_rn(__fmul_rn(__fmul_rn(-h, y), y), 1.5f));
     return y;
 }}
-__device__ __forceinline__ void kiln_rotate(unsigned q, bool swap, float s0, float c0, float* co, float* si) {{
-    float s = swap ? c0 : s0, c = swap ? s0 : c0;
-    switch (q & 3u) {{
-    case 0: *co = c; *si = s; break;
-    case 1: *co = -s; *si = c; break;
-    case 2: *co = -c; *si = -s; break;
-    default: *co = s; *si = -c; break;
-    }}
-}}
-__device__ __forceinline__ void kiln_rotate(unsigned q, bool swap, double s0, double c0, double* co, double* si) {{
-    double s = swap ? c0 : s0, c = swap ? s0 : c0;
+// (cos, sin) of the angle in quadrant q whose in-quadrant sine and cosine
+// are (s0, c0), or (c0, s0) where the angle was folded (swap).
+template <typename F>
+__device__ __forceinline__ void kiln_rotate(unsigned q, bool swap, F s0, F c0, F* co, F* si) {{
+    F s = swap ? c0 : s0, c = swap ? s0 : c0;
     switch (q & 3u) {{
     case 0: *co = c; *si = s; break;
     case 1: *co = -s; *si = c; break;
@@ -159,6 +153,19 @@ __device__ __forceinline__ double2 kiln_normal2(uint4 w) {{
     )
 }
 
+/// WGSL's `name(q, s, c)` on `ty`: (cos, sin) of the angle in quadrant `q`
+/// whose in-quadrant sine and cosine are (s, c).
+fn wgsl_rotate(name: &str, ty: &str) -> String {
+    format!(
+        "fn {name}(q: u32, s: {ty}, c: {ty}) -> vec2<{ty}> {{
+    if (q == 0u) {{ return vec2<{ty}>(c, s); }}
+    if (q == 1u) {{ return vec2<{ty}>(-s, c); }}
+    if (q == 2u) {{ return vec2<{ty}>(-c, -s); }}
+    return vec2<{ty}>(s, -c);
+}}"
+    )
+}
+
 /// WGSL: `kiln_normal2f(a, b)`, and `kiln_normal2(w)` where `f64` is
 /// wanted; 64-bit integers are `vec2<u32>(high, low)`.
 pub(crate) fn wgsl(f64_too: bool) -> String {
@@ -204,13 +211,7 @@ fn kiln_rsqrtf(l: f32) -> f32 {{
     }}
     return y;
 }}
-// (cos, sin) of the angle in quadrant q whose in-quadrant sine and cosine are (s, c).
-fn kiln_rotatef(q: u32, s: f32, c: f32) -> vec2<f32> {{
-    if (q == 0u) {{ return vec2<f32>(c, s); }}
-    if (q == 1u) {{ return vec2<f32>(-s, c); }}
-    if (q == 2u) {{ return vec2<f32>(-c, -s); }}
-    return vec2<f32>(s, -c);
-}}
+{rotate32}
 fn kiln_normal2f(a: u32, b: u32) -> vec2<f32> {{
     let x = a | 1u;
     let e = countLeadingZeros(x);
@@ -240,6 +241,7 @@ fn kiln_normal2f(a: u32, b: u32) -> vec2<f32> {{
         hi32 = wgsl_f32(LN2_HI_F32),
         lo32 = wgsl_f32(LN2_LO_F32),
         q31 = SQRT2_Q31,
+        rotate32 = wgsl_rotate("kiln_rotatef", "f32"),
     );
     if f64_too {
         let c64 = |c: &[f64]| c.iter().map(|&v| wgsl_f64(v)).collect::<Vec<_>>();
@@ -264,12 +266,7 @@ fn kiln_cut(v: vec2<u32>, sh: i32) -> f64 {{
     let m = vec2<u32>(top.x >> 11u, (top.y >> 11u) | (top.x << 21u));
     return kiln_o64(kiln_exact(m) * f64(kiln_pow2f(11 - i32(lz) + sh)));
 }}
-fn kiln_rotate(q: u32, s: f64, c: f64) -> vec2<f64> {{
-    if (q == 0u) {{ return vec2<f64>(c, s); }}
-    if (q == 1u) {{ return vec2<f64>(-s, c); }}
-    if (q == 2u) {{ return vec2<f64>(-c, -s); }}
-    return vec2<f64>(s, -c);
-}}
+{rotate64}
 fn kiln_normal2(w: vec4<u32>) -> vec2<f64> {{
     let x = vec2<u32>(w.x, w.y | 1u);
     let e = kiln_clz64(x);
@@ -311,6 +308,7 @@ fn kiln_normal2(w: vec4<u32>) -> vec2<f64> {{
             lo64 = wgsl_f64(LN2_LO_F64),
             q63h = (SQRT2_Q63 >> 32) as u32,
             q63l = SQRT2_Q63 as u32,
+            rotate64 = wgsl_rotate("kiln_rotate", "f64"),
         );
     }
     src
