@@ -80,6 +80,14 @@ pub(super) fn lower_into<B: ExprTier, T: Element>(e: ArrayExpr<T>) -> Typed<B, T
     lower(e.0)
 }
 
+/// The first of `parts` that reads arrays (and so names a backend).
+fn first_arm<T: Element>(parts: [&Inner<T>; 2]) -> Option<ExprArm<T>> {
+    parts.into_iter().find_map(|p| match p {
+        Inner::Typed(arm) => Some(arm.clone()),
+        Inner::Free(_) => None,
+    })
+}
+
 /// The backend of an arm.
 fn kind<T: Element>(arm: &ExprArm<T>) -> kiln_core::BackendKind {
     dispatch!(arm, ExprArm, _e => B::KIND)
@@ -230,14 +238,7 @@ impl<M: Element> Mask<M> {
     /// ```
     pub fn select<T: Element>(self, a: impl IntoExpr<T>, b: impl IntoExpr<T>) -> ArrayExpr<T> {
         let (op, l, r, a, b) = (self.op, self.l.0, self.r.0, a.into_expr().0, b.into_expr().0);
-        let typed_mask = [&l, &r].into_iter().find_map(|p| match p {
-            Inner::Typed(arm) => Some(arm.clone()),
-            Inner::Free(_) => None,
-        });
-        let typed_value = [&a, &b].into_iter().find_map(|p| match p {
-            Inner::Typed(arm) => Some(arm.clone()),
-            Inner::Free(_) => None,
-        });
+        let (typed_mask, typed_value) = (first_arm([&l, &r]), first_arm([&a, &b]));
         macro_rules! on {
             ($b:ty) => {{
                 let (l, r) = (lower::<$b, M>(l), lower::<$b, M>(r));
