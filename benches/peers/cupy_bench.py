@@ -12,7 +12,6 @@ import argparse, json, math, sys, time
 try:
     import numpy as np
     import cupy as cp
-    from cupyx.profiler import benchmark
     cp.cuda.runtime.getDeviceCount()
 except Exception as e:  # noqa: BLE001 - any failure means the peer is absent
     print(f"cupy unavailable: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
@@ -24,10 +23,47 @@ ap.add_argument("--cases", required=True)
 ap.add_argument("--sizes", required=True)
 ap.add_argument("--dtype", default="f32")
 ap.add_argument("--runs", type=int, default=20)
+ap.add_argument("--warmup-ms", type=float, default=100.0)
+ap.add_argument("--sample-ms", type=float, default=2.0)
 ap.add_argument("--json", required=True)
 ap.add_argument("--fuse", action="store_true")
 args = ap.parse_args()
 dt = {"f32": cp.float32, "f64": cp.float64, "i32": cp.int32, "u32": cp.uint32}[args.dtype]
+
+
+MAX_LAUNCHES = 1000
+
+
+def sample_windows(window):
+    """`window(k)` times k calls back to back, ms per call."""
+    def count(ms):
+        return max(1, min(MAX_LAUNCHES, math.ceil(args.sample_ms / ms))) if ms > 0 else MAX_LAUNCHES
+
+    for _ in range(3):
+        window(1)
+    launches = count(window(1))
+    t0 = time.perf_counter()
+    while (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
+        launches = count(window(launches))
+    return np.sort(np.asarray([window(launches) for _ in range(max(args.runs, 1))])), launches
+
+
+def sampled(run):
+    """kiln's sampling method: 3 untimed calls, then calls for --warmup-ms
+    of busy time, then --runs samples of `launches` calls each between one
+    pair of events, `launches` chosen so a sample covers --sample-ms.
+    Returns the sorted ms per call and `launches`."""
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+
+    def window(k):
+        start.record()
+        for _ in range(k):
+            run()
+        stop.record()
+        stop.synchronize()
+        return cp.cuda.get_elapsed_time(start, stop) / k
+
+    return sample_windows(window)
 arrays = {"copy_d2d": 2, "fill": 1, "sequence": 1, "map_square": 2, "map_abs": 2, "map_negate": 2,
           "map_sqrt": 2, "vector_add": 3, "axpy": 3, "user_axpy": 3, "array_axpy": 3, "array_fused_sum": 2,
           "random_uniform": 1, "random_normal": 1}
@@ -208,11 +244,11 @@ def bench_matrix(pattern, size):
         fns[counter[0] % sets_n]()
         counter[0] += 1
 
-    r = benchmark(run, n_repeat=args.runs, n_warmup=3)
-    t = np.sort(np.asarray(r.gpu_times).reshape(-1)) * 1e3
+    t, launches = sampled(run)
     del fns
     cp.get_default_memory_pool().free_all_blocks()
-    return {"pattern": pattern, "dtype": label, "size": size, "median_ms": float(np.median(t)), "min_ms": float(t[0])}
+    return {"pattern": pattern, "dtype": label, "size": size, "median_ms": float(np.median(t)), "min_ms": float(t[0]),
+            "launches": launches}
 
 
 # The end-to-end latency of small work, as kiln's reduce_latency rows take
@@ -268,10 +304,9 @@ for size in [int(v) for v in args.sizes.split(",") if v]:
                 fns[counter[0] % sets_n]()
                 counter[0] += 1
 
-            r = benchmark(run, n_repeat=args.runs, n_warmup=3)
-            t = np.sort(np.asarray(r.gpu_times).reshape(-1)) * 1e3
+            t, launches = sampled(run)
             rows.append({"pattern": pattern, "dtype": args.dtype, "size": size,
-                         "median_ms": float(np.median(t)), "min_ms": float(t[0])})
+                         "median_ms": float(np.median(t)), "min_ms": float(t[0]), "launches": launches})
             del sets, fns, base
             cp.get_default_memory_pool().free_all_blocks()
         except Exception as e:  # noqa: BLE001 - report and go on

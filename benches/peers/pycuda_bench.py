@@ -4,7 +4,7 @@ Usage: python3 pycuda_bench.py --cases vector_add --sizes 1024,67108864 --dtype 
 The case reduce_latency runs once, at 1 Ki f32, whatever --sizes and --dtype say.
 Exits with status 3 and a one-line reason on stderr when PyCUDA cannot run here.
 """
-import argparse, json, sys, time
+import argparse, json, math, sys, time
 
 try:
     import numpy as np
@@ -24,9 +24,46 @@ ap.add_argument("--cases", required=True)
 ap.add_argument("--sizes", required=True)
 ap.add_argument("--dtype", default="f32")
 ap.add_argument("--runs", type=int, default=20)
+ap.add_argument("--warmup-ms", type=float, default=100.0)
+ap.add_argument("--sample-ms", type=float, default=2.0)
 ap.add_argument("--json", required=True)
 args = ap.parse_args()
 np_dt = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32}[args.dtype]
+
+
+MAX_LAUNCHES = 1000
+
+
+def sample_windows(window):
+    """`window(k)` times k calls back to back, ms per call."""
+    def count(ms):
+        return max(1, min(MAX_LAUNCHES, math.ceil(args.sample_ms / ms))) if ms > 0 else MAX_LAUNCHES
+
+    for _ in range(3):
+        window(1)
+    launches = count(window(1))
+    t0 = time.perf_counter()
+    while (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
+        launches = count(window(launches))
+    return np.sort(np.asarray([window(launches) for _ in range(max(args.runs, 1))])), launches
+
+
+def sampled(run):
+    """kiln's sampling method: 3 untimed calls, then calls for --warmup-ms
+    of busy time, then --runs samples of `launches` calls each between one
+    pair of events, `launches` chosen so a sample covers --sample-ms.
+    Returns the sorted ms per call and `launches`."""
+    start, stop = drv.Event(), drv.Event()
+
+    def window(k):
+        start.record()
+        for _ in range(k):
+            run()
+        stop.record()
+        stop.synchronize()
+        return start.time_till(stop) / k
+
+    return sample_windows(window)
 c_t = {"f32": "float", "f64": "double", "i32": "int", "u32": "unsigned int"}[args.dtype]
 arrays = {"copy_d2d": 2, "fill": 1, "map_square": 2, "vector_add": 3, "axpy": 3,
           "reduce_sum": 1, "dot": 2, "scan_inclusive": 2}
@@ -57,15 +94,15 @@ def op(pattern, s, alpha):
     return None
 
 
-def timed(fns, runs):
-    for f in fns[:3]:
-        f()
-    start, stop = drv.Event(), drv.Event()
-    ts = []
-    for i in range(runs):
-        start.record(); fns[i % len(fns)](); stop.record(); stop.synchronize()
-        ts.append(start.time_till(stop))
-    return np.sort(np.asarray(ts))
+def timed(fns):
+    """The calls of `fns` in turn (rotating buffer sets), sampled."""
+    counter = [0]
+
+    def run():
+        fns[counter[0] % len(fns)]()
+        counter[0] += 1
+
+    return sampled(run)
 
 
 # The end-to-end latency of small work, as kiln's reduce_latency rows take
@@ -104,9 +141,9 @@ for size in [int(v) for v in args.sizes.split(",") if v]:
         try:
             base = (rng.random(size) * 1.5 + 0.5).astype(np_dt)
             sets = [[gpuarray.to_gpu(base) for _ in range(arrays[pattern])] for _ in range(sets_n)]
-            t = timed([op(pattern, s, np_dt(1.25)) for s in sets], args.runs)
+            t, launches = timed([op(pattern, s, np_dt(1.25)) for s in sets])
             rows.append({"pattern": pattern, "dtype": args.dtype, "size": size,
-                         "median_ms": float(np.median(t)), "min_ms": float(t[0])})
+                         "median_ms": float(np.median(t)), "min_ms": float(t[0]), "launches": launches})
             del sets
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"pycuda {pattern} {size}: {e}", file=sys.stderr)

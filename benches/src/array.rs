@@ -53,7 +53,7 @@ fn typed<B: Backend, T: Number>(
     stream.synchronize()?;
     let alpha = ArrayExpr::scalar(gen(rng));
     let two = ArrayExpr::scalar(T::from_index(2));
-    time_runs(stream, opts.warmup, opts.runs, |i| {
+    time_runs(stream, &opts.sampling(), |i| {
         let (x, y) = &arrays[i % sets];
         match case.pattern {
             Pattern::ArrayAxpy => (x * &alpha + y).eval().map(drop),
@@ -67,14 +67,14 @@ fn uniform<B: Backend, T: Uniform>(stream: &Stream<B>, case: &Case, opts: &RunOp
     let sets = set_count(stream, case.pattern.bytes(case.n, case.dtype));
     let mut buffers = (0..sets).map(|_| stream.alloc::<T>(case.n)).collect::<Result<Vec<_>>>()?;
     let mut rng = Philox::new(opts.seed);
-    time_runs(stream, opts.warmup, opts.runs, |i| rng.fill_uniform(stream, &mut buffers[i % sets]))
+    time_runs(stream, &opts.sampling(), |i| rng.fill_uniform(stream, &mut buffers[i % sets]))
 }
 
 fn normal<B: Backend, T: Normal>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
     let sets = set_count(stream, case.pattern.bytes(case.n, case.dtype));
     let mut buffers = (0..sets).map(|_| stream.alloc::<T>(case.n)).collect::<Result<Vec<_>>>()?;
     let mut rng = Philox::new(opts.seed);
-    time_runs(stream, opts.warmup, opts.runs, |i| rng.fill_normal(stream, &mut buffers[i % sets]))
+    time_runs(stream, &opts.sampling(), |i| rng.fill_normal(stream, &mut buffers[i % sets]))
 }
 
 #[cfg(test)]

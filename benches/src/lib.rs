@@ -31,6 +31,7 @@
 
 mod array;
 mod case;
+mod clock;
 #[cfg(feature = "cubecl")]
 mod cubecl_peer;
 #[cfg(feature = "cuda-system")]
@@ -49,6 +50,7 @@ mod timing;
 use std::collections::BTreeMap;
 
 pub use case::{quick_sizes, square_side, sweep_sizes, Case, Pattern};
+pub use clock::SmClock;
 #[cfg(feature = "cubecl")]
 pub use cubecl_peer::{run_cubecl_peer, CUBECL_VERSION};
 pub use latency::{latency_runs, latency_summary, render_latency, Latency};
@@ -58,7 +60,7 @@ pub use report::{utc_now, Header, PeerCell, Report, Row};
 pub use run::{run_case, skip_reason, RunOptions};
 pub use scaling::{render_scaling, scaling_summary, Scaling};
 pub use table::{render, size_label};
-pub use timing::{time_end_to_end, time_runs, Timer, Timing};
+pub use timing::{sample_windows, time_end_to_end, time_runs, Sampling, Timer, Timing, MAX_LAUNCHES};
 
 use kiln_core::dynamic::DeviceVisitor;
 
@@ -76,19 +78,43 @@ pub struct BenchConfig {
     pub sizes: Vec<usize>,
     /// Element type.
     pub dtype: DType,
-    /// Timed runs per case (at least 20 for published numbers).
+    /// Timed samples per case (at least 20 for published numbers).
     pub runs: usize,
-    /// Untimed runs first.
+    /// Untimed runs first, at least.
     pub warmup: usize,
+    /// Then untimed runs for this long, ms, so the device's clocks are up.
+    pub warmup_ms: f64,
+    /// The least device work in one timed sample, ms.
+    pub sample_ms: f64,
 }
 
 impl Default for BenchConfig {
     fn default() -> Self {
-        BenchConfig { patterns: Vec::new(), sizes: sweep_sizes(), dtype: DType::F32, runs: 20, warmup: 3 }
+        let o = RunOptions::default();
+        BenchConfig {
+            patterns: Vec::new(),
+            sizes: sweep_sizes(),
+            dtype: DType::F32,
+            runs: o.runs,
+            warmup: o.warmup,
+            warmup_ms: o.warmup_ms,
+            sample_ms: o.sample_ms,
+        }
     }
 }
 
 impl BenchConfig {
+    /// The run options of each case.
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            warmup: self.warmup,
+            warmup_ms: self.warmup_ms,
+            runs: self.runs,
+            sample_ms: self.sample_ms,
+            ..Default::default()
+        }
+    }
+
     /// The selected patterns.
     pub fn selected(&self) -> Vec<Pattern> {
         Pattern::ALL
@@ -170,7 +196,7 @@ impl DeviceVisitor for BenchVisitor<'_> {
     fn visit<B: Backend>(self, device: &Device<B>) -> Result<DeviceResult> {
         let stream = device.create_stream(kiln_core::Priority::Normal)?;
         let info = device.info();
-        let opts = RunOptions { warmup: self.config.warmup, runs: self.config.runs, ..Default::default() };
+        let opts = self.config.run_options();
         let limit = info.limits.max_binding_bytes.min(info.limits.max_buffer_bytes);
         (self.progress)(&format!("{}: ceiling (device-to-device copy)", B::KIND));
         let ceiling = ceiling(&stream, ceiling_elements(limit), &opts);
@@ -202,7 +228,10 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
         median_ms: None,
         min_ms: None,
         runs: 0,
+        launches: 0,
         timer: None,
+        sm_clock_mhz: None,
+        max_sm_clock_mhz: None,
         gb_per_s: None,
         tflop_per_s: None,
         ceiling_fraction: None,
@@ -217,7 +246,10 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
             row.median_ms = Some(t.median_ms);
             row.min_ms = Some(t.min_ms);
             row.runs = t.runs;
+            row.launches = t.launches;
             row.timer = Some(t.timer);
+            row.sm_clock_mhz = t.sm_clock_mhz;
+            row.max_sm_clock_mhz = t.max_sm_clock_mhz;
             if case.pattern.is_latency() {
                 // A round trip of 4 KiB: its time is the result, throughput means nothing.
                 row.note = Some("end to end: launch and read back of the scalar, host clock".into());
@@ -282,7 +314,10 @@ mod tests {
             median_ms: Some(ms),
             min_ms: Some(ms),
             runs: 20,
+            launches: 1,
             timer: Some(Timer::DeviceEvents),
+            sm_clock_mhz: None,
+            max_sm_clock_mhz: None,
             gb_per_s: Row::gbps(12_000, ms),
             tflop_per_s: None,
             ceiling_fraction: None,

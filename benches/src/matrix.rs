@@ -96,7 +96,7 @@ fn transpose<B: Backend, T: Element>(
     let input: Vec<T> = (0..side * side).map(|_| gen(rng)).collect();
     let sets = set_count(stream, case.pattern.bytes(case.n, case.dtype));
     let mut buffers = buffer_sets::<B, T, T>(stream, &input, side * side, sets)?;
-    time_runs(stream, opts.warmup, opts.runs, |i| {
+    time_runs(stream, &opts.sampling(), |i| {
         let (a, t) = &mut buffers[i % sets];
         transpose_with(stream, algorithm, a, side, side, t)
     })
@@ -113,7 +113,7 @@ fn sgemm<B: Backend>(
     let sets = set_count(stream, 3 * (side * side * 4) as u64);
     let mut buffers = buffer_sets::<B, f32, f32>(stream, &values, side * side, sets)?;
     let shape = MatmulShape::new(side, side, side);
-    time_runs(stream, opts.warmup, opts.runs, |i| {
+    time_runs(stream, &opts.sampling(), |i| {
         let (ab, c) = &mut buffers[i % sets];
         let (a, b) = (ab.slice(..side * side)?, ab.slice(side * side..)?);
         let used = matmul_with(stream, strategy, &a, &b, c, shape)?;
@@ -129,7 +129,7 @@ fn grayscale<B: Backend>(stream: &Stream<B>, side: usize, opts: &RunOptions, rng
     let rgb: Vec<u8> = (0..3 * side * side).map(|_| rng.random()).collect();
     let sets = set_count(stream, 4 * (side * side) as u64);
     let mut buffers = buffer_sets::<B, u8, u8>(stream, &rgb, side * side, sets)?;
-    time_runs(stream, opts.warmup, opts.runs, |i| {
+    time_runs(stream, &opts.sampling(), |i| {
         let (input, out) = &mut buffers[i % sets];
         gray(stream, PixelFormat::Rgb, input, side, side, out)
     })
@@ -141,7 +141,7 @@ fn blur3x3<B: Backend>(stream: &Stream<B>, side: usize, opts: &RunOptions, rng: 
     let mut buffers = buffer_sets::<B, f32, f32>(stream, &image, side * side, sets)?;
     // The filter is uploaded once, outside the timed runs.
     let filter = Filter::box_blur(3)?.upload(stream)?;
-    time_runs(stream, opts.warmup, opts.runs, |i| {
+    time_runs(stream, &opts.sampling(), |i| {
         let (input, out) = &mut buffers[i % sets];
         convolve(stream, input, side, side, &filter, Border::Clamp, out)
     })
@@ -152,7 +152,7 @@ fn sort_u32<B: Backend>(stream: &Stream<B>, n: usize, opts: &RunOptions, rng: &m
     let sets = set_count(stream, 2 * (n * 4) as u64);
     let mut buffers = buffer_sets::<B, u32, u32>(stream, &keys, n, sets)?;
     // Out of place, so every run sorts the same unsorted keys.
-    time_runs(stream, opts.warmup, opts.runs, |i| {
+    time_runs(stream, &opts.sampling(), |i| {
         let (input, out) = &mut buffers[i % sets];
         sort_into(stream, input, out, SortOrder::Ascending)
     })

@@ -93,7 +93,7 @@ fn typed<B: Backend, T: Number>(
         .identity(0)
         .build()?;
     let user_scan = Scan::new("bench_scan", t.clone()).input("x", t).scan(var("a") + var("b")).identity(0).build()?;
-    time_runs(stream, opts.warmup, opts.runs, |i| {
+    time_runs(stream, &opts.sampling(), |i| {
         let Set { x, y, result, count } = &mut buffers[i % sets];
         match case.pattern {
             Pattern::ReduceSum => reduce_into(stream, ReduceOp::Sum, x, result),
@@ -122,7 +122,7 @@ fn histogram<B: Backend>(
         .map(|_| Ok((stream.upload(&host)?, stream.alloc::<u32>(BINS)?, stream.alloc::<u64>(1)?)))
         .collect::<Result<Vec<_>>>()?;
     stream.synchronize()?;
-    time_runs(stream, opts.warmup, opts.runs, |i| {
+    time_runs(stream, &opts.sampling(), |i| {
         let (x, counts, dropped) = &mut buffers[i % sets];
         histogram_into(stream, x, BINS, RANGE.0, RANGE.1, counts, dropped)
     })

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use serde::Deserialize;
 
+use crate::run::RunOptions;
 use crate::timing::Timer;
 
 /// A peer's measurement of one case.
@@ -89,9 +90,10 @@ pub fn python_peer_names() -> Vec<&'static str> {
 }
 
 /// Run every Python peer on `patterns` x `sizes` (one dtype), each as a
-/// separate process with `python3` (or `KILN_PYTHON`).
-pub fn run_python_peers(patterns: &[String], sizes: &[usize], dtype: &str, runs: usize) -> Vec<Peer> {
-    SCRIPTS.iter().map(|(name, src, extra)| run_script(name, src, extra, patterns, sizes, dtype, runs)).collect()
+/// separate process with `python3` (or `KILN_PYTHON`), sampled as kiln's
+/// rows are (`opts`: timed samples, warm-up busy time, least work per sample).
+pub fn run_python_peers(patterns: &[String], sizes: &[usize], dtype: &str, opts: &RunOptions) -> Vec<Peer> {
+    SCRIPTS.iter().map(|(name, src, extra)| run_script(name, src, extra, patterns, sizes, dtype, opts)).collect()
 }
 
 fn run_script(
@@ -101,7 +103,7 @@ fn run_script(
     patterns: &[String],
     sizes: &[usize],
     dtype: &str,
-    runs: usize,
+    opts: &RunOptions,
 ) -> Peer {
     let dir = std::env::temp_dir().join(format!("kiln-peers-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
@@ -117,7 +119,8 @@ fn run_script(
     let result = Command::new(&python)
         .arg(&script)
         .args(["--cases", &patterns.join(","), "--sizes", &sizes.join(","), "--dtype", dtype])
-        .args(["--runs", &runs.to_string(), "--json"])
+        .args(["--runs", &opts.runs.to_string(), "--warmup-ms", &opts.warmup_ms.to_string()])
+        .args(["--sample-ms", &opts.sample_ms.to_string(), "--json"])
         .arg(&out)
         .args(extra)
         .output();
@@ -182,7 +185,12 @@ mod tests {
     #[test]
     fn a_missing_interpreter_is_absent_with_its_reason() {
         std::env::set_var("KILN_PYTHON", "/nonexistent/python3");
-        let peers = run_python_peers(&["axpy".into()], &[16], "f32", 1);
+        let peers = run_python_peers(
+            &["axpy".into()],
+            &[16],
+            "f32",
+            &RunOptions { runs: 1, warmup_ms: 0.0, ..Default::default() },
+        );
         std::env::remove_var("KILN_PYTHON");
         for p in peers {
             let reason = p.status.unwrap_err();

@@ -56,10 +56,16 @@ pub struct Row {
     pub median_ms: Option<f64>,
     /// Fastest time, ms.
     pub min_ms: Option<f64>,
-    /// Timed runs.
+    /// Timed samples.
     pub runs: usize,
+    /// Operations enqueued back to back in each sample (the times are per operation).
+    pub launches: usize,
     /// How it was timed.
     pub timer: Option<Timer>,
+    /// The SM clock during the samples, MHz (NVIDIA devices).
+    pub sm_clock_mhz: Option<u32>,
+    /// The device's highest SM clock, MHz.
+    pub max_sm_clock_mhz: Option<u32>,
     /// Throughput in GB/s (1e9 bytes per second) from `bytes` and the median.
     pub gb_per_s: Option<f64>,
     /// Arithmetic rate in TFLOP/s, for compute-bound patterns.
@@ -82,6 +88,13 @@ impl Row {
     /// ```
     pub fn gbps(bytes: u64, ms: f64) -> Option<f64> {
         (bytes > 0 && ms > 0.0).then(|| bytes as f64 / ms / 1e6)
+    }
+
+    /// "SM 1410/1980 MHz" when the samples ran below the device's highest
+    /// SM clock (within 2%), for the table.
+    pub fn low_clock(&self) -> Option<String> {
+        let (now, max) = (self.sm_clock_mhz?, self.max_sm_clock_mhz?);
+        (f64::from(now) < 0.98 * f64::from(max)).then(|| format!("SM {now}/{max} MHz"))
     }
 }
 

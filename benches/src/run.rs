@@ -9,7 +9,7 @@ use kiln_kernels::user::Elementwise;
 use rand::{Rng, SeedableRng};
 
 use crate::case::{Case, Pattern};
-use crate::timing::{time_runs, Timing};
+use crate::timing::{time_runs, Sampling, Timing};
 
 /// Caches on current GPUs are at most this large (the H100's L2 is 50 MB);
 /// working sets are rotated until they exceed twice this.
@@ -23,20 +23,31 @@ pub(crate) fn set_count<B: Backend>(stream: &Stream<B>, set_bytes: u64) -> usize
     (2 * CACHE_BYTES).div_ceil(set_bytes).clamp(1, 8).min(memory_cap / set_bytes).max(1) as usize
 }
 
-/// How many runs and how much memory a case may use.
+/// How a case is warmed up and sampled, and the seed of its inputs.
 #[derive(Debug, Clone, Copy)]
 pub struct RunOptions {
-    /// Untimed runs first.
+    /// Untimed runs first, at least.
     pub warmup: usize,
-    /// Timed runs (the median and min are taken over these).
+    /// Busy time of untimed runs after those, ms (clocks up before timing).
+    pub warmup_ms: f64,
+    /// Timed samples (the median and min are taken over these).
     pub runs: usize,
+    /// The least device work one timed sample covers, ms.
+    pub sample_ms: f64,
     /// Seed of the random inputs.
     pub seed: u64,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { warmup: 3, runs: 20, seed: 0x6b696c6e }
+        RunOptions { warmup: 3, warmup_ms: 100.0, runs: 20, sample_ms: 2.0, seed: 0x6b696c6e }
+    }
+}
+
+impl RunOptions {
+    /// The sampling these options ask for.
+    pub fn sampling(&self) -> Sampling {
+        Sampling { warmup: self.warmup, warmup_ms: self.warmup_ms, runs: self.runs, sample_ms: self.sample_ms }
     }
 }
 
@@ -111,7 +122,7 @@ fn run_typed<B: Backend, T: kiln_kernels::Number>(
         .output("z", t)
         .set("z", var("a") * var("x") + var("y"))
         .build()?;
-    time_runs(stream, opts.warmup, opts.runs, |i| {
+    time_runs(stream, &opts.sampling(), |i| {
         let set = &mut buffers[i % sets];
         let (inputs, outputs) = set.split_at_mut(case.pattern.arrays().saturating_sub(1));
         let out = &mut outputs[0];

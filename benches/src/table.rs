@@ -58,6 +58,12 @@ pub fn render(report: &Report) -> String {
         }
         let timer = r.timer.map(|t| format!("{t:?}")).unwrap_or_default();
         let _ = write!(out, "  {timer}");
+        if r.launches > 1 {
+            let _ = write!(out, " x{}", r.launches);
+        }
+        if let Some(clock) = r.low_clock() {
+            let _ = write!(out, "  [{clock}]");
+        }
         if let Some(note) = &r.note {
             let _ = write!(out, "  ({note})");
         }

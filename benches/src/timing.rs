@@ -1,5 +1,8 @@
-//! Timing with device events, warm-up first, median and min of many runs;
-//! and end-to-end on the host clock, for the latency case.
+//! Timing with device events: a fixed busy time of warm-up first, then
+//! samples of at least a couple of milliseconds of work each (short
+//! operations enqueued several times between one pair of events), median
+//! and min of many, with the SM clock read during each; and end-to-end on
+//! the host clock, for the latency case.
 
 use std::time::Instant;
 
@@ -24,64 +27,153 @@ pub enum Timer {
 /// The result of timing one case.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Timing {
-    /// Median over the timed runs, in milliseconds.
+    /// Median over the timed samples of the time per operation, in milliseconds.
     pub median_ms: f64,
-    /// Fastest timed run, in milliseconds.
+    /// Fastest sample's time per operation, in milliseconds.
     pub min_ms: f64,
-    /// Number of timed runs.
+    /// Number of timed samples.
     pub runs: usize,
-    /// How the runs were timed.
+    /// Operations enqueued back to back inside each timed sample (one pair
+    /// of events around them all), so that a sample covers at least
+    /// [`Sampling::sample_ms`] of work.
+    pub launches: usize,
+    /// How the samples were timed.
     pub timer: Timer,
+    /// The device's SM clock while the samples ran (median of one reading
+    /// per sample), MHz, where the device reports it (NVML).
+    pub sm_clock_mhz: Option<u32>,
+    /// The device's highest SM clock, MHz, where it reports it.
+    pub max_sm_clock_mhz: Option<u32>,
 }
 
-/// Run `op` `warmup` times untimed, then `runs` times timed, each run alone
-/// between two events on `stream`. `op` gets the run's index (for rotating
-/// among buffer sets). Falls back to a fenced wall clock when the device
-/// cannot time events, and says so in [`Timing::timer`].
-pub fn time_runs<B: Backend>(
-    stream: &Stream<B>,
-    warmup: usize,
-    runs: usize,
-    mut op: impl FnMut(usize) -> Result<()>,
-) -> Result<Timing> {
-    for i in 0..warmup {
-        op(i)?;
+/// How a case is sampled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    /// Untimed operations first, at least (kernel builds, first allocations).
+    pub warmup: usize,
+    /// Then the device is kept busy for this long, untimed, so that its
+    /// clocks are up before the first sample, ms.
+    pub warmup_ms: f64,
+    /// Timed samples (the median and min are taken over these).
+    pub runs: usize,
+    /// The least work one sample covers, ms: short operations are
+    /// enqueued several times between one pair of events.
+    pub sample_ms: f64,
+}
+
+/// The most operations one sample enqueues.
+pub const MAX_LAUNCHES: usize = 1000;
+
+/// How many operations of `ms` each cover `sample_ms`.
+fn launches_for(ms: f64, sample_ms: f64) -> usize {
+    if ms > 0.0 && ms.is_finite() {
+        ((sample_ms / ms).ceil() as usize).clamp(1, MAX_LAUNCHES)
+    } else {
+        MAX_LAUNCHES
     }
-    stream.synchronize()?;
-    let (start, stop) = (stream.device().create_event()?, stream.device().create_event()?);
-    let mut times = Vec::with_capacity(runs);
-    let mut timer = if B::KIND == BackendKind::Cpu { Timer::MonotonicClock } else { Timer::DeviceEvents };
-    for i in 0..runs.max(1) {
-        let t = match timer {
-            Timer::DeviceEvents | Timer::MonotonicClock => {
-                stream.record(&start)?;
-                op(warmup + i)?;
-                stream.record(&stop)?;
-                stop.synchronize()?;
-                match stop.elapsed_since(&start) {
-                    Ok(d) => d.as_secs_f64() * 1e3,
-                    Err(Error::Unsupported { .. }) => {
-                        timer = Timer::WallClockFenced;
-                        fenced(stream, &mut op, warmup + i)?
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            // (End-to-end timing is `time_end_to_end`'s, never set here.)
-            Timer::WallClockFenced | Timer::EndToEnd => fenced(stream, &mut op, warmup + i)?,
-        };
-        times.push(t);
+}
+
+/// The method every timed case follows, whatever times it.
+///
+/// `window(first, launches, timed)` enqueues operations `first ..
+/// first + launches` between one pair of timers and returns the time of
+/// the whole window in ms (`timed` is false while warming up). First
+/// [`Sampling::warmup`] single operations; then one more gives the count
+/// of operations that covers [`Sampling::sample_ms`]; then windows of that
+/// many keep the device busy for [`Sampling::warmup_ms`] (the count
+/// refined from each); then [`Sampling::runs`] timed windows. Returns the
+/// time per operation of each timed window, sorted, and the count.
+///
+/// # Examples
+/// ```
+/// use kiln_benches::{sample_windows, Sampling};
+/// let s = Sampling { warmup: 1, warmup_ms: 0.0, runs: 5, sample_ms: 2.0 };
+/// // Operations of 0.1 ms each: 20 per window.
+/// let (times, launches) = sample_windows::<()>(&s, |_, k, _| Ok(k as f64 * 0.1)).unwrap();
+/// assert_eq!((times.len(), launches), (5, 20));
+/// assert!(times.iter().all(|t| (t - 0.1).abs() < 1e-12));
+/// ```
+pub fn sample_windows<E>(
+    s: &Sampling,
+    mut window: impl FnMut(usize, usize, bool) -> std::result::Result<f64, E>,
+) -> std::result::Result<(Vec<f64>, usize), E> {
+    let mut next = 0;
+    let mut run = |launches: usize, timed: bool, next: &mut usize| {
+        let ms = window(*next, launches, timed)?;
+        *next += launches;
+        Ok(ms / launches as f64)
+    };
+    for _ in 0..s.warmup {
+        run(1, false, &mut next)?;
+    }
+    let mut launches = launches_for(run(1, false, &mut next)?, s.sample_ms);
+    let warm = Instant::now();
+    while warm.elapsed().as_secs_f64() * 1e3 < s.warmup_ms {
+        launches = launches_for(run(launches, false, &mut next)?, s.sample_ms);
+    }
+    let mut times = Vec::with_capacity(s.runs.max(1));
+    for _ in 0..s.runs.max(1) {
+        times.push(run(launches, true, &mut next)?);
     }
     times.sort_by(f64::total_cmp);
-    Ok(Timing { median_ms: median(&times), min_ms: times[0], runs: times.len(), timer })
+    Ok((times, launches))
 }
 
-fn fenced<B: Backend>(stream: &Stream<B>, op: &mut impl FnMut(usize) -> Result<()>, i: usize) -> Result<f64> {
+/// Time `op` on `stream` by [`sample_windows`]: each window between two
+/// events, the device's SM clock read while each timed window runs. `op`
+/// gets the operation's index (for rotating among buffer sets). Falls back
+/// to a fenced wall clock when the device cannot time events, and says so
+/// in [`Timing::timer`].
+pub fn time_runs<B: Backend>(
+    stream: &Stream<B>,
+    sampling: &Sampling,
+    mut op: impl FnMut(usize) -> Result<()>,
+) -> Result<Timing> {
     stream.synchronize()?;
-    let t0 = Instant::now();
-    op(i)?;
-    stream.synchronize()?;
-    Ok(t0.elapsed().as_secs_f64() * 1e3)
+    let (start, stop) = (stream.device().create_event()?, stream.device().create_event()?);
+    let mut timer = if B::KIND == BackendKind::Cpu { Timer::MonotonicClock } else { Timer::DeviceEvents };
+    let clock =
+        (B::KIND != BackendKind::Cpu).then(|| crate::clock::SmClock::find(&stream.device().info().name)).flatten();
+    let mut clocks = Vec::new();
+    let (times, launches) = sample_windows(sampling, |first, launches, timed| {
+        let ops = |op: &mut dyn FnMut(usize) -> Result<()>| (first..first + launches).try_for_each(op);
+        if timer == Timer::WallClockFenced {
+            stream.synchronize()?;
+            let t0 = Instant::now();
+            ops(&mut op)?;
+            stream.synchronize()?;
+            return Ok(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        stream.record(&start)?;
+        ops(&mut op)?;
+        stream.record(&stop)?;
+        if let (true, Some(c)) = (timed, &clock) {
+            clocks.extend(c.sm_mhz());
+        }
+        stop.synchronize()?;
+        match stop.elapsed_since(&start) {
+            Ok(d) => Ok(d.as_secs_f64() * 1e3),
+            Err(Error::Unsupported { .. }) => {
+                timer = Timer::WallClockFenced;
+                stream.synchronize()?;
+                let t0 = Instant::now();
+                ops(&mut op)?;
+                stream.synchronize()?;
+                Ok(t0.elapsed().as_secs_f64() * 1e3)
+            }
+            Err(e) => Err(e),
+        }
+    })?;
+    clocks.sort_unstable();
+    Ok(Timing {
+        median_ms: median(&times),
+        min_ms: times[0],
+        runs: times.len(),
+        launches,
+        timer,
+        sm_clock_mhz: clocks.get(clocks.len() / 2).copied(),
+        max_sm_clock_mhz: clock.and_then(|c| c.max_sm_mhz()),
+    })
 }
 
 /// Run `op` `warmup` times untimed, then `runs` times (at least once), each
@@ -111,7 +203,15 @@ pub fn time_end_to_end<E>(
         times.push(t0.elapsed().as_secs_f64() * 1e3);
     }
     times.sort_by(f64::total_cmp);
-    Ok(Timing { median_ms: median(&times), min_ms: times[0], runs: times.len(), timer: Timer::EndToEnd })
+    Ok(Timing {
+        median_ms: median(&times),
+        min_ms: times[0],
+        runs: times.len(),
+        launches: 1,
+        timer: Timer::EndToEnd,
+        sm_clock_mhz: None,
+        max_sm_clock_mhz: None,
+    })
 }
 
 /// Median of sorted values (mean of the middle two for an even count).

@@ -25,9 +25,16 @@ pub struct BenchArgs {
     /// Three sizes (1Ki, 1Mi, 64Mi) and fewer runs: a few minutes in all.
     #[arg(long)]
     quick: bool,
-    /// Timed runs per case (the median and min are over these; at least 20 for published numbers).
+    /// Timed samples per case (the median and min are over these; at least 20 for published numbers).
     #[arg(long, value_name = "N")]
     runs: Option<usize>,
+    /// The least device work in one timed sample, ms: a short operation is
+    /// enqueued several times between one pair of events.
+    #[arg(long, value_name = "MS", default_value_t = 2.0)]
+    sample_ms: f64,
+    /// Untimed work before each case's samples, ms, so the clocks are up.
+    #[arg(long, value_name = "MS", default_value_t = 100.0)]
+    warmup_ms: f64,
     /// Element type of the 1D cases.
     #[arg(long, value_name = "DTYPE", default_value = "f32", value_parser = parse_dtype)]
     dtype: DType,
@@ -73,6 +80,8 @@ pub fn run_cli(args: &BenchArgs) -> kiln::Result<ExitCode> {
         (sizes, _) => sizes.to_vec(),
     };
     config.runs = args.runs.unwrap_or(if args.quick { 20 } else { 30 });
+    config.sample_ms = args.sample_ms;
+    config.warmup_ms = args.warmup_ms;
     let cases = config.cases().len() as u64;
     // The CubeCL peer, when built in, reports each case it runs on wgpu.
     let wants_wgpu = backends.is_empty() || backends.contains(&BackendKind::Wgpu);

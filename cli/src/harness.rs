@@ -80,7 +80,7 @@ fn peers(
     if results.iter().any(|r| r.backend == BackendKind::Cuda) {
         progress("peers: CuPy and PyCUDA on the same cases");
         let patterns: Vec<String> = config.selected().iter().map(|p| p.name()).collect();
-        for p in run_python_peers(&patterns, &config.sizes, config.dtype.name(), config.runs) {
+        for p in run_python_peers(&patterns, &config.sizes, config.dtype.name(), &config.run_options()) {
             peers.push((p, BackendKind::Cuda));
         }
     } else {
@@ -113,6 +113,8 @@ fn header(config: &BenchConfig, results: &[DeviceResult], peers: &[(Peer, Backen
     versions.insert("kiln".to_string(), env!("CARGO_PKG_VERSION").to_string());
     versions.insert("dtype".to_string(), config.dtype.to_string());
     versions.insert("runs_per_case".to_string(), config.runs.to_string());
+    versions.insert("sample_ms".to_string(), config.sample_ms.to_string());
+    versions.insert("warmup_ms".to_string(), config.warmup_ms.to_string());
     Header {
         kiln_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: kiln_benches::GIT_COMMIT.to_string(),

@@ -47,7 +47,7 @@ use crate::peers::{Peer, PeerRow};
 use crate::report::Row;
 use crate::run::{set_count, RunOptions};
 use crate::table::size_label;
-use crate::timing::{median, time_end_to_end, Timer, Timing};
+use crate::timing::{median, sample_windows, time_end_to_end, Sampling, Timer, Timing};
 use crate::{BenchConfig, Case};
 use cases::{has, prepare, Ctx, Run};
 
@@ -90,7 +90,7 @@ pub fn run_cubecl_peer(
         Ok(c) => c,
         Err(reason) => return Peer::absent(NAME, reason),
     };
-    let opts = RunOptions { warmup: config.warmup, runs: config.runs, ..Default::default() };
+    let opts = config.run_options();
     let stream = device.stream();
     let sets = |bytes| set_count(&stream, bytes);
     let ctx = Ctx { client: &client, sets: &sets, seed: opts.seed };
@@ -161,49 +161,44 @@ fn measure(ctx: &Ctx<'_>, case: &Case, opts: &RunOptions) -> Result<Timing, Stri
         return time_end_to_end(warmup, runs, run);
     }
     let mut run = prepare(ctx, case, opts.warmup + opts.runs.max(1))?;
-    time_profiled(ctx.client, opts.warmup, opts.runs, &mut run)
+    time_profiled(ctx.client, &opts.sampling(), &mut run)
 }
 
-/// `warmup` untimed runs, then `runs` each inside its own profiling window
-/// of CubeCL's; median and min.
-fn time_profiled(client: &Client, warmup: usize, runs: usize, run: &mut Run<'_>) -> Result<Timing, String> {
-    for i in 0..warmup {
-        run(i)?;
-    }
+/// kiln's sampling method ([`sample_windows`]), each window inside one
+/// profiling window of CubeCL's; median and min per operation.
+fn time_profiled(client: &Client, sampling: &Sampling, run: &mut Run<'_>) -> Result<Timing, String> {
     sync(client)?;
     let mut timer = Timer::DeviceEvents;
-    let mut times = Vec::with_capacity(runs.max(1));
-    for i in warmup..warmup + runs.max(1) {
-        let t = match timer {
-            Timer::DeviceEvents => match client.profile(|| run(i), "kiln bench") {
+    let (times, launches) = sample_windows(sampling, |first, launches, _| -> Result<f64, String> {
+        let ops = |run: &mut Run<'_>| (first..first + launches).try_for_each(&mut *run);
+        if timer == Timer::DeviceEvents {
+            match client.profile(|| ops(run), "kiln bench") {
                 Ok((result, duration)) => {
                     result?;
                     if duration.timing_method() == TimingMethod::System {
                         timer = Timer::WallClockFenced;
                     }
                     let ticks = block_on(duration.resolve()).ok_or("CubeCL's profiler measured nothing")?;
-                    ticks.duration().as_secs_f64() * 1e3
+                    return Ok(ticks.duration().as_secs_f64() * 1e3);
                 }
-                Err(_) => {
-                    timer = Timer::WallClockFenced;
-                    fenced(client, run, i)?
-                }
-            },
-            _ => fenced(client, run, i)?,
-        };
-        times.push(t);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(Timing { median_ms: median(&times), min_ms: times[0], runs: times.len(), timer })
-}
-
-/// One run on the host clock between two syncs of the client.
-fn fenced(client: &Client, run: &mut Run<'_>, i: usize) -> Result<f64, String> {
-    sync(client)?;
-    let t0 = std::time::Instant::now();
-    run(i)?;
-    sync(client)?;
-    Ok(t0.elapsed().as_secs_f64() * 1e3)
+                Err(_) => timer = Timer::WallClockFenced,
+            }
+        }
+        sync(client)?;
+        let t0 = std::time::Instant::now();
+        ops(run)?;
+        sync(client)?;
+        Ok(t0.elapsed().as_secs_f64() * 1e3)
+    })?;
+    Ok(Timing {
+        median_ms: median(&times),
+        min_ms: times[0],
+        runs: times.len(),
+        launches,
+        timer,
+        sm_clock_mhz: None,
+        max_sm_clock_mhz: None,
+    })
 }
 
 fn sync(client: &Client) -> Result<(), String> {
