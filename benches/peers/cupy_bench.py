@@ -275,6 +275,19 @@ def latency_row():
             "median_ms": float(np.median(ts)), "min_ms": ts[0], "timer": "end-to-end"}
 
 
+# The cost of one launch, as kiln's launch_overhead rows take it: a square
+# of one f32, launched back to back, ms per launch.
+def launch_row():
+    x = cp.full(1, 3.0, cp.float32)
+    y = cp.empty(1, cp.float32)
+    cp.square(x, out=y)
+    if float(y[0]) != 9.0:
+        raise ValueError(f"3 squared is {float(y[0])}")
+    t, launches = sampled(lambda: cp.square(x, out=y))
+    return {"pattern": "launch_overhead", "dtype": "f32", "size": 1,
+            "median_ms": float(np.median(t)), "min_ms": float(t[0]), "launches": launches}
+
+
 rows = []
 rng = cp.random.default_rng(0x6B696C6E)
 for size in [int(v) for v in args.sizes.split(",") if v]:
@@ -311,6 +324,11 @@ for size in [int(v) for v in args.sizes.split(",") if v]:
             cp.get_default_memory_pool().free_all_blocks()
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"cupy {pattern} {size}: {e}", file=sys.stderr)
+if "launch_overhead" in args.cases.split(",") and not args.fuse:
+    try:
+        rows.append(launch_row())
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"cupy launch_overhead: {e}", file=sys.stderr)
 if "reduce_latency" in args.cases.split(",") and not args.fuse:
     try:
         rows.append(latency_row())

@@ -130,6 +130,20 @@ def latency_row():
             "median_ms": float(np.median(ts)), "min_ms": ts[0], "timer": "end-to-end"}
 
 
+# The cost of one launch, as kiln's launch_overhead rows take it: a square
+# of one f32, launched back to back, ms per launch.
+def launch_row():
+    x = gpuarray.to_gpu(np.array([3.0], np.float32))
+    y = gpuarray.empty(1, np.float32)
+    square = ElementwiseKernel("float *x, float *y", "y[i] = x[i] * x[i]", "kiln_square")
+    square(x, y)
+    if float(y.get()[0]) != 9.0:
+        raise ValueError(f"3 squared is {float(y.get()[0])}")
+    t, launches = sampled(lambda: square(x, y))
+    return {"pattern": "launch_overhead", "dtype": "f32", "size": 1,
+            "median_ms": float(np.median(t)), "min_ms": float(t[0]), "launches": launches}
+
+
 rows = []
 rng = np.random.default_rng(0x6B696C6E)
 for size in [int(v) for v in args.sizes.split(",") if v]:
@@ -147,6 +161,11 @@ for size in [int(v) for v in args.sizes.split(",") if v]:
             del sets
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"pycuda {pattern} {size}: {e}", file=sys.stderr)
+if "launch_overhead" in args.cases.split(","):
+    try:
+        rows.append(launch_row())
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"pycuda launch_overhead: {e}", file=sys.stderr)
 if "reduce_latency" in args.cases.split(","):
     try:
         rows.append(latency_row())

@@ -72,11 +72,15 @@ pub enum Pattern {
     /// the host clock. Its size is fixed whatever the sweep, and its rows
     /// report microseconds, not throughput.
     ReduceLatency,
+    /// The cost of one launch: a map over one element enqueued back to back
+    /// (hundreds between one pair of events), microseconds per launch, the
+    /// host's work and the device's together, whichever bounds.
+    LaunchOverhead,
 }
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 30] = [
+    pub const ALL: [Pattern; 31] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -107,6 +111,7 @@ impl Pattern {
         Pattern::RandomUniform,
         Pattern::RandomNormal,
         Pattern::ReduceLatency,
+        Pattern::LaunchOverhead,
     ];
 
     /// The name used in tables, JSON and the peers' scripts.
@@ -142,6 +147,7 @@ impl Pattern {
             Pattern::RandomUniform => "random_uniform".into(),
             Pattern::RandomNormal => "random_normal".into(),
             Pattern::ReduceLatency => "reduce_latency".into(),
+            Pattern::LaunchOverhead => "launch_overhead".into(),
         }
     }
 
@@ -158,26 +164,27 @@ impl Pattern {
     }
 
     /// The size a pattern always runs at, whatever the sweep (the latency
-    /// case: 1 Ki elements).
+    /// case: 1 Ki elements; the launch overhead: one).
     pub fn fixed_size(self) -> Option<usize> {
         match self {
             Pattern::ReduceLatency => Some(crate::latency::LATENCY_ELEMENTS),
+            Pattern::LaunchOverhead => Some(1),
             _ => None,
         }
     }
 
-    /// Whether the pattern's rows are end-to-end latencies (microseconds on
-    /// the host clock) rather than throughputs: they get no GB/s, no
-    /// fraction of the ceiling and no chart.
+    /// Whether the pattern's rows are times of small work (microseconds)
+    /// rather than throughputs: they get no GB/s, no fraction of the
+    /// ceiling and no chart.
     pub fn is_latency(self) -> bool {
-        matches!(self, Pattern::ReduceLatency)
+        matches!(self, Pattern::ReduceLatency | Pattern::LaunchOverhead)
     }
 
     /// The element type a pattern always runs on, whatever the bench's
     /// dtype (grayscale reads u8 pixels, sort_u32 sorts u32 keys).
     pub fn fixed_dtype(self) -> Option<DType> {
         match self {
-            Pattern::Sgemm(_) | Pattern::Blur3x3 | Pattern::ReduceLatency => Some(DType::F32),
+            Pattern::Sgemm(_) | Pattern::Blur3x3 | Pattern::ReduceLatency | Pattern::LaunchOverhead => Some(DType::F32),
             Pattern::Grayscale => Some(DType::U8),
             Pattern::SortU32 => Some(DType::U32),
             Pattern::Histogram { .. } => Some(DType::I32),
@@ -206,6 +213,7 @@ impl Pattern {
             Pattern::Dot | Pattern::ScanInclusive | Pattern::UserScan | Pattern::ArrayFusedSum => 2,
             Pattern::Fill | Pattern::Sequence | Pattern::RandomUniform | Pattern::RandomNormal => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
+            Pattern::LaunchOverhead => 2,
             Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::ArrayAxpy | Pattern::Sgemm(_) => 3,
             Pattern::Grayscale => 4,
         };
@@ -235,7 +243,7 @@ impl Pattern {
             // Philox, then per two values a polynomial logarithm (about 20
             // multiplies and adds), a square root (12) and a sine and cosine (22).
             Pattern::RandomNormal => 5 * n as u64 + 27 * n as u64,
-            Pattern::Map(_) | Pattern::VectorAdd => n as u64,
+            Pattern::Map(_) | Pattern::VectorAdd | Pattern::LaunchOverhead => n as u64,
             // 2 m n k for m = n = k = side.
             Pattern::Sgemm(_) => 2 * side * side * side,
             // 3 multiplies and 2 adds per pixel.
@@ -254,6 +262,7 @@ impl Pattern {
             Pattern::ArrayAxpy => 3,
             Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
+            Pattern::LaunchOverhead => 2,
             Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact | Pattern::UserScan => 2,
             // The sort's input, output and scratch keys.
             Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::Sgemm(_) | Pattern::SortU32 => 3,

@@ -1,6 +1,7 @@
 //! The end-to-end latency of small work: the sum of 1 Ki f32 already on the
 //! device, including reading the scalar back to the host, timed on the
-//! host clock (launch, execution and read back: what a caller waits for).
+//! host clock (launch, execution and read back: what a caller waits for);
+//! and the cost of one launch, from hundreds enqueued back to back.
 //!
 //! Throughput means nothing at 4 KiB, so these rows report microseconds;
 //! [`latency_summary`] gathers them, with the peers' (CuPy's
@@ -10,6 +11,7 @@
 use std::fmt::Write;
 
 use kiln_core::{Backend, Error, Result, Stream};
+use kiln_kernels::map::{map, MapOp};
 use kiln_kernels::reduce::{reduce, ReduceOp};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -18,7 +20,7 @@ use serde::Serialize;
 use crate::case::{Case, Pattern};
 use crate::report::{PeerCell, Row};
 use crate::run::RunOptions;
-use crate::timing::{time_end_to_end, Timer, Timing};
+use crate::timing::{time_end_to_end, time_runs, Timer, Timing};
 
 /// Elements summed by the latency case.
 pub(crate) const LATENCY_ELEMENTS: usize = 1 << 10;
@@ -40,6 +42,9 @@ pub(crate) fn handles(pattern: Pattern) -> bool {
 /// [0.5, 2) uploaded beforehand. The first result is checked against the
 /// host's sum.
 pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
+    if case.pattern == Pattern::LaunchOverhead {
+        return launch_overhead(stream, opts);
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ case.n as u64);
     let host: Vec<f32> = (0..case.n).map(|_| rng.random_range(0.5f32..2.0)).collect();
     let x = stream.upload(&host)?;
@@ -51,6 +56,21 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
     }
     let (warmup, runs) = latency_runs(opts);
     time_end_to_end(warmup, runs, |_| reduce(stream, ReduceOp::Sum, &x).map(|_| ()))
+}
+
+/// Time back-to-back launches of `map square` over one f32 (the smallest
+/// launch every backend makes), sampled as every case is, so that one
+/// sample holds hundreds of launches: its time per launch is the launch's
+/// cost, host and device together. The result is checked first.
+fn launch_overhead<B: Backend>(stream: &Stream<B>, opts: &RunOptions) -> Result<Timing> {
+    let x = stream.upload(&[3.0f32])?;
+    let mut y = stream.upload(&[f32::NAN])?;
+    map(stream, MapOp::Square, &x, &mut y)?;
+    let got = y.to_vec()?[0];
+    if got != 9.0 {
+        return Err(Error::invalid("bench launch_overhead", format!("3 squared is {got}")));
+    }
+    time_runs(stream, &opts.sampling(), |_| map(stream, MapOp::Square, &x, &mut y))
 }
 
 /// The warm-up and timed runs of a latency case under `opts`.
@@ -126,18 +146,32 @@ pub fn latency_summary(rows: &[Row]) -> Vec<Latency> {
     out
 }
 
-/// The latencies as a terminal table.
+/// The latencies as terminal tables, one per pattern.
 pub fn render_latency(latencies: &[Latency]) -> String {
     let mut out = String::new();
-    if latencies.is_empty() {
-        return out;
-    }
-    let size = crate::table::size_label(latencies[0].size);
-    let _ = writeln!(out, "end-to-end latency: sum of {size} f32 on the device, read back included (host clock)");
-    let _ = writeln!(out, "{:<20} {:>11} {:>11}  timer", "series", "median us", "min us");
+    let mut patterns: Vec<&str> = Vec::new();
     for l in latencies {
-        let timer = l.timer.map(|t| format!("{t:?}")).unwrap_or_default();
-        let _ = writeln!(out, "{:<20} {:>11.1} {:>11.1}  {timer}", l.series(), l.median_us, l.min_us);
+        if !patterns.contains(&l.pattern.as_str()) {
+            patterns.push(&l.pattern);
+        }
+    }
+    for (k, pattern) in patterns.iter().enumerate() {
+        let rows: Vec<&Latency> = latencies.iter().filter(|l| l.pattern == *pattern).collect();
+        let size = crate::table::size_label(rows[0].size);
+        if k > 0 {
+            out.push('\n');
+        }
+        let _ = match *pattern {
+            "launch_overhead" => {
+                writeln!(out, "launch overhead: map of {size} f32, launched back to back, time per launch")
+            }
+            _ => writeln!(out, "end-to-end latency: sum of {size} f32 on the device, read back included (host clock)"),
+        };
+        let _ = writeln!(out, "{:<20} {:>11} {:>11}  timer", "series", "median us", "min us");
+        for l in rows {
+            let timer = l.timer.map(|t| format!("{t:?}")).unwrap_or_default();
+            let _ = writeln!(out, "{:<20} {:>11.1} {:>11.1}  {timer}", l.series(), l.median_us, l.min_us);
+        }
     }
     out
 }

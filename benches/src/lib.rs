@@ -252,7 +252,10 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
             row.max_sm_clock_mhz = t.max_sm_clock_mhz;
             if case.pattern.is_latency() {
                 // A round trip of 4 KiB: its time is the result, throughput means nothing.
-                row.note = Some("end to end: launch and read back of the scalar, host clock".into());
+                row.note = Some(match case.pattern {
+                    Pattern::LaunchOverhead => format!("per launch, {} back to back between events", t.launches),
+                    _ => "end to end: launch and read back of the scalar, host clock".into(),
+                });
                 return row;
             }
             row.gb_per_s = Row::gbps(bytes, t.median_ms);
@@ -400,7 +403,7 @@ mod tests {
         assert_eq!(cases.last().unwrap().pattern, Pattern::ReduceLatency, "after the sweep");
         assert_eq!(cases.iter().filter(|c| c.pattern == Pattern::ReduceSum).count(), 2);
         let all = BenchConfig { sizes: quick_sizes(), ..Default::default() }.cases();
-        assert_eq!(all.iter().filter(|c| c.pattern.is_latency()).count(), 1);
+        assert_eq!(all.iter().filter(|c| c.pattern.is_latency()).count(), 2, "reduce_latency and launch_overhead");
     }
 
     #[test]
