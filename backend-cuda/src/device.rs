@@ -106,7 +106,19 @@ impl RawDevice for CudaDevice {
         self.state.check_usable()?;
         self.state.bind("cuMemGetInfo")?;
         let (free, total) = ffi::mem_info().map_err(|e| self.state.fail("cuMemGetInfo", e, 0))?;
-        Ok(MemoryInfo { free: free as u64, total: total as u64 })
+        // Every kiln allocation comes from the default pool when the device has pools.
+        let pool = if self.state.pooled {
+            let usage = ffi::pool_usage(self.state.ctx.cu_device());
+            Some(usage.map_err(|e| self.state.fail("cuMemPoolGetAttribute(used, reserved)", e, 0))?)
+        } else {
+            None
+        };
+        Ok(MemoryInfo {
+            free: free as u64,
+            total: total as u64,
+            allocated: pool.map(|p| p.0),
+            reserved: pool.map(|p| p.1),
+        })
     }
 
     fn create_stream(&self, priority: Priority) -> Result<CudaStream> {

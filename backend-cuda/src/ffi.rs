@@ -102,6 +102,22 @@ pub(crate) fn keep_pool_memory(dev: sys::CUdevice) -> Result<(), DriverError> {
     }
 }
 
+/// The default pool's used and reserved bytes now
+/// (`CU_MEMPOOL_ATTR_USED_MEM_CURRENT`, `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`).
+pub(crate) fn pool_usage(dev: sys::CUdevice) -> Result<(u64, u64), DriverError> {
+    let (mut used, mut reserved) = (0u64, 0u64);
+    // SAFETY: `dev` came from `cuDeviceGet`; both attributes write a u64
+    // through the pointer, which lives across the call.
+    unsafe {
+        let pool = result::device::get_default_mem_pool(dev)?;
+        let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+        sys::cuMemPoolGetAttribute(pool, attr, (&mut used as *mut u64).cast()).result()?;
+        let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT;
+        sys::cuMemPoolGetAttribute(pool, attr, (&mut reserved as *mut u64).cast()).result()?;
+    }
+    Ok((used, reserved))
+}
+
 /// Return the memory the device's default pool holds unused to the driver
 /// (`cuMemPoolTrimTo(pool, 0)`); memory still pending a stream-ordered free is kept.
 pub(crate) fn trim_pool(dev: sys::CUdevice) -> Result<(), DriverError> {

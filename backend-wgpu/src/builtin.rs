@@ -33,14 +33,15 @@ pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLay
     }
 }
 
-/// The uniform entry holding a kernel's scalar arguments (group 1, binding 0).
+/// The uniform entry holding a kernel's scalar arguments (group 1, binding
+/// 0), bound with a dynamic offset into the batch's scalar block.
 pub(crate) fn params_entry() -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding: 0,
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Buffer {
             ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
+            has_dynamic_offset: true,
             min_binding_size: None,
         },
         count: None,
@@ -56,7 +57,6 @@ pub(crate) fn binding(buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::Bi
 struct Builtin {
     pipeline: wgpu::ComputePipeline,
     buffers: wgpu::BindGroupLayout,
-    params: wgpu::BindGroupLayout,
 }
 
 impl Builtin {
@@ -71,13 +71,9 @@ impl Builtin {
             let module = unsafe { device.create_shader_module_trusted(desc, crate::kernel::checks_for(None)) };
             let buffers = device
                 .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(name), entries: storage });
-            let params = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(name),
-                entries: &[params_entry()],
-            });
             let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(name),
-                bind_group_layouts: &[Some(&buffers), Some(&params)],
+                bind_group_layouts: &[Some(&buffers), Some(&ctx.bindings.params)],
                 immediate_size: 0,
             });
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -88,7 +84,7 @@ impl Builtin {
                 compilation_options: wgpu::PipelineCompilationOptions::default(),
                 cache: None,
             });
-            Builtin { pipeline, buffers, params }
+            Builtin { pipeline, buffers }
         };
         match scoped(device, build) {
             (builtin, None) => Ok(builtin),
@@ -109,9 +105,9 @@ impl Builtin {
         buffers: &[wgpu::BindingResource<'_>],
         params: &[u32],
         words: u64,
-    ) {
+    ) -> Result<()> {
         let bytes: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
-        let (block, offset) = ctx.params(batch, &bytes);
+        let (group1, offset) = ctx.params(batch, &bytes)?;
         let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
             .iter()
             .enumerate()
@@ -122,26 +118,15 @@ impl Builtin {
             layout: &self.buffers,
             entries: &entries,
         });
-        let group1 = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &self.params,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: binding(&block, offset, round16(bytes.len() as u64)),
-            }],
-        });
         let groups = words.div_ceil(GROUP).clamp(1, u64::from(ctx.limits.max_compute_workgroups_per_dimension));
         let encoder = batch.encoder(&ctx.device);
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &group0, &[]);
-        pass.set_bind_group(1, &group1, &[]);
+        pass.set_bind_group(1, &group1, &[offset]);
         pass.dispatch_workgroups(groups as u32, 1, 1);
+        Ok(())
     }
-}
-
-fn round16(n: u64) -> u64 {
-    n.next_multiple_of(16)
 }
 
 /// The built-in kernels of one device.
@@ -199,7 +184,7 @@ impl Builtins {
         offset: u64,
         len: u64,
         pattern: &[u8],
-    ) {
+    ) -> Result<()> {
         let align = Self::align(ctx);
         let end = offset + len;
         let mut at = offset;
@@ -211,9 +196,10 @@ impl Builtins {
             let (lo, hi) = pattern_words(pattern, offset, base);
             let words = (round4(stop) - first / 4 * 4) / 4;
             let params = [first as u32, stop as u32, (first / 4) as u32, words as u32, lo, hi];
-            self.fill.dispatch(ctx, batch, &[binding(dst, base, size)], &params, words);
+            self.fill.dispatch(ctx, batch, &[binding(dst, base, size)], &params, words)?;
             at += n;
         }
+        Ok(())
     }
 
     /// Record a copy of `len` bytes from `src[src_offset..]` to
@@ -229,7 +215,7 @@ impl Builtins {
         dst: &wgpu::Buffer,
         dst_offset: u64,
         len: u64,
-    ) {
+    ) -> Result<()> {
         let align = Self::align(ctx);
         let mut done = 0;
         while done < len {
@@ -240,9 +226,10 @@ impl Builtins {
             let first = d - db;
             let words = (round4(first + n) - first / 4 * 4) / 4;
             let params = [(s - sb) as u32, first as u32, n as u32, (first / 4) as u32, words as u32];
-            self.copy.dispatch(ctx, batch, &[binding(src, sb, s_size), binding(dst, db, d_size)], &params, words);
+            self.copy.dispatch(ctx, batch, &[binding(src, sb, s_size), binding(dst, db, d_size)], &params, words)?;
             done += n;
         }
+        Ok(())
     }
 }
 

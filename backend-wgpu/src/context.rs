@@ -13,13 +13,15 @@
 //! host callbacks have run, whichever thread wgpu ran them in (see
 //! [`crate::completion`]).
 
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use kiln_core::{BackendKind, DeviceInfo, Error, Result};
 
-use crate::builtin::Builtins;
+use crate::bindings::Bindings;
+use crate::builtin::{binding, Builtins};
 use crate::completion::{Completion, Completions, Hold, State};
 use crate::errors::{driver, scoped, Faults};
 
@@ -33,7 +35,11 @@ const MAX_BATCH: usize = 128;
 const MAX_STAGED: u64 = 256 << 20;
 
 /// Bytes of one block of kernel scalar arguments (see [`Params`]).
-const PARAMS_BLOCK: u64 = 64 * 1024;
+const PARAMS_BLOCK: u64 = 128 * 1024;
+
+/// Scalars are bound in slots of a multiple of this many bytes (one bind
+/// group per block and slot size).
+const PARAMS_SLOT: u64 = 256;
 
 /// How long a waiter whose submission the device has finished gives the
 /// thread that collected its callbacks to run them, before polling again
@@ -58,22 +64,34 @@ impl Marker {
 
 /// Scalar arguments of the launches in the batch.
 ///
-/// Each launch takes a slot of a uniform block, aligned to the device's
-/// uniform offset alignment; the bytes collect in `shadow` and are written
-/// with `Queue::write_buffer` when the block is full or the batch is
-/// submitted. Such a write lands before the next submission, which is the
-/// one holding every launch that reads the block, and a block is never
-/// reused, so no launch can see another's values.
+/// Each launch takes a slot of a uniform block, at an offset aligned to the
+/// device's uniform offset alignment, bound through a dynamic offset; the
+/// bytes collect in `shadow` and are written with `Queue::write_buffer`
+/// when the block is full or the batch is submitted. Such a write lands
+/// before the next submission, which is the one holding every launch that
+/// reads the block, and after every earlier submission (the queue orders
+/// it), so a block is reused from its start by the next batch: blocks and
+/// their bind groups are made once.
 struct Params {
-    block: Option<wgpu::Buffer>,
+    blocks: Vec<ParamsBlock>,
+    /// The block the batch fills now.
+    current: usize,
     shadow: Vec<u8>,
 }
 
+/// A block of scalars and its bind groups, one per slot size.
+struct ParamsBlock {
+    buffer: wgpu::Buffer,
+    groups: HashMap<u64, wgpu::BindGroup>,
+}
+
 impl Params {
+    /// Write the current block's bytes; the next slot comes from the next block.
     fn retire(&mut self, queue: &wgpu::Queue) {
-        if let Some(block) = self.block.take() {
+        if let Some(block) = self.blocks.get(self.current) {
             if !self.shadow.is_empty() {
-                queue.write_buffer(&block, 0, &self.shadow);
+                queue.write_buffer(&block.buffer, 0, &self.shadow);
+                self.current += 1;
             }
         }
         self.shadow.clear();
@@ -163,6 +181,10 @@ pub(crate) struct Context {
     completions: Arc<Completions>,
     batch: Mutex<Batch>,
     builtins: OnceLock<std::result::Result<Builtins, Error>>,
+    /// Shared layouts and cached bind groups.
+    pub(crate) bindings: Arc<Bindings>,
+    /// Read-back buffers of event timestamps, unmapped and free for the next event.
+    pub(crate) stamp_buffers: Arc<Mutex<Vec<wgpu::Buffer>>>,
 }
 
 impl Context {
@@ -174,13 +196,14 @@ impl Context {
             commands: 0,
             staged: 0,
             work: false,
-            params: Params { block: None, shadow: Vec::new() },
+            params: Params { blocks: Vec::new(), current: 0, shadow: Vec::new() },
             completion: Completion::new(1, &completions),
             last: Marker::completed(),
             next: Arc::new(OnceLock::new()),
         };
         let batch = Mutex::new(batch);
-        Context { device, queue, info, limits, faults, completions, batch, builtins: OnceLock::new() }
+        let bindings = Arc::new(Bindings::new(&device));
+        Context { device, queue, info, limits, faults, completions, batch, builtins: OnceLock::new(), bindings, stamp_buffers: Arc::default() }
     }
 
     /// The kernels kiln itself uses for byte-granular fills and copies, built on first use.
@@ -211,28 +234,58 @@ impl Context {
         }
     }
 
-    /// A slot in the batch's uniform block holding `bytes`: the block and the offset.
-    pub(crate) fn params(&self, batch: &mut Batch, bytes: &[u8]) -> (wgpu::Buffer, u64) {
+    /// Record commands with `f` like [`Context::record`], without an error
+    /// scope: for `f` that creates nothing, or scopes what it creates itself.
+    pub(crate) fn record_unscoped<R>(&self, f: impl FnOnce(&mut Batch) -> Result<R>) -> Result<R> {
+        let mut batch = self.batch()?;
+        let out = f(&mut batch)?;
+        if batch.is_full() {
+            self.submit(&mut batch)?;
+        }
+        Ok(out)
+    }
+
+    /// A slot in the batch's scalar block holding `bytes`: the bind group
+    /// of the block (layout [`Bindings::params`]) and the dynamic offset.
+    /// `bytes` is at most 64 KiB (checked by the launch).
+    pub(crate) fn params(&self, batch: &mut Batch, bytes: &[u8]) -> Result<(wgpu::BindGroup, u32)> {
         let align = u64::from(self.limits.min_uniform_buffer_offset_alignment.max(16));
+        let len = bytes.len() as u64;
+        let slot = len.max(16).next_multiple_of(PARAMS_SLOT).min(u64::from(self.limits.max_uniform_buffer_binding_size).max(len));
         let p = &mut batch.params;
-        let offset = (p.shadow.len() as u64).next_multiple_of(align);
-        let (block, offset) = match &p.block {
-            Some(block) if offset + bytes.len() as u64 <= PARAMS_BLOCK => (block.clone(), offset),
-            _ => {
-                p.retire(&self.queue);
-                let block = self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("kiln kernel scalars"),
-                    size: PARAMS_BLOCK,
-                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
-                p.block = Some(block.clone());
-                (block, 0)
+        let mut offset = (p.shadow.len() as u64).next_multiple_of(align);
+        if p.current < p.blocks.len() && offset + slot > PARAMS_BLOCK {
+            p.retire(&self.queue);
+            offset = 0;
+        }
+        if p.current == p.blocks.len() {
+            let what = "kiln kernel scalars";
+            let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+            let buffer = crate::memory::create_buffer(&self.device, &self.info.name, what, PARAMS_BLOCK, usage, false)?;
+            p.blocks.push(ParamsBlock { buffer, groups: HashMap::new() });
+        }
+        let block = &mut p.blocks[p.current];
+        let group = match block.groups.get(&slot) {
+            Some(g) => g.clone(),
+            None => {
+                let make = || {
+                    self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("kiln kernel scalars"),
+                        layout: &self.bindings.params,
+                        entries: &[wgpu::BindGroupEntry { binding: 0, resource: binding(&block.buffer, 0, slot) }],
+                    })
+                };
+                let (group, error) = scoped(&self.device, make);
+                if let Some(e) = error {
+                    return Err(driver("binding kernel scalars", &e));
+                }
+                block.groups.insert(slot, group.clone());
+                group
             }
         };
         p.shadow.resize(offset as usize, 0);
         p.shadow.extend_from_slice(bytes);
-        (block, offset)
+        Ok((group, offset as u32))
     }
 
     /// Submit the batch (if it holds anything) and return the marker of the
@@ -245,6 +298,7 @@ impl Context {
         batch.staged = 0;
         batch.work = false;
         batch.params.retire(&self.queue);
+        batch.params.current = 0;
         // The batch's own share of its completion goes to a callback that
         // wgpu runs only once the device has finished the submission, so
         // that a batch without map callbacks is not complete at once. It is

@@ -70,11 +70,33 @@ impl RawDevice for WgpuDevice {
         &self.ctx.info
     }
 
-    /// wgpu reports no free-memory figure, so this is `Unsupported` rather
-    /// than a guess; [`DeviceInfo::memory_bytes`] holds the size of the
-    /// largest device-local heap where Vulkan tells it.
+    /// What kiln holds comes from wgpu's allocator report (`allocated`: live
+    /// allocations, `reserved`: the memory blocks they are carved from). The
+    /// free figure is Vulkan's memory budget of the largest device-local
+    /// heap (`VK_EXT_memory_budget`, which sees other processes too); where
+    /// the driver lacks that extension it is the heap's size less what this
+    /// process reserved (other processes unseen). `Unsupported` where
+    /// neither the heap's size nor a budget is known.
     fn memory(&self) -> Result<MemoryInfo> {
-        Err(Error::unsupported(BackendKind::Wgpu, "Device::memory", "wgpu does not report free device memory"))
+        self.ctx.faults.check_lost()?;
+        let report = self.ctx.device.generate_allocator_report();
+        let allocated = report.as_ref().map(|r| r.total_allocated_bytes);
+        let reserved = report.as_ref().map(|r| r.total_reserved_bytes);
+        let (free, total) = match crate::vulkan::memory_budget(&self.adapter) {
+            Some(budget) => budget,
+            None if self.ctx.info.memory_bytes > 0 => {
+                let total = self.ctx.info.memory_bytes;
+                (total.saturating_sub(reserved.unwrap_or(0)), total)
+            }
+            None => {
+                return Err(Error::unsupported(
+                    BackendKind::Wgpu,
+                    "Device::memory",
+                    "this adapter reports neither its memory size nor a memory budget",
+                ))
+            }
+        };
+        Ok(MemoryInfo { free, total, allocated, reserved })
     }
 
     fn create_stream(&self, priority: Priority) -> Result<WgpuStream> {

@@ -89,15 +89,26 @@ impl WgpuEvent {
             (Some(qs), Some(resolve)) => {
                 let size = wgpu::QUERY_SIZE as u64;
                 let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-                let readback =
-                    crate::memory::create_buffer(&ctx.device, &ctx.info.name, "event timestamp", size, usage, false)?;
+                let pooled = ctx.stamp_buffers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                let readback = match pooled {
+                    Some(b) => b,
+                    None => crate::memory::create_buffer(
+                        &ctx.device,
+                        &ctx.info.name,
+                        "event timestamp",
+                        size,
+                        usage,
+                        false,
+                    )?,
+                };
                 let slot: Stamp = Arc::default();
-                let (out, mapped) = (slot.clone(), readback.clone());
+                let (out, mapped, pool) = (slot.clone(), readback.clone(), ctx.stamp_buffers.clone());
                 let encoder = batch.marks(&ctx.device);
                 encoder.write_timestamp(qs, 0);
                 encoder.resolve_query_set(qs, 0..1, resolve, 0);
                 encoder.copy_buffer_to_buffer(resolve, 0, &readback, 0, size);
                 batch.map_on_submit(&ctx.device, &readback, move |r| {
+                    let mapped_ok = r.is_ok();
                     let value = r.map_err(|e| e.to_string()).and_then(|()| {
                         let view = mapped.get_mapped_range(..).map_err(|e| e.to_string())?;
                         let bytes = view.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok());
@@ -105,6 +116,10 @@ impl WgpuEvent {
                     });
                     mapped.unmap();
                     *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(value);
+                    // Unmapped, it can take the next event's timestamp.
+                    if mapped_ok {
+                        pool.lock().unwrap_or_else(|p| p.into_inner()).push(mapped);
+                    }
                 });
                 Some(slot)
             }

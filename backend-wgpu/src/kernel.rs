@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use kiln_core::{Backend, BackendKind, Error, Program, RawKernel, Result};
 use wgpu::naga;
 
-use crate::builtin::{params_entry, storage_entry};
 use crate::context::Context;
 use crate::errors::{describe, scoped};
 use crate::reflect::{reflect, Reflection, BLOCK_OVERRIDES};
@@ -24,11 +23,13 @@ pub(crate) struct PipelineKey {
     pub(crate) params: bool,
 }
 
-/// A compute pipeline with the layouts its bind groups are made for.
+/// A compute pipeline with the layout its storage bind group is made for
+/// (the scalars' is [`crate::bindings::Bindings::params`]).
 pub(crate) struct Pipeline {
     pub(crate) pipeline: wgpu::ComputePipeline,
     pub(crate) buffers: wgpu::BindGroupLayout,
-    pub(crate) params: Option<wgpu::BindGroupLayout>,
+    /// Whether group 1 holds the scalar arguments.
+    pub(crate) params: bool,
 }
 
 /// A compiled WGSL entry point.
@@ -145,14 +146,10 @@ impl WgpuKernel {
         let device = &ctx.device;
         let label = Some(self.name.as_str());
         let build = || {
-            let entries: Vec<_> = key.writable.iter().enumerate().map(|(i, &w)| storage_entry(i as u32, !w)).collect();
-            let buffers =
-                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label, entries: &entries });
-            let params = key.params.then(|| {
-                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label, entries: &[params_entry()] })
-            });
+            let buffers = ctx.bindings.storage(device, &key.writable);
+            let params = key.params.then_some(&ctx.bindings.params);
             let groups: Vec<Option<&wgpu::BindGroupLayout>> =
-                [Some(&buffers), params.as_ref()].into_iter().flatten().map(Some).collect();
+                [Some(&buffers), params].into_iter().flatten().map(Some).collect();
             let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label,
                 bind_group_layouts: &groups,
@@ -175,7 +172,7 @@ impl WgpuKernel {
                 },
                 cache: None,
             });
-            Pipeline { pipeline, buffers, params }
+            Pipeline { pipeline, buffers, params: key.params }
         };
         match scoped(device, build) {
             (p, None) => {

@@ -17,7 +17,7 @@
 
 use kiln_core::{BackendKind, Error, LaunchConfig, RawArg, Result, Scalar};
 
-use crate::builtin::binding;
+use crate::bindings::{make_group, Range};
 use crate::context::{Batch, Context};
 use crate::errors::{describe, scoped};
 use crate::kernel::{Pipeline, PipelineKey, WgpuKernel};
@@ -200,14 +200,13 @@ pub(crate) unsafe fn launch(
 
     let pipeline = kernel
         .pipeline(ctx, &PipelineKey { block, writable: buffers.iter().map(|b| b.bind_writable).collect(), params })?;
-    ctx.record(&format!("launch of kernel `{name}`"), |batch| {
-        // Resources first, with wgpu's errors checked, so that a launch that
-        // fails leaves nothing in the batch that would spoil its submission.
-        let (bound, error) = scoped(&ctx.device, || bind(ctx, batch, name, &pipeline, &buffers, &packed));
-        if let Some(e) = error {
-            return Err(invalid(format!("binding its arguments failed: {}", describe(&e))));
-        }
-        let bound = bound?;
+    // Nothing is recorded until every resource exists: a launch that fails
+    // leaves nothing in the batch that would spoil its submission. Bind
+    // groups come from the cache; what is made here is checked where it is
+    // made, so a launch that makes nothing pushes no error scope.
+    ctx.record_unscoped(|batch| {
+        let bound = bind(ctx, batch, &pipeline, &buffers, &packed)
+            .map_err(|e| invalid(format!("binding its arguments failed: {e}")))?;
         for (src, offset, temp, len) in &bound.stage_in {
             encode_copy(ctx, batch, src, *offset, temp, 0, *len)?;
         }
@@ -217,8 +216,8 @@ pub(crate) unsafe fn launch(
                 encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(name), timestamp_writes: None });
             pass.set_pipeline(&pipeline.pipeline);
             pass.set_bind_group(0, &bound.buffers, &[]);
-            if let Some(g) = &bound.params {
-                pass.set_bind_group(1, g, &[]);
+            if let Some((g, offset)) = &bound.params {
+                pass.set_bind_group(1, g, &[*offset]);
             }
             pass.dispatch_workgroups(config.grid.x, config.grid.y, config.grid.z);
         }
@@ -232,34 +231,28 @@ pub(crate) unsafe fn launch(
 /// What a launch binds, and the copies around its dispatch.
 struct Bound {
     buffers: wgpu::BindGroup,
-    params: Option<wgpu::BindGroup>,
+    /// The scalars' bind group and dynamic offset.
+    params: Option<(wgpu::BindGroup, u32)>,
     /// Unaligned views to stage before the dispatch: (source, offset, temporary, bytes).
     stage_in: Vec<(wgpu::Buffer, u64, wgpu::Buffer, u64)>,
     /// Staged writable views to copy back after it: (temporary, destination, offset, bytes).
     copy_back: Vec<(wgpu::Buffer, wgpu::Buffer, u64, u64)>,
 }
 
-/// Create the bind groups of a launch (and the temporaries of its unaligned
-/// or empty views), recording no command.
-fn bind(
-    ctx: &Context,
-    batch: &mut Batch,
-    name: &str,
-    pipeline: &Pipeline,
-    buffers: &[BufferArg<'_>],
-    packed: &Packed,
-) -> Result<Bound> {
+/// The bind groups of a launch (cached where every view is bound in place;
+/// made with temporaries for unaligned views), recording no command.
+fn bind(ctx: &Context, batch: &mut Batch, pipeline: &Pipeline, buffers: &[BufferArg<'_>], packed: &Packed) -> Result<Bound> {
     let align = u64::from(ctx.limits.min_storage_buffer_offset_alignment).max(4);
-    let mut bound: Vec<(wgpu::Buffer, u64, u64)> = Vec::with_capacity(buffers.len());
+    let mut bound: Vec<(wgpu::Buffer, Range)> = Vec::with_capacity(buffers.len());
     let (mut stage_in, mut copy_back) = (Vec::new(), Vec::new());
-    for b in buffers {
+    for (i, b) in buffers.iter().enumerate() {
         let size = round4(b.len);
         if b.len == 0 {
             let bytes = round4(b.min_bytes).max(EMPTY_BINDING);
-            let scratch = create_buffer(&ctx.device, &ctx.info.name, "empty view", bytes, STORAGE, false)?;
-            bound.push((scratch, 0, bytes));
+            let (scratch, id, bytes) = ctx.bindings.scratch(&ctx.device, &ctx.info.name, i, bytes)?;
+            bound.push((scratch, (id, 0, bytes)));
         } else if b.offset % align == 0 {
-            bound.push((b.buffer.raw.clone(), b.offset, size));
+            bound.push((b.buffer.raw.clone(), (b.buffer.id, b.offset, size)));
         } else {
             // Bound from an aligned-down offset the kernel would index the
             // wrong elements: it reads from 0. Stage the view instead.
@@ -269,32 +262,19 @@ fn bind(
             if b.bind_writable {
                 copy_back.push((temp.clone(), b.buffer.raw.clone(), b.offset, b.len));
             }
-            bound.push((temp, 0, size));
+            bound.push((temp, (0, 0, size)));
         }
     }
-    let entries: Vec<wgpu::BindGroupEntry<'_>> = bound
-        .iter()
-        .enumerate()
-        .map(|(i, (buf, offset, size))| wgpu::BindGroupEntry {
-            binding: i as u32,
-            resource: binding(buf, *offset, *size),
-        })
-        .collect();
-    let buffers = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(name),
-        layout: &pipeline.buffers,
-        entries: &entries,
-    });
-    let params = pipeline.params.as_ref().map(|layout| {
-        let (block, offset) = ctx.params(batch, &packed.bytes);
-        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(name),
-            layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: binding(&block, offset, packed.bytes.len() as u64),
-            }],
-        })
-    });
+    let refs: Vec<(&wgpu::Buffer, Range)> = bound.iter().map(|(b, r)| (b, *r)).collect();
+    let group = if stage_in.is_empty() {
+        ctx.bindings.group(&ctx.device, &pipeline.buffers, &refs)
+    } else {
+        match scoped(&ctx.device, || make_group(&ctx.device, &pipeline.buffers, &refs)) {
+            (g, None) => Ok(g),
+            (_, Some(e)) => Err(e),
+        }
+    };
+    let buffers = group.map_err(|e| Error::driver(BackendKind::Wgpu, "create_bind_group", describe(&e)))?;
+    let params = if pipeline.params { Some(ctx.params(batch, &packed.bytes)?) } else { None };
     Ok(Bound { buffers, params, stage_in, copy_back })
 }

@@ -56,7 +56,8 @@
 //! and fills that wgpu cannot express (offsets or sizes that are not whole
 //! words, copies within one buffer, non-zero fill patterns) run through a
 //! temporary buffer and kiln's own byte kernels. [`Device::memory`](kiln_core::Device::memory)
-//! is `Unsupported` (wgpu reports no free memory); `DeviceInfo::memory_bytes`
+//! gives wgpu's allocator report (allocated and reserved bytes) and Vulkan's
+//! memory budget; `DeviceInfo::memory_bytes`
 //! is the largest device-local heap, read from Vulkan (0 elsewhere), and
 //! `compute_units` is 0 (unknown: wgpu does not report it).
 //!
@@ -107,6 +108,7 @@
 #![deny(missing_docs)]
 
 mod adapter;
+mod bindings;
 mod builtin;
 mod completion;
 mod context;

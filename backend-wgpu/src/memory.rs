@@ -3,10 +3,12 @@
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use kiln_core::{Error, RawBuffer, RawHostBuffer, Result};
 
+use crate::bindings::{next_id, Bindings};
+use crate::context::Context;
 use crate::errors::{describe, scoped};
 
 /// Usages of every kiln device buffer: kernel storage, and both ends of copies.
@@ -22,7 +24,8 @@ pub(crate) const fn round4(n: u64) -> u64 {
 /// multiple of 4, so that every range of it can be widened to whole words).
 ///
 /// Dropping it while work that uses it is still recorded or running is
-/// sound, so it needs no `Drop` of its own: dropping a `wgpu::Buffer` only
+/// sound, and its `Drop` only lets go of the bind groups cached for it
+/// (see [`crate::bindings`]): dropping a `wgpu::Buffer` only
 /// removes wgpu's handle (wgpu-core 30, `Global::buffer_drop`, which does
 /// not destroy it), while the commands recorded into the batch hold `Arc`s
 /// of the buffer (`ArcCommand::CopyBufferToBuffer` and the like), and once
@@ -34,6 +37,17 @@ pub(crate) const fn round4(n: u64) -> u64 {
 pub struct WgpuBuffer {
     pub(crate) raw: wgpu::Buffer,
     len: usize,
+    /// Its number in the bind-group cache.
+    pub(crate) id: u64,
+    bindings: Weak<Bindings>,
+}
+
+impl Drop for WgpuBuffer {
+    fn drop(&mut self) {
+        if let Some(b) = self.bindings.upgrade() {
+            b.forget(self.id);
+        }
+    }
 }
 
 impl std::fmt::Debug for WgpuBuffer {
@@ -73,12 +87,13 @@ pub(crate) fn create_buffer(
 }
 
 impl WgpuBuffer {
-    /// A device buffer of `len` bytes.
-    pub(crate) fn new(device: &wgpu::Device, device_name: &str, len: usize) -> Result<Self> {
+    /// A device buffer of `len` bytes on `ctx`'s device.
+    pub(crate) fn new(ctx: &Context, len: usize) -> Result<Self> {
         // At least one word, so that even an empty buffer can be bound and copied.
         let size = round4(len as u64).max(4);
-        let raw = create_buffer(device, device_name, &format!("device buffer of {len} bytes"), size, STORAGE, false)?;
-        Ok(WgpuBuffer { raw, len })
+        let what = format!("device buffer of {len} bytes");
+        let raw = create_buffer(&ctx.device, &ctx.info.name, &what, size, STORAGE, false)?;
+        Ok(WgpuBuffer { raw, len, id: next_id(), bindings: Arc::downgrade(&ctx.bindings) })
     }
 }
 

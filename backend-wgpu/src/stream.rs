@@ -35,7 +35,7 @@ impl RawStream for WgpuStream {
 
     fn alloc(&self, bytes: usize) -> Result<WgpuBuffer> {
         self.ctx.faults.check_lost()?;
-        WgpuBuffer::new(&self.ctx.device, &self.ctx.info.name, bytes)
+        WgpuBuffer::new(&self.ctx, bytes)
     }
 
     unsafe fn write(&self, dst: &WgpuBuffer, dst_offset: usize, src: &[u8]) -> Result<()> {

@@ -44,7 +44,7 @@ pub(crate) fn encode_copy(
         if words {
             batch.encoder(&ctx.device).copy_buffer_to_buffer(src, src_offset, dst, dst_offset, len);
         } else {
-            ctx.builtins()?.copy(ctx, batch, src, src_offset, dst, dst_offset, len);
+            ctx.builtins()?.copy(ctx, batch, src, src_offset, dst, dst_offset, len)?;
         }
         return Ok(());
     }
@@ -201,7 +201,7 @@ pub(crate) fn fill(ctx: &Context, dst: &WgpuBuffer, offset: u64, len: u64, patte
         if pattern.iter().all(|&b| b == 0) && is_word(offset) && is_word(len) {
             batch.encoder(&ctx.device).clear_buffer(&dst.raw, offset, Some(len));
         } else {
-            ctx.builtins()?.fill(ctx, batch, &dst.raw, offset, len, pattern);
+            ctx.builtins()?.fill(ctx, batch, &dst.raw, offset, len, pattern)?;
         }
         Ok(())
     })

@@ -45,6 +45,46 @@ pub(crate) fn device_memory(adapter: &wgpu::Adapter) -> Option<u64> {
     props.memory_heaps[..count].iter().filter(|h| h.flags.as_raw() & DEVICE_LOCAL != 0).map(|h| h.size).max()
 }
 
+/// Free bytes of the largest device-local heap of `adapter` by
+/// `VK_EXT_memory_budget` (the heap's budget for this process, which counts
+/// what other processes use, less what this one uses now), and the heap's
+/// size; `None` without the extension or off Vulkan.
+#[cfg(target_os = "linux")]
+pub(crate) fn memory_budget(adapter: &wgpu::Adapter) -> Option<(u64, u64)> {
+    use ash::vk;
+    use wgpu::hal::api::Vulkan;
+    // SAFETY: as in `device_memory`.
+    let hal = unsafe { adapter.as_hal::<Vulkan>() }?;
+    let shared = hal.shared_instance();
+    let (instance, physical) = (shared.raw_instance(), hal.raw_physical_device());
+    // vkGetPhysicalDeviceMemoryProperties2 is core in Vulkan 1.1.
+    if shared.instance_api_version() < vk::API_VERSION_1_1 {
+        return None;
+    }
+    // SAFETY: the physical device belongs to this instance, which outlives the calls.
+    let extensions = unsafe { instance.enumerate_device_extension_properties(physical) }.ok()?;
+    let name = ash::ext::memory_budget::NAME;
+    if !extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(name)) {
+        return None;
+    }
+    let mut budget = vk::PhysicalDeviceMemoryBudgetPropertiesEXT::default();
+    let mut props = vk::PhysicalDeviceMemoryProperties2::default().push_next(&mut budget);
+    // SAFETY: as above; the extension is supported, so the chained struct is valid.
+    unsafe { instance.get_physical_device_memory_properties2(physical, &mut props) };
+    let heaps = props.memory_properties.memory_heaps;
+    let count = (props.memory_properties.memory_heap_count as usize).min(heaps.len());
+    let largest = (0..count)
+        .filter(|&i| heaps[i].flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .max_by_key(|&i| heaps[i].size)?;
+    Some((budget.heap_budget[largest].saturating_sub(budget.heap_usage[largest]), heaps[largest].size))
+}
+
+/// Free bytes of device memory: not known off Linux.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn memory_budget(_adapter: &wgpu::Adapter) -> Option<(u64, u64)> {
+    None
+}
+
 /// Bytes of device memory: not known off Linux.
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn device_memory(_adapter: &wgpu::Adapter) -> Option<u64> {

@@ -256,11 +256,20 @@ impl fmt::Display for DeviceInfo {
     }
 }
 
-/// Free and total memory of a device, in bytes.
+/// Free and total memory of a device, and what this process's allocator
+/// holds there, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryInfo {
-    /// Bytes free now.
+    /// Bytes free now (for every process: the driver's figure).
     pub free: u64,
     /// Bytes in all.
     pub total: u64,
+    /// Bytes of live allocations this process holds on the device, where
+    /// the backend counts them: CUDA's stream-ordered pool (used memory),
+    /// wgpu's allocator report; `None` elsewhere.
+    pub allocated: Option<u64>,
+    /// Bytes the allocator has taken from the device, allocated or kept for
+    /// reuse (at least `allocated`): CUDA's pool (reserved memory), wgpu's
+    /// memory blocks; `None` where not counted.
+    pub reserved: Option<u64>,
 }

@@ -117,7 +117,7 @@ impl RawDevice for MockDevice {
     }
 
     fn memory(&self) -> Result<MemoryInfo> {
-        Ok(MemoryInfo { free: 1 << 30, total: 1 << 30 })
+        Ok(MemoryInfo { free: 1 << 30, total: 1 << 30, allocated: None, reserved: None })
     }
 
     fn create_stream(&self, priority: Priority) -> Result<MockStream> {

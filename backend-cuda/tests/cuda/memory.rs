@@ -100,6 +100,18 @@ fn memory_reports_free_and_total() {
     let m = dev.memory().unwrap();
     assert_eq!(m.total, dev.info().memory_bytes);
     assert!(m.free > 0 && m.free <= m.total, "{m:?}");
+    // kiln allocates from the device's stream-ordered pool: its counts follow.
+    let (Some(a0), Some(r0)) = (m.allocated, m.reserved) else { panic!("the pool's counts: {m:?}") };
+    assert!(r0 >= a0, "{m:?}");
+    let buffer = dev.alloc::<u8>(64 << 20).unwrap();
+    dev.synchronize().unwrap();
+    let held = dev.memory().unwrap();
+    assert!(held.allocated.unwrap() >= a0 + (64 << 20), "{m:?} then {held:?}");
+    assert!(held.reserved.unwrap() >= held.allocated.unwrap(), "{held:?}");
+    drop(buffer);
+    dev.synchronize().unwrap();
+    let after = dev.memory().unwrap();
+    assert!(after.allocated.unwrap() + (64 << 20) <= held.allocated.unwrap(), "{held:?} then {after:?}");
 }
 
 #[test]

@@ -120,8 +120,26 @@ fn device_ordinals_past_the_list_are_not_found() {
 }
 
 #[test]
-fn memory_is_unsupported_rather_than_guessed() {
+fn memory_counts_what_kiln_holds() {
     let Some(dev) = device() else { return };
-    let e = dev.memory().unwrap_err();
-    assert!(matches!(e, Error::Unsupported { backend: BackendKind::Wgpu, .. }), "{e}");
+    dev.synchronize().unwrap();
+    let before = dev.memory().unwrap();
+    assert!(before.free <= before.total && before.total > 0, "{before:?}");
+    if dev.info().memory_bytes > 0 {
+        assert_eq!(before.total, dev.info().memory_bytes, "the largest device-local heap");
+    }
+    let (Some(a0), Some(r0)) = (before.allocated, before.reserved) else {
+        panic!("wgpu's Vulkan allocator reports: {before:?}")
+    };
+    assert!(r0 >= a0, "{before:?}");
+    const BYTES: usize = 64 << 20;
+    let buffer = dev.alloc::<u8>(BYTES).unwrap();
+    let held = dev.memory().unwrap();
+    let (a1, r1) = (held.allocated.unwrap(), held.reserved.unwrap());
+    assert!(a1 >= a0 + BYTES as u64, "64 MiB more allocated: {before:?} then {held:?}");
+    assert!(r1 >= a1, "{held:?}");
+    drop(buffer);
+    dev.synchronize().unwrap();
+    let after = dev.memory().unwrap();
+    assert!(after.allocated.unwrap() + BYTES as u64 <= a1, "given back once dropped: {held:?} then {after:?}");
 }

@@ -140,7 +140,7 @@ impl MemoryCheck {
     /// ```
     /// use kiln_conformance::stress::MemoryCheck;
     /// use kiln_core::MemoryInfo;
-    /// let m = |free| MemoryInfo { free, total: 1000 };
+    /// let m = |free| MemoryInfo { free, total: 1000, allocated: None, reserved: None };
     /// let check = MemoryCheck::Measured { before: m(900), after: m(850), slack: 40 };
     /// assert_eq!(check.lost(), 50);
     /// assert!(!check.ok());
