@@ -89,7 +89,12 @@ impl RawDevice for CpuDevice {
     }
 
     fn memory(&self) -> Result<MemoryInfo> {
-        Ok(MemoryInfo { free: meminfo("MemAvailable:").unwrap_or(0), total: self.info.memory_bytes, allocated: None, reserved: None })
+        Ok(MemoryInfo {
+            free: meminfo("MemAvailable:").unwrap_or(0),
+            total: self.info.memory_bytes,
+            allocated: None,
+            reserved: None,
+        })
     }
 
     fn create_stream(&self, priority: Priority) -> Result<CpuStream> {

@@ -96,8 +96,10 @@ impl Bindings {
             return l.clone();
         }
         let entries: Vec<_> = writable.iter().enumerate().map(|(i, &w)| storage_entry(i as u32, !w)).collect();
-        let layout = device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("kiln storage"), entries: &entries });
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("kiln storage"),
+            entries: &entries,
+        });
         layouts.insert(writable.to_vec(), layout.clone());
         layout
     }
@@ -195,7 +197,6 @@ mod tests {
     fn buffer(device: &wgpu::Device) -> wgpu::Buffer {
         create_buffer(device, "test", "test", 1024, STORAGE, false).unwrap()
     }
-
 
     #[test]
     fn groups_are_made_once_and_dropped_with_their_buffers() {

@@ -241,7 +241,13 @@ struct Bound {
 
 /// The bind groups of a launch (cached where every view is bound in place;
 /// made with temporaries for unaligned views), recording no command.
-fn bind(ctx: &Context, batch: &mut Batch, pipeline: &Pipeline, buffers: &[BufferArg<'_>], packed: &Packed) -> Result<Bound> {
+fn bind(
+    ctx: &Context,
+    batch: &mut Batch,
+    pipeline: &Pipeline,
+    buffers: &[BufferArg<'_>],
+    packed: &Packed,
+) -> Result<Bound> {
     let align = u64::from(ctx.limits.min_storage_buffer_offset_alignment).max(4);
     let mut bound: Vec<(wgpu::Buffer, Range)> = Vec::with_capacity(buffers.len());
     let (mut stage_in, mut copy_back) = (Vec::new(), Vec::new());

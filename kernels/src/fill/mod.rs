@@ -2,7 +2,7 @@
 
 mod cpu;
 
-use kiln_core::{Args, Backend, Element, Program, Result, Stream, ViewMut};
+use kiln_core::{Args, Backend, DType, Element, Program, Result, Stream, ViewMut};
 
 use crate::launch::{check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source, Access};
 use crate::Number;
@@ -27,8 +27,9 @@ pub fn fill<B: Backend, T: Element>(stream: &Stream<B>, dst: &mut impl ViewMut<B
 
 /// `dst[i] = start + i * step`, on `stream` (NumPy's `arange`, Thrust's `sequence`).
 ///
-/// Integers wrap; for floats `i` is first converted to `T` and the product
-/// and sum are rounded separately (never fused), so every backend agrees.
+/// Integers wrap; for floats `i` is first converted to `T` (rounded to
+/// nearest) and the product and sum are rounded separately (never fused),
+/// so every backend gives the same bits.
 ///
 /// # Examples
 /// ```
@@ -57,7 +58,11 @@ pub fn sequence<B: Backend, T: Number>(
     let prog = program(&name, || {
         Program::new(&name)
             .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
-            .wgsl(wgsl_source(T::DTYPE, &[("dst", Access::ReadWrite)], include_str!("kernel.wgsl")))
+            .wgsl(wgsl_source(
+                T::DTYPE,
+                &[("dst", Access::ReadWrite)],
+                &format!("{}{}", wgsl_product(T::DTYPE), include_str!("kernel.wgsl")),
+            ))
             .host(cpu::sequence::<T>)
             .define("KERNEL", &name)
     });
@@ -66,4 +71,22 @@ pub fn sequence<B: Backend, T: Number>(
     let args = Args::new().arg(dst.view_mut()).scalar(start).scalar(step).length(index_width(stream), n, &name)?;
     // SAFETY: the kernel writes dst[0..n) only, n being dst's length.
     unsafe { stream.launch(&kernel, cfg, args) }
+}
+
+/// WGSL's `kiln_product(a, b, zero, zero2)`: `a * b` rounded to `T` on its
+/// own, whatever the compiler. `zero` and `zero2` are run-time zeros the
+/// compiler cannot prove equal: an f32 product's bits are XORed with one,
+/// other floats go through private memory (stored at one index, loaded from
+/// the other), integers need nothing.
+fn wgsl_product(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => {
+            "fn kiln_product(a: T, b: T, zero: u32, zero2: u32) -> T { return bitcast<f32>(bitcast<u32>(a * b) ^ zero); }\n"
+        }
+        DType::F16 | DType::F64 => {
+            "var<private> kiln_scratch: array<T, 2>;\n\
+             fn kiln_product(a: T, b: T, zero: u32, zero2: u32) -> T { kiln_scratch[zero] = a * b; return kiln_scratch[zero2]; }\n"
+        }
+        _ => "fn kiln_product(a: T, b: T, zero: u32, zero2: u32) -> T { return a * b; }\n",
+    }
 }
