@@ -133,6 +133,18 @@ impl Builtin {
 pub(crate) struct Builtins {
     fill: Builtin,
     copy: Builtin,
+    fill4: Builtin,
+    copy4: Builtin,
+}
+
+/// Bytes of one vector of the vector kernels.
+const VEC: u64 = 16;
+
+/// `pattern` rotated so that it starts at byte `at` of a fill that starts
+/// its pattern at byte `start`.
+fn pattern_from(pattern: &[u8], start: u64, at: u64) -> Vec<u8> {
+    let n = pattern.len() as u64;
+    (0..n).map(|k| pattern[((at + k - start) % n) as usize]).collect()
 }
 
 /// The bytes of `pattern` seen from an 8-byte-aligned position `base` of a
@@ -166,7 +178,106 @@ impl Builtins {
                 include_str!("wgsl/copy_bytes.wgsl"),
                 &[storage_entry(0, true), storage_entry(1, false)],
             )?,
+            fill4: Builtin::new(
+                ctx,
+                "kiln_fill_vec4",
+                include_str!("wgsl/fill_vec4.wgsl"),
+                &[storage_entry(0, false)],
+            )?,
+            copy4: Builtin::new(
+                ctx,
+                "kiln_copy_vec4",
+                include_str!("wgsl/copy_vec4.wgsl"),
+                &[storage_entry(0, true), storage_entry(1, false)],
+            )?,
         })
+    }
+
+    /// Alignment of the bases the vector kernels bind from: a binding
+    /// offset the device accepts that is also a whole vector.
+    fn vec_align(ctx: &Context) -> u64 {
+        Self::align(ctx).max(VEC)
+    }
+
+    /// Record a fill of `dst[offset..offset + len]` with `pattern` repeated
+    /// from `offset` on: the 16-byte-aligned middle with 16-byte stores
+    /// (when the pattern's length divides 16), the ends with the byte kernel.
+    pub(crate) fn fill(
+        &self,
+        ctx: &Context,
+        batch: &mut Batch,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        len: u64,
+        pattern: &[u8],
+    ) -> Result<()> {
+        let end = offset + len;
+        let (a, b) = (offset.next_multiple_of(VEC), end / VEC * VEC);
+        if b <= a || VEC % pattern.len() as u64 != 0 {
+            return self.fill_bytes(ctx, batch, dst, offset, len, pattern);
+        }
+        if a > offset {
+            self.fill_bytes(ctx, batch, dst, offset, a - offset, pattern)?;
+        }
+        let align = Self::vec_align(ctx);
+        let mut at = a;
+        while at < b {
+            let n = CHUNK.min(b - at);
+            let base = at / align * align;
+            let (lo0, hi0) = pattern_words(pattern, offset, at);
+            let (lo1, hi1) = pattern_words(pattern, offset, at + 8);
+            let count = n / VEC;
+            let params = [((at - base) / VEC) as u32, count as u32, 0, 0, lo0, hi0, lo1, hi1];
+            self.fill4.dispatch(ctx, batch, &[binding(dst, base, at + n - base)], &params, count)?;
+            at += n;
+        }
+        if end > b {
+            self.fill_bytes(ctx, batch, dst, b, end - b, pattern_from(pattern, offset, b).as_slice())?;
+        }
+        Ok(())
+    }
+
+    /// Record a copy of `len` bytes (whole words) from `src[src_offset..]` to
+    /// `dst[dst_offset..]` of two distinct buffers with 16-byte stores where
+    /// both offsets sit alike in their 16-byte vectors (the ends with
+    /// `copy_buffer_to_buffer`); `false`, recording nothing, where they do not.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn copy_words(
+        &self,
+        ctx: &Context,
+        batch: &mut Batch,
+        src: &wgpu::Buffer,
+        src_offset: u64,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        len: u64,
+    ) -> Result<bool> {
+        let head = (VEC - dst_offset % VEC) % VEC;
+        if src_offset % VEC != dst_offset % VEC || len < head + VEC {
+            return Ok(false);
+        }
+        let body = (len - head) / VEC * VEC;
+        if head > 0 {
+            batch.encoder(&ctx.device).copy_buffer_to_buffer(src, src_offset, dst, dst_offset, head);
+        }
+        let align = Self::vec_align(ctx);
+        let mut done = head;
+        while done < head + body {
+            let n = CHUNK.min(head + body - done);
+            let (s, d) = (src_offset + done, dst_offset + done);
+            let (sb, db) = (s / align * align, d / align * align);
+            let count = n / VEC;
+            let params = [((s - sb) / VEC) as u32, ((d - db) / VEC) as u32, count as u32];
+            let buffers = [binding(src, sb, s + n - sb), binding(dst, db, d + n - db)];
+            self.copy4.dispatch(ctx, batch, &buffers, &params, count)?;
+            done += n;
+        }
+        let tail = len - head - body;
+        if tail > 0 {
+            let at = head + body;
+            batch.encoder(&ctx.device).copy_buffer_to_buffer(src, src_offset + at, dst, dst_offset + at, tail);
+        }
+        Ok(true)
     }
 
     /// Alignment of binding offsets (at least a word).
@@ -175,8 +286,8 @@ impl Builtins {
     }
 
     /// Record a fill of `dst[offset..offset + len]` with `pattern` repeated
-    /// from `offset` on. `dst` is allocated in whole words.
-    pub(crate) fn fill(
+    /// from `offset` on, one word per invocation. `dst` is allocated in whole words.
+    fn fill_bytes(
         &self,
         ctx: &Context,
         batch: &mut Batch,
@@ -235,7 +346,69 @@ impl Builtins {
 
 #[cfg(test)]
 mod tests {
-    use super::pattern_words;
+    use super::*;
+    use crate::memory::WgpuBuffer;
+    use crate::transfer::{read, write};
+
+    /// The first device kiln opens, if any.
+    fn context() -> Option<std::sync::Arc<Context>> {
+        let adapters = crate::adapter::adapters().ok()?;
+        let adapter = adapters.into_iter().find(|a| crate::adapter::accepted_backend(a.get_info().backend))?;
+        crate::device::WgpuDevice::open(0, &adapter).ok().map(|d| d.ctx.clone())
+    }
+
+    #[test]
+    fn vector_copies_match_a_byte_copy_at_any_congruent_offsets() {
+        let Some(ctx) = context() else { return };
+        let n = 4096usize;
+        let source: Vec<u8> = (0..n).map(|i| (i * 7 + 3) as u8).collect();
+        let src = WgpuBuffer::new(&ctx, n).unwrap();
+        write(&ctx, &src, 0, &source).unwrap();
+        for (s_off, d_off, len) in [(0, 0, 4096), (16, 48, 1024), (4, 36, 2000), (12, 12, 20), (8, 8, 16), (4, 8, 64)] {
+            let dst = WgpuBuffer::new(&ctx, n).unwrap();
+            write(&ctx, &dst, 0, &vec![0xeeu8; n]).unwrap();
+            let copied = ctx
+                .record("test copy", |batch| {
+                    ctx.builtins()?.copy_words(&ctx, batch, &src.raw, s_off, &dst.raw, d_off, len)
+                })
+                .unwrap();
+            let mut got = vec![0u8; n];
+            read(&ctx, &dst, 0, &mut got).unwrap();
+            if s_off % VEC != d_off % VEC || len < (VEC - d_off % VEC) % VEC + VEC {
+                assert!(!copied, "({s_off}, {d_off}, {len}) is not for the vector kernel");
+                assert!(got.iter().all(|&b| b == 0xee), "nothing recorded");
+                continue;
+            }
+            assert!(copied, "({s_off}, {d_off}, {len})");
+            let (s, d, l) = (s_off as usize, d_off as usize, len as usize);
+            let mut want = vec![0xeeu8; n];
+            want[d..d + l].copy_from_slice(&source[s..s + l]);
+            assert_eq!(got, want, "({s_off}, {d_off}, {len})");
+        }
+    }
+
+    #[test]
+    fn vector_fills_keep_the_pattern_phase_and_the_bytes_around() {
+        let Some(ctx) = context() else { return };
+        let n = 1024usize;
+        for (pattern, off, len) in [
+            (&[1u8, 2, 3, 4, 5, 6, 7, 8][..], 3u64, 1000u64),
+            (&[9, 8][..], 17, 500),
+            (&[7][..], 0, 1024),
+            (&[1, 2, 3, 4][..], 6, 70),
+        ] {
+            let dst = WgpuBuffer::new(&ctx, n).unwrap();
+            write(&ctx, &dst, 0, &vec![0xeeu8; n]).unwrap();
+            ctx.record("test fill", |batch| ctx.builtins()?.fill(&ctx, batch, &dst.raw, off, len, pattern)).unwrap();
+            let mut got = vec![0u8; n];
+            read(&ctx, &dst, 0, &mut got).unwrap();
+            let mut want = vec![0xeeu8; n];
+            for k in 0..len as usize {
+                want[off as usize + k] = pattern[k % pattern.len()];
+            }
+            assert_eq!(got, want, "{pattern:?} at {off}, {len} bytes");
+        }
+    }
 
     #[test]
     fn pattern_phase_follows_the_range_start() {

@@ -265,7 +265,7 @@ impl Context {
         let slot = len
             .max(16)
             .next_multiple_of(PARAMS_SLOT)
-            .min(u64::from(self.limits.max_uniform_buffer_binding_size).max(len));
+            .min(self.limits.max_uniform_buffer_binding_size.max(len));
         let p = &mut batch.params;
         let mut offset = (p.shadow.len() as u64).next_multiple_of(align);
         if p.current < p.blocks.len() && offset + slot > PARAMS_BLOCK {

@@ -10,7 +10,7 @@ use crate::{Wgpu, WgpuEvent, WgpuHostBuffer, WgpuKernel, WgpuStream};
 
 /// An opened wgpu device.
 pub struct WgpuDevice {
-    ctx: Arc<Context>,
+    pub(crate) ctx: Arc<Context>,
     adapter: wgpu::Adapter,
 }
 

@@ -12,8 +12,9 @@ const BLOCKS_PER_UNIT: usize = 4;
 /// Accesses in flight per thread (the CUDA kernel's UNROLL define).
 pub(super) const UNROLL: usize = 4;
 /// Most partials of a first pass on a device that does not report its
-/// compute units (one block folds them after).
-const MOST_PARTIALS: usize = 256;
+/// compute units (one block folds them after): 1024 workgroups of 256 fill
+/// a GPU of 128 units at 2048 resident invocations each.
+const MOST_PARTIALS: usize = 1024;
 
 /// How many blocks the first pass over `n` elements of `dtype` uses; 1 means
 /// one launch straight into the output.
