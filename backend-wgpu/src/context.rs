@@ -262,10 +262,7 @@ impl Context {
     pub(crate) fn params(&self, batch: &mut Batch, bytes: &[u8]) -> Result<(wgpu::BindGroup, u32)> {
         let align = u64::from(self.limits.min_uniform_buffer_offset_alignment.max(16));
         let len = bytes.len() as u64;
-        let slot = len
-            .max(16)
-            .next_multiple_of(PARAMS_SLOT)
-            .min(self.limits.max_uniform_buffer_binding_size.max(len));
+        let slot = len.max(16).next_multiple_of(PARAMS_SLOT).min(self.limits.max_uniform_buffer_binding_size.max(len));
         let p = &mut batch.params;
         let mut offset = (p.shadow.len() as u64).next_multiple_of(align);
         if p.current < p.blocks.len() && offset + slot > PARAMS_BLOCK {

@@ -174,8 +174,17 @@ fn blocks_per_sm(bins: usize) -> usize {
         4
     }
 }
-/// Most WGSL workgroups (each merges its bins into the global counts).
-const WGSL_GROUPS: usize = 128;
+/// Most WGSL workgroups (each merges its bins into the global counts):
+/// 1024, about 8 per unit of a 128-unit GPU (16 KiB of workgroup bins
+/// each), so that enough loads are in flight; 256 past 1024 bins, where
+/// each workgroup adds up to 4096 atomics to the totals.
+fn wgsl_groups(bins: usize) -> usize {
+    if bins <= 1024 {
+        1024
+    } else {
+        256
+    }
+}
 
 /// Blocks and dynamic shared memory (bytes) of a histogram of `n`
 /// `size`-byte elements into `bins` bins, in the shape each source is
@@ -193,7 +202,7 @@ fn grid<B: Backend>(device: &Device<B>, n: usize, bins: usize, size: usize) -> (
             let most = (device.info().compute_units as usize * blocks_per_sm(bins)).max(1);
             (n.div_ceil(per_step).clamp(1, most), bins as u32 * 4)
         }
-        _ => (n.div_ceil(256 * 16).clamp(1, WGSL_GROUPS), 0),
+        _ => (n.div_ceil(256 * 16).clamp(1, wgsl_groups(bins)), 0),
     }
 }
 
