@@ -119,8 +119,7 @@ impl Builtin {
             entries: &entries,
         });
         let groups = words.div_ceil(GROUP).clamp(1, u64::from(ctx.limits.max_compute_workgroups_per_dimension));
-        let encoder = batch.encoder(&ctx.device);
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+        let pass = batch.pass(&ctx.device);
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &group0, &[]);
         pass.set_bind_group(1, &group1, &[offset]);

@@ -101,6 +101,12 @@ impl Params {
 /// The commands recorded since the last submission.
 pub(crate) struct Batch {
     encoder: Option<wgpu::CommandEncoder>,
+    /// The compute pass consecutive launches record into, open until the
+    /// next command of another kind (or the submission) ends it: one pass
+    /// for a run of launches rather than one each. wgpu orders the
+    /// dispatches of a pass as it orders passes (each dispatch is its own
+    /// usage scope, with the barriers between them it needs).
+    pass: Option<wgpu::ComputePass<'static>>,
     commands: usize,
     /// Bytes of staging and temporary buffers the recorded commands use.
     staged: u64,
@@ -123,9 +129,24 @@ impl Batch {
 
     /// The encoder, to record event timestamps into (which are not work).
     pub(crate) fn marks(&mut self, device: &wgpu::Device) -> &mut wgpu::CommandEncoder {
+        // The encoder is locked while a pass is open: end it first.
+        self.pass = None;
         self.commands += 1;
         self.encoder.get_or_insert_with(|| {
             device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("kiln batch") })
+        })
+    }
+
+    /// The open compute pass to record a launch into, begun on first use.
+    pub(crate) fn pass(&mut self, device: &wgpu::Device) -> &mut wgpu::ComputePass<'static> {
+        self.work = true;
+        self.commands += 1;
+        let encoder = self.encoder.get_or_insert_with(|| {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("kiln batch") })
+        });
+        self.pass.get_or_insert_with(|| {
+            let desc = wgpu::ComputePassDescriptor { label: Some("kiln launches"), timestamp_writes: None };
+            encoder.begin_compute_pass(&desc).forget_lifetime()
         })
     }
 
@@ -193,6 +214,7 @@ impl Context {
         let completions = Completions::new();
         let batch = Batch {
             encoder: None,
+            pass: None,
             commands: 0,
             staged: 0,
             work: false,
@@ -302,6 +324,7 @@ impl Context {
     /// Submit the batch (if it holds anything) and return the marker of the
     /// latest submission.
     pub(crate) fn submit(&self, batch: &mut Batch) -> Result<Marker> {
+        batch.pass = None;
         let Some(encoder) = batch.encoder.take() else {
             return Ok(batch.last.clone());
         };

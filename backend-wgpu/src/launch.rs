@@ -211,9 +211,7 @@ pub(crate) unsafe fn launch(
             encode_copy(ctx, batch, src, *offset, temp, 0, *len)?;
         }
         {
-            let encoder = batch.encoder(&ctx.device);
-            let mut pass =
-                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(name), timestamp_writes: None });
+            let pass = batch.pass(&ctx.device);
             pass.set_pipeline(&pipeline.pipeline);
             pass.set_bind_group(0, &bound.buffers, &[]);
             if let Some((g, offset)) = &bound.params {
