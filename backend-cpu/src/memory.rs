@@ -126,5 +126,8 @@ pub(crate) fn allocate(bytes: usize, what: &str, device: &str) -> Result<CpuMemo
         what: what.to_string(),
         requested: bytes as u64,
         free: None,
+        used: None,
+        reserved: None,
+        limit: None,
     })
 }

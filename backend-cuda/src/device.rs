@@ -121,6 +121,16 @@ impl RawDevice for CudaDevice {
         })
     }
 
+    /// `cuMemPoolTrimTo` on the default pool kiln allocates from; nothing
+    /// where the device has no pools (every free then returns its memory).
+    fn trim_memory(&self, keep: u64) -> Result<()> {
+        if !self.state.pooled {
+            return Ok(());
+        }
+        self.state.bind("cuMemPoolTrimTo")?;
+        ffi::trim_pool(self.state.ctx.cu_device(), keep).map_err(|e| self.state.fail("cuMemPoolTrimTo", e, 0))
+    }
+
     fn create_stream(&self, priority: Priority) -> Result<CudaStream> {
         CudaStream::new(self.state.clone(), priority, self.priority_range)
     }

@@ -119,12 +119,13 @@ pub(crate) fn pool_usage(dev: sys::CUdevice) -> Result<(u64, u64), DriverError> 
 }
 
 /// Return the memory the device's default pool holds unused to the driver
-/// (`cuMemPoolTrimTo(pool, 0)`); memory still pending a stream-ordered free is kept.
-pub(crate) fn trim_pool(dev: sys::CUdevice) -> Result<(), DriverError> {
+/// until it keeps at most `keep` bytes besides its live allocations
+/// (`cuMemPoolTrimTo`); memory still pending a stream-ordered free is kept.
+pub(crate) fn trim_pool(dev: sys::CUdevice, keep: u64) -> Result<(), DriverError> {
     // SAFETY: `dev` came from the context; trimming releases only unused pool memory.
     unsafe {
         let pool = result::device::get_default_mem_pool(dev)?;
-        sys::cuMemPoolTrimTo(pool, 0).result()
+        sys::cuMemPoolTrimTo(pool, keep as usize).result()
     }
 }
 

@@ -152,7 +152,15 @@ impl DeviceState {
     /// An `OutOfMemory` error for `what`, with the free memory now if known.
     pub(crate) fn out_of_memory(&self, what: &str, requested: usize) -> Error {
         let free = self.ctx.bind_to_thread().ok().and_then(|_| ffi::mem_info().ok()).map(|(free, _)| free as u64);
-        Error::OutOfMemory { device: self.name.clone(), what: what.to_string(), requested: requested as u64, free }
+        Error::OutOfMemory {
+            device: self.name.clone(),
+            what: what.to_string(),
+            requested: requested as u64,
+            free,
+            used: None,
+            reserved: None,
+            limit: None,
+        }
     }
 
     /// Keep an error met in `Drop` for the next synchronize. After a fault the

@@ -162,10 +162,10 @@ impl RawStream for CudaStream {
             // The pool keeps freed memory for reuse; hand it back and try once
             // more before reporting, and so that a failed request leaves
             // nothing held that other processes could use.
-            let _ = ffi::trim_pool(self.state.ctx.cu_device());
+            let _ = ffi::trim_pool(self.state.ctx.cu_device(), 0);
             allocated = ffi::alloc_device(&self.stream, bytes, self.state.pooled);
             if allocated.is_err() {
-                let _ = ffi::trim_pool(self.state.ctx.cu_device());
+                let _ = ffi::trim_pool(self.state.ctx.cu_device(), 0);
             }
         }
         let ptr = allocated.map_err(|e| {

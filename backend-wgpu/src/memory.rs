@@ -79,6 +79,9 @@ pub(crate) fn create_buffer(
             what: what.to_string(),
             requested: size,
             free: None,
+            used: None,
+            reserved: None,
+            limit: None,
         }),
         (_, Some(e)) => {
             Err(Error::driver(kiln_core::BackendKind::Wgpu, format!("create_buffer ({what})"), describe(&e)))
@@ -175,6 +178,9 @@ impl WgpuHostBuffer {
                 what: "host buffer".to_string(),
                 requested: len as u64,
                 free: None,
+                used: None,
+                reserved: None,
+                limit: None,
             }),
         }
     }

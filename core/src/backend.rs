@@ -53,6 +53,15 @@ pub trait RawDevice: Send + Sync + Sized + 'static {
     /// Free and total memory now.
     fn memory(&self) -> Result<MemoryInfo>;
 
+    /// Give memory the allocator keeps for reuse back to the driver until
+    /// it holds at most `keep` bytes besides live allocations (CUDA's
+    /// `cuMemPoolTrimTo`). The default, for allocators that keep nothing
+    /// back, does nothing.
+    fn trim_memory(&self, keep: u64) -> Result<()> {
+        let _ = keep;
+        Ok(())
+    }
+
     /// A new stream; the priority is clamped to what the device supports.
     fn create_stream(&self, priority: Priority) -> Result<<Self::B as Backend>::Stream>;
 

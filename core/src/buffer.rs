@@ -50,7 +50,15 @@ pub struct Buffer<B: Backend, T: Element> {
     raw: B::Buffer,
     len: usize,
     stream: Stream<B>,
+    /// The bytes it counts toward its device's memory count.
+    counted: u64,
     _t: PhantomData<T>,
+}
+
+impl<B: Backend, T: Element> Drop for Buffer<B, T> {
+    fn drop(&mut self) {
+        self.stream.device().counter().release(self.counted);
+    }
 }
 
 impl<B: Backend, T: Element> std::fmt::Debug for Buffer<B, T> {
@@ -64,9 +72,23 @@ impl<B: Backend, T: Element> Buffer<B, T> {
     ///
     /// # Safety
     /// - `raw` was allocated on `stream`'s device and holds at least `len` elements of `T`.
+    ///
+    /// Its bytes count toward the device's [`memory_stats`](crate::Device::memory_stats)
+    /// (whatever the limit: the memory is allocated already) until it is dropped.
     pub unsafe fn from_raw(raw: B::Buffer, len: usize, stream: Stream<B>) -> Self {
+        let bytes = raw.len() as u64;
+        stream.device().counter().add(bytes);
+        // SAFETY: the caller's contract, and the bytes are counted.
+        unsafe { Self::from_counted(raw, len, stream, bytes) }
+    }
+
+    /// Wrap raw storage whose `counted` bytes are already in its device's count.
+    ///
+    /// # Safety
+    /// As [`Buffer::from_raw`].
+    pub(crate) unsafe fn from_counted(raw: B::Buffer, len: usize, stream: Stream<B>, counted: u64) -> Self {
         debug_assert!(len.checked_mul(size_of::<T>()).is_some_and(|bytes| raw.len() >= bytes));
-        Buffer { raw, len, stream, _t: PhantomData }
+        Buffer { raw, len, stream, counted, _t: PhantomData }
     }
 
     /// Number of elements.

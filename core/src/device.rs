@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use ndarray::{ArrayBase, Data, Dimension};
 
+use crate::pool::Counter;
 use crate::{
-    Backend, BackendKind, Buffer, DeviceInfo, Element, Error, Event, HostBuffer, Kernel, MemoryInfo, Priority, Program,
-    RawDevice, Result, Stream,
+    Backend, BackendKind, Buffer, DeviceInfo, Element, Error, Event, HostBuffer, Kernel, MemoryInfo, MemoryLimit,
+    MemoryStats, Priority, Program, RawDevice, Result, Stream,
 };
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -19,6 +20,7 @@ struct Shared<B: Backend> {
     default_stream: Arc<B::Stream>,
     kernels: Mutex<HashMap<u64, Kernel<B>>>,
     lost: Mutex<Option<String>>,
+    memory: Counter,
 }
 
 /// An opened device of backend `B`. Cloning gives another handle to the same device.
@@ -72,6 +74,7 @@ impl<B: Backend> Device<B> {
                 default_stream,
                 kernels: Mutex::new(HashMap::new()),
                 lost: Mutex::new(None),
+                memory: Counter::default(),
             }),
         })
     }
@@ -109,6 +112,86 @@ impl<B: Backend> Device<B> {
     /// Free and total memory now.
     pub fn memory(&self) -> Result<MemoryInfo> {
         self.shared.raw.memory()
+    }
+
+    /// kiln's count of this device's memory: the bytes its buffers hold, the
+    /// peak, the limit, with the allocator's reserved bytes and the free
+    /// memory the backend reports (`None` where it reports none).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{Device, MemoryLimit};
+    /// use kiln_cpu::Cpu;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let dev = Device::<Cpu>::open(0)?;
+    /// let before = dev.memory_stats()?.used;
+    /// let b = dev.alloc::<f32>(1000)?;
+    /// assert_eq!(dev.memory_stats()?.used, before + 4000);
+    /// dev.set_memory_limit(Some(MemoryLimit::Bytes(before + 4000)))?;
+    /// assert!(dev.alloc::<u8>(1).is_err(), "past the limit");
+    /// drop(b);
+    /// assert_eq!(dev.memory_stats()?.used, before);
+    /// dev.set_memory_limit(None)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn memory_stats(&self) -> Result<MemoryStats> {
+        let c = &self.shared.memory;
+        let info = self.shared.raw.memory().ok();
+        Ok(MemoryStats {
+            used: c.used(),
+            peak: c.peak(),
+            reserved: info.and_then(|m| m.reserved),
+            limit: c.limit(),
+            free: info.map(|m| m.free),
+            total: info.map_or(self.info().memory_bytes, |m| m.total),
+        })
+    }
+
+    /// Limit the bytes kiln's buffers may hold on this device (`None`: no
+    /// limit): an allocation past it fails with `OutOfMemory`. A fraction is
+    /// of the device's memory ([`DeviceInfo::memory_bytes`]). A limit below
+    /// what is in use, a fraction outside `(0, 1]` or of a device whose size
+    /// is unknown is an `InvalidArgument`, and the limit stays as it was.
+    pub fn set_memory_limit(&self, limit: Option<MemoryLimit>) -> Result<()> {
+        let what = format!("Device::set_memory_limit on {}", self.name());
+        let bytes = match limit {
+            None => None,
+            Some(MemoryLimit::Bytes(b)) => Some(b),
+            Some(MemoryLimit::Fraction(f)) => {
+                let total = self.info().memory_bytes;
+                if !(f > 0.0 && f <= 1.0) {
+                    return Err(Error::invalid(what, format!("the fraction {f} is not in (0, 1]")));
+                }
+                if total == 0 {
+                    return Err(Error::invalid(what, "the device does not report its memory size; give bytes"));
+                }
+                Some((total as f64 * f) as u64)
+            }
+        };
+        self.shared.memory.set_limit(bytes).map_err(|used| {
+            Error::invalid(
+                what,
+                format!("a limit of {} bytes is below the {used} bytes kiln's buffers hold now", bytes.unwrap_or(0)),
+            )
+        })
+    }
+
+    /// Give memory the backend's allocator keeps for reuse back to the
+    /// driver, keeping at most `keep` bytes of it (CUDA's pool; nothing to
+    /// do on backends that keep none). Live buffers are untouched.
+    pub fn trim_memory(&self, keep: u64) -> Result<()> {
+        self.check_usable()?;
+        self.shared.raw.trim_memory(keep)
+    }
+
+    /// Start the peak over from what is in use now.
+    pub fn reset_peak_memory(&self) {
+        self.shared.memory.reset_peak();
+    }
+
+    /// The device's memory count.
+    pub(crate) fn counter(&self) -> &Counter {
+        &self.shared.memory
     }
 
     /// The device's default stream, used by the convenience methods of

@@ -48,7 +48,7 @@ pub enum Error {
         count: usize,
     },
     /// An allocation failed for lack of memory.
-    #[error("out of memory on {device}: {what} asked for {requested} bytes{}", free_note(*.free))]
+    #[error("out of memory on {device}: {what} asked for {requested} bytes{}", memory_note(*.used, *.reserved, *.limit, *.free))]
     OutOfMemory {
         /// The device's name.
         device: String,
@@ -58,6 +58,12 @@ pub enum Error {
         requested: u64,
         /// Bytes free at the time, when the backend can tell.
         free: Option<u64>,
+        /// Bytes kiln's buffers held on the device then, where counted.
+        used: Option<u64>,
+        /// Bytes the backend's allocator held then, where it says.
+        reserved: Option<u64>,
+        /// The limit set on the device's memory, if any.
+        limit: Option<u64>,
     },
     /// A kernel failed to compile; `log` holds the compiler's full output.
     #[error("{backend} compile of kernel `{kernel}` failed (options: [{}]):\n{log}", options.join(" "))]
@@ -170,8 +176,16 @@ pub enum Error {
     },
 }
 
-fn free_note(free: Option<u64>) -> String {
-    free.map(|f| format!(" ({f} bytes free)")).unwrap_or_default()
+fn memory_note(used: Option<u64>, reserved: Option<u64>, limit: Option<u64>, free: Option<u64>) -> String {
+    let parts: Vec<String> = [("in use", used), ("reserved", reserved), ("limit", limit), ("free", free)]
+        .iter()
+        .filter_map(|(name, v)| v.map(|v| format!("{name} {v}")))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} bytes)", parts.join(", "))
+    }
 }
 
 fn kernel_note(kernel: &Option<String>) -> String {

@@ -67,6 +67,7 @@ mod info;
 mod kernel;
 mod language;
 mod launch;
+mod pool;
 mod program;
 mod stream;
 #[cfg(test)]
@@ -86,5 +87,6 @@ pub use info::{BackendKind, DeviceInfo, DeviceKind, Features, Limits, MemoryInfo
 pub use kernel::Kernel;
 pub use language::{IndexWidth, Language};
 pub use launch::{Dim3, LaunchConfig};
+pub use pool::{MemoryLimit, MemoryStats};
 pub use program::{CompileOptions, HostClosure, HostFn, Program, Source};
 pub use stream::{Priority, Stream};

@@ -166,24 +166,64 @@ impl<B: Backend> Stream<B> {
 
     /// Allocate `len` elements on this stream; the contents are unspecified
     /// until written (every bit pattern is a valid `T`).
+    ///
+    /// The bytes count toward the device's [`memory_stats`](Device::memory_stats)
+    /// until the buffer is dropped; past the device's
+    /// [limit](Device::set_memory_limit) the allocation is `OutOfMemory`
+    /// naming the request, the bytes in use, reserved and free, and the limit.
     pub fn alloc<T: Element>(&self, len: usize) -> Result<Buffer<B, T>> {
         let bytes = Self::bytes_of::<T>(len, "Stream::alloc")?;
+        let what = || format!("device buffer of {len} {}", T::DTYPE);
         let max = self.device.info().limits.max_buffer_bytes;
         if bytes as u64 > max {
             return Err(Error::OutOfMemory {
                 device: self.device.name().to_string(),
-                what: format!(
-                    "device buffer of {len} {} (the largest buffer this device allows is {max} bytes)",
-                    T::DTYPE
-                ),
+                what: format!("{} (the largest buffer this device allows is {max} bytes)", what()),
                 requested: bytes as u64,
                 free: None,
+                used: None,
+                reserved: None,
+                limit: None,
             });
         }
         self.device.check_usable()?;
-        let raw = self.raw.alloc(bytes)?;
-        // SAFETY: `raw` was just allocated on this stream's device with `len` elements' worth of bytes.
-        Ok(unsafe { Buffer::from_raw(raw, len, self.clone()) })
+        let counter = self.device.counter();
+        if let Err((used, limit)) = counter.try_reserve(bytes as u64) {
+            let memory = self.device.memory().ok();
+            return Err(Error::OutOfMemory {
+                device: self.device.name().to_string(),
+                what: format!("{} (past the limit set on the device)", what()),
+                requested: bytes as u64,
+                free: memory.map(|m| m.free),
+                used: Some(used),
+                reserved: memory.and_then(|m| m.reserved),
+                limit: Some(limit),
+            });
+        }
+        let raw = match self.raw.alloc(bytes) {
+            Ok(raw) => raw,
+            Err(e) => {
+                counter.release(bytes as u64);
+                return Err(match e {
+                    Error::OutOfMemory { device, what, requested, free, used: _, reserved, limit: _ } => {
+                        let memory = self.device.memory().ok();
+                        Error::OutOfMemory {
+                            device,
+                            what,
+                            requested,
+                            free: free.or(memory.map(|m| m.free)),
+                            used: Some(counter.used()),
+                            reserved: reserved.or(memory.and_then(|m| m.reserved)),
+                            limit: counter.limit(),
+                        }
+                    }
+                    e => e,
+                });
+            }
+        };
+        // SAFETY: `raw` was just allocated on this stream's device with
+        // `len` elements' worth of bytes, counted above.
+        Ok(unsafe { Buffer::from_counted(raw, len, self.clone(), bytes as u64) })
     }
 
     /// Allocate `len` elements set to zero.

@@ -1,7 +1,7 @@
 //! [`Device`] and [`Kernel`] of the run-time tier.
 
 use kiln_core::dynamic::{AnyDevice, DeviceVisitor};
-use kiln_core::{BackendKind, DeviceInfo, Element, MemoryInfo, Priority, Program, Result};
+use kiln_core::{BackendKind, DeviceInfo, Element, MemoryInfo, MemoryLimit, MemoryStats, Priority, Program, Result};
 use ndarray::{ArrayBase, Data, Dimension};
 
 use super::{backend_list, dispatch, Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier};
@@ -127,6 +127,30 @@ impl Device {
     /// Free and total memory now.
     pub fn memory(&self) -> Result<MemoryInfo> {
         dispatch!(self, Device, d => d.memory())
+    }
+
+    /// kiln's count of this device's memory: used, peak, limit, with the
+    /// allocator's reserved bytes and the free memory
+    /// ([`kiln_core::Device::memory_stats`]).
+    pub fn memory_stats(&self) -> Result<MemoryStats> {
+        dispatch!(self, Device, d => d.memory_stats())
+    }
+
+    /// Limit the bytes kiln's buffers may hold on this device
+    /// ([`kiln_core::Device::set_memory_limit`]).
+    pub fn set_memory_limit(&self, limit: Option<MemoryLimit>) -> Result<()> {
+        dispatch!(self, Device, d => d.set_memory_limit(limit))
+    }
+
+    /// Give memory the allocator keeps for reuse back to the driver, keeping
+    /// at most `keep` bytes of it ([`kiln_core::Device::trim_memory`]).
+    pub fn trim_memory(&self, keep: u64) -> Result<()> {
+        dispatch!(self, Device, d => d.trim_memory(keep))
+    }
+
+    /// Start the peak over from what is in use now.
+    pub fn reset_peak_memory(&self) {
+        dispatch!(self, Device, d => d.reset_peak_memory())
     }
 
     /// The device's default stream.
