@@ -33,6 +33,37 @@ impl Device {
         crate::registry::open(kind, ordinal).and_then(|d| Device::from_any(&d))
     }
 
+    /// Every device of `kind` (ordinals 0, 1, ...), opened; an error when the
+    /// backend cannot run here or a device it lists fails to open.
+    ///
+    /// # Examples
+    /// ```
+    /// let cpus = kiln::Device::all_of(kiln::BackendKind::Cpu).unwrap();
+    /// assert_eq!(cpus.len(), 1);
+    /// ```
+    pub fn all_of(kind: BackendKind) -> Result<Vec<Device>> {
+        let count = crate::registry::probe()
+            .into_iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, found)| found)
+            .unwrap_or_else(|| Ok(Vec::new()))?
+            .len();
+        (0..count).map(|ordinal| Device::open(kind, ordinal)).collect()
+    }
+
+    /// Every device of every backend that runs here, opened, GPUs first (CUDA,
+    /// then wgpu adapters, then the CPU); a backend that cannot run here is
+    /// left out. (A GPU may appear twice: as a CUDA device and as a wgpu adapter.)
+    ///
+    /// # Examples
+    /// ```
+    /// let all = kiln::Device::all();
+    /// assert!(all.iter().any(|d| d.kind() == kiln::BackendKind::Cpu));
+    /// ```
+    pub fn all() -> Vec<Device> {
+        BackendKind::ALL.iter().filter_map(|&kind| Device::all_of(kind).ok()).flatten().collect()
+    }
+
     /// Open device 0 of the backend called `name` ("cpu", "cuda", "wgpu").
     ///
     /// # Examples
