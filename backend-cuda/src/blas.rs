@@ -149,6 +149,13 @@ mod imp {
             present().then_some(VendorGemm { name: "cuBLAS", products: PRODUCTS })
         }
 
+        /// Hand what the stream-ordered pool keeps unused back to the driver.
+        fn trim_pool(&self) {
+            if self.state.pooled {
+                let _ = crate::ffi::trim_pool(self.state.ctx.cu_device(), 0);
+            }
+        }
+
         fn lock(&self) -> MutexGuard<'_, Option<Handle>> {
             self.handle.lock().unwrap_or_else(|p| p.into_inner())
         }
@@ -215,7 +222,14 @@ mod imp {
             let (handle, kernel) = match guard.as_ref() {
                 Some(h) => (h.raw, h.kernel),
                 None => {
-                    let raw = cublas::create_handle().map_err(|e| self.failed("cublasCreate_v2", e))?;
+                    let raw = match cublas::create_handle() {
+                        Err(e) if e.0 == Status::CUBLAS_STATUS_ALLOC_FAILED => {
+                            self.trim_pool();
+                            cublas::create_handle()
+                        }
+                        created => created,
+                    };
+                    let raw = raw.map_err(|e| self.failed("cublasCreate_v2", e))?;
                     super::CREATED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
                     let kernel = self.state.register_kernel(KERNEL_NAME);
                     *guard = Some(Handle { raw, kernel });
@@ -235,7 +249,14 @@ mod imp {
             // operands are this device's buffers, each matrix inside its
             // buffer and `c` apart from `a` and `b` (checked above), and
             // nothing else touches them until the product has run (caller's contract).
-            let done = unsafe { enqueue(handle, call, (m, n, k)) };
+            let mut done = unsafe { enqueue(handle, call, (m, n, k)) };
+            if matches!(done, Err((_, e)) if e.0 == Status::CUBLAS_STATUS_ALLOC_FAILED) {
+                // No room for cuBLAS's workspace: hand back what the pool
+                // keeps unused and try once more, as an allocation does.
+                self.trim_pool();
+                // SAFETY: as above; the failed call enqueued no product.
+                done = unsafe { enqueue(handle, call, (m, n, k)) };
+            }
             let done = done.map_err(|(name, e)| self.failed(name, e));
             // Recorded whatever cuBLAS answered, as a failed call may have
             // enqueued part of its work.

@@ -265,11 +265,21 @@ impl Job<'_> {
     }
 }
 
+/// Load `image`; when the device is out of memory, hand what the
+/// stream-ordered pool keeps unused back to the driver and try once more
+/// (as an allocation does).
 fn load_module(
     state: &DeviceState,
     image: &NvrtcImage,
 ) -> std::result::Result<Arc<cudarc::driver::CudaModule>, cudarc::driver::DriverError> {
-    state.ctx.load_module(Ptx::from_binary(image.bytes.clone()))
+    let loaded = state.ctx.load_module(Ptx::from_binary(image.bytes.clone()));
+    match loaded {
+        Err(e) if state.pooled && crate::error::is_out_of_memory(e) => {
+            let _ = crate::ffi::trim_pool(state.ctx.cu_device(), 0);
+            state.ctx.load_module(Ptx::from_binary(image.bytes.clone()))
+        }
+        other => other,
+    }
 }
 
 #[cfg(test)]
