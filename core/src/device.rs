@@ -116,7 +116,9 @@ impl<B: Backend> Device<B> {
 
     /// kiln's count of this device's memory: the bytes its buffers hold, the
     /// peak, the limit, with the allocator's reserved bytes and the free
-    /// memory the backend reports (`None` where it reports none).
+    /// memory the backend reports (`None` where it reports none). The count
+    /// and the limit belong to this opened device and the handles cloned
+    /// from it; another `open` of the same ordinal counts on its own.
     ///
     /// # Examples
     /// ```

@@ -115,6 +115,28 @@ fn memory_reports_free_and_total() {
 }
 
 #[test]
+fn memory_stats_count_buffers_and_trim_gives_the_pool_back() {
+    let Some(dev) = gpu() else { return };
+    dev.synchronize().unwrap();
+    let base = dev.memory_stats().unwrap();
+    const BYTES: u64 = 256 << 20;
+    let b = dev.alloc::<u8>(BYTES as usize).unwrap();
+    let held = dev.memory_stats().unwrap();
+    assert_eq!(held.used, base.used + BYTES, "{held:?}");
+    assert!(held.peak >= held.used && held.reserved.unwrap() >= BYTES, "{held:?}");
+    drop(b);
+    dev.synchronize().unwrap();
+    // The pool keeps the freed memory for reuse (its release threshold is
+    // the maximum) until trimmed.
+    let kept = dev.memory_stats().unwrap();
+    assert_eq!(kept.used, base.used, "{kept:?}");
+    assert!(kept.reserved.unwrap() >= BYTES, "kept for reuse: {kept:?}");
+    dev.trim_memory(0).unwrap();
+    let trimmed = dev.memory_stats().unwrap();
+    assert!(trimmed.reserved.unwrap() + BYTES <= kept.reserved.unwrap(), "{kept:?} then {trimmed:?}");
+}
+
+#[test]
 fn allocations_past_free_memory_are_out_of_memory() {
     // While the driver tries, it takes all free device memory for a moment,
     // which makes other processes' context creation fail: run only where the
