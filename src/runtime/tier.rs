@@ -77,7 +77,10 @@ pub trait Tier: Backend + sealed::Sealed {
 pub(crate) trait ExprTier: Tier {
     /// A typed expression as the run-time arm.
     fn wrap_expr<T: Element>(expr: TypedExpr<Self, T>) -> ExprArm<T>;
-    /// The typed expression, if the arm is of this backend; otherwise the arm back.
+    /// The typed expression, if the arm is of this backend; otherwise the arm
+    /// back, moved, as large as the `Ok` side (boxing it would allocate on
+    /// every evaluation for nothing).
+    #[allow(clippy::result_large_err)]
     fn expr<T: Element>(expr: ExprArm<T>) -> Result<TypedExpr<Self, T>, ExprArm<T>>;
 }
 
