@@ -52,8 +52,12 @@ fn a_limit_refuses_what_would_pass_it() {
         assert_eq!(dev.memory_stats().unwrap().limit, Some(limit), "{on}");
         let kept = dev.alloc::<u8>(60_000).unwrap();
         match dev.alloc::<f32>(20_000) {
-            Err(Error::OutOfMemory { requested, used: Some(u), limit: Some(l), what, .. }) => {
-                assert_eq!((requested, u, l), (80_000, used + 60_000, limit), "{on}: {what}");
+            Err(Error::OutOfMemory { requested, counts, what, .. }) => {
+                assert_eq!(
+                    (requested, counts.used, counts.limit),
+                    (80_000, Some(used + 60_000), Some(limit)),
+                    "{on}: {what}"
+                );
                 assert!(what.contains("limit"), "{on}: {what}");
             }
             other => panic!("{on}: expected OutOfMemory past the limit, got {:?}", other.map(|b| b.len())),

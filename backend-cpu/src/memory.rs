@@ -125,9 +125,6 @@ pub(crate) fn allocate(bytes: usize, what: &str, device: &str) -> Result<CpuMemo
         device: device.to_string(),
         what: what.to_string(),
         requested: bytes as u64,
-        free: None,
-        used: None,
-        reserved: None,
-        limit: None,
+        counts: kiln_core::MemoryCounts::free(None),
     })
 }

@@ -156,10 +156,7 @@ impl DeviceState {
             device: self.name.clone(),
             what: what.to_string(),
             requested: requested as u64,
-            free,
-            used: None,
-            reserved: None,
-            limit: None,
+            counts: kiln_core::MemoryCounts::free(free),
         }
     }
 

@@ -78,10 +78,7 @@ pub(crate) fn create_buffer(
             device: device_name.to_string(),
             what: what.to_string(),
             requested: size,
-            free: None,
-            used: None,
-            reserved: None,
-            limit: None,
+            counts: kiln_core::MemoryCounts::free(None),
         }),
         (_, Some(e)) => {
             Err(Error::driver(kiln_core::BackendKind::Wgpu, format!("create_buffer ({what})"), describe(&e)))
@@ -177,10 +174,7 @@ impl WgpuHostBuffer {
                 device: device_name.to_string(),
                 what: "host buffer".to_string(),
                 requested: len as u64,
-                free: None,
-                used: None,
-                reserved: None,
-                limit: None,
+                counts: kiln_core::MemoryCounts::free(None),
             }),
         }
     }

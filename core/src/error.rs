@@ -48,7 +48,7 @@ pub enum Error {
         count: usize,
     },
     /// An allocation failed for lack of memory.
-    #[error("out of memory on {device}: {what} asked for {requested} bytes{}", memory_note(*.used, *.reserved, *.limit, *.free))]
+    #[error("out of memory on {device}: {what} asked for {requested} bytes{}", counts.note())]
     OutOfMemory {
         /// The device's name.
         device: String,
@@ -56,14 +56,9 @@ pub enum Error {
         what: String,
         /// Bytes requested.
         requested: u64,
-        /// Bytes free at the time, when the backend can tell.
-        free: Option<u64>,
-        /// Bytes kiln's buffers held on the device then, where counted.
-        used: Option<u64>,
-        /// Bytes the backend's allocator held then, where it says.
-        reserved: Option<u64>,
-        /// The limit set on the device's memory, if any.
-        limit: Option<u64>,
+        /// Where the device's memory stood, as far as known (boxed: errors
+        /// travel in every `Result`, and this one is rare).
+        counts: Box<MemoryCounts>,
     },
     /// A kernel failed to compile; `log` holds the compiler's full output.
     #[error("{backend} compile of kernel `{kernel}` failed (options: [{}]):\n{log}", options.join(" "))]
@@ -176,18 +171,6 @@ pub enum Error {
     },
 }
 
-fn memory_note(used: Option<u64>, reserved: Option<u64>, limit: Option<u64>, free: Option<u64>) -> String {
-    let parts: Vec<String> = [("in use", used), ("reserved", reserved), ("limit", limit), ("free", free)]
-        .iter()
-        .filter_map(|(name, v)| v.map(|v| format!("{name} {v}")))
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({} bytes)", parts.join(", "))
-    }
-}
-
 fn kernel_note(kernel: &Option<String>) -> String {
     kernel.as_ref().map(|k| format!(" in kernel `{k}`")).unwrap_or_default()
 }
@@ -211,5 +194,40 @@ impl Error {
     /// Whether this error leaves its device unusable.
     pub fn is_fatal(&self) -> bool {
         matches!(self, Error::DeviceFault { .. } | Error::DeviceLost { .. })
+    }
+}
+
+/// Where a device's memory stood when an allocation failed: each figure
+/// where known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryCounts {
+    /// Bytes free on the device (every process), as the backend tells.
+    pub free: Option<u64>,
+    /// Bytes kiln's buffers held on the device.
+    pub used: Option<u64>,
+    /// Bytes the backend's allocator held (used, or kept for reuse).
+    pub reserved: Option<u64>,
+    /// The limit set on the device's memory.
+    pub limit: Option<u64>,
+}
+
+impl MemoryCounts {
+    /// Only the free bytes known (or not).
+    pub fn free(free: Option<u64>) -> Box<Self> {
+        Box::new(MemoryCounts { free, ..Default::default() })
+    }
+
+    /// " (in use 10, reserved 20, limit 30, free 40 bytes)", naming the known ones.
+    fn note(&self) -> String {
+        let parts: Vec<String> =
+            [("in use", self.used), ("reserved", self.reserved), ("limit", self.limit), ("free", self.free)]
+                .iter()
+                .filter_map(|(name, v)| v.map(|v| format!("{name} {v}")))
+                .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} bytes)", parts.join(", "))
+        }
     }
 }

@@ -78,7 +78,7 @@ pub use backend::{Backend, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKer
 pub use buffer::{Buffer, BufferView, BufferViewMut, View, ViewMut};
 pub use device::Device;
 pub use element::{DType, Element};
-pub use error::{Error, Result};
+pub use error::{Error, MemoryCounts, Result};
 pub use event::Event;
 pub use gemm::{Gemm, GemmOperand, VendorGemm};
 pub use half::{bf16, f16};

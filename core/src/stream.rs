@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use crate::{
-    Args, Backend, Buffer, BufferView, Device, Element, Error, Event, HostBuffer, Kernel, LaunchConfig, RawArg,
-    RawBuffer, RawStream, Result, View, ViewMut,
+    Args, Backend, Buffer, BufferView, Device, Element, Error, Event, HostBuffer, Kernel, LaunchConfig, MemoryCounts,
+    RawArg, RawBuffer, RawStream, Result, View, ViewMut,
 };
 
 /// A stream's scheduling priority, portable across backends.
@@ -180,10 +180,7 @@ impl<B: Backend> Stream<B> {
                 device: self.device.name().to_string(),
                 what: format!("{} (the largest buffer this device allows is {max} bytes)", what()),
                 requested: bytes as u64,
-                free: None,
-                used: None,
-                reserved: None,
-                limit: None,
+                counts: MemoryCounts::free(None),
             });
         }
         self.device.check_usable()?;
@@ -194,10 +191,12 @@ impl<B: Backend> Stream<B> {
                 device: self.device.name().to_string(),
                 what: format!("{} (past the limit set on the device)", what()),
                 requested: bytes as u64,
-                free: memory.map(|m| m.free),
-                used: Some(used),
-                reserved: memory.and_then(|m| m.reserved),
-                limit: Some(limit),
+                counts: Box::new(MemoryCounts {
+                    free: memory.map(|m| m.free),
+                    used: Some(used),
+                    reserved: memory.and_then(|m| m.reserved),
+                    limit: Some(limit),
+                }),
             });
         }
         let raw = match self.raw.alloc(bytes) {
@@ -205,17 +204,15 @@ impl<B: Backend> Stream<B> {
             Err(e) => {
                 counter.release(bytes as u64);
                 return Err(match e {
-                    Error::OutOfMemory { device, what, requested, free, used: _, reserved, limit: _ } => {
+                    Error::OutOfMemory { device, what, requested, counts } => {
                         let memory = self.device.memory().ok();
-                        Error::OutOfMemory {
-                            device,
-                            what,
-                            requested,
-                            free: free.or(memory.map(|m| m.free)),
+                        let counts = Box::new(MemoryCounts {
+                            free: counts.free.or(memory.map(|m| m.free)),
                             used: Some(counter.used()),
-                            reserved: reserved.or(memory.and_then(|m| m.reserved)),
+                            reserved: counts.reserved.or(memory.and_then(|m| m.reserved)),
                             limit: counter.limit(),
-                        }
+                        });
+                        Error::OutOfMemory { device, what, requested, counts }
                     }
                     e => e,
                 });

@@ -154,10 +154,11 @@ fn allocations_past_free_memory_are_out_of_memory() {
     // then starve every other test on the device.)
     let ask = m.total as usize;
     match dev.alloc::<u8>(ask) {
-        Err(Error::OutOfMemory { device, requested, free, .. }) => {
+        Err(Error::OutOfMemory { device, requested, counts, .. }) => {
             assert_eq!(device, dev.name());
             assert_eq!(requested, ask as u64);
-            assert!(free.is_some_and(|f| f < m.total));
+            assert!(counts.free.is_some_and(|f| f < m.total), "{counts:?}");
+            assert!(counts.used.is_some() && counts.reserved.is_some(), "kiln's count and the pool's: {counts:?}");
         }
         other => panic!("allocating all {ask} bytes of the device gave {other:?}"),
     }
