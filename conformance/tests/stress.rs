@@ -84,7 +84,10 @@ fn runs_on_wgpu_when_an_adapter_exists() {
     let report = stress::run(&dev, &cfg, |_| {}).unwrap_or_else(|e| panic!("{e}\n{}", e.report));
     eprintln!("{report}");
     assert!(report.steps > 0 && report.checks > 0, "{report}");
-    assert!(matches!(report.memory, MemoryCheck::NotReported { .. }), "wgpu reports no free memory: {report}");
+    assert!(
+        matches!(report.memory, MemoryCheck::Measured { .. }),
+        "wgpu reports its memory (budget or heap less reserved): {report}"
+    );
 }
 
 #[test]
