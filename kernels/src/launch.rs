@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kiln_core::{Backend, DType, Device, Element, Error, IndexWidth, LaunchConfig, Program, Result, Stream};
+use kiln_core::{Backend, DType, Device, Element, Error, IndexWidth, Language, LaunchConfig, Program, Result, Stream};
 
 /// Threads per block for one-element-per-thread kernels: a multiple of every
 /// warp/subgroup size, small enough for every backend's limits.
@@ -52,7 +52,15 @@ pub(crate) fn elementwise_config<B: Backend, T: Element>(
     let info = device.info();
     let vector = info.features.vector_bytes.max(1) as usize;
     let byte_offsets: Vec<usize> = offsets.iter().map(|o| o * size).collect();
-    let per_thread = if aligned(&byte_offsets, vector) { (vector / size).max(1) } else { 1 };
+    let per_thread = if B::LANGUAGE == Language::Wgsl {
+        // The WGSL elementwise kernels handle four elements per step, four
+        // strides apart: a grid of a quarter of them.
+        4
+    } else if aligned(&byte_offsets, vector) {
+        (vector / size).max(1)
+    } else {
+        1
+    };
     LaunchConfig::new(blocks(n, per_thread * BLOCK as usize, info.limits.max_grid[0]), BLOCK)
 }
 

@@ -335,9 +335,15 @@ pub(crate) fn declarations(roles: &[Role], body: &Typed) -> String {
 }
 
 /// A whole elementwise kernel named `name`.
+///
+/// Grid-stride, four elements per step (four strides apart): each computed
+/// in its own block into locals, then the four stored, so that every load
+/// of the four (inputs and gathers) is issued before any store and four
+/// are in flight; one at a time left NVIDIA's Vulkan driver at 85% of
+/// CUDA's rate. The elements past the last whole step go one at a time.
 pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed) -> String {
     let mut helpers = Helpers::default();
-    let stmts = kernel_names(|names| statements(body, &mut helpers, "        ", names));
+    let stmts = kernel_names(|names| statements(body, &mut helpers, "            ", names));
     let mut out = declarations(roles, body);
     out.push_str(&helpers.text());
     out.push_str(&format!(
@@ -345,11 +351,30 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed) -> String {
          @compute @workgroup_size(block_x, block_y, block_z)\n\
          fn {name}(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{\n\
          \x20   let stride = groups.x * block_x;\n\
-         \x20   for (var kx_i = gid.x; kx_i < params.kx_n; kx_i += stride) {{\n{stmts}"
+         \x20   var kx_i = gid.x;\n\
+         \x20   for (; kx_i < params.kx_n && params.kx_n - kx_i > 3u * stride; kx_i += 4u * stride) {{\n\
+         \x20       let kx_base = kx_i;\n"
     ));
-    for (p, v) in &body.stores {
-        out.push_str(&format!("        a{p}[kx_i] = v{v};\n"));
+    for k in 0..4 {
+        for (p, v) in &body.stores {
+            out.push_str(&format!("        var kx_r{k}_{p}: {};\n", w_type(body.nodes[*v as usize].ty)));
+        }
+        out.push_str(&format!("        {{\n            let kx_i = kx_base + {k}u * stride;\n{stmts}"));
+        for (p, v) in &body.stores {
+            out.push_str(&format!("            kx_r{k}_{p} = v{v};\n"));
+        }
+        out.push_str("        }\n");
     }
-    out.push_str("    }\n}\n");
+    for k in 0..4 {
+        for (p, _) in &body.stores {
+            out.push_str(&format!("        a{p}[kx_base + {k}u * stride] = kx_r{k}_{p};\n"));
+        }
+    }
+    out.push_str("    }\n    for (; kx_i < params.kx_n; kx_i += stride) {\n        {\n");
+    out.push_str(&stmts);
+    for (p, v) in &body.stores {
+        out.push_str(&format!("            a{p}[kx_i] = v{v};\n"));
+    }
+    out.push_str("        }\n    }\n}\n");
     out
 }

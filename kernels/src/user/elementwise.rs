@@ -211,7 +211,14 @@ impl ElementwiseKernel {
         let roles: Vec<Role> = def.params.iter().map(|p| p.role).collect();
         let name = &def.name;
         let generated_cuda = language == Language::Cuda && !self.0.sources.contains_key(&language);
-        let per_thread = if generated_cuda { expr::generate::cuda_pack(&roles, &body) } else { 1 };
+        // Generated WGSL handles four elements per step (see
+        // `expr::wgsl::elementwise`): a grid of a quarter of them.
+        let generated_wgsl = language == Language::Wgsl && !self.0.sources.contains_key(&language);
+        let per_thread = match (generated_cuda, generated_wgsl) {
+            (true, _) => expr::generate::cuda_pack(&roles, &body),
+            (_, true) => 4,
+            _ => 1,
+        };
         let program = match (self.0.sources.get(&language), language) {
             (Some(s), _) => Program::new(name).source(language, s.clone()),
             (None, Language::Cuda) => {
