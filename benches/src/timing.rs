@@ -46,6 +46,22 @@ pub struct Timing {
     pub max_sm_clock_mhz: Option<u32>,
 }
 
+impl Timing {
+    /// The timing of per-operation times `sorted` (ascending, at least one),
+    /// `launches` operations per sample, taken with `timer`; no clock.
+    pub fn from_sorted(sorted: &[f64], launches: usize, timer: Timer) -> Timing {
+        Timing {
+            median_ms: median(sorted),
+            min_ms: sorted[0],
+            runs: sorted.len(),
+            launches,
+            timer,
+            sm_clock_mhz: None,
+            max_sm_clock_mhz: None,
+        }
+    }
+}
+
 /// How a case is sampled.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sampling {
@@ -137,12 +153,16 @@ pub fn time_runs<B: Backend>(
     let mut clocks = Vec::new();
     let (times, launches) = sample_windows(sampling, |first, launches, timed| {
         let ops = |op: &mut dyn FnMut(usize) -> Result<()>| (first..first + launches).try_for_each(op);
-        if timer == Timer::WallClockFenced {
+        // The window on the host clock between two full synchronizations.
+        let fenced = |op: &mut dyn FnMut(usize) -> Result<()>| -> Result<f64> {
             stream.synchronize()?;
             let t0 = Instant::now();
-            ops(&mut op)?;
+            ops(op)?;
             stream.synchronize()?;
-            return Ok(t0.elapsed().as_secs_f64() * 1e3);
+            Ok(t0.elapsed().as_secs_f64() * 1e3)
+        };
+        if timer == Timer::WallClockFenced {
+            return fenced(&mut op);
         }
         stream.record(&start)?;
         ops(&mut op)?;
@@ -155,24 +175,16 @@ pub fn time_runs<B: Backend>(
             Ok(d) => Ok(d.as_secs_f64() * 1e3),
             Err(Error::Unsupported { .. }) => {
                 timer = Timer::WallClockFenced;
-                stream.synchronize()?;
-                let t0 = Instant::now();
-                ops(&mut op)?;
-                stream.synchronize()?;
-                Ok(t0.elapsed().as_secs_f64() * 1e3)
+                fenced(&mut op)
             }
             Err(e) => Err(e),
         }
     })?;
     clocks.sort_unstable();
     Ok(Timing {
-        median_ms: median(&times),
-        min_ms: times[0],
-        runs: times.len(),
-        launches,
-        timer,
         sm_clock_mhz: clocks.get(clocks.len() / 2).copied(),
         max_sm_clock_mhz: clock.and_then(|c| c.max_sm_mhz()),
+        ..Timing::from_sorted(&times, launches, timer)
     })
 }
 
@@ -203,15 +215,7 @@ pub fn time_end_to_end<E>(
         times.push(t0.elapsed().as_secs_f64() * 1e3);
     }
     times.sort_by(f64::total_cmp);
-    Ok(Timing {
-        median_ms: median(&times),
-        min_ms: times[0],
-        runs: times.len(),
-        launches: 1,
-        timer: Timer::EndToEnd,
-        sm_clock_mhz: None,
-        max_sm_clock_mhz: None,
-    })
+    Ok(Timing::from_sorted(&times, 1, Timer::EndToEnd))
 }
 
 /// Median of sorted values (mean of the middle two for an even count).

@@ -47,7 +47,7 @@ use crate::peers::{Peer, PeerRow};
 use crate::report::Row;
 use crate::run::{set_count, RunOptions};
 use crate::table::size_label;
-use crate::timing::{median, sample_windows, time_end_to_end, Sampling, Timer, Timing};
+use crate::timing::{sample_windows, time_end_to_end, Sampling, Timer, Timing};
 use crate::{BenchConfig, Case};
 use cases::{has, prepare, Ctx, Run};
 
@@ -190,15 +190,7 @@ fn time_profiled(client: &Client, sampling: &Sampling, run: &mut Run<'_>) -> Res
         sync(client)?;
         Ok(t0.elapsed().as_secs_f64() * 1e3)
     })?;
-    Ok(Timing {
-        median_ms: median(&times),
-        min_ms: times[0],
-        runs: times.len(),
-        launches,
-        timer,
-        sm_clock_mhz: None,
-        max_sm_clock_mhz: None,
-    })
+    Ok(Timing::from_sorted(&times, launches, timer))
 }
 
 fn sync(client: &Client) -> Result<(), String> {
