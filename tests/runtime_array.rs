@@ -89,6 +89,21 @@ fn in_place_updates_are_copy_on_write_and_patterns_route() {
         assert_eq!(m.matmul(&m.t()).unwrap().to_vec().unwrap(), [5.0, 11.0, 11.0, 25.0], "matmul on {on}");
         let u = Array::from_vec(&s, &[5], &[3u32, 1, 4, 1, 5]).unwrap();
         assert_eq!(u.sort(SortOrder::Descending).unwrap().to_vec().unwrap(), [5, 4, 3, 1, 1], "sort on {on}");
+        // 40 lanes of 3 (sorted together) and 3 lanes of 40 (one by one).
+        let v: Vec<i32> = (0..120u32).map(|i| (i.wrapping_mul(2654435761) >> 7) as i32 % 50 - 25).collect();
+        let m = Array::from_vec(&s, &[40, 3], &v).unwrap();
+        let rows = m.sort_axis(1, SortOrder::Ascending).unwrap().to_vec().unwrap();
+        let cols = m.t().sort_axis(1, SortOrder::Descending).unwrap().t().to_vec().unwrap();
+        for r in 0..40 {
+            let mut want = v[3 * r..3 * r + 3].to_vec();
+            want.sort();
+            assert_eq!(rows[3 * r..3 * r + 3], want, "row {r} sorted on {on}");
+        }
+        for c in 0..3 {
+            let mut want: Vec<i32> = (0..40).map(|r| v[3 * r + c]).collect();
+            want.sort_by(|a, b| b.cmp(a));
+            assert_eq!((0..40).map(|r| cols[3 * r + c]).collect::<Vec<_>>(), want, "column {c} sorted on {on}");
+        }
         let bits = ((&u << 8u32) | &u ^ 0xffu32).eval().unwrap().to_vec().unwrap();
         let want: Vec<u32> = [3u32, 1, 4, 1, 5].iter().map(|&v| (v << 8) | (v ^ 0xff)).collect();
         assert_eq!(bits, want, "bit operations on {on}");

@@ -92,9 +92,27 @@ impl<T: MatmulElement> Array<T> {
 }
 
 impl<T: SortKey> Array<T> {
-    /// The elements of a 1-d array sorted (kiln's radix sort), in a new array.
+    /// The elements sorted along the last axis (kiln's radix sort, stable;
+    /// a 1-d array whole), in a new array of this shape.
     pub fn sort(&self, order: SortOrder) -> Result<Array<T>> {
         wrapped!(self, a => a.sort(order))
+    }
+
+    /// The elements sorted along `axis`, each lane on its own (NumPy's
+    /// `sort(a, axis)`), in a new array of this shape.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln::array::Array;
+    /// use kiln::kernels::sort::SortOrder;
+    /// # fn main() -> kiln::Result<()> {
+    /// let s = kiln::Device::open(kiln::BackendKind::Cpu, 0)?.stream();
+    /// let a = Array::from_vec(&s, &[2, 3], &[3i32, 1, 2, 0, 5, -1])?;
+    /// assert_eq!(a.sort_axis(0, SortOrder::Ascending)?.to_vec()?, [0, 1, -1, 3, 5, 2]);
+    /// # Ok(()) }
+    /// ```
+    pub fn sort_axis(&self, axis: usize, order: SortOrder) -> Result<Array<T>> {
+        wrapped!(self, a => a.sort_axis(axis, order))
     }
 }
 

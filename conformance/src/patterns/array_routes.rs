@@ -1,12 +1,12 @@
 //! Array operations routed to kiln's patterns (`dot`, `cumsum`, `matmul`,
-//! `sort`), on plain arrays and on strided views, against plain-Rust host
-//! loops over the same values.
+//! `sort`, `sort_axis`), on plain arrays and on strided views, against
+//! plain-Rust host loops over the same values.
 
 use kiln_core::{Backend, DType, Device};
 use kiln_kernels::array::Array;
 use kiln_kernels::sort::SortOrder;
 use kiln_kernels::Number;
-use ndarray::s;
+use ndarray::{s, ArrayD, Axis, IxDyn};
 use rand::Rng;
 
 use super::array_fused::eps;
@@ -69,6 +69,58 @@ fn sort<B: Backend, T: Arith + Number + kiln_kernels::sort::SortKey + PartialOrd
     ctx.compare("descending", &Expected::new(want, Tolerance::Exact), &x.sort(SortOrder::Descending)?.to_vec()?)
 }
 
+/// `sort_axis` of a random 2-d or 3-d array (row-major or a transposed
+/// view) along a random axis, in a random order: a few long lanes (sorted
+/// one by one) or many short ones (sorted together), each lane against the
+/// host's sort of the same lane.
+fn sort_axis<B: Backend, T: Arith + Number + kiln_kernels::sort::SortKey + PartialOrd>(
+    device: &Device<B>,
+    ctx: &mut Ctx,
+) -> Result<(), Failure> {
+    let s = device.stream();
+    let nd = ctx.rng.random_range(2..=3usize);
+    let axis = ctx.rng.random_range(0..nd);
+    let total = ctx.n.clamp(1, 1 << 16);
+    let lanes = match ctx.rng.random_range(0..4) {
+        0 => 0,
+        1 => ctx.rng.random_range(1..=16usize),
+        _ => ctx.rng.random_range(17..=512usize),
+    };
+    let width = if lanes == 0 { ctx.rng.random_range(0..=8usize) } else { (total / lanes).max(1) };
+    let first = if lanes == 0 { 0 } else { ctx.rng.random_range(1..=lanes) };
+    let mut others = vec![first, if nd == 3 { lanes / first.max(1) } else { 1 }];
+    others.truncate(nd - 1);
+    let mut shape = others;
+    shape.insert(axis, width);
+    let n: usize = shape.iter().product();
+    let v: Vec<T> = (0..n).map(|_| T::random_moderate(&mut ctx.rng)).collect();
+    let transposed = ctx.rng.random_bool(0.5);
+    let (x, mut host) = if transposed {
+        let rev: Vec<usize> = shape.iter().rev().copied().collect();
+        let host = ArrayD::from_shape_vec(IxDyn(&rev), v.clone()).map_err(|e| Failure::Contract(e.to_string()))?;
+        (Array::from_vec(&s, &rev, &v)?.t(), host.reversed_axes())
+    } else {
+        let host = ArrayD::from_shape_vec(IxDyn(&shape), v.clone()).map_err(|e| Failure::Contract(e.to_string()))?;
+        (Array::from_vec(&s, &shape, &v)?, host)
+    };
+    let order = if ctx.rng.random_bool(0.5) { SortOrder::Ascending } else { SortOrder::Descending };
+    for mut lane in host.lanes_mut(Axis(axis)) {
+        let mut keys: Vec<T> = lane.iter().copied().collect();
+        keys.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        if order == SortOrder::Descending {
+            keys.reverse();
+        }
+        lane.iter_mut().zip(keys).for_each(|(d, k)| *d = k);
+    }
+    let got = x.sort_axis(axis, order)?;
+    if got.shape() != shape {
+        return Err(Failure::Contract(format!("sorting shape {shape:?} gave shape {:?}", got.shape())));
+    }
+    let what = format!("shape {shape:?}{} axis {axis} {order}", if transposed { " (transposed view)" } else { "" });
+    let want: Vec<T> = host.iter().copied().collect();
+    ctx.compare(&what, &Expected::new(want, Tolerance::Exact), &got.to_ndarray()?.iter().copied().collect::<Vec<_>>())
+}
+
 /// `matmul` of random f32 matrices, one of them a transposed view.
 fn matmul<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
     let s = device.stream();
@@ -99,5 +151,8 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.one(group, "array/sort", DType::U32, sort::<B, u32>);
     c.one(group, "array/sort", DType::I32, sort::<B, i32>);
     c.one(group, "array/sort", DType::F32, sort::<B, f32>);
+    c.one(group, "array/sort-axis", DType::U32, sort_axis::<B, u32>);
+    c.one(group, "array/sort-axis", DType::I32, sort_axis::<B, i32>);
+    c.one(group, "array/sort-axis", DType::F32, sort_axis::<B, f32>);
     c.one(group, "array/matmul", DType::F32, matmul::<B>);
 }

@@ -38,6 +38,7 @@ mod promote;
 mod random;
 mod reduce;
 mod routes;
+mod sort;
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
-//! Array operations that are whole kiln patterns: `dot`, `matmul`, `sort`
-//! and `cumsum` run the typed patterns on the array's elements (copied
+//! Array operations that are whole kiln patterns: `dot`, `matmul` and
+//! `cumsum` run the typed patterns on the array's elements (copied
 //! into row-major order first where the array is a strided view).
 
 use kiln_core::{Backend, Error, Result};
@@ -8,12 +8,11 @@ use super::Array;
 use crate::matmul::{matmul, MatmulElement, MatmulShape};
 use crate::reduce::dot;
 use crate::scan::{scan, ScanKind};
-use crate::sort::{sort_into, SortKey, SortOrder};
 use crate::Number;
 
 impl<B: Backend, T: kiln_core::Element> Array<B, T> {
     /// This array in row-major order (itself when it already is).
-    fn row_major(&self) -> Result<Array<B, T>> {
+    pub(super) fn row_major(&self) -> Result<Array<B, T>> {
         if self.is_standard_layout() {
             self.check()?;
             Ok(self.clone())
@@ -128,32 +127,5 @@ impl<B: Backend, T: MatmulElement> Array<B, T> {
             matmul(self.stream(), &a.elements()?, &b.elements()?, &mut c, MatmulShape::new(m, n, k))?;
         }
         Array::from_buffer(c, &[m, n])
-    }
-}
-
-impl<B: Backend, T: SortKey> Array<B, T> {
-    /// The elements of a 1-d array sorted (kiln's radix sort: stable,
-    /// `-0.0` before `0.0`, NaN last ascending), in a new array.
-    ///
-    /// # Examples
-    /// ```
-    /// use kiln_core::Device;
-    /// use kiln_cpu::Cpu;
-    /// use kiln_kernels::array::Array;
-    /// use kiln_kernels::sort::SortOrder;
-    /// use ndarray::s;
-    /// # fn main() -> kiln_core::Result<()> {
-    /// let s = Device::<Cpu>::open(0)?.stream();
-    /// let a = Array::from_vec(&s, &[5], &[3.0f32, f32::NAN, -1.0, 2.0, -0.5])?;
-    /// assert_eq!(a.slice(s![..;2])?.sort(SortOrder::Descending)?.to_vec()?, [3.0, -0.5, -1.0]);
-    /// assert!(a.reshape(&[1, 5])?.sort(SortOrder::Ascending).is_err()); // 1-d only
-    /// # Ok(()) }
-    /// ```
-    pub fn sort(&self, order: SortOrder) -> Result<Array<B, T>> {
-        self.want_ndim("Array::sort", 1)?;
-        let x = self.row_major()?;
-        let mut out = self.stream().alloc::<T>(self.len())?;
-        sort_into(self.stream(), &x.elements()?, &mut out, order)?;
-        Array::from_buffer(out, self.shape())
     }
 }
