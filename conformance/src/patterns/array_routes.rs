@@ -86,7 +86,10 @@ fn sort_axis<B: Backend, T: Arith + Number + kiln_kernels::sort::SortKey + Parti
         1 => ctx.rng.random_range(1..=16usize),
         _ => ctx.rng.random_range(17..=512usize),
     };
-    let width = if lanes == 0 { ctx.rng.random_range(0..=8usize) } else { (total / lanes).max(1) };
+    let width = match total.checked_div(lanes) {
+        Some(w) => w.max(1),
+        None => ctx.rng.random_range(0..=8usize),
+    };
     let first = if lanes == 0 { 0 } else { ctx.rng.random_range(1..=lanes) };
     let mut others = vec![first, if nd == 3 { lanes / first.max(1) } else { 1 }];
     others.truncate(nd - 1);
