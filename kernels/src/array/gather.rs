@@ -1,6 +1,7 @@
 //! Copying any layout into row-major order: one generated elementwise
 //! kernel per number of dimensions, reading the source at the buffer index
-//! each output element's position gives.
+//! each output element's position gives; a transposed matrix goes to kiln's
+//! tiled transpose, a contiguous run to a copy.
 
 use std::sync::OnceLock;
 
@@ -8,6 +9,7 @@ use kiln_core::{Args, Backend, Buffer, Element, Error, Result, Stream};
 
 use super::layout::Layout;
 use crate::expr::{index, var, Expr, Ty};
+use crate::transpose::transpose;
 use crate::user::{Elementwise, ElementwiseKernel};
 
 /// The most dimensions a gather takes after merging; more is an `Err`.
@@ -67,6 +69,13 @@ pub(crate) fn gather<B: Backend, T: Element>(
     if flat.shape().len() == 1 && flat.strides()[0] == 1 {
         dst.copy_from(&src.slice(lo..hi)?)?;
         return Ok(dst);
+    }
+    if let ([rows, cols], [1, pitch]) = (flat.shape(), flat.strides()) {
+        if *pitch == *rows as isize {
+            // The transpose of a row-major `cols` x `rows` matrix: kiln's tiled transpose.
+            transpose(stream, &src.slice(lo..hi)?, *cols, *rows, &mut dst)?;
+            return Ok(dst);
+        }
     }
     let limit =
         |what: String| Error::invalid("array copy", format!("{what} is past the i32 indices of a strided copy"));
