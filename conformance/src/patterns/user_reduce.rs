@@ -117,13 +117,23 @@ where
     unchanged("raw input r", &rb, &raw)
 }
 
+/// For 8 Ki elements or more, 2 to 8 rows (each cut into parts, a block
+/// each, on a GPU); fewer, any shape.
+fn few_long_rows(ctx: &mut Ctx) -> (usize, usize) {
+    if ctx.n < 8192 {
+        return shape(ctx);
+    }
+    let rows = ctx.rng.random_range(2..=8);
+    (rows, ctx.n / rows)
+}
+
 /// The mean of `x[i] * y[i]` (a float map, sum, and a post-map dividing
 /// by `len()`), whole and along both axes, against compensated sums.
 fn float_means<B: Backend, T>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure>
 where
     T: crate::Arith + kiln_kernels::Number,
 {
-    let (rows, cols) = shape(ctx);
+    let (rows, cols) = few_long_rows(ctx);
     let n = rows * cols;
     let unit = |ctx: &mut Ctx| -> Vec<T> {
         (0..n).map(|_| crate::patterns::inputs::from_f64(ctx.rng.random_range(-1.0..1.0))).collect()

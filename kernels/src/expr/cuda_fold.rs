@@ -261,6 +261,39 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
                 ]
             )
         ),
+        Pass::Split => format!(
+            r#"extern "C" __global__ void __launch_bounds__(KX_BLOCK) {entry}({params}) {{
+    const {l} per = kx_cols / kx_parts + (kx_cols % kx_parts != 0);
+    // The bound is the same for the whole block: every thread meets the block fold.
+    for ({l} b = blockIdx.x; b < kx_rows * kx_parts; b += gridDim.x) {{
+        const {l} r = b / kx_parts, p = b % kx_parts;
+        const {l} c1 = (p + 1) * per < kx_cols ? (p + 1) * per : kx_cols;
+        {l} c = p * per + threadIdx.x;
+        kx_acc a = kx_identity(), e = a, f = a, g = a;
+        for (; c + 3 * KX_BLOCK < c1; c += 4 * KX_BLOCK) {{
+            a = kx_combine(a, kx_map({m}r * kx_cols + c, kx_n));
+            e = kx_combine(e, kx_map({m}r * kx_cols + c + KX_BLOCK, kx_n));
+            f = kx_combine(f, kx_map({m}r * kx_cols + c + 2 * KX_BLOCK, kx_n));
+            g = kx_combine(g, kx_map({m}r * kx_cols + c + 3 * KX_BLOCK, kx_n));
+        }}
+        for (; c < c1; c += KX_BLOCK) a = kx_combine(a, kx_map({m}r * kx_cols + c, kx_n));
+        a = kx_block_fold(kx_combine(kx_combine(a, e), kx_combine(f, g)));
+        if (threadIdx.x == 0) kx_part[p * kx_rows + r] = a;
+        __syncthreads();
+    }}
+}}
+"#,
+            params = with(
+                map_params(fold, l),
+                &[
+                    format!("{l} kx_n"),
+                    format!("{l} kx_rows"),
+                    format!("{l} kx_cols"),
+                    format!("{l} kx_parts"),
+                    s("kx_acc* __restrict__ kx_part")
+                ]
+            )
+        ),
         Pass::Tile => format!(
             r#"extern "C" __global__ void __launch_bounds__(KX_BLOCK) {entry}({params}) {{
     __shared__ kx_acc stripe[8][33];

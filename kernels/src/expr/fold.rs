@@ -171,6 +171,9 @@ pub(crate) enum Pass {
     Fold,
     /// Along axis 1: one result per row.
     Rows,
+    /// Along axis 1 for a few long rows, first pass: each row cut into
+    /// parts, a partial per part (part-major), folded by [`Pass::Cols`].
+    Split,
     /// Along axis 0, first pass: per chunk of rows, a partial per column.
     Tile,
     /// Along axis 0, second pass: fold each column's partials; post-map.
@@ -183,6 +186,7 @@ impl Pass {
             Pass::Whole => "whole",
             Pass::Fold => "fold",
             Pass::Rows => "rows",
+            Pass::Split => "split",
             Pass::Tile => "tile",
             Pass::Cols => "cols",
         }

@@ -15,7 +15,7 @@ pub(crate) fn function(head: &str, body: &Typed, h: &mut Helpers, names: &Names<
 
 /// Whether `pass` reads the user's buffers (maps elements).
 fn maps(pass: Pass) -> bool {
-    matches!(pass, Pass::Whole | Pass::Rows | Pass::Tile)
+    matches!(pass, Pass::Whole | Pass::Rows | Pass::Split | Pass::Tile)
 }
 
 /// The bindings and the uniform `params` of `pass`, in the order of its
@@ -31,7 +31,9 @@ fn declarations(fold: &Fold, pass: Pass) -> String {
         }
     }
     match pass {
-        Pass::Whole | Pass::Tile => buffers.push(format!("var<storage, read_write> kx_part: array<{acc}>")),
+        Pass::Whole | Pass::Split | Pass::Tile => {
+            buffers.push(format!("var<storage, read_write> kx_part: array<{acc}>"))
+        }
         Pass::Fold | Pass::Cols => {
             buffers.push(format!("var<storage, read> kx_part: array<{acc}>"));
             buffers.push(format!("var<storage, read_write> kx_out: array<{res}>"));
@@ -54,6 +56,7 @@ fn declarations(fold: &Fold, pass: Pass) -> String {
         Pass::Whole => [user, lens, vec!["kx_n: u32,".into()]].concat(),
         Pass::Fold => [vec!["kx_m: u32,".into()], user, vec!["kx_n: u32,".into()]].concat(),
         Pass::Rows => [user, lens, vec!["kx_n: u32, kx_rows: u32, kx_cols: u32,".into()]].concat(),
+        Pass::Split => [user, lens, vec!["kx_n: u32, kx_rows: u32, kx_cols: u32, kx_parts: u32,".into()]].concat(),
         Pass::Tile => [user, lens, vec!["kx_n: u32, kx_rows: u32, kx_cols: u32, kx_rpc: u32,".into()]].concat(),
         Pass::Cols => [vec!["kx_chunks: u32,".into()], user, vec!["kx_rows: u32, kx_cols: u32,".into()]].concat(),
     };
@@ -91,7 +94,7 @@ fn parts(fold: &Fold, pass: Pass, h: &mut Helpers) -> String {
         let names = Names { arg: &arg, scalar: &params, len: "params.kx_n" };
         out.push_str(&function(&format!("kx_map(kx_i: u32) -> {acc}"), &fold.map, h, &names));
     }
-    if pass != Pass::Whole && pass != Pass::Tile {
+    if !matches!(pass, Pass::Whole | Pass::Split | Pass::Tile) {
         let a = fold.roles.len() as u32;
         let post_scalar = move |p: u32| if p == a { "kx_a".to_string() } else { format!("params.a{p}") };
         let head = format!("kx_post(kx_a: {acc}, kx_count: u32) -> {res}");
@@ -155,6 +158,19 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass) -> String {
         kx_sh[lid] = a;
         kx_tree(lid);
         if (lid == 0u) { kx_out[r] = kx_post(kx_sh[0], params.kx_cols); }
+        workgroupBarrier();
+    }"
+        .to_string(),
+        Pass::Split => "    let per = params.kx_cols / params.kx_parts + select(0u, 1u, params.kx_cols % params.kx_parts != 0u);
+    for (var b = wid.x; b < params.kx_rows * params.kx_parts; b += groups.x) {
+        let r = b / params.kx_parts;
+        let p = b % params.kx_parts;
+        let c1 = min((p + 1u) * per, params.kx_cols);
+        var a = kx_identity();
+        for (var c = p * per + lid; c < c1; c += 256u) { a = kx_combine(a, kx_map(r * params.kx_cols + c)); }
+        kx_sh[lid] = a;
+        kx_tree(lid);
+        if (lid == 0u) { kx_part[p * params.kx_rows + r] = kx_sh[0]; }
         workgroupBarrier();
     }"
         .to_string(),

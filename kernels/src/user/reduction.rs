@@ -14,6 +14,9 @@ use super::signature::{bind, check_backend, check_ident, resolve_types, Bound};
 use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Pass, Role, Shape, Stmt, Ty};
 use crate::launch::BLOCK;
 
+/// Elements a part of a split row holds at least: four steps of a block.
+const SPLIT_MIN: usize = 4 * BLOCK as usize;
+
 /// A reduction written once in Rust and run on every backend (PyCUDA's and
 /// CuPy's `ReductionKernel`): each element is mapped to an accumulator
 /// value, the values are folded by a combining expression of `var("a")` and
@@ -157,7 +160,7 @@ fn passes(language: Language) -> &'static [Pass] {
     if language.runs_whole_launch() {
         &[Pass::Whole, Pass::Rows, Pass::Cols]
     } else {
-        &[Pass::Whole, Pass::Fold, Pass::Rows, Pass::Tile, Pass::Cols]
+        &[Pass::Whole, Pass::Fold, Pass::Rows, Pass::Split, Pass::Tile, Pass::Cols]
     }
 }
 
@@ -175,7 +178,7 @@ impl ReductionKernel {
     /// Replace the generated pass `entry` in `language` by a hand-written
     /// source (the escape hatch). The passes and their entry points are
     /// those [`programs`](Self::programs) gives, `{name}_{pass}`: `whole`,
-    /// `fold`, `rows`, `tile` and `cols` on a GPU (`whole`, `rows`, `cols`
+    /// `fold`, `rows`, `split`, `tile` and `cols` on a GPU (`whole`, `rows`, `cols`
     /// on the host); a replacement keeps its pass's parameters, launch
     /// shape and entry point. `Err` naming the kernel and its entry points
     /// when `entry` is not one of them.
@@ -452,8 +455,32 @@ impl ReductionKernel {
             return unsafe { stream.launch(&kernel, LaunchConfig::new(1, 1), args.arg(out)) };
         }
         if axis == 1 {
-            // CUDA: a warp per row; WGSL: a workgroup per row.
+            // CUDA: a warp per row; WGSL: a workgroup per row. Rows too few
+            // to fill the device are cut into parts, a block each.
             let per_block = if B::LANGUAGE == Language::Cuda { (BLOCK / 32) as usize } else { 1 };
+            let resident = crate::reduce::resident_blocks(info);
+            let parts = resident.div_ceil(rows).min(cols / SPLIT_MIN);
+            if rows < resident * per_block && parts > 1 {
+                let mut part = Partials::alloc(stream, inst.fold.acc, parts * rows)?;
+                let split = self.kernel(stream, &inst, Pass::Split)?;
+                let grid = (parts * rows).clamp(1, max_x as usize) as u32;
+                let a = part.write(args.length(width, parts, &what)?);
+                // SAFETY: block (row r, part p) reads the inputs over its part
+                // of row r and writes part[p * rows + r]; raw inputs within
+                // their lengths.
+                unsafe { stream.launch(&split, LaunchConfig::new(grid, BLOCK), a)? };
+                let colk = self.kernel(stream, &inst, Pass::Cols)?;
+                let mut a = part.read(Args::new()).length(width, parts, &what)?;
+                for s in &scalars {
+                    a = a.arg(*s);
+                }
+                // The second pass folds `parts` partials per row: its
+                // "columns" are the rows, its count the elements per row.
+                let a = a.length(width, cols, &what)?.length(width, rows, &what)?.arg(out);
+                let grid = crate::launch::blocks(rows, BLOCK as usize, max_x);
+                // SAFETY: row r < rows reads part[p * rows + r], p < parts, and writes out[r].
+                return unsafe { stream.launch(&colk, LaunchConfig::new(grid, BLOCK), a) };
+            }
             let grid = crate::launch::blocks(rows, per_block, max_x);
             let kernel = self.kernel(stream, &inst, Pass::Rows)?;
             // SAFETY: each row r < rows reads the inputs over its columns and
