@@ -66,9 +66,9 @@ def sampled(run):
     return sample_windows(window)
 arrays = {"copy_d2d": 2, "fill": 1, "sequence": 1, "map_square": 2, "map_abs": 2, "map_negate": 2,
           "map_sqrt": 2, "vector_add": 3, "axpy": 3, "user_axpy": 3, "array_axpy": 3, "array_fused_sum": 2,
-          "random_uniform": 1, "random_normal": 1}
+          "array_row_sums": 1, "random_uniform": 1, "random_normal": 1}
 # The array cases: kiln evaluates each expression as one generated kernel.
-ARRAY = {"array_axpy", "array_fused_sum", "random_uniform", "random_normal"}
+ARRAY = {"array_axpy", "array_fused_sum", "array_row_sums", "random_uniform", "random_normal"}
 
 
 # Named functions: cupy.fuse names its kernel after the function, and a
@@ -118,6 +118,9 @@ def op(pattern, s, alpha):
         if args.fuse:
             return lambda: fused_sum(s[0], s[1])
         return lambda: cp.sqrt(s[0] * two + s[1]).sum()
+    if pattern == "array_row_sums":
+        rows = s[0].size // 8
+        return lambda: s[0][:8 * rows].reshape(8, rows).sum(axis=1)
     if pattern == "random_uniform":
         gen = cp.random.Generator(cp.random.Philox4x3210(0x6B696C6E))
         if np.dtype(dt).kind == "f":
@@ -292,7 +295,7 @@ rows = []
 rng = cp.random.default_rng(0x6B696C6E)
 for size in [int(v) for v in args.sizes.split(",") if v]:
     for pattern in [c for c in args.cases.split(",") if c]:
-        if args.fuse and pattern not in ARRAY - {"random_uniform"}:
+        if args.fuse and pattern not in ARRAY - {"random_uniform", "array_row_sums"}:
             continue
         if pattern in MATRIX or pattern in PARALLEL:
             try:

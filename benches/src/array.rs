@@ -1,12 +1,13 @@
 //! The bench cases of kiln's arrays and random numbers: a fused
 //! `alpha * x + y` into a new array, a fused expression reduced on the
-//! device, and Philox uniform and normal fills. Inputs are uniform in [0.5, 2), made before timing
+//! device, the sums of a few long rows, and Philox uniform and normal fills. Inputs are uniform in [0.5, 2), made before timing
 //! and rotated among sets as the other cases do.
 
 use kiln_core::{Backend, DType, Error, Result, Stream};
 use kiln_kernels::array::{Array, ArrayExpr, Fold};
 use kiln_kernels::random::{Normal, Philox, Uniform};
 use kiln_kernels::Number;
+use ndarray::s;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -14,9 +15,19 @@ use crate::case::{Case, Pattern};
 use crate::run::{set_count, RunOptions};
 use crate::timing::{time_runs, Timing};
 
+/// The rows of `array_row_sums` (the elements past a multiple of it are left out).
+const ROWS: usize = 8;
+
 /// Whether this module runs `pattern`.
 pub(crate) fn handles(pattern: Pattern) -> bool {
-    matches!(pattern, Pattern::ArrayAxpy | Pattern::ArrayFusedSum | Pattern::RandomUniform | Pattern::RandomNormal)
+    matches!(
+        pattern,
+        Pattern::ArrayAxpy
+            | Pattern::ArrayFusedSum
+            | Pattern::ArrayRowSums
+            | Pattern::RandomUniform
+            | Pattern::RandomNormal
+    )
 }
 
 /// Time `case` (a pattern [`handles`] accepts) on `stream`.
@@ -58,6 +69,10 @@ fn typed<B: Backend, T: Number>(
         match case.pattern {
             Pattern::ArrayAxpy => (x * &alpha + y).eval().map(drop),
             Pattern::ArrayFusedSum => (x * &two + y).sqrt().fold_axes(Fold::Sum, &[0]).map(drop),
+            Pattern::ArrayRowSums => {
+                let rows = x.slice(s![..ROWS * (n / ROWS)])?.reshape(&[ROWS, n / ROWS])?;
+                rows.fold_axes(Fold::Sum, &[1]).map(drop)
+            }
             p => Err(Error::invalid("bench", format!("{} is not an array case", p.name()))),
         }
     })
@@ -88,7 +103,14 @@ mod tests {
     fn every_case_runs_on_the_cpu() {
         let s = Device::<Cpu>::open(0).unwrap().stream();
         let opts = RunOptions { warmup: 1, runs: 2, ..Default::default() };
-        for pattern in [Pattern::ArrayAxpy, Pattern::ArrayFusedSum, Pattern::RandomUniform, Pattern::RandomNormal] {
+        let all = [
+            Pattern::ArrayAxpy,
+            Pattern::ArrayFusedSum,
+            Pattern::ArrayRowSums,
+            Pattern::RandomUniform,
+            Pattern::RandomNormal,
+        ];
+        for pattern in all {
             assert!(handles(pattern));
             for dtype in [DType::F32, DType::F64] {
                 let t = run_case(&s, &Case { pattern, dtype, n: 1 << 12 }, &opts)

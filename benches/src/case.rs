@@ -61,6 +61,10 @@ pub enum Pattern {
     /// one reduction pass, its result left on the device (a 0-d array):
     /// against the copy rate for the bytes it reads.
     ArrayFusedSum,
+    /// The sums of the 8 rows of an `8 x n/8` array (`sum` along axis 1):
+    /// few long rows, each cut into parts; against the copy rate for the
+    /// bytes it reads.
+    ArrayRowSums,
     /// `n` uniform values from a Philox4x32-10 stream into a buffer
     /// (`kiln_kernels::random`): against `fill`.
     RandomUniform,
@@ -80,7 +84,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 31] = [
+    pub const ALL: [Pattern; 32] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -108,6 +112,7 @@ impl Pattern {
         Pattern::UserScan,
         Pattern::ArrayAxpy,
         Pattern::ArrayFusedSum,
+        Pattern::ArrayRowSums,
         Pattern::RandomUniform,
         Pattern::RandomNormal,
         Pattern::ReduceLatency,
@@ -144,6 +149,7 @@ impl Pattern {
             Pattern::UserScan => "user_scan".into(),
             Pattern::ArrayAxpy => "array_axpy".into(),
             Pattern::ArrayFusedSum => "array_fused_sum".into(),
+            Pattern::ArrayRowSums => "array_row_sums".into(),
             Pattern::RandomUniform => "random_uniform".into(),
             Pattern::RandomNormal => "random_normal".into(),
             Pattern::ReduceLatency => "reduce_latency".into(),
@@ -210,6 +216,7 @@ impl Pattern {
         let arrays = match self {
             Pattern::Compact => return (n + n / 2) as u64 * dtype.size() as u64,
             Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
+            Pattern::ArrayRowSums => 1,
             Pattern::Dot | Pattern::ScanInclusive | Pattern::UserScan | Pattern::ArrayFusedSum => 2,
             Pattern::Fill | Pattern::Sequence | Pattern::RandomUniform | Pattern::RandomNormal => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
@@ -234,6 +241,7 @@ impl Pattern {
             Pattern::CopyD2d | Pattern::Fill | Pattern::Transpose(_) | Pattern::SortU32 => 0,
             Pattern::Compact | Pattern::Histogram { .. } => 0,
             Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::ScanInclusive | Pattern::UserScan => n as u64,
+            Pattern::ArrayRowSums => n as u64,
             Pattern::Dot | Pattern::UserSumSquares => 2 * n as u64,
             Pattern::Sequence | Pattern::Axpy | Pattern::UserAxpy | Pattern::ArrayAxpy => 2 * n as u64,
             // A multiply, an add, a square root and the sum's add.
@@ -259,6 +267,7 @@ impl Pattern {
             Pattern::Fill | Pattern::Sequence | Pattern::ReduceSum | Pattern::ReduceLatency => 1,
             Pattern::RandomUniform | Pattern::RandomNormal => 1,
             Pattern::ArrayFusedSum => 2,
+            Pattern::ArrayRowSums => 1,
             Pattern::ArrayAxpy => 3,
             Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,

@@ -161,7 +161,8 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass) -> String {
         workgroupBarrier();
     }"
         .to_string(),
-        Pass::Split => "    let per = params.kx_cols / params.kx_parts + select(0u, 1u, params.kx_cols % params.kx_parts != 0u);
+        Pass::Split => {
+            "    let per = params.kx_cols / params.kx_parts + select(0u, 1u, params.kx_cols % params.kx_parts != 0u);
     for (var b = wid.x; b < params.kx_rows * params.kx_parts; b += groups.x) {
         let r = b / params.kx_parts;
         let p = b % params.kx_parts;
@@ -173,7 +174,8 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass) -> String {
         if (lid == 0u) { kx_part[p * params.kx_rows + r] = kx_sh[0]; }
         workgroupBarrier();
     }"
-        .to_string(),
+            .to_string()
+        }
         Pass::Tile => "    let r0 = wid.y * params.kx_rpc;
     let r1 = min(r0 + params.kx_rpc, params.kx_rows);
     for (var tile = wid.x; tile * 32u < params.kx_cols; tile += groups.x) {
