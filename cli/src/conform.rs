@@ -28,6 +28,10 @@ pub struct ConformArgs {
     /// The base seed (decimal or 0x hex); default: $KILN_CONFORMANCE_SEED, else a fixed one.
     #[arg(long, value_name = "SEED", value_parser = seed)]
     seed: Option<u64>,
+    /// Run the cases the known divergences excuse or skip too, judged as any
+    /// other (to check again whether a driver still has its known fault).
+    #[arg(long)]
+    no_divergences: bool,
 }
 
 fn seed(text: &str) -> Result<u64, String> {
@@ -49,6 +53,9 @@ pub fn run(args: &ConformArgs) -> kiln::Result<ExitCode> {
     }
     if let Some(s) = args.seed {
         options.seed = s;
+    }
+    if args.no_divergences {
+        options.divergences.clear();
     }
     check_pattern(&options)?;
     let wanted: Vec<BackendKind> = match &args.backend {

@@ -110,11 +110,13 @@ impl Gen<'_> {
         self.h.add(format!("kx_{f}_{t}"), |n| {
             if t.starts_with('f') {
                 format!("fn {n}(a: {t}, b: {t}) -> {t} {{ if (!(a == a)) {{ return b; }} if (!(b == b)) {{ return a; }} return {f}(a, b); }}")
+            } else if t == "i32" {
+                // Through the run-time zero: NVIDIA's Vulkan compiler merges
+                // nested integer min and max and loses a negated operand;
+                // an XOR with a value it cannot know keeps each one apart.
+                format!("fn {n}(a: i32, b: i32) -> i32 {{ return bitcast<i32>(bitcast<u32>({f}(a, b)) ^ kx_zero); }}")
             } else {
-                // A compare and select, not WGSL's min and max: see the
-                // CUDA prelude's integer min and max.
-                let (l, r) = if max { ("a", "b") } else { ("b", "a") };
-                format!("fn {n}(a: {t}, b: {t}) -> {t} {{ return select(a, b, {l} < {r}); }}")
+                format!("fn {n}(a: {t}, b: {t}) -> {t} {{ return {f}(a, b) ^ kx_zero; }}")
             }
         })
     }
@@ -249,11 +251,7 @@ impl Gen<'_> {
                     BinOp::Div if ta.is_float() => format!("{}({}, {})", self.float_div(wa), v(0), v(1)),
                     BinOp::Div => format!("{}({}, {})", self.int_div(wa, false), v(0), v(1)),
                     BinOp::Rem => format!("{}({}, {})", self.int_div(wa, true), v(0), v(1)),
-                    BinOp::Min | BinOp::Max if ta.is_float() => {
-                        format!("{}({}, {})", self.min_max(wa, op == BinOp::Max), v(0), v(1))
-                    }
-                    BinOp::Min => format!("min({}, {})", v(0), v(1)),
-                    BinOp::Max => format!("max({}, {})", v(0), v(1)),
+                    BinOp::Min | BinOp::Max => format!("{}({}, {})", self.min_max(wa, op == BinOp::Max), v(0), v(1)),
                     BinOp::Pow => format!("{}({}, {})", self.pow(wa), v(0), v(1)),
                     BinOp::Shl | BinOp::Shr => {
                         let s = match self.ty(n.args[1]) {
@@ -330,6 +328,8 @@ pub(crate) fn declarations(roles: &[Role], body: &Typed) -> String {
         "struct Params {{ {} }}\n@group(1) @binding(0) var<uniform> params: Params;\n",
         fields.join(" ")
     ));
+    // Zero, but known to be only at run time where a kernel sets it from a
+    // length no binding reaches (`kx_n == 2^32 - 1`): see `min_max`.
     out.push_str("var<private> kx_zero: u32 = 0u;\n");
     out
 }
@@ -350,6 +350,7 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed) -> String {
         "\noverride block_x: u32 = 256;\noverride block_y: u32 = 1;\noverride block_z: u32 = 1;\n\
          @compute @workgroup_size(block_x, block_y, block_z)\n\
          fn {name}(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{\n\
+         \x20   kx_zero = select(0u, 1u, params.kx_n == 0xffffffffu);\n\
          \x20   let stride = groups.x * block_x;\n\
          \x20   var kx_i = gid.x;\n\
          \x20   for (; kx_i < params.kx_n && params.kx_n - kx_i > 3u * stride; kx_i += 4u * stride) {{\n\

@@ -203,6 +203,8 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass) -> String {
     if pass == Pass::Tile {
         out.push_str(&format!("var<workgroup> kx_stripe: array<{acc}, 264>;\n"));
     }
-    out.push_str(&format!("{head}\nfn {entry}({builtins}) {{\n{body}\n}}\n"));
+    // The run-time zero (see `wgsl::min_max`), where the pass has the length.
+    let zero = if pass == Pass::Cols { "" } else { "    kx_zero = select(0u, 1u, params.kx_n == 0xffffffffu);\n" };
+    out.push_str(&format!("{head}\nfn {entry}({builtins}) {{\n{zero}{body}\n}}\n"));
     out
 }
