@@ -162,27 +162,6 @@ pub const KNOWN: &[Divergence] = &[
         expect: Expect::Unsupported,
         reason: "cuBLAS has no 32-bit integer matrix product",
     },
-    Divergence {
-        backend: Some(BackendKind::Wgpu),
-        patterns: &["user/nested-min-max"],
-        dtype: None,
-        when: Condition::Driver("NVIDIA"),
-        expect: Expect::Unsupported,
-        reason: "NVIDIA's Vulkan compiler (580.159.04 on the H100) folds nested integer min and max and loses \
-                 the negation of a scalar operand, whatever form the WGSL takes; kiln's CUDA avoids it with \
-                 inline PTX, WGSL has no such escape",
-    },
-    Divergence {
-        backend: Some(BackendKind::Wgpu),
-        patterns: &["user/random-float"],
-        dtype: Some(DType::F64),
-        when: Condition::Driver("NVIDIA"),
-        expect: Expect::Unsupported,
-        reason: "NVIDIA's Vulkan driver (580.159.04) never finishes some generated f64 kernels of random \
-                 expressions (the GPU stays busy, the host waits); the kernels have no loop but the \
-                 grid-stride one, each operation alone runs, and the same expressions pass on lavapipe and \
-                 CUDA: conformance/results/h200-2026-11-26-wgpu-random-float-f64-stall.txt",
-    },
 ];
 
 /// Backends allowed to flush subnormal floats to zero, and why: for them the

@@ -135,14 +135,25 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass) -> String {
     let acc = w_type(Vt::Num(fold.acc));
     let body = match pass {
         Pass::Whole => "    var a = kx_identity();
+    var b = a;
+    var c = a;
+    var d = a;
     let stride = groups.x * 256u;
+    var i = gid.x;
+    // Four elements a step (four loads in flight) while all four are in range.
+    for (; i < params.kx_n && params.kx_n - i > 3u * stride; i += 4u * stride) {
+        a = kx_combine(a, kx_map(i));
+        b = kx_combine(b, kx_map(i + stride));
+        c = kx_combine(c, kx_map(i + 2u * stride));
+        d = kx_combine(d, kx_map(i + 3u * stride));
+    }
     // Stepping stops before the index could wrap past 2^32.
-    for (var i = gid.x; i < params.kx_n; ) {
+    for (; i < params.kx_n; ) {
         a = kx_combine(a, kx_map(i));
         if (params.kx_n - i <= stride) { break; }
         i += stride;
     }
-    kx_sh[lid] = a;
+    kx_sh[lid] = kx_combine(kx_combine(a, b), kx_combine(c, d));
     kx_tree(lid);
     if (lid == 0u) { kx_part[wid.x] = kx_sh[0]; }"
             .to_string(),

@@ -458,8 +458,10 @@ impl ReductionKernel {
             // CUDA: a warp per row; WGSL: a workgroup per row. Rows too few
             // to fill the device are cut into parts, a block each.
             let per_block = if B::LANGUAGE == Language::Cuda { (BLOCK / 32) as usize } else { 1 };
+            // Twice the blocks of a whole-array pass: a part's loads are
+            // single elements, not 16-byte packs.
             let resident = crate::reduce::resident_blocks(info);
-            let parts = resident.div_ceil(rows).min(cols / SPLIT_MIN);
+            let parts = (2 * resident).div_ceil(rows).min(cols / SPLIT_MIN);
             if rows < resident * per_block && parts > 1 {
                 let mut part = Partials::alloc(stream, inst.fold.acc, parts * rows)?;
                 let split = self.kernel(stream, &inst, Pass::Split)?;
