@@ -206,6 +206,8 @@ pub(crate) struct Context {
     pub(crate) bindings: Arc<Bindings>,
     /// Read-back buffers of event timestamps, unmapped and free for the next event.
     pub(crate) stamp_buffers: Arc<Mutex<Vec<wgpu::Buffer>>>,
+    /// Device buffers dropped and kept for reuse.
+    pub(crate) pool: Arc<crate::pool::Pool>,
 }
 
 impl Context {
@@ -225,7 +227,9 @@ impl Context {
         };
         let batch = Mutex::new(batch);
         let bindings = Arc::new(Bindings::new(&device));
+        let pool = Arc::new(crate::pool::Pool::new(info.memory_bytes));
         Context {
+            pool,
             device,
             queue,
             info,

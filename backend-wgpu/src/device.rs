@@ -99,6 +99,13 @@ impl RawDevice for WgpuDevice {
         Ok(MemoryInfo { free, total, allocated, reserved })
     }
 
+    /// Let the buffers kept for reuse go until at most `keep` bytes are kept.
+    fn trim_memory(&self, keep: u64) -> Result<()> {
+        self.ctx.faults.check_lost()?;
+        self.ctx.pool.trim(keep);
+        Ok(())
+    }
+
     fn create_stream(&self, priority: Priority) -> Result<WgpuStream> {
         self.ctx.faults.check_lost()?;
         Ok(WgpuStream::new(self.ctx.clone(), priority))

@@ -119,6 +119,7 @@ mod kernel;
 mod launch;
 mod memory;
 mod params;
+mod pool;
 mod reflect;
 mod stream;
 mod transfer;

@@ -10,6 +10,7 @@ use kiln_core::{Error, RawBuffer, RawHostBuffer, Result};
 use crate::bindings::{next_id, Bindings};
 use crate::context::Context;
 use crate::errors::{describe, scoped};
+use crate::pool::Pool;
 
 /// Usages of every kiln device buffer: kernel storage, and both ends of copies.
 pub(crate) const STORAGE: wgpu::BufferUsages =
@@ -34,18 +35,25 @@ pub(crate) const fn round4(n: u64) -> u64 {
 /// (`LifetimeTracker::triage_submissions`). The memory is freed when the
 /// last of them goes (`impl Drop for Buffer`), never earlier; kiln never
 /// calls `Buffer::destroy`, which would free it at once.
+///
+/// On drop the wgpu buffer goes to the device's pool (see
+/// [`crate::pool`]) for the next allocation of its size.
 pub struct WgpuBuffer {
     pub(crate) raw: wgpu::Buffer,
     len: usize,
     /// Its number in the bind-group cache.
     pub(crate) id: u64,
     bindings: Weak<Bindings>,
+    pool: Weak<Pool>,
 }
 
 impl Drop for WgpuBuffer {
     fn drop(&mut self) {
         if let Some(b) = self.bindings.upgrade() {
             b.forget(self.id);
+        }
+        if let Some(p) = self.pool.upgrade() {
+            p.put(self.raw.clone());
         }
     }
 }
@@ -88,12 +96,26 @@ pub(crate) fn create_buffer(
 
 impl WgpuBuffer {
     /// A device buffer of `len` bytes on `ctx`'s device.
+    /// A kept buffer of the same size is reused; out of memory empties the
+    /// pool and tries once more.
     pub(crate) fn new(ctx: &Context, len: usize) -> Result<Self> {
         // At least one word, so that even an empty buffer can be bound and copied.
         let size = round4(len as u64).max(4);
-        let what = format!("device buffer of {len} bytes");
-        let raw = create_buffer(&ctx.device, &ctx.info.name, &what, size, STORAGE, false)?;
-        Ok(WgpuBuffer { raw, len, id: next_id(), bindings: Arc::downgrade(&ctx.bindings) })
+        let raw = match ctx.pool.take(size) {
+            Some(raw) => raw,
+            None => {
+                let what = format!("device buffer of {len} bytes");
+                match create_buffer(&ctx.device, &ctx.info.name, &what, size, STORAGE, false) {
+                    Err(Error::OutOfMemory { .. }) if ctx.pool.bytes() > 0 => {
+                        ctx.pool.trim(0);
+                        create_buffer(&ctx.device, &ctx.info.name, &what, size, STORAGE, false)?
+                    }
+                    other => other?,
+                }
+            }
+        };
+        let (bindings, pool) = (Arc::downgrade(&ctx.bindings), Arc::downgrade(&ctx.pool));
+        Ok(WgpuBuffer { raw, len, id: next_id(), bindings, pool })
     }
 }
 

@@ -9,5 +9,6 @@ mod copies;
 mod events;
 mod fills;
 mod kernels;
+mod pool;
 mod scalars;
 mod threads;
