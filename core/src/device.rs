@@ -179,8 +179,9 @@ impl<B: Backend> Device<B> {
     }
 
     /// Give memory the backend's allocator keeps for reuse back to the
-    /// driver, keeping at most `keep` bytes of it (CUDA's pool; nothing to
-    /// do on backends that keep none). Live buffers are untouched.
+    /// driver, keeping at most `keep` bytes of it (CUDA's stream-ordered
+    /// pool, the wgpu backend's dropped buffers; nothing to do on the CPU).
+    /// Live buffers are untouched.
     pub fn trim_memory(&self, keep: u64) -> Result<()> {
         self.check_usable()?;
         self.shared.raw.trim_memory(keep)
