@@ -116,7 +116,7 @@ fn an_entry_point_the_kernel_lacks_is_refused_with_the_ones_it_has() {
     // SAFETY: refused before any source could run.
     let e = unsafe { sum().with_source(Language::Cuda, "sum", "") }.unwrap_err();
     let m = invalid(e);
-    assert!(m.contains("`sum`") && m.contains("sum_whole, sum_fold, sum_rows, sum_tile, sum_cols"), "{m}");
+    assert!(m.contains("`sum`") && m.contains("sum_whole, sum_fold, sum_rows, sum_split, sum_tile, sum_cols"), "{m}");
     let k = Scan::new("cs", DType::U32).input("x", DType::U32).scan(var("a") + var("b")).identity(0).build().unwrap();
     // SAFETY: as above.
     let e = unsafe { k.with_source(Language::Wgsl, "cs_inclusive", "") }.unwrap_err();
@@ -136,7 +136,7 @@ fn user_kernels_become_programs_in_every_language() {
         .unwrap();
     let cuda = k.programs(Language::Cuda, IndexWidth::U64, &[("T", DType::F64)]).unwrap();
     let names: Vec<&str> = cuda.iter().map(|p| p.name()).collect();
-    assert_eq!(names, ["sq_whole", "sq_fold", "sq_rows", "sq_tile", "sq_cols"]);
+    assert_eq!(names, ["sq_whole", "sq_fold", "sq_rows", "sq_split", "sq_tile", "sq_cols"]);
     for p in &cuda {
         let src = p.cuda_source().unwrap();
         assert!(src.contains(p.name()) && src.contains("double"), "{}", p.name());
