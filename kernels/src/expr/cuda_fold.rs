@@ -205,6 +205,12 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
         v.join(", ")
     };
     let s = |v: &str| v.to_string();
+    // A first pass over a 2-D shape writing partials: the map's arguments,
+    // the count, the shape, how it is cut (`cut`), the partials.
+    let partial_params = |cut: &str| {
+        let shape = [format!("{l} kx_n"), format!("{l} kx_rows"), format!("{l} kx_cols"), format!("{l} {cut}")];
+        with(map_params(fold, l), &[&shape[..], &[s("kx_acc* __restrict__ kx_part")]].concat())
+    };
     let kernel = match pass {
         Pass::Whole => format!(
             r#"extern "C" __global__ void __launch_bounds__(KX_BLOCK) {entry}({params}) {{
@@ -283,16 +289,7 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
     }}
 }}
 "#,
-            params = with(
-                map_params(fold, l),
-                &[
-                    format!("{l} kx_n"),
-                    format!("{l} kx_rows"),
-                    format!("{l} kx_cols"),
-                    format!("{l} kx_parts"),
-                    s("kx_acc* __restrict__ kx_part")
-                ]
-            )
+            params = partial_params("kx_parts")
         ),
         Pass::Tile => format!(
             r#"extern "C" __global__ void __launch_bounds__(KX_BLOCK) {entry}({params}) {{
@@ -315,16 +312,7 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
     }}
 }}
 "#,
-            params = with(
-                map_params(fold, l),
-                &[
-                    format!("{l} kx_n"),
-                    format!("{l} kx_rows"),
-                    format!("{l} kx_cols"),
-                    format!("{l} kx_rpc"),
-                    s("kx_acc* __restrict__ kx_part")
-                ]
-            )
+            params = partial_params("kx_rpc")
         ),
         Pass::Cols => format!(
             r#"extern "C" __global__ void __launch_bounds__(KX_BLOCK) {entry}({params}) {{

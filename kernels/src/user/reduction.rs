@@ -474,17 +474,9 @@ impl ReductionKernel {
                 // of row r and writes part[p * rows + r]; raw inputs within
                 // their lengths.
                 unsafe { stream.launch(&split, LaunchConfig::new(grid, BLOCK), a)? };
-                let colk = self.kernel(stream, &inst, Pass::Cols)?;
-                let mut a = part.read(Args::new()).length(width, parts, &what)?;
-                for s in &scalars {
-                    a = a.arg(*s);
-                }
                 // The second pass folds `parts` partials per row: its
                 // "columns" are the rows, its count the elements per row.
-                let a = a.length(width, cols, &what)?.length(width, rows, &what)?.arg(out);
-                let grid = crate::launch::blocks(rows, BLOCK as usize, max_x);
-                // SAFETY: row r < rows reads part[p * rows + r], p < parts, and writes out[r].
-                return unsafe { stream.launch(&colk, LaunchConfig::new(grid, BLOCK), a) };
+                return self.fold_partials(stream, &inst, &part, parts, &scalars, cols, out, &what);
             }
             let grid = crate::launch::blocks(rows, per_block, max_x);
             let kernel = self.kernel(stream, &inst, Pass::Rows)?;
@@ -505,14 +497,34 @@ impl ReductionKernel {
         // SAFETY: chunk c of rows reads the inputs over its rows and writes
         // part[c * cols..(c + 1) * cols); raw inputs within their lengths.
         unsafe { stream.launch(&tile, config, a)? };
-        let colk = self.kernel(stream, &inst, Pass::Cols)?;
-        let mut a = part.read(Args::new()).length(width, chunks, &what)?;
-        for s in &scalars {
+        self.fold_partials(stream, &inst, &part, chunks, &scalars, rows, out, &what)
+    }
+
+    /// The column pass: `out[c]` = the post-map of the fold of
+    /// `part[k * out.len() + c]` for `k < chunks`, `count` elements each.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_partials<B: Backend, T: Element>(
+        &self,
+        stream: &Stream<B>,
+        inst: &Instance,
+        part: &Partials<B>,
+        chunks: usize,
+        scalars: &[kiln_core::Scalar],
+        count: usize,
+        out: kiln_core::BufferViewMut<'_, B, T>,
+        what: &str,
+    ) -> Result<()> {
+        let width = stream.device().info().features.index_width;
+        let outputs = out.len();
+        let colk = self.kernel(stream, inst, Pass::Cols)?;
+        let mut a = part.read(Args::new()).length(width, chunks, what)?;
+        for s in scalars {
             a = a.arg(*s);
         }
-        let a = a.length(width, rows, &what)?.length(width, cols, &what)?.arg(out);
-        let grid = crate::launch::blocks(cols, BLOCK as usize, max_x);
-        // SAFETY: column c < cols reads part[k * cols + c], k < chunks, and writes out[c].
+        let a = a.length(width, count, what)?.length(width, outputs, what)?.arg(out);
+        let grid = crate::launch::blocks(outputs, BLOCK as usize, stream.device().info().limits.max_grid[0]);
+        // SAFETY: column c < outputs reads part[k * outputs + c], k < chunks
+        // (`part` holds chunks * outputs values), and writes out[c].
         unsafe { stream.launch(&colk, LaunchConfig::new(grid, BLOCK), a) }
     }
 }
