@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # On the H100: the benches (CUDA and wgpu) with CuPy and PyCUDA in the same run.
 set -u
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-if ! ls /usr/share/vulkan/icd.d/*nvidia* >/dev/null 2>&1 && ! ls /etc/vulkan/icd.d/*nvidia* >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+. "$(dirname "$0")/vulkan.sh"
 chmod +x gpu/kiln
 timeout 120 gpu/kiln conform --backend wgpu --pattern elementwise > $OUT/conform-wgpu-recheck.txt 2>&1; echo "conform elementwise exit $?"
 timeout 120 gpu/kiln conform --backend wgpu --pattern reduce >> $OUT/conform-wgpu-recheck.txt 2>&1; echo "conform reduce exit $?"

@@ -3,10 +3,7 @@
 # memcheck over the fills, the user float expressions on Vulkan (where f64
 # cases stalled before), and the fill, random and array bench rows.
 set -u
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-if ! ls /usr/share/vulkan/icd.d/*nvidia* >/dev/null 2>&1 && ! ls /etc/vulkan/icd.d/*nvidia* >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+. "$(dirname "$0")/vulkan.sh"
 chmod +x gpu/*
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 mkdir -p $OUT/r

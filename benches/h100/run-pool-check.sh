@@ -3,10 +3,7 @@
 # among them), the quick conformance of every pattern on CUDA and Vulkan,
 # and the 64 Mi bench rows of the patterns, user kernels and arrays on both.
 set -u
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-if ! ls /usr/share/vulkan/icd.d/*nvidia* >/dev/null 2>&1 && ! ls /etc/vulkan/icd.d/*nvidia* >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+. "$(dirname "$0")/vulkan.sh"
 chmod +x gpu/*
 mkdir -p $OUT/r
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >> $OUT/r/clocks.txt

@@ -6,10 +6,7 @@
 # over a short stress run; then the GPU backends' tests. Logs and their
 # summaries go to $OUT (the sanitizers' logs as one archive).
 set -u
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-if ! ls /usr/share/vulkan/icd.d/*nvidia* >/dev/null 2>&1 && ! ls /etc/vulkan/icd.d/*nvidia* >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+. "$(dirname "$0")/vulkan.sh"
 chmod +x gpu/kiln gpu/cargo-nextest
 T=${STRESS_TIME:-5m}
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

@@ -2,10 +2,7 @@
 # On the H100: tests and conformance on every backend (CUDA, wgpu through the
 # NVIDIA Vulkan driver, CPU).
 set -u
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-if ! ls /usr/share/vulkan/icd.d/*nvidia* >/dev/null 2>&1 && ! ls /etc/vulkan/icd.d/*nvidia* >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+. "$(dirname "$0")/vulkan.sh"
 echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset}"
 chmod +x gpu/kiln gpu/cargo-nextest
 gpu/kiln devices 2>&1 | tee $OUT/devices.txt

@@ -5,10 +5,7 @@
 # sort along axes; with `bench` as $1, the bench rows of #13 and #14
 # (reductions, user kernels, arrays, scans, random) with CuPy beside them.
 set -u
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-if ! ls /usr/share/vulkan/icd.d/*nvidia* >/dev/null 2>&1 && ! ls /etc/vulkan/icd.d/*nvidia* >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+. "$(dirname "$0")/vulkan.sh"
 chmod +x gpu/*
 mkdir -p $OUT/r
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >> $OUT/r/clocks.txt

@@ -3,10 +3,7 @@
 # patterns they stand against (axpy, dot, scan_inclusive) and CuPy, on CUDA
 # and Vulkan at 64 Mi f32, with the SM clock sampled during the run.
 set -u
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-if ! ls /usr/share/vulkan/icd.d/*nvidia* >/dev/null 2>&1 && ! ls /etc/vulkan/icd.d/*nvidia* >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+. "$(dirname "$0")/vulkan.sh"
 chmod +x gpu/kiln
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,clocks_throttle_reasons.active --format=csv -lms 200 > $OUT/bench-user-clocks.csv &
 SMI=$!
