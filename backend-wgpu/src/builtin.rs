@@ -15,9 +15,9 @@ use crate::memory::round4;
 /// Workgroup size of both kernels (fixed in their sources).
 const GROUP: u64 = 256;
 
-/// Most bytes one dispatch covers, so that bindings stay far below every
-/// adapter's storage binding limit (128 MiB at the least in WebGPU).
-const CHUNK: u64 = 32 << 20;
+/// Most bytes one dispatch covers, whatever the adapter allows: the byte
+/// kernel's offsets are 32-bit.
+const MAX_CHUNK: u64 = 1 << 30;
 
 /// A storage-buffer entry of a bind group layout.
 pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
@@ -218,10 +218,10 @@ impl Builtins {
         if a > offset {
             self.fill_bytes(ctx, batch, dst, offset, a - offset, pattern)?;
         }
-        let align = Self::vec_align(ctx);
+        let (align, chunk) = (Self::vec_align(ctx), Self::chunk(ctx));
         let mut at = a;
         while at < b {
-            let n = CHUNK.min(b - at);
+            let n = chunk.min(b - at);
             let base = at / align * align;
             let (lo0, hi0) = pattern_words(pattern, offset, at);
             let (lo1, hi1) = pattern_words(pattern, offset, at + 8);
@@ -259,10 +259,10 @@ impl Builtins {
         if head > 0 {
             batch.encoder(&ctx.device).copy_buffer_to_buffer(src, src_offset, dst, dst_offset, head);
         }
-        let align = Self::vec_align(ctx);
+        let (align, chunk) = (Self::vec_align(ctx), Self::chunk(ctx));
         let mut done = head;
         while done < head + body {
-            let n = CHUNK.min(head + body - done);
+            let n = chunk.min(head + body - done);
             let (s, d) = (src_offset + done, dst_offset + done);
             let (sb, db) = (s / align * align, d / align * align);
             let count = n / VEC;
@@ -284,6 +284,16 @@ impl Builtins {
         u64::from(ctx.limits.min_storage_buffer_offset_alignment).max(4)
     }
 
+    /// Bytes one dispatch covers: as many as a binding may hold once its
+    /// offset is rounded down to the alignment and its end up to a word (so a whole fill or copy of
+    /// up to that size is one dispatch, with no ramp and tail between
+    /// chunks), whole vectors, at most `MAX_CHUNK`.
+    fn chunk(ctx: &Context) -> u64 {
+        let align = Self::vec_align(ctx);
+        let limit = ctx.limits.max_storage_buffer_binding_size.min(ctx.limits.max_buffer_size);
+        (limit.saturating_sub(2 * align) / align * align).clamp(align, MAX_CHUNK)
+    }
+
     /// Record a fill of `dst[offset..offset + len]` with `pattern` repeated
     /// from `offset` on, one word per invocation. `dst` is allocated in whole words.
     fn fill_bytes(
@@ -295,11 +305,11 @@ impl Builtins {
         len: u64,
         pattern: &[u8],
     ) -> Result<()> {
-        let align = Self::align(ctx);
+        let (align, chunk) = (Self::align(ctx), Self::chunk(ctx));
         let end = offset + len;
         let mut at = offset;
         while at < end {
-            let n = CHUNK.min(end - at);
+            let n = chunk.min(end - at);
             let base = at / align * align;
             let size = round4(at + n) - base;
             let (first, stop) = (at - base, at - base + n);
@@ -326,10 +336,10 @@ impl Builtins {
         dst_offset: u64,
         len: u64,
     ) -> Result<()> {
-        let align = Self::align(ctx);
+        let (align, chunk) = (Self::align(ctx), Self::chunk(ctx));
         let mut done = 0;
         while done < len {
-            let n = CHUNK.min(len - done);
+            let n = chunk.min(len - done);
             let (s, d) = (src_offset + done, dst_offset + done);
             let (sb, db) = (s / align * align, d / align * align);
             let (s_size, d_size) = (round4(s + n) - sb, round4(d + n) - db);

@@ -24,7 +24,8 @@
 //! atomics (one atomic when all 32 lanes agree, as on skewed data;
 //! `__match_any_sync` groups otherwise), and each block adds its nonzero
 //! bins to the global counts. WGSL: workgroup-memory bins with `u32`
-//! atomics (`u8` read as packed words). The CPU counts chunks in parallel.
+//! atomics, four loads in flight per invocation (`u8` read as packed
+//! words). The CPU counts chunks in parallel.
 //!
 //! # Examples
 //! ```
@@ -202,7 +203,7 @@ fn grid<B: Backend>(device: &Device<B>, n: usize, bins: usize, size: usize) -> (
             let most = (device.info().compute_units as usize * blocks_per_sm(bins)).max(1);
             (n.div_ceil(per_step).clamp(1, most), bins as u32 * 4)
         }
-        _ => (n.div_ceil(256 * 16).clamp(1, wgsl_groups(bins)), 0),
+        _ => (n.div_ceil(1024 * 4).clamp(1, wgsl_groups(bins)), 0),
     }
 }
 
@@ -245,9 +246,10 @@ fn wgsl_header(dtype: DType) -> String {
              return min(u32((v - lo) * params.scale), params.bins - 1u);\n}\n",
         ),
     };
-    // `is_nan` takes a `T`: the f32 of the float path.
+    // `is_nan` takes a `T`: the f32 of the float path. `VALUE` is what
+    // `load` returns (a u8 as a u32, like its words).
     format!(
-        "alias T = f32;\n\
+        "alias T = f32;\nalias VALUE = {src};\n\
          @group(0) @binding(0) var<storage, read> src: array<{src}>;\n\
          @group(0) @binding(1) var<storage, read_write> counts: array<atomic<u32>>;\n\
          @group(0) @binding(2) var<storage, read_write> dropped: array<atomic<u32>>;\n\

@@ -4,7 +4,7 @@
 use kiln_core::{Args, Backend, Result, Stream, View, ViewMut};
 
 use super::filter::DeviceFilter;
-use super::plan::{conv_config, gray_config};
+use super::plan::{conv_config, gray_config, wgsl_tiled};
 use super::program::{conv_program, gray_program};
 use super::{Border, Pixel, PixelFormat};
 use crate::launch::index_width;
@@ -39,9 +39,10 @@ pub(super) fn convolve<B: Backend, P: Pixel>(
     output: &mut impl ViewMut<B, P>,
 ) -> Result<()> {
     let f = &filter.filter;
-    let prog = conv_program::<P>(f.width, f.height);
+    let tiled = wgsl_tiled(stream.device(), f.width, f.height, P::DTYPE);
+    let prog = conv_program::<P>(f.width, f.height, tiled);
     let kernel = stream.device().kernel(&prog)?;
-    let config = conv_config(stream.device(), width, height, P::DTYPE);
+    let config = conv_config(stream.device(), width, height, P::DTYPE, tiled);
     let index = index_width(stream);
     let args = Args::new().arg(input.view()).arg(&filter.weights).arg(output.view_mut());
     let args = args.length(index, width, prog.name())?.length(index, height, prog.name())?;

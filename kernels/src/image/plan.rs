@@ -21,14 +21,32 @@ pub(super) fn gray_config<B: Backend>(device: &Device<B>, n: usize, in_off: usiz
     LaunchConfig::new(blocks(n.div_ceil(per_thread), BLOCK as usize, info.limits.max_grid[0]), BLOCK)
 }
 
+/// Whether a WGSL convolution of `dtype` pixels with a `fw` x `fh` filter
+/// runs the workgroup-tile kernel: f32 pixels (u8 words may straddle rows)
+/// whose 128 x 32 tile, halo and taps fit the device's workgroup memory
+/// (every filter up to 15 x 15 needs at most 27 KiB; WebGPU promises 16).
+pub(super) fn wgsl_tiled<B: Backend>(device: &Device<B>, fw: usize, fh: usize, dtype: DType) -> bool {
+    let bytes = 4 * ((128 + fw - 1) * (32 + fh - 1) + fw * fh);
+    B::LANGUAGE == Language::Wgsl
+        && dtype == DType::F32
+        && bytes <= device.info().limits.max_shared_mem_per_block as usize
+}
+
 /// The convolution launch over a `width` x `height` image of `dtype`
-/// pixels: CUDA's kernel covers 128 x 32 pixels per block of 32 x 8
-/// threads; WGSL's takes one pixel (one word of 4 u8 pixels) per
-/// invocation in 1D; a host fn ignores the shape.
-pub(super) fn conv_config<B: Backend>(device: &Device<B>, width: usize, height: usize, dtype: DType) -> LaunchConfig {
+/// pixels: CUDA's kernel, and WGSL's `tiled` one, cover 128 x 32 pixels
+/// per block of 32 x 8 threads; WGSL's other takes one pixel (one word of 4
+/// u8 pixels) per invocation in 1D; a host fn ignores the shape.
+pub(super) fn conv_config<B: Backend>(
+    device: &Device<B>,
+    width: usize,
+    height: usize,
+    dtype: DType,
+    tiled: bool,
+) -> LaunchConfig {
     let max = device.info().limits.max_grid;
     match B::LANGUAGE {
         Language::Cuda => LaunchConfig::new((blocks(width, 128, max[0]), blocks(height, 32, max[1])), (32, 8)),
+        _ if tiled => LaunchConfig::new((blocks(width, 128, max[0]), blocks(height, 32, max[1])), (32, 8)),
         _ => {
             let per_unit = if dtype == DType::U8 { 4 } else { 1 };
             let n = width * height;

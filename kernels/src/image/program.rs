@@ -26,9 +26,11 @@ pub(super) fn gray_program(format: PixelFormat) -> Arc<Program> {
 }
 
 /// The convolution of `P` images with a `fw` x `fh` filter (the sides are
-/// compiled in, so the loops unroll).
-pub(super) fn conv_program<P: Pixel>(fw: usize, fh: usize) -> Arc<Program> {
-    let name = format!("kiln_convolve_{fw}x{fh}_{}", P::DTYPE);
+/// compiled in, so the loops unroll); `tiled` picks WGSL's workgroup-tile
+/// kernel (f32 pixels only; see [`super::plan::wgsl_tiled`]).
+pub(super) fn conv_program<P: Pixel>(fw: usize, fh: usize, tiled: bool) -> Arc<Program> {
+    let variant = if tiled { "tiled_" } else { "" };
+    let name = format!("kiln_convolve_{variant}{fw}x{fh}_{}", P::DTYPE);
     program(&name, || {
         let u8_pixels = P::DTYPE == DType::U8;
         let (pix, per_unit, load, pack) = if u8_pixels {
@@ -44,7 +46,11 @@ pub(super) fn conv_program<P: Pixel>(fw: usize, fh: usize) -> Arc<Program> {
         };
         Program::new(&name)
             .cuda(cuda_source(P::DTYPE, include_str!("kernel.cu")))
-            .wgsl(include_str!("kernel.wgsl"))
+            .wgsl(format!(
+                "{}{}",
+                include_str!("conv_common.wgsl"),
+                if tiled { include_str!("conv_tiled.wgsl") } else { include_str!("conv.wgsl") }
+            ))
             .host(cpu::convolve::<P>)
             .define("KERNEL", &name)
             .define("GRAY", 0)

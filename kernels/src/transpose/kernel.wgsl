@@ -7,10 +7,12 @@
 // invocations write the same word, and the bytes of a last, partial word
 // past the end are kept.
 //
-// TILED is the coalesced transpose through a 16 x 17 workgroup tile (the
-// extra column keeps a column read off a single bank); NAIVE reads along
-// rows and writes strided. Every loop is grid-stride, so a grid capped at
-// the adapter's 65535 workgroups per dimension still covers the matrix.
+// TILED is the coalesced transpose through a 32 x 32 workgroup tile, moved
+// by 32 x 8 invocations, four rows each (a row of the tile is 33 entries,
+// so that reading a column of 4-byte elements meets 32 different banks);
+// NAIVE reads along rows and writes strided (16 x 16 invocations). Every
+// loop is grid-stride, so a grid capped at the adapter's 65535 workgroups
+// per dimension still covers the matrix.
 struct Params {
     rows: u32,
     cols: u32,
@@ -19,13 +21,15 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(1) @binding(0) var<uniform> params: Params;
 
-override block_x: u32 = 16;
-override block_y: u32 = 16;
+override block_x: u32 = 32;
+override block_y: u32 = 8;
 override block_z: u32 = 1;
 
-const TILE: u32 = 16u;
-var<workgroup> tile: array<array<vec2<u32>, 17>, 16>;
+const TILE: u32 = 32u;
+const STEPS: u32 = 4u;
 const WPE: u32 = WORDS;
+const PITCH: u32 = 33u;
+var<workgroup> tile: array<u32, 1056u * WORDS>;
 
 @compute @workgroup_size(block_x, block_y, block_z)
 fn TILED(
@@ -39,20 +43,26 @@ fn TILED(
     let tiles_y = (rows + TILE - 1u) / TILE;
     for (var ty = wid.y; ty < tiles_y; ty += groups.y) {
         for (var tx = wid.x; tx < tiles_x; tx += groups.x) {
-            let r = ty * TILE + lid.y;
             let c = tx * TILE + lid.x;
-            if (r < rows && c < cols) {
-                for (var k = 0u; k < WPE; k += 1u) {
-                    tile[lid.y][lid.x][k] = src[(r * cols + c) * WPE + k];
+            for (var s = 0u; s < STEPS; s += 1u) {
+                let y = lid.y + s * 8u;
+                let r = ty * TILE + y;
+                if (r < rows && c < cols) {
+                    for (var k = 0u; k < WPE; k += 1u) {
+                        tile[(y * PITCH + lid.x) * WPE + k] = src[(r * cols + c) * WPE + k];
+                    }
                 }
             }
             workgroupBarrier();
             // Output row = input column (tx), output column = input row (ty).
-            let orow = tx * TILE + lid.y;
             let ocol = ty * TILE + lid.x;
-            if (orow < cols && ocol < rows) {
-                for (var k = 0u; k < WPE; k += 1u) {
-                    dst[(orow * rows + ocol) * WPE + k] = tile[lid.x][lid.y][k];
+            for (var s = 0u; s < STEPS; s += 1u) {
+                let y = lid.y + s * 8u;
+                let orow = tx * TILE + y;
+                if (orow < cols && ocol < rows) {
+                    for (var k = 0u; k < WPE; k += 1u) {
+                        dst[(orow * rows + ocol) * WPE + k] = tile[(lid.x * PITCH + y) * WPE + k];
+                    }
                 }
             }
             workgroupBarrier();

@@ -55,8 +55,11 @@ impl std::fmt::Display for TransposeAlgorithm {
 /// CUDA tile side and rows per block (the block is 32 x 8 threads).
 const CUDA_TILE: usize = 32;
 const CUDA_ROWS: u32 = 8;
-/// WGSL tile side (the workgroup is 16 x 16 invocations).
-const WGSL_TILE: usize = 16;
+/// WGSL tile side of the tiled kernel (32 x 8 invocations, four rows
+/// each) and of the naive one (16 x 16 invocations).
+const WGSL_TILE: usize = 32;
+const WGSL_TILE_ROWS: u32 = 8;
+const WGSL_NAIVE_TILE: usize = 16;
 /// Invocations per workgroup of WGSL's packed kernel (1- and 2-byte elements).
 const WGSL_PACKED_BLOCK: u32 = 256;
 
@@ -105,10 +108,16 @@ fn launch_config<B: Backend>(
             let words = rows.saturating_mul(cols).saturating_mul(size).div_ceil(4);
             LaunchConfig::new(blocks(words, WGSL_PACKED_BLOCK as usize, max[0]), WGSL_PACKED_BLOCK)
         }
-        Language::Wgsl => LaunchConfig::new(
-            (blocks(cols, WGSL_TILE, max[0]), blocks(rows, WGSL_TILE, max[1])),
-            (WGSL_TILE as u32, WGSL_TILE as u32),
-        ),
+        Language::Wgsl => match algorithm {
+            TransposeAlgorithm::Tiled => LaunchConfig::new(
+                (blocks(cols, WGSL_TILE, max[0]), blocks(rows, WGSL_TILE, max[1])),
+                (WGSL_TILE as u32, WGSL_TILE_ROWS),
+            ),
+            TransposeAlgorithm::Naive => LaunchConfig::new(
+                (blocks(cols, WGSL_NAIVE_TILE, max[0]), blocks(rows, WGSL_NAIVE_TILE, max[1])),
+                (WGSL_NAIVE_TILE as u32, WGSL_NAIVE_TILE as u32),
+            ),
+        },
         _ => {
             let rows_per_block = match algorithm {
                 TransposeAlgorithm::Tiled => CUDA_TILE,
