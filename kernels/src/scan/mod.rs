@@ -23,11 +23,17 @@
 //! shared-memory transpose, and learns the sum of all earlier tiles from
 //! their published aggregates and prefixes (a 4-byte value travels with its
 //! state in one 64-bit word, so each look-back step is one L2 round trip):
-//! memory-bound at one read and one write per element. A device without
-//! forward progress between blocks (wgpu: WGSL promises none between
-//! workgroups; `Features::forward_progress`) scans in three passes instead
-//! (tile sums, a scan of those, recursively, then each tile from its carry).
-//! The CPU scans chunks in parallel from their carries.
+//! memory-bound at one read and one write per element. WGSL promises no
+//! forward progress between workgroups (`Features::forward_progress`), so
+//! a workgroup must never wait on another without bound: 4-byte scans that
+//! do not write their input run in one pass with decoupled look-back and
+//! decoupled fallback (Smith, Levien and Owens, SPAA 2025: a workgroup that
+//! finds an earlier tile's state missing after a few reads reduces that
+//! tile from the input itself), tiles of 2048 elements with coalesced
+//! loads and stores through workgroup memory; `f64` scans (WGSL cannot take
+//! an f64's bits apart) and scans in place (a fallback rereads the input)
+//! run in three passes (tile sums, a scan of those, recursively, then each
+//! tile from its carry). The CPU scans chunks in parallel from their carries.
 //!
 //! # Examples
 //! ```
@@ -47,6 +53,7 @@
 //! ```
 
 mod cpu;
+mod fallback;
 pub(crate) mod plan;
 
 use std::sync::Arc;
@@ -148,6 +155,8 @@ fn run<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, ops: Operands<
     let one_pass = single_pass_program::<T>(kind, ops.flags.is_some(), ops.x.is_none());
     if plan::runs_one_pass(stream.device(), &one_pass) {
         single_pass(stream, kind, &one_pass, ops)
+    } else if fallback::runs::<B, T>(ops.x.is_some()) {
+        fallback::one_pass(stream, kind, ops)
     } else {
         let mode = if kind == ScanKind::Exclusive { Mode::Exclusive } else { Mode::Inclusive };
         multi_pass(stream, mode, ops)

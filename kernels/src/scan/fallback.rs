@@ -1,0 +1,102 @@
+//! WGSL's one-pass scan: decoupled look-back with decoupled fallback
+//! (fallback.wgsl), for scans of 4-byte values that do not write their
+//! input (a fallback rereads it; WGSL cannot take an f64 apart into the
+//! status words' halves).
+
+use std::sync::Arc;
+
+use kiln_core::{Args, Backend, DType, Device, Language, LaunchConfig, Program, Result, Stream};
+
+use super::{wgsl_header, Operands, ScanKind};
+use crate::launch::{index_width, program};
+use crate::Number;
+
+/// Reads of an earlier tile's state before a workgroup reduces that tile
+/// from the input itself.
+const SPIN: u32 = 64;
+
+/// Elements per invocation: the most of 8, 4, 2, 1 whose workgroup arrays
+/// (the tile of values, padded one word in 32, its flags when segmented,
+/// and the 256 invocation parts) fit the device's workgroup memory.
+pub(super) fn items<B: Backend>(device: &Device<B>, dtype: DType, segmented: bool) -> usize {
+    let limit = device.info().limits.max_shared_mem_per_block as usize;
+    let per_slot = dtype.size() + if segmented { 4 } else { 0 };
+    let bytes = |items: usize| {
+        let tile = 256 * items;
+        (tile + tile / 32) * per_slot + 256 * (dtype.size() + 4) + 32
+    };
+    [8, 4, 2].into_iter().find(|&i| bytes(i) <= limit).unwrap_or(1)
+}
+
+/// Whether a scan of `T` runs here in one pass on a `B` device: WGSL,
+/// 4-byte values, not in place.
+pub(super) fn runs<B: Backend, T: Number>(has_input: bool) -> bool {
+    B::LANGUAGE == Language::Wgsl && T::DTYPE.size() == 4 && has_input
+}
+
+/// How a value crosses a tile's two status words: 16 bits in each.
+const HALVES: &str = "const HALVES: u32 = 2u;\n\
+    fn half_of(v: T, h: u32) -> u32 { return (bitcast<u32>(v) >> (16u * h)) & 0xffffu; }\n\
+    fn join_halves(w: array<u32, HALVES>) -> T {\n    \
+    return bitcast<T>((w[0] & 0xffffu) | ((w[1] & 0xffffu) << 16u));\n}\n";
+
+fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, items: usize) -> Arc<Program> {
+    let name = format!("kiln_scan_fallback_{kind}{}_{items}_{}", if segmented { "_segmented" } else { "" }, T::DTYPE);
+    program(&name, || {
+        let mut buffers = vec![("src", "T", false)];
+        if segmented {
+            buffers.push(("flags", "u32", false));
+        }
+        buffers.push(("status", "atomic<u32>", true));
+        buffers.push(("dst", "T", true));
+        let mut header = wgsl_header(T::DTYPE, &buffers, segmented);
+        header.push_str(if segmented {
+            "var<workgroup> buf_f: array<u32, SLOTS>;\n\
+             fn store_flag(s: u32, f: u32) { buf_f[s] = f; }\n\
+             fn load_flag(s: u32) -> u32 { return buf_f[s]; }\n"
+        } else {
+            "fn store_flag(s: u32, f: u32) {}\nfn load_flag(s: u32) -> u32 { return 0u; }\n"
+        });
+        header.push_str(HALVES);
+        Program::new(&name)
+            .wgsl(format!("{header}{}", include_str!("fallback.wgsl")))
+            .define("KERNEL", &name)
+            .define("SCAN_MODE", format!("{}u", u8::from(kind == ScanKind::Exclusive)))
+            .define("SCAN_ITEMS", format!("{items}u"))
+            .define("SCAN_SPIN", format!("{SPIN}u"))
+    })
+}
+
+/// Scan `ops` (not in place: `ops.x` is present) in one WGSL pass.
+pub(super) fn one_pass<B: Backend, T: Number>(
+    stream: &Stream<B>,
+    kind: ScanKind,
+    ops: Operands<'_, B, T>,
+) -> Result<()> {
+    let n = ops.y.len();
+    let device = stream.device();
+    let segmented = ops.flags.is_some();
+    let items = items(device, T::DTYPE, segmented);
+    let tiles = n.div_ceil(256 * items);
+    let prog = fallback_program::<T>(kind, segmented, items);
+    let kernel = device.kernel(&prog)?;
+    // The tile counter, then each tile's state (two words): zero, "nothing yet".
+    let mut status = stream.alloc_zeroed::<u32>(1 + tiles * 2)?;
+    let Operands { x, flags, y } = ops;
+    let mut args = Args::new();
+    if let Some(x) = x {
+        args.push(x);
+    }
+    if let Some(f) = flags {
+        args.push(f);
+    }
+    let args = args.arg(status.view_mut()).arg(y).length(index_width(stream), n, prog.name())?;
+    // Workgroups take tiles from the counter until none is left, so any
+    // number covers them all.
+    let groups = tiles.min(device.info().limits.max_grid[0] as usize) as u32;
+    // SAFETY: the kernel reads src[0..n) (and flags[0..n)), writes
+    // dst[0..n), all of length n, and status[0..1 + 2 tiles), as
+    // allocated; it is compiled for `items` elements per invocation, so its
+    // tiles are the `tiles` counted here and its workgroup arrays fit.
+    unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
+}
