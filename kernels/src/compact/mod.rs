@@ -17,8 +17,10 @@
 //! keeps, learns how many earlier tiles kept, stages its kept elements
 //! contiguously in shared memory and writes them with coalesced stores.
 //! Memory-bound at one read per element and one write per kept element.
-//! Without forward progress between blocks (wgpu): tile counts, an
-//! exclusive scan of those, then each tile scatters.
+//! WGSL, which promises no forward progress between workgroups: one pass
+//! with the scan's decoupled look-back and decoupled fallback on the counts
+//! (a workgroup that finds an earlier tile's count missing counts that
+//! tile itself), each invocation writing its kept elements in order.
 //!
 //! # Examples
 //! ```
@@ -37,6 +39,7 @@
 //! ```
 
 mod cpu;
+mod fallback;
 
 use std::sync::Arc;
 
@@ -47,8 +50,8 @@ use kiln_core::{
 
 use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_enables, wgsl_type};
 use crate::reduce::{check_numeric, wgsl_is_nan};
-use crate::scan::plan::{cuda_items, one_pass_tiles, runs_one_pass, CUDA_MIN_BLOCKS, CUDA_VECTORS, WGSL_TILE};
-use crate::scan::{scan_in_place, ScanKind, LOOKBACK_CUH};
+use crate::scan::plan::{cuda_items, one_pass_tiles, runs_one_pass, CUDA_MIN_BLOCKS, CUDA_VECTORS};
+use crate::scan::LOOKBACK_CUH;
 use crate::Number;
 
 /// Which elements a compaction keeps.
@@ -184,24 +187,6 @@ fn wgsl_program<T: Number>(name: &str, pred: Predicate<T>, buffers: &[(&str, &st
     Program::new(name).wgsl(src).define("KERNEL", name)
 }
 
-fn counts_program<T: Number>(pred: Predicate<T>) -> Arc<Program> {
-    let name = format!("kiln_copy_if_counts_{}_{}", pred.name(), T::DTYPE);
-    program(&name, || {
-        let buffers = [("src", "T", false), ("counts", "u32", true)];
-        wgsl_program(&name, pred, &buffers, include_str!("counts.wgsl"))
-    })
-}
-
-fn scatter_program<T: Number>(pred: Predicate<T>, indices: bool) -> Arc<Program> {
-    let name = format!("kiln_copy_if_scatter_{}{}_{}", pred.name(), if indices { "_indices" } else { "" }, T::DTYPE);
-    program(&name, || {
-        let out = if indices { "u32" } else { "T" };
-        let buffers = [("src", "T", false), ("offsets", "u32", false), ("dst", out, true), ("count", "u32", true)];
-        wgsl_program(&name, pred, &buffers, include_str!("kernel.wgsl"))
-            .define("OUT_VALUE", if indices { "i" } else { "src[i]" })
-    })
-}
-
 /// Check the output's capacity, the count's length and the dtype.
 fn check<B: Backend, T: Number, O: Element>(
     stream: &Stream<B>,
@@ -249,7 +234,7 @@ fn run<B: Backend, T: Number, O: Element>(
     if runs_one_pass(stream.device(), &one_pass) {
         single_pass(stream, &one_pass, x, pred, out, count)
     } else {
-        multi_pass(stream, x, pred, out, count, indices)
+        fallback::one_pass(stream, x, pred, out, count, indices)
     }
 }
 
@@ -284,35 +269,6 @@ fn single_pass<B: Backend, T: Number, O: Element>(
     // status[tiles] (the counter), sized for `tiles`; the counts travel in
     // the status words, so aggs and incls are never touched.
     unsafe { stream.launch(&kernel, LaunchConfig::new(grid, 256), args) }
-}
-
-fn multi_pass<B: Backend, T: Number, O: Element>(
-    stream: &Stream<B>,
-    x: BufferView<'_, B, T>,
-    pred: Predicate<T>,
-    out: BufferViewMut<'_, B, O>,
-    count: BufferViewMut<'_, B, u64>,
-    indices: bool,
-) -> Result<()> {
-    let n = x.len();
-    let tiles = n.div_ceil(WGSL_TILE);
-    let groups = tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32;
-    let mut counts = stream.alloc::<u32>(tiles)?;
-    let prog = counts_program::<T>(pred);
-    let kernel = stream.device().kernel(&prog)?;
-    let args =
-        Args::new().arg(x).arg(counts.view_mut()).scalar(pred.value()).length(index_width(stream), n, prog.name())?;
-    // SAFETY: the kernel reads x[0..n) and writes counts[t] for each of the `tiles` tiles.
-    unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args)? };
-    scan_in_place(stream, ScanKind::Exclusive, &mut counts)?;
-    let prog = scatter_program::<T>(pred, indices);
-    let kernel = stream.device().kernel(&prog)?;
-    let args = Args::new().arg(x).arg(counts.view()).arg(out).arg(count).scalar(pred.value());
-    let args = args.length(index_width(stream), n, prog.name())?;
-    // SAFETY: tile t reads x in its range below n and offsets[t], and writes
-    // out[offsets[t]..) up to the total count <= n <= out's length, and the
-    // two words of the u64 count.
-    unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
 }
 
 fn read_count<B: Backend>(stream: &Stream<B>, count: &impl View<B, u64>) -> Result<usize> {

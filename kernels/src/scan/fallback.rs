@@ -5,25 +5,30 @@
 
 use std::sync::Arc;
 
-use kiln_core::{Args, Backend, DType, Device, Language, LaunchConfig, Program, Result, Stream};
+use kiln_core::{Args, Backend, Device, Language, LaunchConfig, Program, Result, Stream};
 
 use super::{wgsl_header, Operands, ScanKind};
 use crate::launch::{index_width, program};
 use crate::Number;
 
-/// Reads of an earlier tile's state before a workgroup reduces that tile
-/// from the input itself.
-const SPIN: u32 = 64;
+/// The look-back with fallback, for one-pass WGSL kernels over tiles.
+pub(crate) const LOOKBACK_WGSL: &str = include_str!("lookback.wgsl");
 
-/// Elements per invocation: the most of 8, 4, 2, 1 whose workgroup arrays
-/// (the tile of values, padded one word in 32, its flags when segmented,
-/// and the 256 invocation parts) fit the device's workgroup memory.
-pub(super) fn items<B: Backend>(device: &Device<B>, dtype: DType, segmented: bool) -> usize {
+/// Reads of an earlier tile's state before a workgroup reduces that tile
+/// from the input itself (lookback.wgsl's LOOKBACK_SPIN).
+pub(crate) const SPIN: u32 = 64;
+
+/// Elements per invocation of a kernel on lookback.wgsl (its
+/// LOOKBACK_ITEMS): the most of 8, 4, 2, 1 whose workgroup arrays (the tile
+/// of 4-byte values, padded one word in 32, the segment flags beside them
+/// when `segmented`, and the 256 invocation parts) fit the device's
+/// workgroup memory.
+pub(crate) fn items<B: Backend>(device: &Device<B>, segmented: bool) -> usize {
     let limit = device.info().limits.max_shared_mem_per_block as usize;
-    let per_slot = dtype.size() + if segmented { 4 } else { 0 };
+    let per_slot = if segmented { 8 } else { 4 };
     let bytes = |items: usize| {
         let tile = 256 * items;
-        (tile + tile / 32) * per_slot + 256 * (dtype.size() + 4) + 32
+        (tile + tile / 32) * per_slot + 256 * 8 + 32
     };
     [8, 4, 2].into_iter().find(|&i| bytes(i) <= limit).unwrap_or(1)
 }
@@ -33,12 +38,6 @@ pub(super) fn items<B: Backend>(device: &Device<B>, dtype: DType, segmented: boo
 pub(super) fn runs<B: Backend, T: Number>(has_input: bool) -> bool {
     B::LANGUAGE == Language::Wgsl && T::DTYPE.size() == 4 && has_input
 }
-
-/// How a value crosses a tile's two status words: 16 bits in each.
-const HALVES: &str = "const HALVES: u32 = 2u;\n\
-    fn half_of(v: T, h: u32) -> u32 { return (bitcast<u32>(v) >> (16u * h)) & 0xffffu; }\n\
-    fn join_halves(w: array<u32, HALVES>) -> T {\n    \
-    return bitcast<T>((w[0] & 0xffffu) | ((w[1] & 0xffffu) << 16u));\n}\n";
 
 fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, items: usize) -> Arc<Program> {
     let name = format!("kiln_scan_fallback_{kind}{}_{items}_{}", if segmented { "_segmented" } else { "" }, T::DTYPE);
@@ -57,13 +56,13 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, items: usize) ->
         } else {
             "fn store_flag(s: u32, f: u32) {}\nfn load_flag(s: u32) -> u32 { return 0u; }\n"
         });
-        header.push_str(HALVES);
+        header.push_str("alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n");
         Program::new(&name)
-            .wgsl(format!("{header}{}", include_str!("fallback.wgsl")))
+            .wgsl(format!("{header}{LOOKBACK_WGSL}{}", include_str!("fallback.wgsl")))
             .define("KERNEL", &name)
             .define("SCAN_MODE", format!("{}u", u8::from(kind == ScanKind::Exclusive)))
-            .define("SCAN_ITEMS", format!("{items}u"))
-            .define("SCAN_SPIN", format!("{SPIN}u"))
+            .define("LOOKBACK_ITEMS", format!("{items}u"))
+            .define("LOOKBACK_SPIN", format!("{SPIN}u"))
     })
 }
 
@@ -76,7 +75,7 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     let n = ops.y.len();
     let device = stream.device();
     let segmented = ops.flags.is_some();
-    let items = items(device, T::DTYPE, segmented);
+    let items = items(device, segmented);
     let tiles = n.div_ceil(256 * items);
     let prog = fallback_program::<T>(kind, segmented, items);
     let kernel = device.kernel(&prog)?;

@@ -53,7 +53,7 @@
 //! ```
 
 mod cpu;
-mod fallback;
+pub(crate) mod fallback;
 pub(crate) mod plan;
 
 use std::sync::Arc;

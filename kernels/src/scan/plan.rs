@@ -1,6 +1,8 @@
 //! How a scan runs on a device: one pass with decoupled look-back where
-//! blocks may wait on each other, three passes where they may not; and the
-//! tiles each source is written for. The compaction shares both.
+//! blocks may wait on each other (CUDA, and the host fns), and the tiles
+//! each source is written for; the compaction shares both. WGSL, where
+//! workgroups may not wait on each other, has its own one pass with
+//! fallback (`fallback.rs`) and three passes for what that cannot take.
 
 use kiln_core::{Backend, DType, Device, Program};
 
@@ -17,7 +19,7 @@ pub(crate) const CUDA_VECTORS: usize = 8;
 /// so that no variant spills.
 pub(crate) const CUDA_MIN_BLOCKS: usize = 2;
 /// Elements per tile of the multi-pass WGSL kernels: 256 invocations x 4.
-pub(crate) const WGSL_TILE: usize = 1024;
+pub(super) const WGSL_TILE: usize = 1024;
 
 /// Elements per thread of the one-pass CUDA kernels (their KILN_ITEMS define).
 pub(crate) const fn cuda_items(dtype: DType) -> usize {

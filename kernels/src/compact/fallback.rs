@@ -1,0 +1,64 @@
+//! WGSL's one-pass compaction: the scan's decoupled look-back with
+//! decoupled fallback over the tiles' counts (compact/fallback.wgsl on
+//! scan/lookback.wgsl).
+
+use std::sync::Arc;
+
+use kiln_core::{Args, Backend, BufferView, BufferViewMut, Element, LaunchConfig, Program, Result, Stream};
+
+use super::{wgsl_program, Predicate};
+use crate::launch::{index_width, program};
+use crate::scan::fallback::{items, LOOKBACK_WGSL, SPIN};
+use crate::Number;
+
+fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, items: usize) -> Arc<Program> {
+    let name =
+        format!("kiln_copy_if_fallback_{}{}_{items}_{}", pred.name(), if indices { "_indices" } else { "" }, T::DTYPE);
+    program(&name, || {
+        let out = if indices { "u32" } else { "T" };
+        let buffers =
+            [("src", "T", false), ("dst", out, true), ("count", "u32", true), ("status", "atomic<u32>", true)];
+        let body = format!(
+            "alias C = u32;\n\
+             fn tile_value(i: u32) -> C {{ return select(0u, 1u, keep(src[i])); }}\n\
+             fn flag_at(i: u32) -> u32 {{ return 0u; }}\n\
+             fn store_flag(s: u32, f: u32) {{}}\n\
+             fn load_flag(s: u32) -> u32 {{ return 0u; }}\n\
+             {LOOKBACK_WGSL}{}",
+            include_str!("fallback.wgsl")
+        );
+        wgsl_program(&name, pred, &buffers, &body)
+            .define("OUT_VALUE", if indices { "i" } else { "src[i]" })
+            .define("LOOKBACK_ITEMS", format!("{items}u"))
+            .define("LOOKBACK_SPIN", format!("{SPIN}u"))
+    })
+}
+
+/// Compact `x` into `out` and `count` in one WGSL pass.
+pub(super) fn one_pass<B: Backend, T: Number, O: Element>(
+    stream: &Stream<B>,
+    x: BufferView<'_, B, T>,
+    pred: Predicate<T>,
+    out: BufferViewMut<'_, B, O>,
+    count: BufferViewMut<'_, B, u64>,
+    indices: bool,
+) -> Result<()> {
+    let n = x.len();
+    let device = stream.device();
+    let items = items(device, false);
+    let tiles = n.div_ceil(256 * items);
+    let prog = fallback_program::<T>(pred, indices, items);
+    let kernel = device.kernel(&prog)?;
+    // The tile counter, then each tile's state (two words): zero, "nothing yet".
+    let mut status = stream.alloc_zeroed::<u32>(1 + tiles * 2)?;
+    let args = Args::new().arg(x).arg(out).arg(count).arg(status.view_mut()).scalar(pred.value());
+    let args = args.length(index_width(stream), n, prog.name())?;
+    // Workgroups take tiles from the counter until none is left.
+    let groups = tiles.min(device.info().limits.max_grid[0] as usize) as u32;
+    // SAFETY: the kernel reads x[0..n), writes out[0..count) with count <=
+    // n <= out's length (checked by the caller), the two words of the u64
+    // count, and status[0..1 + 2 tiles), as allocated; it is compiled for
+    // `items` elements per invocation, so its tiles are the `tiles` counted
+    // here and its workgroup arrays fit.
+    unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
+}

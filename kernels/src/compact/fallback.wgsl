@@ -1,0 +1,57 @@
+// Compaction in one pass (WGSL), on lookback.wgsl with C = u32 counts:
+// each workgroup counts what its tile keeps (tile_value is 1 for a kept
+// element), learns how many earlier tiles kept from tile_prefix, and
+// writes its kept elements (OUT_VALUE: `src[i]`, or `i` for indices) in
+// order from there; the last tile writes the total to count (a u64 as two
+// u32 words). keep(v) comes with the bindings.
+struct Params {
+    value: T,
+    n: u32,
+}
+@group(1) @binding(0) var<uniform> params: Params;
+
+override block_x: u32 = 256;
+override block_y: u32 = 1;
+override block_z: u32 = 1;
+
+@compute @workgroup_size(block_x, block_y, block_z)
+fn KERNEL(@builtin(local_invocation_index) lid: u32) {
+    let tiles = params.n / TILE + select(0u, 1u, params.n % TILE != 0u);
+    loop {
+        let t = next_tile(lid);
+        if (t >= tiles) {
+            break;
+        }
+        load_tile(t, lid);
+        workgroupBarrier();
+        var kept = 0u;
+        var c = 0u;
+        for (var k = 0u; k < ITEMS; k += 1u) {
+            if (buf_v[slot(lid * ITEMS + k)] != 0u) {
+                kept |= 1u << k;
+                c += 1u;
+            }
+        }
+        let total = scan_parts(lid, Part(c, 0u));
+        var before = 0u;
+        if (lid > 0u) {
+            before = part_v[lid - 1u];
+        }
+        let prefix = tile_prefix(t, lid, total);
+        var at = prefix.v + before;
+        let first = t * TILE + lid * ITEMS;
+        for (var k = 0u; k < ITEMS; k += 1u) {
+            if (((kept >> k) & 1u) != 0u) {
+                let i = first + k;
+                dst[at] = OUT_VALUE;
+                at += 1u;
+            }
+        }
+        if (t + 1u == tiles && lid == 0u) {
+            count[0] = prefix.v + total.v;
+            count[1] = 0u;
+        }
+        // The next tile overwrites buf_v.
+        workgroupBarrier();
+    }
+}
