@@ -5,7 +5,7 @@
 // load(i) (u8 inputs are read from packed u32 words) and bin_of(v) come
 // with the bindings. `dropped` is the u64 of the ABI as two u32 words: the
 // low word counts, since a WGSL buffer has fewer than 2^32 elements.
-// Workgroups of 256, grid-stride over steps of four elements each.
+// Workgroups of 256, grid-stride over steps of eight elements each.
 struct Params {
     a: u32,
     b: u32,
@@ -89,16 +89,20 @@ fn KERNEL(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: 
     }
     workgroupBarrier();
     var missed = 0u;
-    // Each step takes four elements 256 apart, all loaded before any is
-    // counted: four loads in flight per invocation, not one.
-    let stride = groups.x * 1024u;
-    for (var i = wg.x * 1024u + lid; i < params.n; i += stride) {
-        if (params.n - i > 768u) {
+    // Each step takes eight elements 256 apart, all loaded before any is
+    // counted: eight loads in flight per invocation, not one.
+    let stride = groups.x * 2048u;
+    for (var i = wg.x * 2048u + lid; i < params.n; i += stride) {
+        if (params.n - i > 1792u) {
             let v0 = load(i);
             let v1 = load(i + 256u);
             let v2 = load(i + 512u);
             let v3 = load(i + 768u);
-            missed += add(v0) + add(v1) + add(v2) + add(v3);
+            let v4 = load(i + 1024u);
+            let v5 = load(i + 1280u);
+            let v6 = load(i + 1536u);
+            let v7 = load(i + 1792u);
+            missed += add(v0) + add(v1) + add(v2) + add(v3) + add(v4) + add(v5) + add(v6) + add(v7);
         } else {
             for (var k = i; k < params.n; k += 256u) {
                 missed += add(load(k));

@@ -24,7 +24,7 @@
 //! atomics (one atomic when all 32 lanes agree, as on skewed data;
 //! `__match_any_sync` groups otherwise), and each block adds its nonzero
 //! bins to the global counts. WGSL: workgroup-memory bins with `u32`
-//! atomics, four loads in flight per invocation (`u8` read as packed
+//! atomics, eight loads in flight per invocation (`u8` read as packed
 //! words). The CPU counts chunks in parallel.
 //!
 //! # Examples
@@ -203,7 +203,7 @@ fn grid<B: Backend>(device: &Device<B>, n: usize, bins: usize, size: usize) -> (
             let most = (device.info().compute_units as usize * blocks_per_sm(bins)).max(1);
             (n.div_ceil(per_step).clamp(1, most), bins as u32 * 4)
         }
-        _ => (n.div_ceil(1024 * 4).clamp(1, wgsl_groups(bins)), 0),
+        _ => (n.div_ceil(2048 * 4).clamp(1, wgsl_groups(bins)), 0),
     }
 }
 

@@ -38,10 +38,27 @@ fn KERNEL(
             let x0 = i32(bx * TW) - i32(RX);
             let y0 = i32(by * TH) - i32(RY);
             if (x0 >= 0 && y0 >= 0 && x0 + i32(SW) <= w && y0 + i32(SH) <= h) {
+                // A row's 128 core columns and its halo (2 RX <= 14 of
+                // them) as five loads, all issued before any is stored.
                 let corner = u32(y0) * width + u32(x0);
+                let hx = tx + TW;
                 for (var sy = ty; sy < SH; sy += 8u) {
-                    for (var sx = tx; sx < SW; sx += 32u) {
-                        tile[sy * SW + sx] = pixel(corner + sy * width + sx);
+                    let row = corner + sy * width;
+                    let v0 = pixel(row + tx);
+                    let v1 = pixel(row + tx + 32u);
+                    let v2 = pixel(row + tx + 64u);
+                    let v3 = pixel(row + tx + 96u);
+                    var v4 = 0.0;
+                    if (hx < SW) {
+                        v4 = pixel(row + hx);
+                    }
+                    let at = sy * SW + tx;
+                    tile[at] = v0;
+                    tile[at + 32u] = v1;
+                    tile[at + 64u] = v2;
+                    tile[at + 96u] = v3;
+                    if (hx < SW) {
+                        tile[at + TW] = v4;
                     }
                 }
             } else {

@@ -12,8 +12,8 @@
 // through workgroup memory so that each invocation folds ITEMS consecutive
 // elements, and the 256 invocation totals are scanned (scan_parts). The
 // tile publishes its aggregate, then walks back over earlier tiles'
-// published states, adding aggregates until it meets an inclusive prefix
-// (or, segmented, a segment start). Where an earlier tile has published
+// published states, WINDOW at a time, adding aggregates until it meets an
+// inclusive prefix (or, segmented, a segment start). Where an earlier tile has published
 // nothing after SPIN reads, its workgroup may never run before this one
 // finishes, so this one reduces that tile itself from the input and goes
 // on: no workgroup waits on another without bound. Then it publishes its
@@ -28,6 +28,8 @@
 
 const ITEMS: u32 = LOOKBACK_ITEMS;
 const SPIN: u32 = LOOKBACK_SPIN;
+// Earlier tiles whose states one look-back step reads at once.
+const WINDOW: u32 = 32u;
 const TILE: u32 = 256u * ITEMS;
 // One word of padding per 32, so that an invocation's ITEMS consecutive
 // slots and a subgroup's strided reads meet different banks.
@@ -47,9 +49,12 @@ var<workgroup> buf_v: array<C, SLOTS>;
 var<workgroup> part_v: array<C, 256>;
 var<workgroup> part_f: array<u32, 256>;
 var<workgroup> wg_tile: u32;
-var<workgroup> wg_state: u32;
+var<workgroup> wg_action: u32;
+var<workgroup> wg_next: u32;
 var<workgroup> wg_v: C;
 var<workgroup> wg_f: u32;
+var<workgroup> win_s: array<u32, WINDOW>;
+var<workgroup> win_v: array<C, WINDOW>;
 
 fn slot(i: u32) -> u32 {
     return i + i / 32u;
@@ -126,8 +131,13 @@ fn publish(t: u32, state: u32, p: Part) {
     }
 }
 
-// Tile t's state, with its value in wg_v / wg_f when it has one.
-fn read_state(t: u32) -> u32 {
+// Tile t's state (bits 0-1) and segment flag (bit 2), with its value.
+struct State {
+    s: u32,
+    v: C,
+}
+
+fn read_state(t: u32) -> State {
     var w: array<u32, HALVES>;
     for (var h = 0u; h < HALVES; h += 1u) {
         w[h] = atomicLoad(&status[1u + t * HALVES + h]);
@@ -135,51 +145,84 @@ fn read_state(t: u32) -> u32 {
     let state = w[0] >> 30u;
     for (var h = 1u; h < HALVES; h += 1u) {
         if ((w[h] >> 30u) != state) {
-            return NOT_READY;
+            return State(NOT_READY, C(0));
         }
     }
-    if (state != NOT_READY) {
-        wg_v = join_halves(w);
-        wg_f = (w[0] >> 16u) & 1u;
-    }
-    return state;
+    return State(state | (((w[0] >> 16u) & 1u) << 2u), join_halves(w));
 }
 
-// The sum of every tile before t (t > 0), as a Part. Workgroup-uniform:
-// invocation 0 reads the states, and all take the fallback together.
+// The sum of every tile before t (t > 0), as a Part. A window of the
+// WINDOW nearest tiles not yet summed is read at once, one invocation a
+// tile (each reading up to SPIN times until its tile has a state), and
+// invocation 0 sums it nearest first up to an inclusive prefix or a
+// segment start; at the first tile still without a state, the whole
+// workgroup reduces that tile from the input and goes on behind it.
+// Workgroup-uniform: the steps are steered by what invocation 0 decides,
+// broadcast by uniform loads; its running sum (v, f) is broadcast at the end.
 fn look_back(t: u32, lid: u32) -> Part {
-    // The value and the flag apart: the flag steers the loop, so it must
-    // come from uniform loads only.
     var v = C(0);
     var f = 0u;
+    // Tiles [0, p) are still to be summed, nearest first.
     var p = t;
     loop {
-        p -= 1u;
-        if (lid == 0u) {
-            var state = NOT_READY;
-            for (var spin = 0u; spin < SPIN && state == NOT_READY; spin += 1u) {
-                state = read_state(p);
+        let width = min(p, WINDOW);
+        if (lid < width) {
+            var st = State(NOT_READY, C(0));
+            for (var spin = 0u; spin < SPIN && st.s == NOT_READY; spin += 1u) {
+                st = read_state(p - 1u - lid);
             }
-            wg_state = state;
+            win_s[lid] = st.s;
+            win_v[lid] = st.v;
         }
-        let state = workgroupUniformLoad(&wg_state);
-        if (state == NOT_READY) {
-            let agg = reduce_tile(p, lid);
-            if (lid == 0u) {
-                wg_v = agg.v;
-                wg_f = agg.f;
-            }
-        }
-        let pf = workgroupUniformLoad(&wg_f);
-        v = join(Part(wg_v, pf), Part(v, f)).v;
-        f = f | pf;
-        // wg_v is written again by the next step.
         workgroupBarrier();
-        if (state == INCLUSIVE || f != 0u || p == 0u) {
+        if (lid == 0u) {
+            // 0: done; 1: go on before the window; 2: reduce tile wg_next.
+            var action = 1u;
+            var next = p - width;
+            for (var j = 0u; j < width; j += 1u) {
+                let s = win_s[j];
+                if ((s & 3u) == NOT_READY) {
+                    action = 2u;
+                    next = p - 1u - j;
+                    break;
+                }
+                let sf = (s >> 2u) & 1u;
+                v = join(Part(win_v[j], sf), Part(v, f)).v;
+                f |= sf;
+                if ((s & 3u) == INCLUSIVE || f != 0u || p - 1u - j == 0u) {
+                    action = 0u;
+                    break;
+                }
+            }
+            wg_action = action;
+            wg_next = next;
+        }
+        let action = workgroupUniformLoad(&wg_action);
+        let next = workgroupUniformLoad(&wg_next);
+        if (action == 0u) {
             break;
         }
+        if (action == 2u) {
+            let agg = reduce_tile(next, lid);
+            if (lid == 0u) {
+                v = join(agg, Part(v, f)).v;
+                f |= agg.f;
+                wg_action = select(1u, 0u, f != 0u || next == 0u);
+            }
+            if (workgroupUniformLoad(&wg_action) == 0u) {
+                break;
+            }
+        }
+        p = next;
+        // The window is written again by the next step.
+        workgroupBarrier();
     }
-    return Part(v, f);
+    if (lid == 0u) {
+        wg_v = v;
+        wg_f = f;
+    }
+    let pf = workgroupUniformLoad(&wg_f);
+    return Part(wg_v, pf);
 }
 
 // The next tile of this workgroup, the same for every invocation.
