@@ -8,7 +8,7 @@ use kiln_core::{Args, Backend, BufferView, BufferViewMut, Element, LaunchConfig,
 
 use super::{wgsl_program, Predicate};
 use crate::launch::{index_width, program};
-use crate::scan::fallback::{items, LOOKBACK_WGSL, SPIN};
+use crate::scan::fallback::{items, load_tile, LOOKBACK_WGSL, SPIN};
 use crate::Number;
 
 fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, items: usize) -> Arc<Program> {
@@ -24,7 +24,8 @@ fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, items: usize) 
              fn flag_at(i: u32) -> u32 {{ return 0u; }}\n\
              fn store_flag(s: u32, f: u32) {{}}\n\
              fn load_flag(s: u32) -> u32 {{ return 0u; }}\n\
-             {LOOKBACK_WGSL}{}",
+             {LOOKBACK_WGSL}{}{}",
+            load_tile(items),
             include_str!("fallback.wgsl")
         );
         wgsl_program(&name, pred, &buffers, &body)

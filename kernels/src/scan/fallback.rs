@@ -18,6 +18,20 @@ pub(crate) const LOOKBACK_WGSL: &str = include_str!("lookback.wgsl");
 /// from the input itself (lookback.wgsl's LOOKBACK_SPIN).
 pub(crate) const SPIN: u32 = 64;
 
+/// lookback.wgsl's `load_tile` for `items` elements per invocation,
+/// unrolled: every load issued before the first store.
+pub(crate) fn load_tile(items: usize) -> String {
+    let mut f = String::from("fn load_tile(t: u32, lid: u32) {\n    let base = t * TILE + lid;\n");
+    for k in 0..items {
+        f.push_str(&format!("    let p{k} = tile_in(base + {}u);\n", 256 * k));
+    }
+    for k in 0..items {
+        f.push_str(&format!("    buf_v[slot(lid + {0}u)] = p{k}.v;\n    store_flag(slot(lid + {0}u), p{k}.f);\n", 256 * k));
+    }
+    f.push_str("}\n");
+    f
+}
+
 /// Elements per invocation of a kernel on lookback.wgsl (its
 /// LOOKBACK_ITEMS): the most of 8, 4, 2, 1 whose workgroup arrays (the tile
 /// of 4-byte values, padded one word in 32, the segment flags beside them
@@ -58,7 +72,7 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, items: usize) ->
         });
         header.push_str("alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n");
         Program::new(&name)
-            .wgsl(format!("{header}{LOOKBACK_WGSL}{}", include_str!("fallback.wgsl")))
+            .wgsl(format!("{header}{LOOKBACK_WGSL}{}{}", load_tile(items), include_str!("fallback.wgsl")))
             .define("KERNEL", &name)
             .define("SCAN_MODE", format!("{}u", u8::from(kind == ScanKind::Exclusive)))
             .define("LOOKBACK_ITEMS", format!("{items}u"))

@@ -65,21 +65,18 @@ fn join(a: Part, b: Part) -> Part {
     return Part(select(a.v + b.v, b.v, b.f != 0u), a.f | b.f);
 }
 
-// Tile t into buf_v (and the flags), coalesced; zeros past n.
-fn load_tile(t: u32, lid: u32) {
-    for (var k = 0u; k < ITEMS; k += 1u) {
-        let j = k * 256u + lid;
-        let i = t * TILE + j;
-        var v = C(0);
-        var f = 0u;
-        if (i < params.n) {
-            v = tile_value(i);
-            f = flag_at(i);
-        }
-        buf_v[slot(j)] = v;
-        store_flag(slot(j), f);
+// Element i as a Part: its value and flag, zeros past n.
+fn tile_in(i: u32) -> Part {
+    if (i < params.n) {
+        return Part(tile_value(i), flag_at(i));
     }
+    return Part(C(0), 0u);
 }
+
+// load_tile(t, lid), which puts tile t into buf_v (and the flags),
+// coalesced, comes from the host unrolled: all ITEMS loads are issued
+// before any is stored (a loop stores each before it loads the next, and
+// NVIDIA's Vulkan driver then keeps one load in flight).
 
 // The inclusive scan of the 256 invocations' parts into part_v / part_f
 // (Hillis-Steele, keeping the order); returns the tile's total. Begins
