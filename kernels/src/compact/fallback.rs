@@ -31,7 +31,7 @@ fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, items: usize) 
         wgsl_program(&name, pred, &buffers, &body)
             .define("OUT_VALUE", if indices { "i" } else { "src[i]" })
             .define("LOOKBACK_ITEMS", format!("{items}u"))
-            .define("LOOKBACK_SPIN", format!("{SPIN}u"))
+            .define("LOOKBACK_SPIN", format!("{}u", std::env::var("XP_SPIN").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(SPIN)))
     })
 }
 

@@ -22,7 +22,10 @@ override block_z: u32 = 1;
 
 const NONE: u32 = 0xffffffffu;
 
-var<workgroup> local_bins: array<atomic<u32>, 4096>;
+// BIN_SLOTS: the bins rounded up to a power of two, at least 256 (a
+// program per size: NVIDIA's Vulkan driver keeps far fewer workgroups
+// resident with 16 KiB of workgroup memory each than with 1).
+var<workgroup> local_bins: array<atomic<u32>, BIN_SLOTS>;
 
 // The high and low words of the 64-bit product a * b.
 fn mul_wide(a: u32, b: u32) -> vec2<u32> {

@@ -207,8 +207,20 @@ fn grid<B: Backend>(device: &Device<B>, n: usize, bins: usize, size: usize) -> (
     }
 }
 
-fn histogram_program<T: HistogramInput>() -> Arc<Program> {
-    let name = format!("kiln_histogram_{}", T::DTYPE);
+/// Bins of WGSL's workgroup array for `bins` bins: the next power of two,
+/// at least 256. Measured on an H200 (256 bins, 64 Mi i32): 1106 GB/s with
+/// an array of 4096, 2502 with 256.
+fn wgsl_bin_slots(bins: usize) -> usize {
+    bins.next_power_of_two().max(256)
+}
+
+/// The histogram program whose WGSL holds `slots` bins per workgroup
+/// (CUDA's sizes its shared bins at launch: one program for all).
+fn histogram_program<T: HistogramInput>(slots: usize) -> Arc<Program> {
+    let name = match slots {
+        MAX_BINS => format!("kiln_histogram_{}", T::DTYPE),
+        _ => format!("kiln_histogram_{slots}_{}", T::DTYPE),
+    };
     program(&name, || {
         let kind = match T::DTYPE {
             DType::U8 => 0,
@@ -222,6 +234,7 @@ fn histogram_program<T: HistogramInput>() -> Arc<Program> {
             .define("KERNEL", &name)
             .define("INPUT_TYPE", kind)
             .define("WARP_MATCH", WARP_MATCH)
+            .define("BIN_SLOTS", format!("{slots}u"))
     })
 }
 
@@ -310,7 +323,8 @@ pub fn histogram_into<B: Backend, T: HistogramInput>(
     if n == 0 {
         return Ok(());
     }
-    let prog = histogram_program::<T>();
+    let slots = if B::LANGUAGE == Language::Wgsl { wgsl_bin_slots(bins) } else { MAX_BINS };
+    let prog = histogram_program::<T>(slots);
     let kernel = stream.device().kernel(&prog)?;
     let (blocks, shared) = grid::<B>(stream.device(), n, bins, size_of::<T>());
     let args = Args::new()

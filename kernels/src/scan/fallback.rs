@@ -76,7 +76,7 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, items: usize) ->
             .define("KERNEL", &name)
             .define("SCAN_MODE", format!("{}u", u8::from(kind == ScanKind::Exclusive)))
             .define("LOOKBACK_ITEMS", format!("{items}u"))
-            .define("LOOKBACK_SPIN", format!("{SPIN}u"))
+            .define("LOOKBACK_SPIN", format!("{}u", std::env::var("XP_SPIN").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(SPIN)))
     })
 }
 
