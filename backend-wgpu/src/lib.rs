@@ -14,7 +14,8 @@
 //! adapter's own limits (largest workgroups, storage bindings and buffers)
 //! and the optional features kiln uses that it has (f64, f16, subgroups,
 //! f32 atomics, timestamps), all reported in its
-//! [`DeviceInfo`].
+//! [`DeviceInfo`]; `KILN_WGPU_HIDE=subgroups,f64` ([`HIDE_ENV`]) leaves
+//! those named off, to run kiln as on an adapter without them.
 //!
 //! # Streams, events and the single queue
 //! | kiln | wgpu |
@@ -125,7 +126,7 @@ mod stream;
 mod transfer;
 mod vulkan;
 
-pub use adapter::ADAPTER_ENV;
+pub use adapter::{ADAPTER_ENV, HIDE_ENV};
 pub use device::WgpuDevice;
 pub use event::WgpuEvent;
 pub use kernel::WgpuKernel;

@@ -6,32 +6,36 @@ use std::sync::Arc;
 
 use kiln_core::{Args, Backend, BufferView, BufferViewMut, Element, LaunchConfig, Program, Result, Stream};
 
-use super::{wgsl_program, Predicate};
+use super::{wgsl_header, Predicate};
 use crate::launch::{index_width, program};
-use crate::scan::fallback::{items, load_tile, LOOKBACK_WGSL, SPIN};
+use crate::scan::fallback::Lookback;
 use crate::Number;
 
-fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, items: usize) -> Arc<Program> {
-    let name =
-        format!("kiln_copy_if_fallback_{}{}_{items}_{}", pred.name(), if indices { "_indices" } else { "" }, T::DTYPE);
+fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, lookback: Lookback) -> Arc<Program> {
+    let name = format!(
+        "kiln_copy_if_fallback_{}{}_{}_{}",
+        pred.name(),
+        if indices { "_indices" } else { "" },
+        lookback.suffix(),
+        T::DTYPE
+    );
     program(&name, || {
         let out = if indices { "u32" } else { "T" };
         let buffers =
             [("src", "T", false), ("dst", out, true), ("count", "u32", true), ("status", "atomic<u32>", true)];
-        let body = format!(
-            "alias C = u32;\n\
+        let header = format!(
+            "{}alias C = u32;\n\
              fn tile_value(i: u32) -> C {{ return select(0u, 1u, keep(src[i])); }}\n\
              fn flag_at(i: u32) -> u32 {{ return 0u; }}\n\
              fn store_flag(s: u32, f: u32) {{}}\n\
-             fn load_flag(s: u32) -> u32 {{ return 0u; }}\n\
-             {LOOKBACK_WGSL}{}{}",
-            load_tile(items),
-            include_str!("fallback.wgsl")
+             fn load_flag(s: u32) -> u32 {{ return 0u; }}\n",
+            wgsl_header(pred, &buffers)
         );
-        wgsl_program(&name, pred, &buffers, &body)
-            .define("OUT_VALUE", if indices { "i" } else { "src[i]" })
-            .define("LOOKBACK_ITEMS", format!("{items}u"))
-            .define("LOOKBACK_SPIN", format!("{}u", std::env::var("XP_SPIN").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(SPIN)))
+        let program = Program::new(&name)
+            .wgsl(lookback.source(&header, include_str!("fallback.wgsl")))
+            .define("KERNEL", &name)
+            .define("OUT_VALUE", if indices { "i" } else { "src[i]" });
+        lookback.define(program)
     })
 }
 
@@ -46,9 +50,9 @@ pub(super) fn one_pass<B: Backend, T: Number, O: Element>(
 ) -> Result<()> {
     let n = x.len();
     let device = stream.device();
-    let items = items(device, false);
-    let tiles = n.div_ceil(256 * items);
-    let prog = fallback_program::<T>(pred, indices, items);
+    let lookback = Lookback::new(device, false);
+    let tiles = lookback.tiles(n);
+    let prog = fallback_program::<T>(pred, indices, lookback);
     let kernel = device.kernel(&prog)?;
     // The tile counter, then each tile's state (two words): zero, "nothing yet".
     let mut status = stream.alloc_zeroed::<u32>(1 + tiles * 2)?;
@@ -59,7 +63,7 @@ pub(super) fn one_pass<B: Backend, T: Number, O: Element>(
     // SAFETY: the kernel reads x[0..n), writes out[0..count) with count <=
     // n <= out's length (checked by the caller), the two words of the u64
     // count, and status[0..1 + 2 tiles), as allocated; it is compiled for
-    // `items` elements per invocation, so its tiles are the `tiles` counted
+    // `lookback`'s elements per invocation, so its tiles are the `tiles` counted
     // here and its workgroup arrays fit.
     unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
 }

@@ -175,16 +175,16 @@ fn single_pass_program<T: Number>(pred: Predicate<T>, indices: bool) -> Arc<Prog
     })
 }
 
-/// A WGSL pass: the bindings, `is_nan`, `keep(v)` and the body.
-fn wgsl_program<T: Number>(name: &str, pred: Predicate<T>, buffers: &[(&str, &str, bool)], body: &str) -> Program {
+/// What a WGSL compaction kernel starts with: the bindings, `is_nan` and `keep(v)`.
+fn wgsl_header<T: Number>(pred: Predicate<T>, buffers: &[(&str, &str, bool)]) -> String {
     let mut src = format!("{}alias T = {};\n", wgsl_enables(T::DTYPE), wgsl_type(T::DTYPE));
     for (i, (binding, ty, writable)) in buffers.iter().enumerate() {
         let access = if *writable { "read_write" } else { "read" };
         src.push_str(&format!("@group(0) @binding({i}) var<storage, {access}> {binding}: array<{ty}>;\n"));
     }
     src.push_str(wgsl_is_nan(T::DTYPE));
-    src.push_str(&format!("fn keep(v: T) -> bool {{ return {}; }}\n{body}", pred.wgsl()));
-    Program::new(name).wgsl(src).define("KERNEL", name)
+    src.push_str(&format!("fn keep(v: T) -> bool {{ return {}; }}\n", pred.wgsl()));
+    src
 }
 
 /// Check the output's capacity, the count's length and the dtype.

@@ -11,22 +11,79 @@ use super::{wgsl_header, Operands, ScanKind};
 use crate::launch::{index_width, program};
 use crate::Number;
 
-/// The look-back with fallback, for one-pass WGSL kernels over tiles.
-pub(crate) const LOOKBACK_WGSL: &str = include_str!("lookback.wgsl");
-
 /// Reads of an earlier tile's state before a workgroup reduces that tile
 /// from the input itself (lookback.wgsl's LOOKBACK_SPIN).
-pub(crate) const SPIN: u32 = 64;
+const SPIN: u32 = 64;
+
+/// How a one-pass WGSL kernel over tiles (on lookback.wgsl) is built for
+/// a device: elements per invocation, and whether subgroup 0 walks back
+/// alone with subgroup operations (lookback_subgroup.wgsl) or the whole
+/// workgroup does (lookback_window.wgsl).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Lookback {
+    pub(crate) items: usize,
+    pub(crate) subgroups: bool,
+}
+
+impl Lookback {
+    /// The build for `device` of a kernel whose tiles carry segment flags
+    /// (`segmented`) or not.
+    pub(crate) fn new<B: Backend>(device: &Device<B>, segmented: bool) -> Self {
+        Lookback { items: items(device, segmented), subgroups: device.info().features.subgroups }
+    }
+
+    /// Tiles over `n` elements.
+    pub(crate) fn tiles(self, n: usize) -> usize {
+        n.div_ceil(256 * self.items)
+    }
+
+    /// What distinguishes this build in a program's name.
+    pub(crate) fn suffix(self) -> String {
+        format!("{}{}", self.items, if self.subgroups { "_sg" } else { "" })
+    }
+
+    /// The module: `header` (bindings and the kernel's helpers), the
+    /// look-back, `load_tile`, then `main` (the entry point, whose
+    /// parameters end with SG_ARGS and whose body begins with SG_INIT).
+    pub(crate) fn source(self, header: &str, main: &str) -> String {
+        // (wgpu takes subgroup operations without an `enable` once the
+        // device has the feature.)
+        let walk =
+            if self.subgroups { include_str!("lookback_subgroup.wgsl") } else { include_str!("lookback_window.wgsl") };
+        format!("{header}{}{walk}{}{main}", include_str!("lookback.wgsl"), load_tile(self.items))
+    }
+
+    /// The defines the module needs.
+    pub(crate) fn define(self, program: Program) -> Program {
+        let (args, init) = if self.subgroups {
+            (
+                ", @builtin(subgroup_invocation_id) sg_lane_in: u32, @builtin(subgroup_size) sg_size_in: u32, \
+                 @builtin(subgroup_id) sg_id_in: u32",
+                "sg_lane = sg_lane_in;\n    sg_size = sg_size_in;\n    sg_id = sg_id_in;",
+            )
+        } else {
+            ("", "")
+        };
+        program
+            .define("LOOKBACK_ITEMS", format!("{}u", self.items))
+            .define("LOOKBACK_SPIN", format!("{SPIN}u"))
+            .define("SG_ARGS", args)
+            .define("SG_INIT", init)
+    }
+}
 
 /// lookback.wgsl's `load_tile` for `items` elements per invocation,
 /// unrolled: every load issued before the first store.
-pub(crate) fn load_tile(items: usize) -> String {
+fn load_tile(items: usize) -> String {
     let mut f = String::from("fn load_tile(t: u32, lid: u32) {\n    let base = t * TILE + lid;\n");
     for k in 0..items {
         f.push_str(&format!("    let p{k} = tile_in(base + {}u);\n", 256 * k));
     }
     for k in 0..items {
-        f.push_str(&format!("    buf_v[slot(lid + {0}u)] = p{k}.v;\n    store_flag(slot(lid + {0}u), p{k}.f);\n", 256 * k));
+        f.push_str(&format!(
+            "    buf_v[slot(lid + {0}u)] = p{k}.v;\n    store_flag(slot(lid + {0}u), p{k}.f);\n",
+            256 * k
+        ));
     }
     f.push_str("}\n");
     f
@@ -37,7 +94,7 @@ pub(crate) fn load_tile(items: usize) -> String {
 /// of 4-byte values, padded one word in 32, the segment flags beside them
 /// when `segmented`, and the 256 invocation parts) fit the device's
 /// workgroup memory.
-pub(crate) fn items<B: Backend>(device: &Device<B>, segmented: bool) -> usize {
+fn items<B: Backend>(device: &Device<B>, segmented: bool) -> usize {
     let limit = device.info().limits.max_shared_mem_per_block as usize;
     let per_slot = if segmented { 8 } else { 4 };
     let bytes = |items: usize| {
@@ -53,8 +110,13 @@ pub(super) fn runs<B: Backend, T: Number>(has_input: bool) -> bool {
     B::LANGUAGE == Language::Wgsl && T::DTYPE.size() == 4 && has_input
 }
 
-fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, items: usize) -> Arc<Program> {
-    let name = format!("kiln_scan_fallback_{kind}{}_{items}_{}", if segmented { "_segmented" } else { "" }, T::DTYPE);
+fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, lookback: Lookback) -> Arc<Program> {
+    let name = format!(
+        "kiln_scan_fallback_{kind}{}_{}_{}",
+        if segmented { "_segmented" } else { "" },
+        lookback.suffix(),
+        T::DTYPE
+    );
     program(&name, || {
         let mut buffers = vec![("src", "T", false)];
         if segmented {
@@ -71,12 +133,11 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, items: usize) ->
             "fn store_flag(s: u32, f: u32) {}\nfn load_flag(s: u32) -> u32 { return 0u; }\n"
         });
         header.push_str("alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n");
-        Program::new(&name)
-            .wgsl(format!("{header}{LOOKBACK_WGSL}{}{}", load_tile(items), include_str!("fallback.wgsl")))
+        let program = Program::new(&name)
+            .wgsl(lookback.source(&header, include_str!("fallback.wgsl")))
             .define("KERNEL", &name)
-            .define("SCAN_MODE", format!("{}u", u8::from(kind == ScanKind::Exclusive)))
-            .define("LOOKBACK_ITEMS", format!("{items}u"))
-            .define("LOOKBACK_SPIN", format!("{}u", std::env::var("XP_SPIN").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(SPIN)))
+            .define("SCAN_MODE", format!("{}u", u8::from(kind == ScanKind::Exclusive)));
+        lookback.define(program)
     })
 }
 
@@ -89,9 +150,9 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     let n = ops.y.len();
     let device = stream.device();
     let segmented = ops.flags.is_some();
-    let items = items(device, segmented);
-    let tiles = n.div_ceil(256 * items);
-    let prog = fallback_program::<T>(kind, segmented, items);
+    let lookback = Lookback::new(device, segmented);
+    let tiles = lookback.tiles(n);
+    let prog = fallback_program::<T>(kind, segmented, lookback);
     let kernel = device.kernel(&prog)?;
     // The tile counter, then each tile's state (two words): zero, "nothing yet".
     let mut status = stream.alloc_zeroed::<u32>(1 + tiles * 2)?;
@@ -109,7 +170,7 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     let groups = tiles.min(device.info().limits.max_grid[0] as usize) as u32;
     // SAFETY: the kernel reads src[0..n) (and flags[0..n)), writes
     // dst[0..n), all of length n, and status[0..1 + 2 tiles), as
-    // allocated; it is compiled for `items` elements per invocation, so its
+    // allocated; it is compiled for `lookback`'s elements per invocation, so its
     // tiles are the `tiles` counted here and its workgroup arrays fit.
     unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
 }

@@ -17,7 +17,8 @@ override block_z: u32 = 1;
 const MODE: u32 = SCAN_MODE;
 
 @compute @workgroup_size(block_x, block_y, block_z)
-fn KERNEL(@builtin(local_invocation_index) lid: u32) {
+fn KERNEL(@builtin(local_invocation_index) lid: u32 SG_ARGS) {
+    SG_INIT
     let tiles = params.n / TILE + select(0u, 1u, params.n % TILE != 0u);
     loop {
         let t = next_tile(lid);
