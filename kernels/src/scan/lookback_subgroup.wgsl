@@ -19,8 +19,8 @@ fn first_lane(b: vec4<u32>) -> u32 {
 }
 
 // The sum of every tile before t (t > 0), as a Part. Lane j of subgroup 0
-// reads tile p - 1 - j, all lanes again while any still finds no state (at
-// most SPIN times). The nearest tile that ends the walk (an inclusive
+// reads tile p - 1 - j, again while it finds no state (at most SPIN
+// times). The nearest tile that ends the walk (an inclusive
 // prefix, a segment start, tile 0, or no state yet) comes from a ballot;
 // the tiles nearer than it hold no segment start, so the tiles up to it
 // are summed by one subgroup sum. Where that tile had no state, the whole
@@ -41,7 +41,8 @@ fn look_back(t: u32, lid: u32) -> Part {
                 let q = p - 1u - sg_lane;
                 var st = State(NOT_READY, C(0));
                 for (var spin = 0u; spin < SPIN; spin += 1u) {
-                    if (valid) {
+                    // Only the lanes still without a state read again.
+                    if (valid && st.s == NOT_READY) {
                         st = read_state(q);
                     }
                     if (!subgroupAny(valid && st.s == NOT_READY)) {
