@@ -29,8 +29,10 @@
 //! do not write their input run in one pass with decoupled look-back and
 //! decoupled fallback (Smith, Levien and Owens, SPAA 2025: a workgroup that
 //! finds an earlier tile's state missing after a few reads reduces that
-//! tile from the input itself), tiles of 2048 elements with coalesced
-//! loads and stores through workgroup memory; `f64` scans (WGSL cannot take
+//! tile from the input itself), tiles of up to 2048 elements with coalesced
+//! loads and stores through workgroup memory, the walk back done by one
+//! subgroup where the adapter has subgroup operations (by the whole
+//! workgroup, 256 tiles a step, where not); `f64` scans (WGSL cannot take
 //! an f64's bits apart) and scans in place (a fallback rereads the input)
 //! run in three passes (tile sums, a scan of those, recursively, then each
 //! tile from its carry). The CPU scans chunks in parallel from their carries.
