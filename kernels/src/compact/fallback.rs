@@ -31,12 +31,27 @@ fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, lookback: Look
              fn load_flag(s: u32) -> u32 {{ return 0u; }}\n",
             wgsl_header(pred, &buffers)
         );
-        let program = Program::new(&name)
-            .wgsl(lookback.source(&header, include_str!("fallback.wgsl")))
-            .define("KERNEL", &name)
-            .define("OUT_VALUE", if indices { "i" } else { "src[i]" });
+        let header = format!("{header}{}", out_values(lookback.items, indices));
+        let program =
+            Program::new(&name).wgsl(lookback.source(&header, include_str!("fallback.wgsl"))).define("KERNEL", &name);
         lookback.define(program)
     })
+}
+
+/// `out_values(first)`: what the `items` elements from `first` write if
+/// kept (their values, or their indices), every load issued before the
+/// first is used (one at a time, each kept element waited for its load).
+/// An element past the end reads the last one instead (it is not kept).
+fn out_values(items: usize, indices: bool) -> String {
+    let ty = if indices { "u32" } else { "T" };
+    let mut f = format!("fn out_values(first: u32) -> array<{ty}, {items}> {{\n    let last = params.n - 1u;\n");
+    for k in 0..items {
+        let value = if indices { format!("first + {k}u") } else { format!("src[min(first + {k}u, last)]") };
+        f.push_str(&format!("    let v{k} = {value};\n"));
+    }
+    let all: Vec<String> = (0..items).map(|k| format!("v{k}")).collect();
+    f.push_str(&format!("    return array<{ty}, {items}>({});\n}}\n", all.join(", ")));
+    f
 }
 
 /// Compact `x` into `out` and `count` in one WGSL pass.

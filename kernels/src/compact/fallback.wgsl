@@ -1,7 +1,7 @@
 // Compaction in one pass (WGSL), on lookback.wgsl with C = u32 counts:
 // each workgroup counts what its tile keeps (tile_value is 1 for a kept
 // element), learns how many earlier tiles kept from tile_prefix, and
-// writes its kept elements (OUT_VALUE: `src[i]`, or `i` for indices) in
+// writes its kept elements (out_values: the values, or their indices) in
 // order from there; the last tile writes the total to count (a u64 as two
 // u32 words). keep(v) comes with the bindings.
 struct Params {
@@ -40,11 +40,10 @@ fn KERNEL(@builtin(local_invocation_index) lid: u32 SG_ARGS) {
         }
         let prefix = tile_prefix(t, lid, total);
         var at = prefix.v + before;
-        let first = t * TILE + lid * ITEMS;
+        let outs = out_values(t * TILE + lid * ITEMS);
         for (var k = 0u; k < ITEMS; k += 1u) {
             if (((kept >> k) & 1u) != 0u) {
-                let i = first + k;
-                dst[at] = OUT_VALUE;
+                dst[at] = outs[k];
                 at += 1u;
             }
         }
