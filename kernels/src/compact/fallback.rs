@@ -66,19 +66,15 @@ pub(super) fn one_pass<B: Backend, T: Number, O: Element>(
     let n = x.len();
     let device = stream.device();
     let lookback = Lookback::new(device, false);
-    let tiles = lookback.tiles(n);
     let prog = fallback_program::<T>(pred, indices, lookback);
     let kernel = device.kernel(&prog)?;
-    // The tile counter, then each tile's state (two words): zero, "nothing yet".
-    let mut status = stream.alloc_zeroed::<u32>(1 + tiles * 2)?;
+    let (mut status, groups) = lookback.state(stream, n)?;
     let args = Args::new().arg(x).arg(out).arg(count).arg(status.view_mut()).scalar(pred.value());
     let args = args.length(index_width(stream), n, prog.name())?;
-    // Workgroups take tiles from the counter until none is left.
-    let groups = tiles.min(device.info().limits.max_grid[0] as usize) as u32;
     // SAFETY: the kernel reads x[0..n), writes out[0..count) with count <=
     // n <= out's length (checked by the caller), the two words of the u64
-    // count, and status[0..1 + 2 tiles), as allocated; it is compiled for
-    // `lookback`'s elements per invocation, so its tiles are the `tiles` counted
-    // here and its workgroup arrays fit.
+    // count, and status[0..1 + 2 tiles), as allocated by `state` for
+    // `lookback`'s tiles over n, the elements per invocation it is compiled
+    // for, so its workgroup arrays fit.
     unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
 }

@@ -19,12 +19,10 @@ fn KERNEL(@builtin(local_invocation_index) lid: u32 SG_ARGS) {
     SG_INIT
     let tiles = params.n / TILE + select(0u, 1u, params.n % TILE != 0u);
     loop {
-        let t = next_tile(lid);
+        let t = claim_tile(lid);
         if (t >= tiles) {
             break;
         }
-        load_tile(t, lid);
-        workgroupBarrier();
         var kept = 0u;
         var c = 0u;
         for (var k = 0u; k < ITEMS; k += 1u) {

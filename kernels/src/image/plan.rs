@@ -44,13 +44,9 @@ pub(super) fn conv_config<B: Backend>(
     tiled: bool,
 ) -> LaunchConfig {
     let max = device.info().limits.max_grid;
-    match B::LANGUAGE {
-        Language::Cuda => LaunchConfig::new((blocks(width, 128, max[0]), blocks(height, 32, max[1])), (32, 8)),
-        _ if tiled => LaunchConfig::new((blocks(width, 128, max[0]), blocks(height, 32, max[1])), (32, 8)),
-        _ => {
-            let per_unit = if dtype == DType::U8 { 4 } else { 1 };
-            let n = width * height;
-            LaunchConfig::new(blocks(n.div_ceil(per_unit), BLOCK as usize, max[0]), BLOCK)
-        }
+    if B::LANGUAGE == Language::Cuda || tiled {
+        return LaunchConfig::new((blocks(width, 128, max[0]), blocks(height, 32, max[1])), (32, 8));
     }
+    let per_unit = if dtype == DType::U8 { 4 } else { 1 };
+    LaunchConfig::new(blocks((width * height).div_ceil(per_unit), BLOCK as usize, max[0]), BLOCK)
 }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use kiln_core::{Args, Backend, Device, Language, LaunchConfig, Program, Result, Stream};
+use kiln_core::{Args, Backend, Buffer, Device, Language, LaunchConfig, Program, Result, Stream};
 
 use super::{wgsl_header, Operands, ScanKind};
 use crate::launch::{index_width, program};
@@ -33,8 +33,19 @@ impl Lookback {
     }
 
     /// Tiles over `n` elements.
-    pub(crate) fn tiles(self, n: usize) -> usize {
+    fn tiles(self, n: usize) -> usize {
         n.div_ceil(256 * self.items)
+    }
+
+    /// What a launch over `n` elements needs: its status words (the tile
+    /// counter, then two words of state per tile, zeroed: "nothing yet")
+    /// and its workgroups (they take tiles from the counter until none is
+    /// left, so any number covers them all).
+    pub(crate) fn state<B: Backend>(self, stream: &Stream<B>, n: usize) -> Result<(Buffer<B, u32>, u32)> {
+        let tiles = self.tiles(n);
+        let status = stream.alloc_zeroed::<u32>(1 + tiles * 2)?;
+        let groups = tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32;
+        Ok((status, groups))
     }
 
     /// What distinguishes this build in a program's name.
@@ -151,11 +162,9 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     let device = stream.device();
     let segmented = ops.flags.is_some();
     let lookback = Lookback::new(device, segmented);
-    let tiles = lookback.tiles(n);
     let prog = fallback_program::<T>(kind, segmented, lookback);
     let kernel = device.kernel(&prog)?;
-    // The tile counter, then each tile's state (two words): zero, "nothing yet".
-    let mut status = stream.alloc_zeroed::<u32>(1 + tiles * 2)?;
+    let (mut status, groups) = lookback.state(stream, n)?;
     let Operands { x, flags, y } = ops;
     let mut args = Args::new();
     if let Some(x) = x {
@@ -165,12 +174,9 @@ pub(super) fn one_pass<B: Backend, T: Number>(
         args.push(f);
     }
     let args = args.arg(status.view_mut()).arg(y).length(index_width(stream), n, prog.name())?;
-    // Workgroups take tiles from the counter until none is left, so any
-    // number covers them all.
-    let groups = tiles.min(device.info().limits.max_grid[0] as usize) as u32;
     // SAFETY: the kernel reads src[0..n) (and flags[0..n)), writes
     // dst[0..n), all of length n, and status[0..1 + 2 tiles), as
-    // allocated; it is compiled for `lookback`'s elements per invocation, so its
-    // tiles are the `tiles` counted here and its workgroup arrays fit.
+    // allocated by `state` for `lookback`'s tiles over n, the elements per
+    // invocation it is compiled for, so its workgroup arrays fit.
     unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
 }

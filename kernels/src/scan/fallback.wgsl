@@ -21,12 +21,10 @@ fn KERNEL(@builtin(local_invocation_index) lid: u32 SG_ARGS) {
     SG_INIT
     let tiles = params.n / TILE + select(0u, 1u, params.n % TILE != 0u);
     loop {
-        let t = next_tile(lid);
+        let t = claim_tile(lid);
         if (t >= tiles) {
             break;
         }
-        load_tile(t, lid);
-        workgroupBarrier();
         var xs: array<T, ITEMS>;
         var fs: array<u32, ITEMS>;
         var mine = Part(T(0), 0u);

@@ -7,7 +7,7 @@
 // segment flags staged beside the values; no-ops when not segmented). C
 // is a 4-byte type (i32, u32, f32).
 //
-// Workgroups take tiles in order from a counter (status[0]; next_tile). A
+// Workgroups take tiles in order from a counter (status[0]; claim_tile). A
 // tile of TILE = 256 x ITEMS elements is loaded coalesced, transposed
 // through workgroup memory so that each invocation folds ITEMS consecutive
 // elements, and the 256 invocation totals are scanned (scan_parts). The
@@ -149,12 +149,19 @@ fn read_state(t: u32) -> State {
 // workgroup) or lookback_subgroup.wgsl (read by one subgroup, with no
 // workgroup barrier between its reads).
 
-// The next tile of this workgroup, the same for every invocation.
-fn next_tile(lid: u32) -> u32 {
+// The next tile of this workgroup, the same for every invocation, loaded
+// into buf_v (the barrier after it included); params.n / TILE rounded up,
+// or more, when none is left.
+fn claim_tile(lid: u32) -> u32 {
     if (lid == 0u) {
         wg_tile = atomicAdd(&status[0], 1u);
     }
-    return workgroupUniformLoad(&wg_tile);
+    let t = workgroupUniformLoad(&wg_tile);
+    if (t < params.n / TILE + select(0u, 1u, params.n % TILE != 0u)) {
+        load_tile(t, lid);
+        workgroupBarrier();
+    }
+    return t;
 }
 
 // The sum of every tile before t, given tile t's total: publishes t's
