@@ -167,6 +167,7 @@ mod tests {
                 max_buffer_bytes: 1 << 30,
                 max_binding_bytes: 1 << 27,
                 warp_size: 1,
+                min_warp_size: 1,
             },
             features: Features::default(),
         };

@@ -63,6 +63,7 @@ pub(crate) fn host_info() -> DeviceInfo {
             max_buffer_bytes: if memory > 0 { memory } else { isize::MAX as u64 },
             max_binding_bytes: if memory > 0 { memory } else { isize::MAX as u64 },
             warp_size: 1,
+            min_warp_size: 1,
         },
         features: Features {
             f64: true,

@@ -53,6 +53,7 @@ pub(crate) fn query(ordinal: usize) -> Result<DeviceInfo> {
     let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability major")?;
     let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability minor")?;
     let version = ffi::driver_version().map_err(|e| before_open("cuDriverGetVersion", e))?;
+    let warp_size = attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE, "warp size")?;
     let limits = Limits {
         max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block")?,
         max_block: [
@@ -71,7 +72,8 @@ pub(crate) fn query(ordinal: usize) -> Result<DeviceInfo> {
         )?,
         max_buffer_bytes: memory,
         max_binding_bytes: memory,
-        warp_size: attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE, "warp size")?,
+        warp_size,
+        min_warp_size: warp_size,
     };
     let cc = major * 10 + minor;
     let integrated = attr(A::CU_DEVICE_ATTRIBUTE_INTEGRATED, "integrated")? != 0;

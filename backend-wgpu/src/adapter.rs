@@ -184,6 +184,7 @@ pub(crate) fn device_info(
             max_binding_bytes: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
             // The largest subgroup the adapter may use; 1 when kernels cannot see subgroups.
             warp_size: if subgroups { info.subgroup_max_size.max(1) } else { 1 },
+            min_warp_size: if subgroups { info.subgroup_min_size.max(1) } else { 1 },
         },
         features: Features {
             f64: features.contains(wgpu::Features::SHADER_F64),

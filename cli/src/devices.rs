@@ -47,9 +47,14 @@ fn describe(d: &DeviceInfo) -> String {
     .collect();
     let l = &d.limits;
     let mut text = format!(
-        "{d}\n    limits: {} threads/block, warp {}, largest buffer {} MiB; features: {}",
+        "{d}\n    limits: {} threads/block, warp {}, {} KiB shared, largest buffer {} MiB; features: {}",
         l.max_threads_per_block,
-        l.warp_size,
+        if l.min_warp_size == l.warp_size {
+            l.warp_size.to_string()
+        } else {
+            format!("{}-{}", l.min_warp_size, l.warp_size)
+        },
+        l.max_shared_mem_per_block >> 10,
         l.max_buffer_bytes >> 20,
         if features.is_empty() { "none".to_string() } else { features.join(" ") }
     );

@@ -73,7 +73,11 @@ pub struct Limits {
     /// binding limit; equal to `max_buffer_bytes` where there is none).
     pub max_binding_bytes: u64,
     /// Threads that execute in lock-step (warp, subgroup); 1 on the CPU.
+    /// Where the size varies between kernels (some wgpu adapters), the largest.
     pub warp_size: u32,
+    /// The fewest threads a warp (subgroup) may have; equal to `warp_size`
+    /// where the size is fixed.
+    pub min_warp_size: u32,
 }
 
 /// Optional features of a device, and the properties kernels choose their

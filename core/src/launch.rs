@@ -157,6 +157,7 @@ impl LaunchConfig {
     ///     max_threads_per_block: 1024, max_block: [1024, 1024, 64],
     ///     max_grid: [i32::MAX as u32, 65535, 65535], max_shared_mem_per_block: 49152,
     ///     max_buffer_bytes: 1 << 40, max_binding_bytes: 1 << 40, warp_size: 32,
+    ///     min_warp_size: 32,
     /// };
     /// let err = LaunchConfig::new(1, (33, 33)).validate(&limits, "k").unwrap_err();
     /// assert!(err.to_string().contains("block (33,33,1) = 1089 threads; this device allows 1024"));
@@ -212,6 +213,7 @@ mod tests {
             max_buffer_bytes: 1 << 40,
             max_binding_bytes: 1 << 40,
             warp_size: 32,
+            min_warp_size: 32,
         }
     }
 

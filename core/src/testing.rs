@@ -70,6 +70,7 @@ fn info() -> DeviceInfo {
             max_buffer_bytes: 1 << 30,
             max_binding_bytes: 1 << 30,
             warp_size: 32,
+            min_warp_size: 32,
         },
         features: Features {
             f64: true,

@@ -13,10 +13,8 @@
 // directly from the tile's digits in workgroup memory (at most TILE - 1
 // comparisons, two barriers per tile).
 //
-// Keys move as 32-bit patterns that order like the keys: KEY_TYPE 0 u32,
-// 1 i32 (sign bit flipped), 2 f32 (NaN made the positive quiet NaN, then
-// the sign bit flipped for positives and every bit for negatives);
-// DESCENDING complements them. flags: 1 map keys read, 2 unmap keys
+// Keys move as the patterns of keys.wgsl (map_key, unmap_key), which the
+// host puts before this file. flags: 1 map keys read, 2 unmap keys
 // written, 4 move values, 8 values are input positions (argsort), 16 write
 // no keys.
 struct Params {
@@ -39,38 +37,6 @@ override block_z: u32 = 1;
 
 const TILE: u32 = 256u;
 const NO_DIGIT: u32 = 256u;
-const KEY: u32 = KEY_TYPE;
-const DESCEND: u32 = DESCENDING;
-
-fn map_key(raw_in: u32) -> u32 {
-    var raw = raw_in;
-    var b = raw;
-    if (KEY == 1u) {
-        b = raw ^ 0x80000000u;
-    } else if (KEY == 2u) {
-        if ((raw & 0x7fffffffu) > 0x7f800000u) {
-            raw = 0x7fc00000u;
-        }
-        b = select(raw | 0x80000000u, ~raw, (raw & 0x80000000u) != 0u);
-    }
-    if (DESCEND == 1u) {
-        b = ~b;
-    }
-    return b;
-}
-
-fn unmap_key(b_in: u32) -> u32 {
-    var b = b_in;
-    if (DESCEND == 1u) {
-        b = ~b;
-    }
-    if (KEY == 1u) {
-        return b ^ 0x80000000u;
-    } else if (KEY == 2u) {
-        return select(~b, b & 0x7fffffffu, (b & 0x80000000u) != 0u);
-    }
-    return b;
-}
 
 var<workgroup> counts: array<atomic<u32>, 256>;
 

@@ -3,8 +3,8 @@
 
 use kiln_core::{Args, Backend, Buffer, Error, Kernel, LaunchConfig, Result, Stream, View, ViewMut};
 
-use super::onesweep::{self, Onesweep};
-use super::plan::{runs_onesweep, three_phase_tile, THREADS};
+use super::onesweep::Onesweep;
+use super::plan::{three_phase_tile, Build, THREADS};
 use super::program::phase_program;
 use super::{SortKey, SortOrder};
 use crate::launch::index_width;
@@ -89,7 +89,7 @@ fn run_pass<B: Backend, K: SortKey>(
 pub(super) enum Passes<B: Backend> {
     /// Three kernels per pass (kernel.cu, kernel.wgsl, cpu.rs).
     ThreePhase(Phases<B>, Scratch<B>),
-    /// One kernel per pass after one digit count (onesweep.cu).
+    /// One kernel per pass after one digit count (onesweep.cu, onesweep.wgsl).
     Onesweep(Onesweep<B>),
 }
 
@@ -104,8 +104,8 @@ impl<B: Backend> Passes<B> {
         what: &str,
     ) -> Result<Self> {
         let n = keys.view().len();
-        if runs_onesweep(stream.device(), n, &onesweep::pass_program::<K>(order, values)) {
-            return Ok(Passes::Onesweep(Onesweep::new(stream, keys, order, values)?));
+        if let Some(build) = Build::for_device(stream.device(), n) {
+            return Ok(Passes::Onesweep(Onesweep::new(stream, keys, order, values, build)?));
         }
         Ok(Passes::ThreePhase(Phases::compile::<K>(stream, order)?, Scratch::new(stream, n, what)?))
     }

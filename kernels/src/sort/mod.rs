@@ -9,22 +9,32 @@
 //! keys keep their input order in both directions.
 //!
 //! # How
-//! CUDA (up to 2^30 - 1 keys; any device with forward progress between
-//! blocks and a CUDA C++ compiler): onesweep (Adinets & Merrill 2022, CUB's
-//! `DeviceRadixSort`). One kernel counts all four digit histograms in one
-//! read of the keys; then each pass is one kernel in which a block ranks a
-//! tile of 7680 keys, learns where each digit's run goes from the tiles
-//! before it (decoupled look-back) and scatters: 8 bytes moved per key and
-//! pass (16 with values), plus 4 per key for the counts. WGSL has no
-//! forward-progress guarantee between workgroups, so wgpu (and the CPU, and
-//! CUDA past 2^30 - 1 keys) runs each pass in three kernels: per-tile digit
-//! histograms, an exclusive scan of the counts (per digit, over tiles), and
-//! a stable scatter: 12 bytes per key and pass (20 with values).
+//! Onesweep (Adinets & Merrill 2022, CUB's `DeviceRadixSort`), up to 2^30 -
+//! 1 keys: one kernel counts all four digit histograms in one read of the
+//! keys; then each pass is one kernel in which a block ranks a tile of keys,
+//! learns where each digit's run goes from the tiles before it (decoupled
+//! look-back) and scatters: 8 bytes moved per key and pass (16 with
+//! values), plus 4 per key for the counts.
+//! - CUDA (any device with forward progress between blocks): tiles of 7680
+//!   keys, ranked with warp ballots (`onesweep.cu`).
+//! - wgpu adapters with subgroup operations: tiles of 256 x 16 keys (fewer
+//!   where workgroup memory is small), ranked with subgroup ballots
+//!   (`onesweep.wgsl`). WGSL promises no forward progress between
+//!   workgroups, so a workgroup that finds an earlier tile's count missing
+//!   after a bounded wait counts that tile's digits from its keys itself
+//!   (decoupled fallback, Smith, Levien and Owens 2025): none waits on
+//!   another without bound.
+//!
+//! Elsewhere (wgpu without subgroups, the CPU, more keys) each pass runs in
+//! three kernels: per-tile digit histograms, an exclusive scan of the
+//! counts (per digit, over tiles), and a stable scatter: 12 bytes per key
+//! and pass (20 with values).
 //!
 //! Scratch memory, allocated on the stream for each call: a second array of
 //! keys (and of values; argsort takes two of keys and one of positions),
-//! and on CUDA `4 x 256 x ceil(n / 7680)` look-back words (4 bytes each:
-//! about 0.53 bytes per key), elsewhere `256 x ceil(n / tile)` counters.
+//! and for onesweep `4 x 256 x tiles` look-back words (4 bytes each: about
+//! 0.53 bytes per key on CUDA, 1 on wgpu), for three kernels a pass `256 x
+//! tiles` counters.
 
 mod cpu;
 mod launch;

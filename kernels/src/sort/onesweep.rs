@@ -1,4 +1,5 @@
-//! The CUDA sort's passes: onesweep (Adinets & Merrill 2022; `onesweep.cu`).
+//! The onesweep passes (Adinets & Merrill 2022): `onesweep.cu` on CUDA,
+//! `onesweep.wgsl` (with decoupled fallback) on wgpu adapters with subgroups.
 //!
 //! One kernel counts the four digit histograms in one read of the keys;
 //! then each pass is one kernel that ranks a tile, learns its digits' output
@@ -11,46 +12,93 @@ use std::sync::Arc;
 use kiln_core::{Args, Backend, Buffer, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut};
 
 use super::launch::Io;
-use super::program::{FLAG_VALUES, KEYS_CUH};
+use super::plan::Build;
+use super::program::{FLAG_VALUES, KEYS_CUH, KEYS_WGSL};
 use super::{SortKey, SortOrder};
 use crate::launch::{cuda_source, index_width, program};
 
-/// Threads per block of the pass kernel (its KILN_THREADS).
-const PASS_THREADS: u32 = 384;
-/// Keys per tile of the pass kernel: 384 threads x 20 keys (its KILN_TILE).
-const TILE: usize = 384 * 20;
 /// Threads per block of the digit-count kernel (its KILN_COUNT_THREADS).
 const COUNT_THREADS: u32 = 256;
-/// Keys one digit-count thread takes per step: two 16-byte vectors.
+/// Keys one digit-count thread takes per step: two 16-byte vectors (CUDA),
+/// four words (WGSL).
 const COUNT_KEYS_PER_STEP: usize = 8;
 /// Digit-count blocks per multiprocessor: 1024 threads with 16 KB of
 /// shared memory per block, enough loads in flight to stream the keys.
 const COUNT_BLOCKS_PER_SM: usize = 4;
+/// Digit-count workgroups where the device does not say how many
+/// multiprocessors it has (wgpu).
+const COUNT_BLOCKS_UNKNOWN: usize = 1024;
+/// Reads of an earlier tile's status word before a WGSL workgroup counts
+/// that tile's digits itself (onesweep.wgsl's SORT_SPIN).
+const SPIN: u32 = 64;
 /// The most keys onesweep sorts: its status words count in 30 bits.
 pub(super) const MAX_KEYS: usize = (1 << 30) - 1;
 
-/// STEP 0 (digit counts; `values` ignored) or STEP 1 (a pass) of onesweep.cu.
-fn onesweep_program<K: SortKey>(step: u8, order: SortOrder, values: bool) -> Arc<Program> {
-    let what = match (step, values) {
-        (0, _) => "digit_counts",
-        (_, false) => "onesweep_keys",
-        (_, true) => "onesweep_pairs",
-    };
-    let name = format!("kiln_radix_{what}_{}_{}", K::DTYPE, order.name());
+/// The digit-count kernel (onesweep.cu's STEP 0, onesweep_count.wgsl).
+fn count_program<K: SortKey>(order: SortOrder) -> Arc<Program> {
+    let name = format!("kiln_radix_digit_counts_{}_{}", K::DTYPE, order.name());
     program(&name, || {
         Program::new(&name)
             .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("onesweep.cu"))))
+            .wgsl(format!("{KEYS_WGSL}\n{}", include_str!("onesweep_count.wgsl")))
             .define("KERNEL", &name)
-            .define("STEP", step)
-            .define("VALUES", u8::from(values))
+            .define("STEP", 0)
+            .define("VALUES", 0)
             .define("KEY_TYPE", K::KEY_TYPE)
             .define("DESCENDING", u8::from(order == SortOrder::Descending))
     })
 }
 
-/// The pass program (STEP 1), keys only or moving values.
-pub(super) fn pass_program<K: SortKey>(order: SortOrder, values: bool) -> Arc<Program> {
-    onesweep_program::<K>(1, order, values)
+/// The pass kernel of `build`, keys only or moving values.
+fn pass_program<K: SortKey>(order: SortOrder, values: bool, build: Build) -> Arc<Program> {
+    let what = if values { "pairs" } else { "keys" };
+    let base = format!("kiln_radix_onesweep_{what}_{}_{}", K::DTYPE, order.name());
+    let name = match build {
+        Build::Cuda => base,
+        Build::Wgsl { items, subs } => format!("{base}_wgsl{items}x{subs}"),
+    };
+    program(&name, || {
+        let p = Program::new(&name)
+            .define("KERNEL", &name)
+            .define("KEY_TYPE", K::KEY_TYPE)
+            .define("DESCENDING", u8::from(order == SortOrder::Descending));
+        match build {
+            Build::Cuda => p
+                .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("onesweep.cu"))))
+                .define("STEP", 1)
+                .define("VALUES", u8::from(values)),
+            Build::Wgsl { items, subs } => {
+                let unrolled = |body: &str| (0..items).map(|i| body.replace('#', &format!("{i}u"))).collect::<String>();
+                let (load_vals, place_vals, store_vals) = if values {
+                    (
+                        unrolled("val[#] = load_val(base, first, #, count);\n"),
+                        unrolled("items[place[#]] = val[#];\n"),
+                        unrolled(
+                            "if (# * 256u + me < count) { vals_out[to_global[digit[#]] + # * 256u + me] = \
+                             items[# * 256u + me]; }\n",
+                        ),
+                    )
+                } else {
+                    Default::default()
+                };
+                p.wgsl(format!("{KEYS_WGSL}\n{}", include_str!("onesweep.wgsl")))
+                    .define("SORT_ITEMS", format!("{items}u"))
+                    .define("SORT_SUBS", format!("{subs}u"))
+                    .define("SORT_SPIN", format!("{SPIN}u"))
+                    .define("SORT_VALUES", values)
+                    .define("SORT_LOAD_KEYS", unrolled("key[#] = load_key(base, first, #, count);\n"))
+                    .define("SORT_RANK_KEYS", unrolled("place[#] = rank_key(key[#], upto);\n"))
+                    .define(
+                        "SORT_PLACE_KEYS",
+                        unrolled("place[#] = slot_of(key[#], place[#]);\nitems[place[#]] = key[#];\n"),
+                    )
+                    .define("SORT_STORE_KEYS", unrolled("digit[#] = store_key(# * 256u + me, count);\n"))
+                    .define("SORT_LOAD_VALS", load_vals)
+                    .define("SORT_PLACE_VALS", place_vals)
+                    .define("SORT_STORE_VALS", store_vals)
+            }
+        }
+    })
 }
 
 /// The pass kernel and the state its four launches share.
@@ -65,35 +113,42 @@ pub(super) struct Onesweep<B: Backend> {
     status: Buffer<B, u32>,
     tiles: u32,
     n: usize,
+    build: Build,
 }
 
 impl<B: Backend> Onesweep<B> {
-    /// Compile the kernels and count the digits of `keys`, the first pass's
-    /// input (1 < n <= [`MAX_KEYS`]); passes that move values need `values`.
+    /// Compile the kernels of `build` and count the digits of `keys`, the
+    /// first pass's input (1 < n <= [`MAX_KEYS`]); passes that move values
+    /// need `values`.
     pub(super) fn new<K: SortKey>(
         stream: &Stream<B>,
         keys: &impl View<B, K>,
         order: SortOrder,
         values: bool,
+        build: Build,
     ) -> Result<Self> {
         let keys = keys.view();
         let n = keys.len();
         debug_assert!(n <= MAX_KEYS);
         let device = stream.device();
-        let digit_counts = device.kernel(&onesweep_program::<K>(0, order, false))?;
-        let pass = device.kernel(&pass_program::<K>(order, values))?;
-        let tiles = n.div_ceil(TILE);
+        let digit_counts = device.kernel(&count_program::<K>(order))?;
+        let pass = device.kernel(&pass_program::<K>(order, values, build))?;
+        let tiles = n.div_ceil(build.tile());
         let mut counts = stream.alloc_zeroed::<u32>(4 * 256)?;
         let status = stream.alloc_zeroed::<u32>(4 * tiles * 256 + 4)?;
         let info = device.info();
-        let most = (info.compute_units as usize * COUNT_BLOCKS_PER_SM).clamp(1, info.limits.max_grid[0] as usize);
+        let per_device = match info.compute_units as usize {
+            0 => COUNT_BLOCKS_UNKNOWN,
+            units => units * COUNT_BLOCKS_PER_SM,
+        };
+        let most = per_device.clamp(1, info.limits.max_grid[0] as usize);
         let blocks = n.div_ceil(COUNT_THREADS as usize * COUNT_KEYS_PER_STEP).clamp(1, most);
         let name = digit_counts.name();
         let args = Args::new().arg(keys).arg(&mut counts).length(index_width(stream), n, name)?;
         // SAFETY: the kernel reads keys[0..n) and adds into counts[0..1024),
         // both of those lengths; the grid loops over any n.
         unsafe { stream.launch(&digit_counts, LaunchConfig::new(blocks as u32, COUNT_THREADS), args)? };
-        Ok(Onesweep { pass, values, counts, status, tiles: tiles as u32, n })
+        Ok(Onesweep { pass, values, counts, status, tiles: tiles as u32, n, build })
     }
 
     /// Run pass `index` (bits 8 index..8 index + 8) with `flags`: one launch.
@@ -116,13 +171,20 @@ impl<B: Backend> Onesweep<B> {
             .arg(self.tiles)
             .arg(index)
             .arg(flags);
-        // SAFETY: block b takes tile t (a counter in status, each t < tiles
-        // taken once, the grid being `tiles` blocks) and reads keys_in and
-        // (when moving values) vals_in at t * TILE.. up to n, writes keys_out
-        // and vals_out at positions below n (only with the flags that say
-        // so; the others may be one-element placeholders), reads counts[0..
-        // 1024) and writes status[0..4 * tiles * 256 + 4); every key and
-        // value range holds n elements, checked by the callers.
-        unsafe { stream.launch(&self.pass, LaunchConfig::new(self.tiles, PASS_THREADS), args) }
+        // CUDA: one block per tile. WGSL: workgroups take tiles from the
+        // counter until none is left, so any number covers them all.
+        let groups = match self.build {
+            Build::Cuda => self.tiles,
+            Build::Wgsl { .. } => self.tiles.min(stream.device().info().limits.max_grid[0]),
+        };
+        // SAFETY: a block takes tile t (a counter in status, each t < tiles
+        // taken once) and reads keys_in and (when moving values) vals_in at
+        // t * tile.. up to n (and, WGSL, the full tiles before t), writes
+        // keys_out and vals_out at positions below n (only with the flags
+        // that say so; the others may be one-element placeholders), reads
+        // counts[0..1024) and writes status[0..4 * tiles * 256 + 4); every
+        // key and value range holds n elements, checked by the callers; the
+        // block shape and the tile are those `build` compiled the kernel for.
+        unsafe { stream.launch(&self.pass, LaunchConfig::new(groups, self.build.threads()), args) }
     }
 }

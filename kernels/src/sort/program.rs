@@ -21,6 +21,8 @@ pub(crate) const FLAG_NO_KEYS: u32 = 16;
 
 /// kiln_map and kiln_unmap, which both CUDA sorts start with.
 pub(super) const KEYS_CUH: &str = include_str!("keys.cuh");
+/// map_key and unmap_key, which every WGSL sort starts with.
+pub(super) const KEYS_WGSL: &str = include_str!("keys.wgsl");
 
 /// Phase `phase` (0 upsweep, 1 scan, 2 downsweep) of the three-phase sort
 /// of `K` in `order`, in every language.
@@ -37,7 +39,7 @@ pub(super) fn phase_program<K: SortKey>(phase: u8, order: SortOrder) -> Arc<Prog
         };
         Program::new(&name)
             .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("kernel.cu"))))
-            .wgsl(include_str!("kernel.wgsl"))
+            .wgsl(format!("{KEYS_WGSL}\n{}", include_str!("kernel.wgsl")))
             .host(host)
             .define("KERNEL", &name)
             .define(entry, &name)
