@@ -21,10 +21,11 @@
 //   3. Look-back, one invocation per digit: the tiles before this one are
 //      read one at a time, their counts added until a PREFIX (the keys of
 //      the digit up to and including that tile, plus the digit's output
-//      start). Where a tile has published nothing after SPIN reads, its
-//      workgroup may not run before this one ends, so the whole workgroup
-//      counts that tile's digits from its keys and goes on behind it.
-//      Then the tile publishes its PREFIX.
+//      start); each invocation walks alone, with no barrier between reads.
+//      Where a tile has published nothing after SPIN reads, its workgroup
+//      may not run before this one ends, so the whole workgroup counts that
+//      tile's digits from its keys, and the invocations stuck there go on
+//      behind it. Then the tile publishes its PREFIX.
 //   4. The keys go to workgroup memory in digit order, then out: slot s of
 //      the tile to the digit's output start plus s less the run's start in
 //      the tile (consecutive invocations write consecutive keys of a run).
@@ -63,6 +64,8 @@ const ITEMS: u32 = SORT_ITEMS;
 const SUBS: u32 = SORT_SUBS;
 const SPIN: u32 = SORT_SPIN;
 const VALUES: bool = SORT_VALUES;
+// Whether a subgroup may have more than 32 lanes (ballots of four words).
+const WIDE: bool = SORT_WIDE;
 const TILE: u32 = 256u * ITEMS;
 const AGGREGATE: u32 = 0x40000000u;
 const PREFIX: u32 = 0x80000000u;
@@ -81,7 +84,7 @@ var<workgroup> fallback: array<atomic<u32>, 256>;
 var<workgroup> sub_sums: array<vec2<u32>, SUBS>;
 var<workgroup> wg_tile: u32;
 var<workgroup> wg_word: u32;
-var<workgroup> wg_tally: atomic<u32>;
+var<workgroup> wg_max: atomic<u32>;
 
 var<private> sg_lane: u32;
 var<private> sg_size: u32;
@@ -95,14 +98,12 @@ fn digit_of(b: u32) -> u32 {
     return (b >> (8u * params.pass_index)) & 255u;
 }
 
-// How many invocations pass `yes` (uniform). Every invocation must call it.
-fn tally(yes: bool) -> u32 {
-    if (yes) {
-        atomicAdd(&wg_tally, 1u);
-    }
+// The largest `v` of the workgroup's (uniform). Every invocation must call it.
+fn workgroup_max(v: u32) -> u32 {
+    atomicMax(&wg_max, v);
     workgroupBarrier();
     if (lid == 0u) {
-        wg_word = atomicExchange(&wg_tally, 0u);
+        wg_word = atomicExchange(&wg_max, 0u);
     }
     return workgroupUniformLoad(&wg_word);
 }
@@ -141,39 +142,53 @@ fn count_tile(t: u32) {
 }
 
 // The keys of digit `me` in the tiles before `tile`, plus the digit's
-// output start `start`. Every invocation must call it.
+// output start `start`. Each invocation walks back alone, one tile a read,
+// until a PREFIX or a tile that stays silent for SPIN reads; then, if any
+// is stuck, the whole workgroup counts the latest tile one is stuck at, the
+// invocations stuck there take its counts and walk on. Every invocation
+// must call it.
 fn look_back(tile: u32, start: u32, sbase: u32) -> u32 {
     if (tile == 0u) {
         return start;
     }
     var sum = 0u;
     var done = false;
+    // Tiles [0, t) are still to be added.
     var t = tile;
     loop {
-        t -= 1u;
-        var w = 0u;
         if (!done) {
-            for (var s = 0u; s < SPIN; s += 1u) {
-                w = atomicLoad(&status[sbase + t * 256u + me]);
-                if (w != 0u) {
+            loop {
+                var w = 0u;
+                for (var s = 0u; s < SPIN; s += 1u) {
+                    w = atomicLoad(&status[sbase + (t - 1u) * 256u + me]);
+                    if (w != 0u) {
+                        break;
+                    }
+                }
+                if (w == 0u) {
+                    break;
+                }
+                sum += w & COUNT_MASK;
+                t -= 1u;
+                if ((w & PREFIX) != 0u) {
+                    done = true;
                     break;
                 }
             }
         }
-        let missing = !done && w == 0u;
-        if (tally(missing) != 0u) {
-            count_tile(t);
-            if (missing) {
-                let c = atomicLoad(&fallback[me]);
-                w = select(AGGREGATE | c, PREFIX | (start + c), t == 0u);
-            }
-        }
-        if (!done) {
-            sum += w & COUNT_MASK;
-            done = (w & PREFIX) != 0u;
-        }
-        if (tally(!done) == 0u) {
+        // Tile 0 always ends a walk, so an invocation not done has t >= 1.
+        let top = workgroup_max(select(t, 0u, done));
+        if (top == 0u) {
             break;
+        }
+        count_tile(top - 1u);
+        if (!done && t == top) {
+            sum += atomicLoad(&fallback[me]);
+            t -= 1u;
+            if (t == 0u) {
+                sum += start;
+                done = true;
+            }
         }
     }
     return sum;
@@ -228,14 +243,28 @@ fn load_val(base: u32, first: u32, i: u32, count: u32) -> u32 {
 // subgroup must call it.
 fn rank_key(b: u32, upto: vec4<u32>) -> u32 {
     let d = digit_of(b);
-    var peers = subgroupBallot(true);
-    for (var k = 0u; k < 8u; k += 1u) {
-        let bit = ((d >> k) & 1u) != 0u;
-        let vote = subgroupBallot(bit);
-        peers &= select(~vote, vote, bit);
+    var below = 0u;
+    var leader = 0u;
+    if (WIDE) {
+        var peers = subgroupBallot(true);
+        for (var k = 0u; k < 8u; k += 1u) {
+            let bit = ((d >> k) & 1u) != 0u;
+            let vote = subgroupBallot(bit);
+            peers &= select(~vote, vote, bit);
+        }
+        below = count_bits(peers & upto);
+        leader = last_lane(peers);
+    } else {
+        // Subgroups of at most 32 lanes: the first word of each ballot.
+        var peers = subgroupBallot(true).x;
+        for (var k = 0u; k < 8u; k += 1u) {
+            let bit = ((d >> k) & 1u) != 0u;
+            let vote = subgroupBallot(bit).x;
+            peers &= select(~vote, vote, bit);
+        }
+        below = countOneBits(peers & upto.x);
+        leader = firstLeadingBit(peers);
     }
-    let below = count_bits(peers & upto);
-    let leader = last_lane(peers);
     var before = 0u;
     if (sg_lane == leader) {
         let sh = 16u * (d & 1u);

@@ -21,8 +21,9 @@ pub(super) enum Build {
     Cuda,
     /// onesweep.wgsl: 256 invocations x `items` keys a tile, ranked with
     /// subgroup ballots; `subs` is the most subgroups a workgroup holds (256
-    /// over the adapter's smallest subgroup).
-    Wgsl { items: u32, subs: u32 },
+    /// over the adapter's smallest subgroup); `wide` when a subgroup may
+    /// have more than 32 lanes.
+    Wgsl { items: u32, subs: u32, wide: bool },
 }
 
 impl Build {
@@ -49,7 +50,7 @@ impl Build {
                 [16, 12, 8]
                     .into_iter()
                     .find(|&items| wgsl_shared_bytes(items, subs) <= limit)
-                    .map(|items| Build::Wgsl { items, subs })
+                    .map(|items| Build::Wgsl { items, subs, wide: info.limits.warp_size > 32 })
             }
             _ => None,
         }
