@@ -55,7 +55,7 @@ fn pass_program<K: SortKey>(order: SortOrder, values: bool, build: Build) -> Arc
     let base = format!("kiln_radix_onesweep_{what}_{}_{}", K::DTYPE, order.name());
     let name = match build {
         Build::Cuda => base,
-        Build::Wgsl { items, subs, wide } => format!("{base}_wgsl{items}x{subs}{}", if wide { "w" } else { "" }),
+        Build::Wgsl { items, subs } => format!("{base}_wgsl{items}x{subs}"),
     };
     program(&name, || {
         let p = Program::new(&name)
@@ -67,7 +67,7 @@ fn pass_program<K: SortKey>(order: SortOrder, values: bool, build: Build) -> Arc
                 .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("onesweep.cu"))))
                 .define("STEP", 1)
                 .define("VALUES", u8::from(values)),
-            Build::Wgsl { items, subs, wide } => {
+            Build::Wgsl { items, subs } => {
                 let unrolled = |body: &str| (0..items).map(|i| body.replace('#', &format!("{i}u"))).collect::<String>();
                 let (load_vals, place_vals, store_vals) = if values {
                     (
@@ -86,7 +86,6 @@ fn pass_program<K: SortKey>(order: SortOrder, values: bool, build: Build) -> Arc
                     .define("SORT_SUBS", format!("{subs}u"))
                     .define("SORT_SPIN", format!("{SPIN}u"))
                     .define("SORT_VALUES", values)
-                    .define("SORT_WIDE", wide)
                     .define("SORT_LOAD_KEYS", unrolled("key[#] = load_key(base, first, #, count);\n"))
                     .define("SORT_RANK_KEYS", unrolled("place[#] = rank_key(key[#], upto);\n"))
                     .define(

@@ -64,8 +64,6 @@ const ITEMS: u32 = SORT_ITEMS;
 const SUBS: u32 = SORT_SUBS;
 const SPIN: u32 = SORT_SPIN;
 const VALUES: bool = SORT_VALUES;
-// Whether a subgroup may have more than 32 lanes (ballots of four words).
-const WIDE: bool = SORT_WIDE;
 const TILE: u32 = 256u * ITEMS;
 const AGGREGATE: u32 = 0x40000000u;
 const PREFIX: u32 = 0x80000000u;
@@ -243,28 +241,14 @@ fn load_val(base: u32, first: u32, i: u32, count: u32) -> u32 {
 // subgroup must call it.
 fn rank_key(b: u32, upto: vec4<u32>) -> u32 {
     let d = digit_of(b);
-    var below = 0u;
-    var leader = 0u;
-    if (WIDE) {
-        var peers = subgroupBallot(true);
-        for (var k = 0u; k < 8u; k += 1u) {
-            let bit = ((d >> k) & 1u) != 0u;
-            let vote = subgroupBallot(bit);
-            peers &= select(~vote, vote, bit);
-        }
-        below = count_bits(peers & upto);
-        leader = last_lane(peers);
-    } else {
-        // Subgroups of at most 32 lanes: the first word of each ballot.
-        var peers = subgroupBallot(true).x;
-        for (var k = 0u; k < 8u; k += 1u) {
-            let bit = ((d >> k) & 1u) != 0u;
-            let vote = subgroupBallot(bit).x;
-            peers &= select(~vote, vote, bit);
-        }
-        below = countOneBits(peers & upto.x);
-        leader = firstLeadingBit(peers);
+    var peers = subgroupBallot(true);
+    for (var k = 0u; k < 8u; k += 1u) {
+        let bit = ((d >> k) & 1u) != 0u;
+        let vote = subgroupBallot(bit);
+        peers &= select(~vote, vote, bit);
     }
+    let below = count_bits(peers & upto);
+    let leader = last_lane(peers);
     var before = 0u;
     if (sg_lane == leader) {
         let sh = 16u * (d & 1u);

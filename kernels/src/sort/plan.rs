@@ -21,9 +21,8 @@ pub(super) enum Build {
     Cuda,
     /// onesweep.wgsl: 256 invocations x `items` keys a tile, ranked with
     /// subgroup ballots; `subs` is the most subgroups a workgroup holds (256
-    /// over the adapter's smallest subgroup); `wide` when a subgroup may
-    /// have more than 32 lanes.
-    Wgsl { items: u32, subs: u32, wide: bool },
+    /// over the adapter's smallest subgroup).
+    Wgsl { items: u32, subs: u32 },
 }
 
 impl Build {
@@ -50,7 +49,7 @@ impl Build {
                 [16, 12, 8]
                     .into_iter()
                     .find(|&items| wgsl_shared_bytes(items, subs) <= limit)
-                    .map(|items| Build::Wgsl { items, subs, wide: info.limits.warp_size > 32 })
+                    .map(|items| Build::Wgsl { items, subs })
             }
             _ => None,
         }
