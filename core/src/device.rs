@@ -6,10 +6,11 @@ use std::sync::{Arc, Mutex};
 
 use ndarray::{ArrayBase, Data, Dimension};
 
+use crate::host_pool::HostPool;
 use crate::pool::Counter;
 use crate::{
-    Backend, BackendKind, Buffer, DeviceInfo, Element, Error, Event, HostBuffer, Kernel, MemoryInfo, MemoryLimit,
-    MemoryStats, Priority, Program, RawDevice, Result, Stream,
+    Backend, BackendKind, Buffer, DeviceInfo, Element, Error, Event, HostBuffer, HostMemoryStats, Kernel, MemoryInfo,
+    MemoryLimit, MemoryStats, Priority, Program, RawDevice, Result, Stream,
 };
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -21,6 +22,7 @@ struct Shared<B: Backend> {
     kernels: Mutex<HashMap<u64, Kernel<B>>>,
     lost: Mutex<Option<String>>,
     memory: Counter,
+    host: HostPool<B>,
 }
 
 /// An opened device of backend `B`. Cloning gives another handle to the same device.
@@ -75,6 +77,7 @@ impl<B: Backend> Device<B> {
                 kernels: Mutex::new(HashMap::new()),
                 lost: Mutex::new(None),
                 memory: Counter::default(),
+                host: HostPool::default(),
             }),
         })
     }
@@ -187,9 +190,29 @@ impl<B: Backend> Device<B> {
         self.shared.raw.trim_memory(keep)
     }
 
-    /// Start the peak over from what is in use now.
+    /// Start the peaks (device and host memory) over from what is in use now.
     pub fn reset_peak_memory(&self) {
         self.shared.memory.reset_peak();
+        self.shared.host.reset_peak();
+    }
+
+    /// kiln's count of the host memory for asynchronous copies
+    /// ([`alloc_host`](Self::alloc_host): page-locked on CUDA) on this
+    /// device: the bytes live host buffers hold, the peak, and the blocks
+    /// kept for reuse (see [`HostMemoryStats`]).
+    pub fn host_memory_stats(&self) -> HostMemoryStats {
+        self.shared.host.stats()
+    }
+
+    /// Free the host blocks kept for reuse, largest first, until at most
+    /// `keep` bytes of them stay. Live host buffers are untouched.
+    pub fn trim_host_memory(&self, keep: u64) {
+        self.shared.host.trim(keep);
+    }
+
+    /// The device's host block cache.
+    pub(crate) fn host_pool(&self) -> &HostPool<B> {
+        &self.shared.host
     }
 
     /// The device's memory count.
@@ -270,7 +293,10 @@ impl<B: Backend> Device<B> {
     }
 
     /// `len` elements of zeroed host memory the device copies to and from
-    /// asynchronously (page-locked on CUDA).
+    /// asynchronously (page-locked on CUDA). Its block comes from, and goes
+    /// back to, the device's host pool: see
+    /// [`host_memory_stats`](Self::host_memory_stats) and
+    /// [`trim_host_memory`](Self::trim_host_memory).
     pub fn alloc_host<T: Element>(&self, len: usize) -> Result<HostBuffer<B, T>> {
         HostBuffer::new(self, len)
     }

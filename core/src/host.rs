@@ -1,10 +1,11 @@
-//! Host buffers for asynchronous copies (page-locked memory on CUDA).
+//! Host buffers for asynchronous copies (page-locked memory on CUDA), their
+//! blocks kept for reuse by the device's host pool (`host_pool.rs`).
 
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::sync::{Mutex, MutexGuard};
 
-use crate::{Backend, Device, Element, Error, Event, RawDevice, RawHostBuffer, Result, Stream};
+use crate::{Backend, Device, Element, Error, Event, RawHostBuffer, Result, Stream};
 
 /// Host memory that streams copy to and from without blocking the host.
 ///
@@ -70,12 +71,18 @@ impl<B: Backend> Pending<B> {
     }
 }
 
+impl<B: Backend, T: Element> std::fmt::Debug for HostBuffer<B, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostBuffer({} x {} on {})", self.len, T::DTYPE, self.device.name())
+    }
+}
+
 impl<B: Backend, T: Element> HostBuffer<B, T> {
     pub(crate) fn new(device: &Device<B>, len: usize) -> Result<Self> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
             Error::invalid("Device::alloc_host", format!("{len} elements of {} overflow the address space", T::DTYPE))
         })?;
-        let raw = device.raw().alloc_host(bytes)?;
+        let raw = device.host_pool().take(device.raw(), bytes, "Device::alloc_host")?;
         Ok(HostBuffer {
             raw: ManuallyDrop::new(raw),
             len,
@@ -112,7 +119,7 @@ impl<B: Backend, T: Element> HostBuffer<B, T> {
         // SAFETY: every copy into the buffer has completed (waited above), and
         // new ones need `&mut self`, which this borrow excludes.
         let bytes = unsafe { self.raw.bytes() };
-        Ok(&bytemuck::cast_slice(bytes)[..self.len])
+        Ok(bytemuck::cast_slice(&bytes[..self.len * size_of::<T>()]))
     }
 
     /// The contents, writable; blocks until every copy from or into the buffer has completed.
@@ -122,7 +129,7 @@ impl<B: Backend, T: Element> HostBuffer<B, T> {
         // SAFETY: no copy from or into the buffer is in flight (waited above),
         // and new ones need a borrow of `self`, which this one excludes.
         let bytes = unsafe { self.raw.bytes_mut() };
-        Ok(&mut bytemuck::cast_slice_mut(bytes)[..self.len])
+        Ok(bytemuck::cast_slice_mut(&mut bytes[..self.len * size_of::<T>()]))
     }
 
     /// A copy of the contents; blocks like [`as_slice`](Self::as_slice).
@@ -224,7 +231,8 @@ impl<B: Backend, T: Element> Drop for HostBuffer<B, T> {
         let done = self.wait_for_device_writes().is_ok() & self.wait_for_device_reads().is_ok();
         if done {
             // SAFETY: no copy uses the memory any more, and `raw` is not touched again.
-            unsafe { ManuallyDrop::drop(&mut self.raw) }
+            let raw = unsafe { ManuallyDrop::take(&mut self.raw) };
+            self.device.host_pool().put(raw);
         }
     }
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use crate::{
     Backend, BackendKind, Device, DeviceInfo, DeviceKind, Error, Features, IndexWidth, Language, LaunchConfig, Limits,
-    MemoryInfo, Priority, Program, RawArg, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel, RawStream, Result,
+    MemoryCounts, MemoryInfo, Priority, Program, RawArg, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel,
+    RawStream, Result,
 };
 
 /// What the mock backend was asked to do, and which failures to inject.
@@ -26,6 +27,10 @@ pub(crate) struct Counters {
     /// Whether events report completion; when false, they stay pending until
     /// waited on, as on a busy GPU.
     pub events_complete: AtomicBool,
+    /// Host blocks allocated.
+    pub host_allocs: AtomicUsize,
+    /// Host allocations still to refuse with `OutOfMemory`.
+    pub fail_host_allocs: AtomicUsize,
 }
 
 impl Counters {
@@ -135,7 +140,18 @@ impl RawDevice for MockDevice {
     }
 
     fn alloc_host(&self, bytes: usize) -> Result<MockHostBuffer> {
-        Ok(MockHostBuffer(vec![0; bytes].into_boxed_slice()))
+        let refuse =
+            self.counters.fail_host_allocs.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if refuse.is_ok() {
+            return Err(Error::OutOfMemory {
+                device: "mock".into(),
+                what: "host block".into(),
+                requested: bytes as u64,
+                counts: MemoryCounts::free(None),
+            });
+        }
+        self.counters.host_allocs.fetch_add(1, Ordering::SeqCst);
+        Ok(MockHostBuffer(vec![0; bytes.div_ceil(8)].into_boxed_slice(), bytes))
     }
 
     fn compile(&self, program: &Program) -> Result<MockKernel> {
@@ -225,17 +241,18 @@ impl RawBuffer for MockBuffer {
     }
 }
 
-pub(crate) struct MockHostBuffer(Box<[u8]>);
+/// Host memory aligned for every element type, as the real backends' is.
+pub(crate) struct MockHostBuffer(Box<[u64]>, usize);
 
 impl RawHostBuffer for MockHostBuffer {
     fn len(&self) -> usize {
-        self.0.len()
+        self.1
     }
     unsafe fn bytes(&self) -> &[u8] {
-        &self.0
+        &bytemuck::cast_slice(&self.0)[..self.1]
     }
     unsafe fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.0
+        &mut bytemuck::cast_slice_mut(&mut self.0)[..self.1]
     }
 }
 

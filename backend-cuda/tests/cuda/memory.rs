@@ -95,6 +95,35 @@ fn page_locked_async_round_trip() {
 }
 
 #[test]
+fn page_locked_blocks_are_kept_for_reuse_and_trimmed() {
+    let Some(dev) = gpu() else { return };
+    let s = dev.create_stream(kiln_core::Priority::Normal).unwrap();
+    const N: usize = 1 << 18; // 1 MiB of f32
+    let data = random_f32(300, N);
+    let d = s.upload(&data).unwrap();
+    let mut back = dev.alloc_host::<f32>(N).unwrap();
+    back.as_mut_slice().unwrap().fill(POISON_F32);
+    s.copy_to_host_async(&d, &mut back).unwrap();
+    assert_eq!(dev.host_memory_stats().used, 4 * N as u64);
+    // Dropped with its copy maybe still running: the drop waits, then the block is cached.
+    drop(back);
+    let kept = dev.host_memory_stats();
+    assert_eq!((kept.used, kept.cached, kept.cached_blocks), (0, 4 * N as u64, 1), "{kept:?}");
+    // The next buffer of about that size takes the block, zeroed, and copies through it.
+    let mut again = dev.alloc_host::<u32>(N - 100).unwrap();
+    assert_eq!(dev.host_memory_stats().cached, 0);
+    assert!(again.as_slice().unwrap().iter().all(|&v| v == 0), "a reused block starts zeroed");
+    let bits = s.upload(&data.iter().map(|x| x.to_bits()).collect::<Vec<u32>>()[..N - 100]).unwrap();
+    s.copy_to_host_async(&bits, &mut again).unwrap();
+    let want: Vec<u32> = data[..N - 100].iter().map(|x| x.to_bits()).collect();
+    assert_eq!(again.as_slice().unwrap(), &want[..]);
+    drop(again);
+    dev.trim_host_memory(0);
+    let trimmed = dev.host_memory_stats();
+    assert_eq!((trimmed.used, trimmed.cached, trimmed.peak), (0, 0, 4 * N as u64), "{trimmed:?}");
+}
+
+#[test]
 fn memory_reports_free_and_total() {
     let Some(dev) = gpu() else { return };
     let m = dev.memory().unwrap();
