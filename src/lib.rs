@@ -59,12 +59,12 @@ pub use kiln_core as core;
 pub use kiln_core::dynamic::{AnyDevice, BackendEntry, DeviceVisitor};
 pub use kiln_core::{
     bf16, f16, Backend, BackendKind, DType, DeviceInfo, DeviceKind, Dim3, Element, Error, Features, HostArgs,
-    IndexWidth, Language, LaunchConfig, Limits, MemoryCounts, MemoryInfo, MemoryLimit, MemoryStats, Priority, Program,
-    Result,
+    HostMemoryStats, IndexWidth, Language, LaunchConfig, Limits, MemoryCounts, MemoryInfo, MemoryLimit, MemoryStats,
+    Priority, Program, Result,
 };
 pub use kiln_cpu::Cpu;
 #[cfg(feature = "cuda")]
-pub use kiln_cuda::Cuda;
+pub use kiln_cuda::{nccl, Cuda};
 #[cfg(feature = "wgpu")]
 pub use kiln_wgpu::Wgpu;
 pub use registry::probe;

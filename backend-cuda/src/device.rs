@@ -29,6 +29,11 @@ pub struct CudaDevice {
 }
 
 impl CudaDevice {
+    /// The device's shared state (its context, faults, allocator).
+    pub(crate) fn state(&self) -> &Arc<DeviceState> {
+        &self.state
+    }
+
     pub(crate) fn open(ordinal: usize) -> Result<Self> {
         let info = info::query(ordinal)?;
         // A faulted primary context cannot be used again in this process.

@@ -131,6 +131,7 @@ mod info;
 mod kernel;
 mod launch;
 mod memory;
+pub mod nccl;
 mod state;
 mod stream;
 

@@ -98,7 +98,7 @@ impl CudaStream {
         self.state.fail(call, e, self.last_kernel.load(Ordering::Relaxed))
     }
 
-    fn enter(&self, call: &str) -> Result<()> {
+    pub(crate) fn enter(&self, call: &str) -> Result<()> {
         self.state.check_usable()?;
         self.state.bind(call)
     }

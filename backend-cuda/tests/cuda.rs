@@ -17,6 +17,7 @@ mod cuda {
     mod launch;
     mod lifetimes;
     mod memory;
+    mod nccl;
     mod streams;
     mod unavailable;
 }
