@@ -228,6 +228,22 @@ pub(crate) unsafe fn copy_dtod(
     unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, stream.cu_stream()).result() }
 }
 
+/// Enqueue a copy between allocations of two devices' contexts (or one).
+///
+/// # Safety
+/// - `dst` lies in a live allocation of `dst_ctx`, `src` of `src_ctx`, both `bytes` long.
+pub(crate) unsafe fn copy_peer(
+    dst: DevicePtr,
+    dst_ctx: &cudarc::driver::CudaContext,
+    src: DevicePtr,
+    src_ctx: &cudarc::driver::CudaContext,
+    bytes: usize,
+    stream: &CudaStream,
+) -> Result<(), DriverError> {
+    // SAFETY: by the caller's contract; both contexts are alive (borrowed).
+    unsafe { sys::cuMemcpyPeerAsync(dst, dst_ctx.cu_ctx(), src, src_ctx.cu_ctx(), bytes, stream.cu_stream()).result() }
+}
+
 /// A grid-stride kernel storing the 8-byte `value` at `dst[0..n)`, in PTX
 /// the driver compiles for whichever GPU loads it. The driver has no 8-byte
 /// memset, and two strided 32-bit ones (`cuMemsetD2D32Async` of one-word

@@ -135,6 +135,11 @@ impl CudaBuffer {
         self.ptr
     }
 
+    /// The state of the device this memory belongs to.
+    pub(crate) fn state(&self) -> &Arc<DeviceState> {
+        &self.state
+    }
+
     /// Whether using this buffer on `stream` must be recorded: the stream is
     /// not the buffer's own and there is memory to protect. One pointer compare
     /// on the common path.
@@ -159,16 +164,20 @@ impl CudaBuffer {
             // A complete event's uses are over; an error keeps the entry.
             foreign.uses.retain(|u| !matches!(u.event.try_is_complete(), Ok(true)));
         }
-        let event = self.new_event(on)?;
+        let event = new_event(on)?;
         let allocated = match self.home.mark {
             None => true,
             Some(mark) => self.home.progress.passed(mark),
         };
         if !allocated {
             // Under the lock, so that a use on `on` from another thread, which
-            // finds the entry below, is enqueued after this wait.
-            event.record(&self.home.stream).map_err(|e| on.fail("cuEventRecord (buffer allocation)", e))?;
-            on.stream.wait(&event).map_err(|e| on.fail("cuStreamWaitEvent (buffer allocation)", e))?;
+            // finds the entry below, is enqueued after this wait. An event is
+            // recorded on a stream of its own context: the home stream's
+            // (which `on`'s is not, for a stream of another device).
+            let made = self.state.ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING));
+            let allocation = made.map_err(|e| on.fail("cuEventCreate (buffer allocation)", e))?;
+            allocation.record(&self.home.stream).map_err(|e| on.fail("cuEventRecord (buffer allocation)", e))?;
+            on.stream.wait(&allocation).map_err(|e| on.fail("cuStreamWaitEvent (buffer allocation)", e))?;
         }
         foreign.uses.push(ForeignUse { stream: on.stream.clone(), event });
         Ok(())
@@ -187,7 +196,7 @@ impl CudaBuffer {
         let recorded = match foreign.uses.iter().position(|u| Arc::ptr_eq(&u.stream, &on.stream)) {
             Some(i) => foreign.uses[i].event.record(&on.stream).map_err(|e| on.fail("cuEventRecord (buffer use)", e)),
             // Another thread pruned the entry: its uses had completed, not this one.
-            None => self.new_event(on).and_then(|event| {
+            None => new_event(on).and_then(|event| {
                 event.record(&on.stream).map_err(|e| on.fail("cuEventRecord (buffer use)", e))?;
                 foreign.uses.push(ForeignUse { stream: on.stream.clone(), event });
                 Ok(())
@@ -198,13 +207,15 @@ impl CudaBuffer {
         }
         recorded
     }
+}
 
-    fn new_event(&self, on: &CudaStream) -> Result<DriverEvent> {
-        self.state
-            .ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
-            .map_err(|e| on.fail("cuEventCreate (buffer use)", e))
-    }
+/// An event to record uses on `on` with: of `on`'s context, which for a
+/// stream of another device is not the buffer's.
+fn new_event(on: &CudaStream) -> Result<DriverEvent> {
+    on.state
+        .ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+        .map_err(|e| on.fail("cuEventCreate (buffer use)", e))
 }
 
 impl RawBuffer for CudaBuffer {

@@ -261,6 +261,43 @@ impl RawStream for CudaStream {
         })
     }
 
+    /// `cuMemcpyPeerAsync`: peer to peer where the devices allow it, staged
+    /// by the driver otherwise; `src`'s use here is recorded with it, as any
+    /// buffer's use on a stream other than its own.
+    unsafe fn copy_peer(
+        &self,
+        src: &CudaBuffer,
+        src_offset: usize,
+        dst: &CudaBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> Result<bool> {
+        self.enter("cuMemcpyPeerAsync")?;
+        src.state().check_usable()?;
+        self.tracked([src, dst], || {
+            // SAFETY: both ranges are in bounds (caller's contract), each in a
+            // live allocation of its own device's context.
+            unsafe {
+                ffi::copy_peer(
+                    dst.ptr + dst_offset as u64,
+                    &self.state.ctx,
+                    src.ptr + src_offset as u64,
+                    &src.state().ctx,
+                    bytes,
+                    &self.stream,
+                )
+            }
+            .map_err(|e| self.fail("cuMemcpyPeerAsync", e))
+        })?;
+        Ok(true)
+    }
+
+    /// CUDA events order streams of any device in the process.
+    fn wait_peer(&self, event: &CudaEvent) -> Result<bool> {
+        self.wait(event)?;
+        Ok(true)
+    }
+
     unsafe fn fill(&self, dst: &CudaBuffer, offset: usize, bytes: usize, pattern: &[u8]) -> Result<()> {
         if pattern.len() == 8 && pattern[..4] != pattern[4..] {
             self.enter("cuLaunchKernel (8-byte fill)")?;

@@ -180,6 +180,36 @@ pub trait RawStream: Send + Sync + Sized + 'static {
         bytes: usize,
     ) -> Result<()>;
 
+    /// Enqueue a copy of `bytes` bytes from `src`, a buffer of another
+    /// device of this backend, into `dst` of this stream's device, where the
+    /// backend copies between its devices itself (CUDA: peer access, or the
+    /// driver's staging); `Ok(false)` where it does not, and the typed layer
+    /// stages the copy through host memory.
+    ///
+    /// # Safety
+    /// - `dst` belongs to this stream's device; `src` to another device of this backend.
+    /// - `src_offset + bytes <= src.len()` and `dst_offset + bytes <= dst.len()`.
+    unsafe fn copy_peer(
+        &self,
+        src: &<Self::B as Backend>::Buffer,
+        src_offset: usize,
+        dst: &<Self::B as Backend>::Buffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> Result<bool> {
+        let _ = (src, src_offset, dst, dst_offset, bytes);
+        Ok(false)
+    }
+
+    /// Make later work on this stream wait until `event`, recorded on a
+    /// stream of another device of this backend, has completed, where the
+    /// backend can (CUDA); `Ok(false)` where it cannot, and the typed layer
+    /// waits for the event on the host instead.
+    fn wait_peer(&self, event: &<Self::B as Backend>::Event) -> Result<bool> {
+        let _ = event;
+        Ok(false)
+    }
+
     /// Enqueue a fill of `bytes` bytes of `dst` with a repeated `pattern`.
     ///
     /// # Safety

@@ -61,6 +61,24 @@ impl<B: Backend> Device<B> {
         B::devices()
     }
 
+    /// Every device of backend `B`, opened, in ordinal order: CuPy's
+    /// `range(cupy.cuda.runtime.getDeviceCount())`. An error when the
+    /// backend cannot run here, or when a device it lists does not open.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let all = Device::<Cpu>::all()?;
+    /// assert_eq!(all.len(), Device::<Cpu>::list()?.len());
+    /// assert!(all.iter().enumerate().all(|(i, d)| d.info().ordinal == i));
+    /// # Ok(()) }
+    /// ```
+    pub fn all() -> Result<Vec<Self>> {
+        B::devices()?.iter().map(|info| Self::open(info.ordinal)).collect()
+    }
+
     /// Open device `ordinal` of backend `B`.
     pub fn open(ordinal: usize) -> Result<Self> {
         Self::from_raw(B::open(ordinal)?)

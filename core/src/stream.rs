@@ -395,9 +395,73 @@ impl<B: Backend> Stream<B> {
 
     /// Make work enqueued later on this stream wait until `event` completes
     /// (a cross-stream dependency). Does not block the calling thread.
+    ///
+    /// An event of another device of this backend orders work across
+    /// devices: on CUDA on the device, as for one device; where the backend
+    /// cannot, the calling thread waits for the event before returning.
     pub fn wait(&self, event: &Event<B>) -> Result<()> {
-        self.same_device(event.device(), "Stream::wait")?;
-        self.raw.wait(event.raw())
+        if self.device.same(event.device()) {
+            return self.raw.wait(event.raw());
+        }
+        self.device.check_usable()?;
+        if !self.raw.wait_peer(event.raw())? {
+            event.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Enqueue a copy from a device range of any device of this backend
+    /// (`src`) into a range of this stream's device (`dst`) of the same
+    /// length: CuPy's `copy` between devices. On CUDA the driver copies
+    /// device to device (peer to peer where the devices allow it) and this
+    /// returns at once; on other backends the copy is staged through host
+    /// memory: `src` is read on its buffer's stream (waiting for the work
+    /// enqueued there), then written on this stream.
+    ///
+    /// As between streams, the user orders the copy after the work that
+    /// writes `src` on another stream (an event of that stream, passed to
+    /// [`wait`](Self::wait) here first).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// // Two opened handles are two devices to kiln (each counts its own memory).
+    /// let (a, b) = (Device::<Cpu>::open(0)?, Device::<Cpu>::open(0)?);
+    /// let x = a.upload(&[1u32, 2, 3])?;
+    /// let s = b.stream();
+    /// let mut y = s.alloc::<u32>(3)?;
+    /// assert!(s.copy(&x, &mut y).is_err(), "copy stays on one device");
+    /// s.copy_from_peer(&x, &mut y)?;
+    /// assert_eq!(y.to_vec()?, vec![1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn copy_from_peer<T: Element>(&self, src: &impl View<B, T>, dst: &mut impl ViewMut<B, T>) -> Result<()> {
+        let what = "Stream::copy_from_peer";
+        let (s, so, sl) = src.view().parts();
+        if self.device.same(s.device()) {
+            return self.copy(src, dst);
+        }
+        {
+            let (d, d_off, dl) = dst.view_mut().into_parts();
+            check_len("Stream::copy_from_peer (source on another device vs destination)", dl, sl)?;
+            self.same_device(d.device(), what)?;
+            if sl == 0 {
+                return Ok(());
+            }
+            self.device.check_usable()?;
+            s.device().check_usable()?;
+            let size = size_of::<T>();
+            // SAFETY: `d` is on this stream's device (checked), `s` on another
+            // device of this backend; both ranges are inside their buffers.
+            if unsafe { self.raw.copy_peer(s.raw(), so * size, d.raw(), d_off * size, sl * size)? } {
+                return Ok(());
+            }
+        }
+        let mut staged = vec![T::default(); sl];
+        s.stream().copy_to_host(&s.slice(so..so + sl)?, &mut staged)?;
+        self.copy_to_device(&staged, dst)
     }
 
     /// Block until everything enqueued on this stream so far has run; reports

@@ -122,3 +122,32 @@ fn device_synchronize_waits_for_every_stream() {
         assert_eq!(o.to_vec().unwrap(), vec![i as f32 + 1.0]);
     }
 }
+
+/// Copies from another device and waits on its events: a second opened
+/// handle of device 0 is another device to kiln, and the copy goes through
+/// cuMemcpyPeerAsync; the source is dropped before the copy is known done.
+#[test]
+fn copies_between_devices_through_the_driver() {
+    let Some(a) = gpu() else { return };
+    let Some(b) = gpu() else { return };
+    let (sa, sb) = (a.create_stream(kiln_core::Priority::Normal).unwrap(), b.stream());
+    for (i, n) in [1usize, 4099, 1 << 22].into_iter().enumerate() {
+        let data = random_f32(400 + i as u64, n);
+        let mut x = sa.alloc::<f32>(n + 2).unwrap();
+        sa.fill(&mut x, POISON_F32).unwrap();
+        sa.copy_to_device(&data, &mut x.slice_mut(2..).unwrap()).unwrap();
+        let written = sa.record_event().unwrap();
+        sb.wait(&written).unwrap();
+        let mut y = sb.upload(&vec![-1.0f32; n + 1]).unwrap();
+        sb.copy_from_peer(&x.slice(2..).unwrap(), &mut y.slice_mut(1..).unwrap()).unwrap();
+        drop(x);
+        let got = y.to_vec().unwrap();
+        assert_eq!(got[0], -1.0, "n={n}: written before its range");
+        assert_eq!(&got[1..], &data[..], "n={n}");
+    }
+    let mut on_a = a.upload(&[0u32; 4]).unwrap();
+    let x = a.upload(&[1u32; 4]).unwrap();
+    assert!(matches!(sb.copy_from_peer(&x, &mut on_a), Err(kiln_core::Error::DeviceMismatch { .. })));
+    sb.synchronize().unwrap();
+    sa.synchronize().unwrap();
+}

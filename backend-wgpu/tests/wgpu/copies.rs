@@ -182,3 +182,42 @@ fn many_commands_from_many_threads() {
     });
     dev.synchronize().unwrap();
 }
+
+/// Copies from another device (a second opened handle: kiln counts each
+/// open apart), staged through the host: views at offsets, u8 at odd
+/// offsets, the order after an event of the other device, and the source
+/// dropped right after.
+#[test]
+fn copies_between_devices_are_staged_and_ordered() {
+    let Some(a) = device() else { return };
+    let Some(b) = device() else { return };
+    let mut r = rng(3);
+    let (sa, sb) = (a.stream(), b.stream());
+    for n in [1usize, 5, 4099, (1 << 20) + 3] {
+        let data: Vec<f32> = (0..n).map(|_| r.random_range(-1e3..1e3)).collect();
+        let mut x = sa.alloc::<f32>(n + 2).unwrap();
+        x.fill(POISON as f32).unwrap();
+        sa.copy_to_device(&data, &mut x.slice_mut(2..).unwrap()).unwrap();
+        let written = sa.record_event().unwrap();
+        sb.wait(&written).unwrap();
+        let mut y = sb.upload(&vec![-1.0f32; n + 1]).unwrap();
+        assert!(sb.copy(&x.slice(2..).unwrap(), &mut y.slice_mut(1..).unwrap()).is_err(), "copy stays on one device");
+        sb.copy_from_peer(&x.slice(2..).unwrap(), &mut y.slice_mut(1..).unwrap()).unwrap();
+        drop(x);
+        let got = y.to_vec().unwrap();
+        assert_eq!(got[0], -1.0, "n={n}: written before its range");
+        assert_eq!(&got[1..], &data[..], "n={n}");
+        let bytes_in = bytes(&mut r, n);
+        let u = a.upload(&bytes_in).unwrap();
+        let mut v = b.upload(&vec![POISON; n + 3]).unwrap();
+        sb.copy_from_peer(&u.slice(1..).unwrap(), &mut v.slice_mut(3..n + 2).unwrap()).unwrap();
+        let got = v.to_vec().unwrap();
+        assert_bytes(&got[3..n + 2], &bytes_in[1..], &format!("u8 x {n} at offsets"));
+        assert_bytes(&got[..3], &[POISON; 3], "before the range");
+    }
+    let x = a.upload(&[1u32; 4]).unwrap();
+    let mut short = b.upload(&[0u32; 3]).unwrap();
+    assert!(sb.copy_from_peer(&x, &mut short).is_err(), "lengths differ");
+    let mut on_a = a.upload(&[0u32; 4]).unwrap();
+    assert!(sb.copy_from_peer(&x, &mut on_a).is_err(), "the destination must be on the stream's device");
+}
