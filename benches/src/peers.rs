@@ -1,10 +1,12 @@
-//! The Python peers (CuPy, PyCUDA): scripts kept in `benches/peers/`, run on
-//! the machine where `kiln bench` runs, their JSON merged into the table.
+//! The Python peers (CuPy and PyCUDA beside the CUDA rows, NumPy beside the
+//! CPU rows): scripts kept in `benches/peers/`, run on the machine where
+//! `kiln bench` runs, their JSON merged into the table.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
 
+use kiln_core::BackendKind;
 use serde::Deserialize;
 
 use crate::run::RunOptions;
@@ -80,20 +82,36 @@ impl Peer {
 const CUPY: &str = include_str!("../peers/cupy_bench.py");
 
 /// The peers: name, script source (built into the binary so `kiln bench`
-/// needs no checkout) and the script's own arguments.
-const SCRIPTS: [(&str, &str, &[&str]); 3] =
-    [("cupy", CUPY, &[]), ("cupy.fuse", CUPY, &["--fuse"]), ("pycuda", include_str!("../peers/pycuda_bench.py"), &[])];
+/// needs no checkout), the script's own arguments, and the backend whose
+/// rows it is compared with.
+const SCRIPTS: [(&str, &str, &[&str], BackendKind); 4] = [
+    ("cupy", CUPY, &[], BackendKind::Cuda),
+    ("cupy.fuse", CUPY, &["--fuse"], BackendKind::Cuda),
+    ("pycuda", include_str!("../peers/pycuda_bench.py"), &[], BackendKind::Cuda),
+    ("numpy", include_str!("../peers/numpy_bench.py"), &[], BackendKind::Cpu),
+];
 
-/// Names of the Python peers.
-pub fn python_peer_names() -> Vec<&'static str> {
-    SCRIPTS.iter().map(|(n, _, _)| *n).collect()
+/// Names of the Python peers of `backend`'s rows.
+pub fn python_peer_names(backend: BackendKind) -> Vec<&'static str> {
+    SCRIPTS.iter().filter(|s| s.3 == backend).map(|s| s.0).collect()
 }
 
-/// Run every Python peer on `patterns` x `sizes` (one dtype), each as a
-/// separate process with `python3` (or `KILN_PYTHON`), sampled as kiln's
-/// rows are (`opts`: timed samples, warm-up busy time, least work per sample).
-pub fn run_python_peers(patterns: &[String], sizes: &[usize], dtype: &str, opts: &RunOptions) -> Vec<Peer> {
-    SCRIPTS.iter().map(|(name, src, extra)| run_script(name, src, extra, patterns, sizes, dtype, opts)).collect()
+/// Run every Python peer of `backend`'s rows on `patterns` x `sizes` (one
+/// dtype), each as a separate process with `python3` (or `KILN_PYTHON`),
+/// sampled as kiln's rows are (`opts`: timed samples, warm-up busy time,
+/// least work per sample).
+pub fn run_python_peers(
+    backend: BackendKind,
+    patterns: &[String],
+    sizes: &[usize],
+    dtype: &str,
+    opts: &RunOptions,
+) -> Vec<Peer> {
+    SCRIPTS
+        .iter()
+        .filter(|s| s.3 == backend)
+        .map(|(name, src, extra, _)| run_script(name, src, extra, patterns, sizes, dtype, opts))
+        .collect()
 }
 
 fn run_script(
@@ -147,6 +165,9 @@ fn run_script(
 mod tests {
     use super::*;
 
+    /// Held by the tests that run the scripts: one of them sets `KILN_PYTHON`.
+    static PYTHON: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn lookup_by_case() {
         let p = Peer::measured(
@@ -182,10 +203,36 @@ mod tests {
         assert_eq!(f.rows[1].timer, Some(Timer::EndToEnd));
     }
 
+    /// Where NumPy is installed (CI installs it), its script measures the
+    /// CPU rows' cases; elsewhere it is absent with the reason.
+    #[test]
+    fn numpy_measures_the_cpu_cases_where_it_is_installed() {
+        let _python = PYTHON.lock().unwrap_or_else(|p| p.into_inner());
+        let opts = RunOptions { runs: 2, warmup_ms: 0.0, sample_ms: 0.1, ..Default::default() };
+        let cases: Vec<String> = ["vector_add", "sort_u32", "sgemm", "no_such_case"].map(String::from).into();
+        let peers = run_python_peers(BackendKind::Cpu, &cases, &[4096], "f32", &opts);
+        assert_eq!(peers.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["numpy"]);
+        let has_numpy = Command::new("python3").args(["-c", "import numpy"]).status().is_ok_and(|s| s.success());
+        match (&peers[0].status, has_numpy) {
+            (Ok(version), true) => {
+                assert!(!version.is_empty());
+                for (case, dtype) in [("vector_add", "f32"), ("sort_u32", "u32"), ("sgemm", "f32")] {
+                    let row = peers[0].get(case, dtype, 4096).unwrap_or_else(|| panic!("no numpy row for {case}"));
+                    assert!(row.median_ms > 0.0 && row.min_ms <= row.median_ms, "{row:?}");
+                }
+                assert!(peers[0].get("no_such_case", "f32", 4096).is_none());
+            }
+            (Err(reason), false) => assert!(reason.contains("numpy"), "{reason}"),
+            (status, has) => panic!("numpy installed: {has}, peer status {status:?}"),
+        }
+    }
+
     #[test]
     fn a_missing_interpreter_is_absent_with_its_reason() {
+        let _python = PYTHON.lock().unwrap_or_else(|p| p.into_inner());
         std::env::set_var("KILN_PYTHON", "/nonexistent/python3");
         let peers = run_python_peers(
+            BackendKind::Cuda,
             &["axpy".into()],
             &[16],
             "f32",

@@ -67,8 +67,9 @@ pub fn run(
 }
 
 /// The peers for this run: CuPy and PyCUDA against CUDA rows when a CUDA
-/// device was measured; CubeCL against wgpu rows, on the same wgpu device,
-/// when built with the `cubecl` feature.
+/// device was measured; NumPy against CPU rows when the CPU was; CubeCL
+/// against wgpu rows, on the same wgpu device, when built with the `cubecl`
+/// feature.
 fn peers(
     config: &BenchConfig,
     results: &[DeviceResult],
@@ -77,15 +78,15 @@ fn peers(
     progress: &mut dyn FnMut(&str),
 ) -> Vec<(Peer, BackendKind)> {
     let mut peers = Vec::new();
-    if results.iter().any(|r| r.backend == BackendKind::Cuda) {
-        progress("peers: CuPy and PyCUDA on the same cases");
-        let patterns: Vec<String> = config.selected().iter().map(|p| p.name()).collect();
-        for p in run_python_peers(&patterns, &config.sizes, config.dtype.name(), &config.run_options()) {
-            peers.push((p, BackendKind::Cuda));
-        }
-    } else {
-        for name in python_peer_names() {
-            peers.push((Peer::absent(name, "no CUDA device in this run to compare with"), BackendKind::Cuda));
+    let patterns: Vec<String> = config.selected().iter().map(|p| p.name()).collect();
+    for (backend, who) in [(BackendKind::Cuda, "CuPy and PyCUDA"), (BackendKind::Cpu, "NumPy")] {
+        if results.iter().any(|r| r.backend == backend) {
+            progress(&format!("peers: {who} on the same cases"));
+            let found = run_python_peers(backend, &patterns, &config.sizes, config.dtype.name(), &config.run_options());
+            peers.extend(found.into_iter().map(|p| (p, backend)));
+        } else {
+            let reason = format!("no {backend} device in this run to compare with");
+            peers.extend(python_peer_names(backend).into_iter().map(|name| (Peer::absent(name, &reason), backend)));
         }
     }
     peers.push((cubecl_peer(config, rows, wgpu_device, progress), BackendKind::Wgpu));

@@ -1,0 +1,219 @@
+"""NumPy on the same cases and sizes as `kiln bench`, the peer of its CPU rows.
+
+Usage: python3 numpy_bench.py --cases vector_add,axpy --sizes 1024,67108864 --dtype f32 --runs 20 --json OUT
+Writes {"peer": "numpy", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms, launches}]}.
+Timed on the host clock as kiln's CPU rows are (their events are the
+monotonic clock): 3 untimed calls, calls for --warmup-ms of busy time, then
+--runs samples of `launches` calls each, `launches` chosen so a sample
+covers --sample-ms; the median and the fastest sample's time per call.
+Every case writes into arrays made before timing where NumPy takes out=;
+where it cannot (arange, boolean indexing, sort), the new array is part of
+the time, as it is of NumPy's users'. Exits with status 3 and a one-line
+reason on stderr when NumPy cannot run here.
+"""
+import argparse, json, math, sys, time
+
+try:
+    import numpy as np
+except Exception as e:  # noqa: BLE001 - any failure means the peer is absent
+    print(f"numpy unavailable: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
+    sys.exit(3)
+
+CACHE_BYTES = 64 << 20
+MAX_CALLS = 1000
+# Products past this many flops are skipped, as kiln's CPU rows skip them
+# (benches/src/matrix.rs, SLOW_DEVICE_FLOPS).
+SLOW_FLOPS = 1 << 33
+ap = argparse.ArgumentParser()
+ap.add_argument("--cases", required=True)
+ap.add_argument("--sizes", required=True)
+ap.add_argument("--dtype", default="f32")
+ap.add_argument("--runs", type=int, default=20)
+ap.add_argument("--warmup-ms", type=float, default=100.0)
+ap.add_argument("--sample-ms", type=float, default=2.0)
+ap.add_argument("--json", required=True)
+args = ap.parse_args()
+dt = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32}[args.dtype]
+rng = np.random.default_rng(0x6B696C6E)
+
+
+def sampled(run):
+    """Sorted ms per call over --runs samples, and the calls per sample."""
+    def window(k):
+        t0 = time.perf_counter()
+        for _ in range(k):
+            run()
+        return (time.perf_counter() - t0) * 1e3 / k
+
+    def count(ms):
+        return max(1, min(MAX_CALLS, math.ceil(args.sample_ms / ms))) if ms > 0 else MAX_CALLS
+
+    for _ in range(3):
+        window(1)
+    calls = count(window(1))
+    t0 = time.perf_counter()
+    while (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
+        calls = count(window(calls))
+    return np.sort(np.asarray([window(calls) for _ in range(max(args.runs, 1))])), calls
+
+
+def bench_input(shape, dtype):
+    """kiln's inputs: floats uniform in [0.5, 2), integers in [1, 1000)."""
+    if np.dtype(dtype).kind == "f":
+        return (rng.random(shape) * 1.5 + 0.5).astype(dtype)
+    return rng.integers(1, 1000, shape).astype(dtype)
+
+
+def case(pattern, size):
+    """(dtype label, bytes of one set, a function making one set's timed call), or None."""
+    item = np.dtype(dt).itemsize
+    alpha = dt(1.25)
+    threshold = dt(1.25) if np.dtype(dt).kind == "f" else dt(500)
+    side = math.isqrt(size)
+    unary = {"map_square": np.square, "map_abs": np.abs, "map_negate": np.negative, "map_sqrt": np.sqrt}
+    if pattern == "copy_d2d":
+        def make():
+            x, y = bench_input(size, dt), np.empty(size, dt)
+            return lambda: np.copyto(y, x)
+        return args.dtype, 2 * size * item, make
+    if pattern == "fill":
+        def make():
+            y = np.empty(size, dt)
+            return lambda: y.fill(alpha)
+        return args.dtype, size * item, make
+    if pattern == "sequence":
+        return args.dtype, size * item, lambda: (lambda: np.arange(0, size, dtype=dt))
+    if pattern in unary:
+        if pattern == "map_sqrt" and np.dtype(dt).kind != "f":
+            return None
+        f = unary[pattern]
+
+        def make():
+            x, y = bench_input(size, dt), np.empty(size, dt)
+            return lambda: f(x, out=y)
+        return args.dtype, 2 * size * item, make
+    if pattern == "vector_add":
+        def make():
+            x, y, z = bench_input(size, dt), bench_input(size, dt), np.empty(size, dt)
+            return lambda: np.add(x, y, out=z)
+        return args.dtype, 3 * size * item, make
+    if pattern in ("axpy", "user_axpy", "array_axpy"):
+        # NumPy evaluates a * x + y as two passes through a temporary; with
+        # out= it is the best a NumPy user writes.
+        def make():
+            x, y, z = bench_input(size, dt), bench_input(size, dt), np.empty(size, dt)
+
+            def run():
+                np.multiply(alpha, x, out=z)
+                np.add(z, y, out=z)
+            return run
+        return args.dtype, 3 * size * item, make
+    if pattern in ("reduce_sum", "user_sum_squares"):
+        def make():
+            x = bench_input(size, dt)
+            if pattern == "reduce_sum":
+                return lambda: x.sum()
+            return lambda: np.dot(x, x) if np.dtype(dt).kind == "f" else (x * x).sum()
+        return args.dtype, size * item, make
+    if pattern == "dot":
+        def make():
+            x, y = bench_input(size, dt), bench_input(size, dt)
+            return lambda: np.dot(x, y)
+        return args.dtype, 2 * size * item, make
+    if pattern in ("scan_inclusive", "user_scan"):
+        def make():
+            x, y = bench_input(size, dt), np.empty(size, dt)
+            return lambda: np.cumsum(x, out=y)
+        return args.dtype, 2 * size * item, make
+    if pattern == "compact":
+        def make():
+            x = bench_input(size, dt)
+            return lambda: x[x > threshold]
+        return args.dtype, (size + size // 2) * item, make
+    if pattern in ("histogram_i32", "histogram_i32_skewed"):
+        def make():
+            if pattern == "histogram_i32":
+                x = rng.integers(0, 1024, size).astype(np.int32)
+            else:
+                x = np.full(size, 7, np.int32)
+            # 256 bins of width 4 over [0, 1024): bincount of x >> 2, NumPy's fast path.
+            return lambda: np.bincount(x >> 2, minlength=256)
+        return "i32", 4 * size, make
+    if pattern == "transpose":
+        def make():
+            m, out = bench_input((side, side), dt), np.empty((side, side), dt)
+            return lambda: np.copyto(out, m.T)
+        return args.dtype, 2 * side * side * item, make
+    if pattern in ("sgemm", "sgemm_cublas"):
+        if 2 * side ** 3 > SLOW_FLOPS:
+            return None  # kiln's CPU rows skip these too
+
+        def make():
+            a, b = bench_input((side, side), np.float32), bench_input((side, side), np.float32)
+            c = np.empty((side, side), np.float32)
+            return lambda: np.matmul(a, b, out=c)
+        return "f32", 3 * side * side * 4, make
+    if pattern == "grayscale":
+        def make():
+            rgb = rng.integers(0, 256, (side, side, 3)).astype(np.uint8)
+            g = np.empty((side, side), np.uint8)
+            w = np.array([0.299, 0.587, 0.114], np.float32)
+            return lambda: np.copyto(g, rgb @ w, casting="unsafe")
+        return "u8", 4 * side * side, make
+    if pattern == "blur3x3_f32":
+        def make():
+            img, out = bench_input((side, side), np.float32), np.empty((side, side), np.float32)
+            pad = np.empty((side + 2, side + 2), np.float32)
+
+            def run():
+                # Edges clamped, as kiln's: the image padded with its border, then nine shifted sums.
+                pad[1:-1, 1:-1] = img
+                pad[0, 1:-1], pad[-1, 1:-1] = img[0], img[-1]
+                pad[:, 0], pad[:, -1] = pad[:, 1], pad[:, -2]
+                np.copyto(out, pad[:-2, :-2])
+                for dy in range(3):
+                    for dx in range(3):
+                        if dy or dx:
+                            np.add(out, pad[dy:dy + side, dx:dx + side], out=out)
+                np.multiply(out, np.float32(1.0 / 9.0), out=out)
+            return run
+        return "f32", 2 * side * side * 4, make
+    if pattern == "sort_u32":
+        def make():
+            k = rng.integers(0, 2 ** 32, size, dtype=np.uint64).astype(np.uint32)
+            return lambda: np.sort(k)
+        return "u32", 2 * size * 4, make
+    return None
+
+
+def bench(pattern, size):
+    made = case(pattern, size)
+    if made is None:
+        return None
+    label, nbytes, make = made
+    # Sets enough to exceed the caches, as kiln's rows rotate buffers.
+    sets_n = max(1, min(8, -(-2 * CACHE_BYTES // max(nbytes, 1))))
+    fns = [make() for _ in range(sets_n)]
+    counter = [0]
+
+    def run():
+        fns[counter[0] % sets_n]()
+        counter[0] += 1
+
+    t, calls = sampled(run)
+    return {"pattern": pattern, "dtype": label, "size": size, "median_ms": float(np.median(t)), "min_ms": float(t[0]),
+            "launches": calls}
+
+
+rows = []
+for size in [int(v) for v in args.sizes.split(",") if v]:
+    for pattern in [c for c in args.cases.split(",") if c]:
+        try:
+            row = bench(pattern, size)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"numpy {pattern} {size}: {e}", file=sys.stderr)
+            continue
+        if row is not None:
+            rows.append(row)
+with open(args.json, "w") as f:
+    json.dump({"peer": "numpy", "version": np.__version__, "rows": rows}, f)
