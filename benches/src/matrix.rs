@@ -18,9 +18,13 @@ use crate::case::{square_side, Case, Pattern};
 use crate::run::{set_count, RunOptions};
 use crate::timing::{time_runs, Timing};
 
-/// Products of more flops than this are skipped on devices other than CUDA
-/// GPUs: a CPU or a software Vulkan device would take minutes per run.
+/// Products of more flops than this are skipped on wgpu devices: kiln's WGSL
+/// kernel on a software Vulkan device (or a small GPU) would take minutes
+/// per run.
 const SLOW_DEVICE_FLOPS: u64 = 1 << 33;
+/// The same on the CPU, whose products go through packed SIMD kernels: up
+/// to 2048^3, the size NumPy's matmul is usually quoted at.
+const CPU_FLOPS: u64 = 1 << 35;
 
 /// Whether this module runs `pattern`.
 pub(crate) fn handles(pattern: Pattern) -> bool {
@@ -38,10 +42,21 @@ pub(crate) fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option
         {
             Some(format!("{} offers no vendor GEMM of f32", stream.device().name()))
         }
-        Pattern::Sgemm(_) if B::KIND != BackendKind::Cuda && case.pattern.flops(case.n) > SLOW_DEVICE_FLOPS => Some(
-            format!("{} flops: too slow for a bench run on {}", case.pattern.flops(case.n), stream.device().name()),
-        ),
+        Pattern::Sgemm(_) if case.pattern.flops(case.n) > flop_limit(B::KIND) => Some(format!(
+            "{} flops: too slow for a bench run on {}",
+            case.pattern.flops(case.n),
+            stream.device().name()
+        )),
         _ => None,
+    }
+}
+
+/// The most flops a product of the bench runs on `kind`'s devices.
+fn flop_limit(kind: BackendKind) -> u64 {
+    match kind {
+        BackendKind::Cuda => u64::MAX,
+        BackendKind::Cpu => CPU_FLOPS,
+        _ => SLOW_DEVICE_FLOPS,
     }
 }
 

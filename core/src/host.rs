@@ -108,7 +108,8 @@ impl<B: Backend, T: Element> HostBuffer<B, T> {
         &self.device
     }
 
-    /// The backend's host buffer.
+    /// The backend's host buffer: a block of the device's host pool, which
+    /// may be longer than this buffer (whose elements are its first bytes).
     pub fn raw(&self) -> &B::HostBuffer {
         &self.raw
     }
