@@ -157,8 +157,13 @@ fn bench_prints_the_scaling_and_latency_summaries_and_writes_them() {
         stdout[start..].lines().skip(2).take_while(|l| !l.is_empty()).collect::<Vec<_>>()
     };
     let scaling = table("scaling: n_1/2");
-    assert_eq!(scaling.len(), 1, "one series, vector_add on the CPU: {scaling:?}");
+    // vector_add on the CPU, and NumPy's beside it where NumPy is installed (CI installs it).
+    let numpy = Command::new("python3").args(["-c", "import numpy"]).status().is_ok_and(|s| s.success());
+    assert_eq!(scaling.len(), 1 + usize::from(numpy), "vector_add on the CPU (and NumPy): {scaling:?}");
     assert!(scaling[0].starts_with("cpu ") && scaling[0].contains("vector_add") && scaling[0].contains("GB/s"));
+    if numpy {
+        assert!(scaling[1].starts_with("numpy on cpu ") && scaling[1].contains("vector_add"), "{scaling:?}");
+    }
     let latency = table("end-to-end latency");
     assert_eq!(latency.len(), 1, "{latency:?}");
     assert!(latency[0].starts_with("cpu ") && latency[0].ends_with("EndToEnd"), "{latency:?}");
