@@ -69,8 +69,8 @@ pub use kiln_cuda::{nccl, Cuda};
 pub use kiln_wgpu::Wgpu;
 pub use registry::probe;
 pub use runtime::{
-    Args, Array, Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, KernelArg, Stream, Tier, View,
-    ViewMut,
+    Args, Array, Buffer, BufferView, BufferViewMut, Device, Event, Graph, HostBuffer, Kernel, KernelArg, Stream, Tier,
+    View, ViewMut,
 };
 
 /// The typed tier: devices, streams, buffers, events and kernels generic over
@@ -89,7 +89,8 @@ pub use runtime::{
 /// ```
 pub mod typed {
     pub use kiln_core::{
-        Args, Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, KernelArg, Stream, View, ViewMut,
+        Args, Buffer, BufferView, BufferViewMut, Device, Event, Graph, HostBuffer, Kernel, KernelArg, Stream, View,
+        ViewMut,
     };
     pub use kiln_kernels as kernels;
 }

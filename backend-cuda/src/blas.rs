@@ -241,7 +241,7 @@ mod imp {
             unsafe { cublas::set_stream(handle, stream.stream.cu_stream() as sys::cudaStream_t) }
                 .map_err(|e| self.failed("cublasSetStream_v2", e))?;
             let buffers = [call.a.buffer, call.b.buffer, call.c.buffer];
-            let foreign = buffers.map(|b| b.is_foreign(&stream.stream));
+            let foreign = buffers.map(|b| b.is_foreign(stream));
             for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
                 b.before_foreign_use(stream)?;
             }

@@ -190,4 +190,13 @@ impl RawDevice for CudaDevice {
         // SAFETY: the caller keeps this method's contract, which `Blas::gemm` shares.
         unsafe { self.blas.gemm(stream, call) }
     }
+
+    unsafe fn instantiate_graph(
+        &self,
+        steps: &[kiln_core::GraphStep<'_, Cuda>],
+        lanes: usize,
+    ) -> Result<Option<Box<dyn kiln_core::RawGraph<Cuda>>>> {
+        // SAFETY: the caller keeps this method's contract, which `instantiate` shares.
+        unsafe { crate::graph::instantiate(self, steps, lanes) }.map(Some)
+    }
 }

@@ -375,6 +375,74 @@ pub(crate) unsafe fn launch(
     }
 }
 
+// ---------------------------------------------------------------- graphs
+
+/// A captured graph and its executable form.
+pub(crate) type Graph = sys::CUgraph;
+/// An instantiated graph.
+pub(crate) type GraphExec = sys::CUgraphExec;
+
+/// `cuStreamBeginCapture` in relaxed mode: calls on other threads (and
+/// calls this thread makes that are not enqueued on a capturing stream) are
+/// not disturbed by the capture.
+pub(crate) fn begin_capture(stream: &CudaStream) -> Result<(), DriverError> {
+    let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: the stream is live (cudarc keeps it); the mode is a valid enum value.
+    unsafe { sys::cuStreamBeginCapture_v2(stream.cu_stream(), mode).result() }
+}
+
+/// `cuStreamEndCapture`: the graph captured on `stream` since [`begin_capture`].
+pub(crate) fn end_capture(stream: &CudaStream) -> Result<Graph, DriverError> {
+    let mut graph = MaybeUninit::uninit();
+    // SAFETY: the stream is live; the driver writes the graph handle on success.
+    unsafe {
+        sys::cuStreamEndCapture(stream.cu_stream(), graph.as_mut_ptr()).result()?;
+        Ok(graph.assume_init())
+    }
+}
+
+/// `cuGraphInstantiateWithFlags` with no flags.
+///
+/// # Safety
+/// - `graph` is a live graph of the current context.
+pub(crate) unsafe fn instantiate(graph: Graph) -> Result<GraphExec, DriverError> {
+    let mut exec = MaybeUninit::uninit();
+    // SAFETY: by the caller's contract; the driver writes the handle on success.
+    unsafe {
+        sys::cuGraphInstantiateWithFlags(exec.as_mut_ptr(), graph, 0).result()?;
+        Ok(exec.assume_init())
+    }
+}
+
+/// `cuGraphLaunch`.
+///
+/// # Safety
+/// - `exec` is a live executable graph of the stream's context, not
+///   launched concurrently from another thread, and the memory its nodes
+///   use stays alive until the launch completes.
+pub(crate) unsafe fn graph_launch(exec: GraphExec, stream: &CudaStream) -> Result<(), DriverError> {
+    // SAFETY: by the caller's contract.
+    unsafe { sys::cuGraphLaunch(exec, stream.cu_stream()).result() }
+}
+
+/// `cuGraphExecDestroy`; a launch still running completes first, as the driver promises.
+///
+/// # Safety
+/// - `exec` is live, of the current context, and not used again.
+pub(crate) unsafe fn graph_exec_destroy(exec: GraphExec) -> Result<(), DriverError> {
+    // SAFETY: by the caller's contract.
+    unsafe { sys::cuGraphExecDestroy(exec).result() }
+}
+
+/// `cuGraphDestroy`.
+///
+/// # Safety
+/// - `graph` is live, of the current context, and not used again.
+pub(crate) unsafe fn graph_destroy(graph: Graph) -> Result<(), DriverError> {
+    // SAFETY: by the caller's contract.
+    unsafe { sys::cuGraphDestroy(graph).result() }
+}
+
 /// `cuFuncGetParamCount`; cudarc binds it only for CUDA 13.2 headers, so
 /// kiln looks it up itself.
 type ParamCountFn = unsafe extern "C" fn(sys::CUfunction, *mut usize) -> sys::CUresult;

@@ -98,7 +98,7 @@ fn value(arg: &RawArg<'_, Cuda>) -> u64 {
 /// Whether any buffer argument was allocated on a stream other than `stream`.
 #[inline]
 fn any_foreign(stream: &CudaStream, args: &[RawArg<'_, Cuda>]) -> bool {
-    args.iter().any(|arg| matches!(arg, RawArg::Buffer { buffer, .. } if buffer.is_foreign(&stream.stream)))
+    args.iter().any(|arg| matches!(arg, RawArg::Buffer { buffer, .. } if buffer.is_foreign(stream)))
 }
 
 /// Order `stream` after the allocation of each foreign buffer argument.
@@ -106,7 +106,7 @@ fn any_foreign(stream: &CudaStream, args: &[RawArg<'_, Cuda>]) -> bool {
 fn before_foreign_uses(stream: &CudaStream, args: &[RawArg<'_, Cuda>]) -> Result<()> {
     for arg in args {
         if let RawArg::Buffer { buffer, .. } = arg {
-            if buffer.is_foreign(&stream.stream) {
+            if buffer.is_foreign(stream) {
                 buffer.before_foreign_use(stream)?;
             }
         }
@@ -120,7 +120,7 @@ fn after_foreign_uses(stream: &CudaStream, args: &[RawArg<'_, Cuda>]) -> Result<
     let mut recorded = Ok(());
     for arg in args {
         if let RawArg::Buffer { buffer, .. } = arg {
-            if buffer.is_foreign(&stream.stream) {
+            if buffer.is_foreign(stream) {
                 let r = buffer.after_foreign_use(stream);
                 recorded = recorded.and(r);
             }

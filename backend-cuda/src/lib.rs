@@ -127,6 +127,7 @@ mod device;
 mod error;
 mod event;
 mod ffi;
+mod graph;
 mod info;
 mod kernel;
 mod launch;

@@ -141,11 +141,12 @@ impl CudaBuffer {
     }
 
     /// Whether using this buffer on `stream` must be recorded: the stream is
-    /// not the buffer's own and there is memory to protect. One pointer compare
-    /// on the common path.
+    /// not the buffer's own, there is memory to protect, and the stream runs
+    /// its work (a stream capturing a graph enqueues nothing: the graph's
+    /// launches record their uses). One pointer compare on the common path.
     #[inline]
-    pub(crate) fn is_foreign(&self, stream: &Arc<DriverStream>) -> bool {
-        !Arc::ptr_eq(&self.home.stream, stream) && self.len != 0
+    pub(crate) fn is_foreign(&self, stream: &CudaStream) -> bool {
+        !Arc::ptr_eq(&self.home.stream, &stream.stream) && self.len != 0 && !stream.captures
     }
 
     /// Prepare a use on `on`, a foreign stream, to be enqueued next: on the

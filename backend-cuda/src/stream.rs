@@ -29,6 +29,9 @@ pub struct CudaStream {
     pub(crate) last_kernel: AtomicU32,
     /// Completed synchronizes, shared with the buffers allocated here.
     pub(crate) progress: Arc<Progress>,
+    /// A private stream capturing a graph: what is enqueued here is
+    /// recorded by the driver, not run, and buffers need no use recorded.
+    pub(crate) captures: bool,
 }
 
 /// The CUDA priority for `wanted` within `(least, greatest)` (numerically
@@ -65,6 +68,13 @@ pub fn clamp_priority(wanted: Priority, (least, greatest): (i32, i32)) -> (Prior
 }
 
 impl CudaStream {
+    /// A private stream for capturing a graph (see `graph.rs`).
+    pub(crate) fn capturing(state: Arc<DeviceState>) -> Result<Self> {
+        let mut stream = Self::new(state, Priority::Normal, (0, 0))?;
+        stream.captures = true;
+        Ok(stream)
+    }
+
     pub(crate) fn new(state: Arc<DeviceState>, wanted: Priority, range: (i32, i32)) -> Result<Self> {
         state.check_usable()?;
         let (priority, cuda_priority) = clamp_priority(wanted, range);
@@ -80,6 +90,7 @@ impl CudaStream {
             cuda_priority,
             last_kernel: AtomicU32::new(0),
             progress: Arc::default(),
+            captures: false,
         })
     }
 
@@ -127,7 +138,7 @@ impl CudaStream {
         buffers: [&CudaBuffer; N],
         op: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        let foreign = buffers.map(|b| b.is_foreign(&self.stream));
+        let foreign = buffers.map(|b| b.is_foreign(self));
         if !foreign.contains(&true) {
             return op();
         }

@@ -1,6 +1,8 @@
 //! Kernel arguments: the untyped form backends receive, and the typed builder.
 
-use crate::{Backend, Buffer, BufferView, BufferViewMut, DType, Element, Error, LaunchConfig, Result};
+use std::sync::Arc;
+
+use crate::{Backend, Buffer, BufferView, BufferViewMut, DType, Element, Error, LaunchConfig, Result, Storage};
 use half::{bf16, f16};
 
 /// A scalar kernel argument: its bytes (little-endian, at most 8) and type.
@@ -103,15 +105,15 @@ pub enum RawArg<'a, B: Backend> {
 /// struct AnyRange<'a>(&'a Buffer<Cpu, u8>);
 ///
 /// impl<'a> KernelArg<'a, Cpu> for AnyRange<'a> {
-///     fn into_raw(self) -> (RawArg<'a, Cpu>, Option<&'a Device<Cpu>>) {
+///     fn into_raw(self) -> (RawArg<'a, Cpu>, Option<&'a std::sync::Arc<kiln_core::Storage<Cpu>>>) {
 ///         let arg = RawArg::Buffer { buffer: self.0.raw(), offset: 1 << 20, len: 8, dtype: DType::U8, writable: true };
 ///         (arg, None)
 ///     }
 /// }
 /// ```
 pub trait KernelArg<'a, B: Backend>: sealed::Sealed {
-    /// The untyped argument, and the device it lives on (scalars: none).
-    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>);
+    /// The untyped argument, and the memory it lives in (scalars: none).
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>);
 }
 
 mod sealed {
@@ -133,19 +135,19 @@ mod sealed {
 }
 
 impl<'a, B: Backend, T: Element> KernelArg<'a, B> for &'a Buffer<B, T> {
-    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
         self.view().into_raw()
     }
 }
 
 impl<'a, B: Backend, T: Element> KernelArg<'a, B> for &'a mut Buffer<B, T> {
-    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
         self.view_mut().into_raw()
     }
 }
 
 impl<'a, B: Backend, T: Element> KernelArg<'a, B> for BufferView<'a, B, T> {
-    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
         let (buffer, offset, len) = self.parts();
         let arg = RawArg::Buffer {
             buffer: buffer.raw(),
@@ -154,12 +156,12 @@ impl<'a, B: Backend, T: Element> KernelArg<'a, B> for BufferView<'a, B, T> {
             dtype: T::DTYPE,
             writable: false,
         };
-        (arg, Some(buffer.device()))
+        (arg, Some(buffer.storage()))
     }
 }
 
 impl<'a, B: Backend, T: Element> KernelArg<'a, B> for BufferViewMut<'a, B, T> {
-    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
         let (buffer, offset, len) = self.into_parts();
         let arg = RawArg::Buffer {
             buffer: buffer.raw(),
@@ -168,14 +170,14 @@ impl<'a, B: Backend, T: Element> KernelArg<'a, B> for BufferViewMut<'a, B, T> {
             dtype: T::DTYPE,
             writable: true,
         };
-        (arg, Some(buffer.device()))
+        (arg, Some(buffer.storage()))
     }
 }
 
 macro_rules! scalar_arg {
     ($($t:ty),*) => {$(
         impl<'a, B: Backend> KernelArg<'a, B> for $t {
-            fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+            fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
                 (RawArg::Scalar(Scalar::new(self)), None)
             }
         }
@@ -184,7 +186,7 @@ macro_rules! scalar_arg {
 scalar_arg!(u8, i32, u32, i64, u64, f16, bf16, f32, f64);
 
 impl<'a, B: Backend> KernelArg<'a, B> for Scalar {
-    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a crate::Device<B>>) {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
         (RawArg::Scalar(self), None)
     }
 }
@@ -205,12 +207,13 @@ impl<'a, B: Backend> KernelArg<'a, B> for Scalar {
 /// ```
 pub struct Args<'a, B: Backend> {
     raw: Vec<RawArg<'a, B>>,
-    devices: Vec<&'a crate::Device<B>>,
+    /// The memory of each argument, in order (scalars: none).
+    storages: Vec<Option<&'a Arc<Storage<B>>>>,
 }
 
 impl<B: Backend> Default for Args<'_, B> {
     fn default() -> Self {
-        Args { raw: Vec::new(), devices: Vec::new() }
+        Args { raw: Vec::new(), storages: Vec::new() }
     }
 }
 
@@ -234,9 +237,9 @@ impl<'a, B: Backend> Args<'a, B> {
 
     /// Append one argument in place.
     pub fn push(&mut self, value: impl KernelArg<'a, B>) -> &mut Self {
-        let (raw, device) = value.into_raw();
+        let (raw, storage) = value.into_raw();
         self.raw.push(raw);
-        self.devices.extend(device);
+        self.storages.push(storage);
         self
     }
 
@@ -277,7 +280,7 @@ impl<'a, B: Backend> Args<'a, B> {
                 RawArg::Scalar(s) => RawArg::Scalar(*s),
             });
         }
-        Some(Args { raw, devices: self.devices.clone() })
+        Some(Args { raw, storages: self.storages.clone() })
     }
 
     /// The untyped arguments.
@@ -285,14 +288,16 @@ impl<'a, B: Backend> Args<'a, B> {
         &self.raw
     }
 
-    pub(crate) fn devices(&self) -> &[&'a crate::Device<B>] {
-        &self.devices
+    /// The memory of each argument, in order (scalars: none).
+    pub(crate) fn storages(&self) -> &[Option<&'a Arc<Storage<B>>>] {
+        &self.storages
     }
 
     /// Append an untyped argument as it is, as no code outside kiln can.
     #[cfg(test)]
     pub(crate) fn push_raw(&mut self, raw: RawArg<'a, B>) {
         self.raw.push(raw);
+        self.storages.push(None);
     }
 }
 

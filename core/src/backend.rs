@@ -9,8 +9,8 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use crate::{
-    BackendKind, DeviceInfo, Error, Gemm, Language, LaunchConfig, MemoryInfo, Priority, Program, RawArg, Result,
-    VendorGemm,
+    BackendKind, DeviceInfo, Error, Gemm, GraphStep, Language, LaunchConfig, MemoryInfo, Priority, Program, RawArg,
+    RawGraph, Result, VendorGemm,
 };
 
 /// A backend: a set of associated types, in the manner of wgpu-hal's `Api`.
@@ -101,6 +101,29 @@ pub trait RawDevice: Send + Sync + Sized + 'static {
     unsafe fn gemm(&self, stream: &<Self::B as Backend>::Stream, call: &Gemm<'_, Self::B>) -> Result<()> {
         let _ = stream;
         Err(Error::unsupported(<Self::B as Backend>::KIND, call.to_string(), "the backend offers no vendor GEMM"))
+    }
+
+    /// The backend's own executable form of a captured graph (CUDA: the
+    /// steps captured into a `CUgraphExec`), launched as one unit; `None`,
+    /// the default, where the backend has none, and a launch of the graph
+    /// enqueues its steps one by one.
+    ///
+    /// `steps` come in an order that respects their dependencies; each runs
+    /// on its lane (`0..lanes`), after the lane's earlier steps and, for a
+    /// [`Join`](crate::GraphOp::Join), after the lane's step that set the mark.
+    ///
+    /// # Safety
+    /// - Every buffer and kernel of `steps` belongs to this device, and each
+    ///   step has passed the checks its [`RawStream`] method's `# Safety` asks for.
+    /// - A [`Join`](crate::GraphOp::Join) names a mark set by an earlier step,
+    ///   and every lane's last step is an ancestor of lane 0's last step.
+    unsafe fn instantiate_graph(
+        &self,
+        steps: &[GraphStep<'_, Self::B>],
+        lanes: usize,
+    ) -> Result<Option<Box<dyn RawGraph<Self::B>>>> {
+        let _ = (steps, lanes);
+        Ok(None)
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
 
 use ndarray::{Array, Dimension, StrideShape};
 
@@ -47,17 +48,43 @@ use crate::{Backend, Device, Element, Error, RawBuffer, Result, Stream};
 /// # Ok(()) }
 /// ```
 pub struct Buffer<B: Backend, T: Element> {
-    raw: B::Buffer,
+    storage: Arc<Storage<B>>,
     len: usize,
     stream: Stream<B>,
-    /// The bytes it counts toward its device's memory count.
-    counted: u64,
     _t: PhantomData<T>,
 }
 
-impl<B: Backend, T: Element> Drop for Buffer<B, T> {
+/// A buffer's memory: shared by the [`Buffer`] and the [`Graph`](crate::Graph)s
+/// that captured work on it, and released (its bytes leaving the device's
+/// memory count) when the last of them is dropped.
+pub struct Storage<B: Backend> {
+    raw: B::Buffer,
+    device: Device<B>,
+    /// The bytes it counts toward its device's memory count.
+    counted: u64,
+}
+
+impl<B: Backend> Storage<B> {
+    /// The backend's storage.
+    pub fn raw(&self) -> &B::Buffer {
+        &self.raw
+    }
+
+    /// The device the memory belongs to.
+    pub fn device(&self) -> &Device<B> {
+        &self.device
+    }
+}
+
+impl<B: Backend> Drop for Storage<B> {
     fn drop(&mut self) {
-        self.stream.device().counter().release(self.counted);
+        self.device.counter().release(self.counted);
+    }
+}
+
+impl<B: Backend> std::fmt::Debug for Storage<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Storage({:?} on {})", self.raw, self.device.name())
     }
 }
 
@@ -88,7 +115,8 @@ impl<B: Backend, T: Element> Buffer<B, T> {
     /// As [`Buffer::from_raw`].
     pub(crate) unsafe fn from_counted(raw: B::Buffer, len: usize, stream: Stream<B>, counted: u64) -> Self {
         debug_assert!(len.checked_mul(size_of::<T>()).is_some_and(|bytes| raw.len() >= bytes));
-        Buffer { raw, len, stream, counted, _t: PhantomData }
+        let storage = Arc::new(Storage { raw, device: stream.device().clone(), counted });
+        Buffer { storage, len, stream, _t: PhantomData }
     }
 
     /// Number of elements.
@@ -118,7 +146,12 @@ impl<B: Backend, T: Element> Buffer<B, T> {
 
     /// The backend's storage.
     pub fn raw(&self) -> &B::Buffer {
-        &self.raw
+        &self.storage.raw
+    }
+
+    /// The memory, shared with the graphs that captured work on it.
+    pub fn storage(&self) -> &Arc<Storage<B>> {
+        &self.storage
     }
 
     /// A view of the whole buffer.

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use ndarray::{ArrayBase, Data, Dimension};
 
+use crate::graph::record::Queue;
 use crate::host_pool::HostPool;
 use crate::pool::Counter;
 use crate::{
@@ -18,7 +19,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 struct Shared<B: Backend> {
     id: u64,
     raw: B::Device,
-    default_stream: Arc<B::Stream>,
+    default_stream: Arc<Queue<B>>,
     kernels: Mutex<HashMap<u64, Kernel<B>>>,
     lost: Mutex<Option<String>>,
     memory: Counter,
@@ -86,7 +87,7 @@ impl<B: Backend> Device<B> {
 
     /// Wrap an opened backend device.
     pub fn from_raw(raw: B::Device) -> Result<Self> {
-        let default_stream = Arc::new(raw.create_stream(Priority::Normal)?);
+        let default_stream = Arc::new(Queue::new(raw.create_stream(Priority::Normal)?));
         Ok(Device {
             shared: Arc::new(Shared {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -247,7 +248,7 @@ impl<B: Backend> Device<B> {
     /// A new stream with `priority`.
     pub fn create_stream(&self, priority: Priority) -> Result<Stream<B>> {
         self.check_usable()?;
-        Ok(Stream::from_parts(self.clone(), Arc::new(self.shared.raw.create_stream(priority)?)))
+        Ok(Stream::from_parts(self.clone(), Arc::new(Queue::new(self.shared.raw.create_stream(priority)?))))
     }
 
     /// A new, unrecorded event.

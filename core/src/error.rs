@@ -159,6 +159,15 @@ pub enum Error {
         /// The driver's code and description.
         detail: String,
     },
+    /// A call that a graph capture cannot take (a blocking read, a peer
+    /// copy, an event query), or a graph used where it cannot run.
+    #[error("{call}: {reason}")]
+    Graph {
+        /// The call, as the user wrote it ("Stream::copy_to_host during graph capture").
+        call: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
     /// A file-system error (kernel cache, result files).
     #[error("{what} {path}: {detail}")]
     Io {
@@ -169,6 +178,13 @@ pub enum Error {
         /// The OS error.
         detail: String,
     },
+}
+
+impl Error {
+    /// A [`Graph`](Error::Graph) error.
+    pub(crate) fn graph(call: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Graph { call: call.into(), reason: reason.into() }
+    }
 }
 
 fn kernel_note(kernel: &Option<String>) -> String {

@@ -6,9 +6,10 @@
 
 use std::sync::Arc;
 
+use crate::graph::record::{GemmShape, Op, OwnedArg, Queue};
 use crate::{
-    Args, Backend, Buffer, BufferView, Device, Element, Error, Event, HostBuffer, Kernel, LaunchConfig, MemoryCounts,
-    RawArg, RawBuffer, RawStream, Result, View, ViewMut,
+    Args, Backend, Buffer, BufferView, Device, Element, Error, Event, Gemm, GemmOperand, HostBuffer, Kernel,
+    LaunchConfig, MemoryCounts, RawArg, RawBuffer, RawDevice, RawStream, Result, View, ViewMut,
 };
 
 /// A stream's scheduling priority, portable across backends.
@@ -107,24 +108,29 @@ pub enum Priority {
 /// ```
 pub struct Stream<B: Backend> {
     device: Device<B>,
-    raw: Arc<B::Stream>,
+    queue: Arc<Queue<B>>,
 }
 
 impl<B: Backend> Clone for Stream<B> {
     fn clone(&self) -> Self {
-        Stream { device: self.device.clone(), raw: self.raw.clone() }
+        Stream { device: self.device.clone(), queue: self.queue.clone() }
     }
 }
 
 impl<B: Backend> std::fmt::Debug for Stream<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Stream({}, {:?})", self.device.name(), self.raw.priority())
+        write!(f, "Stream({}, {:?})", self.device.name(), self.queue.raw.priority())
     }
 }
 
 impl<B: Backend> Stream<B> {
-    pub(crate) fn from_parts(device: Device<B>, raw: Arc<B::Stream>) -> Self {
-        Stream { device, raw }
+    pub(crate) fn from_parts(device: Device<B>, queue: Arc<Queue<B>>) -> Self {
+        Stream { device, queue }
+    }
+
+    /// The backend stream and its capture state.
+    pub(crate) fn queue(&self) -> &Arc<Queue<B>> {
+        &self.queue
     }
 
     /// The device this stream runs on.
@@ -134,17 +140,17 @@ impl<B: Backend> Stream<B> {
 
     /// The backend's stream.
     pub fn raw(&self) -> &B::Stream {
-        &self.raw
+        &self.queue.raw
     }
 
     /// The priority after clamping to the device's range.
     pub fn priority(&self) -> Priority {
-        self.raw.priority()
+        self.queue.raw.priority()
     }
 
     /// Whether `other` is a handle to the same queue.
     pub(crate) fn same_queue(&self, other: &Stream<B>) -> bool {
-        Arc::ptr_eq(&self.raw, &other.raw)
+        Arc::ptr_eq(&self.queue, &other.queue)
     }
 
     fn same_device(&self, other: &Device<B>, what: &str) -> Result<()> {
@@ -199,7 +205,7 @@ impl<B: Backend> Stream<B> {
                 }),
             });
         }
-        let raw = match self.raw.alloc(bytes) {
+        let raw = match self.queue.raw.alloc(bytes) {
             Ok(raw) => raw,
             Err(e) => {
                 counter.release(bytes as u64);
@@ -249,8 +255,25 @@ impl<B: Backend> Stream<B> {
             return Ok(());
         }
         self.device.check_usable()?;
+        let bytes: &[u8] = bytemuck::cast_slice(src);
+        if let Some(lane) = self.lane() {
+            // The graph copies the data from device memory of its own, written now.
+            let staging = self.alloc::<u8>(bytes.len())?;
+            // SAFETY: `staging` was just allocated on this stream's device with `bytes.len()` bytes.
+            unsafe { self.queue.raw.write(staging.raw(), 0, bytes)? };
+            let op = Op::Copy {
+                src: staging.storage().clone(),
+                src_offset: 0,
+                dst: buf.storage().clone(),
+                dst_offset: offset * size_of::<T>(),
+                bytes: bytes.len(),
+            };
+            lane.push("Stream::copy_to_device", op)?;
+            lane.lock().staged = true;
+            return Ok(());
+        }
         // SAFETY: same device checked; the range lies inside `buf` by construction of the view.
-        unsafe { self.raw.write(buf.raw(), offset * size_of::<T>(), bytemuck::cast_slice(src)) }
+        unsafe { self.queue.raw.write(buf.raw(), offset * size_of::<T>(), bytes) }
     }
 
     /// Copy a device range into host memory of the same length. Blocks until
@@ -260,13 +283,14 @@ impl<B: Backend> Stream<B> {
         let (buf, offset, len) = src.view().parts();
         check_len("Stream::copy_to_host (device source vs host destination)", dst.len(), len)?;
         self.same_device(buf.device(), "Stream::copy_to_host")?;
+        self.refuse_in_capture("Stream::copy_to_host", BLOCKING)?;
         self.device.check_usable()?;
         if len == 0 {
             // Nothing to wait for; errors kept from earlier work stay for the next synchronize.
             return Ok(());
         }
         // SAFETY: same device checked; the range lies inside `buf` by construction of the view.
-        unsafe { self.raw.read(buf.raw(), offset * size_of::<T>(), bytemuck::cast_slice_mut(dst)) }
+        unsafe { self.queue.raw.read(buf.raw(), offset * size_of::<T>(), bytemuck::cast_slice_mut(dst)) }
             .inspect_err(|e| self.device.note_failure(e))
     }
 
@@ -277,6 +301,7 @@ impl<B: Backend> Stream<B> {
         check_len("Stream::copy_to_device_async (host source vs device destination)", len, src.len())?;
         self.same_device(buf.device(), "Stream::copy_to_device_async")?;
         self.same_device(src.device(), "Stream::copy_to_device_async")?;
+        self.refuse_in_capture("Stream::copy_to_device_async", HOST_ASYNC)?;
         if len == 0 {
             return Ok(());
         }
@@ -289,7 +314,7 @@ impl<B: Backend> Stream<B> {
             // has the event before this runs and records it (or synchronizes
             // this stream) right after, and the host buffer's accessors and
             // drop wait for it.
-            unsafe { self.raw.write_async(buf.raw(), offset * size_of::<T>(), src.raw(), 0, bytes) }
+            unsafe { self.queue.raw.write_async(buf.raw(), offset * size_of::<T>(), src.raw(), 0, bytes) }
         })
     }
 
@@ -300,6 +325,7 @@ impl<B: Backend> Stream<B> {
         check_len("Stream::copy_to_host_async (device source vs host destination)", dst.len(), len)?;
         self.same_device(buf.device(), "Stream::copy_to_host_async")?;
         self.same_device(dst.device(), "Stream::copy_to_host_async")?;
+        self.refuse_in_capture("Stream::copy_to_host_async", HOST_ASYNC)?;
         if len == 0 {
             return Ok(());
         }
@@ -311,7 +337,7 @@ impl<B: Backend> Stream<B> {
             // has the event before this runs and records it (or synchronizes
             // this stream) right after, and the host buffer's accessors and
             // drop wait for it.
-            unsafe { self.raw.read_async(buf.raw(), offset * size_of::<T>(), dst.raw(), 0, bytes) }
+            unsafe { self.queue.raw.read_async(buf.raw(), offset * size_of::<T>(), dst.raw(), 0, bytes) }
         })
     }
 
@@ -327,9 +353,19 @@ impl<B: Backend> Stream<B> {
         }
         self.device.check_usable()?;
         let size = size_of::<T>();
+        if let Some(lane) = self.lane() {
+            let op = Op::Copy {
+                src: s.storage().clone(),
+                src_offset: so * size,
+                dst: d.storage().clone(),
+                dst_offset: d_off * size,
+                bytes: sl * size,
+            };
+            return lane.push("Stream::copy", op);
+        }
         // SAFETY: same device checked; ranges inside their buffers; the borrow
         // rules keep `dst` (exclusive) apart from `src` (shared).
-        unsafe { self.raw.copy(s.raw(), so * size, d.raw(), d_off * size, sl * size) }
+        unsafe { self.queue.raw.copy(s.raw(), so * size, d.raw(), d_off * size, sl * size) }
     }
 
     /// Enqueue setting every element of a device range to `value`.
@@ -341,8 +377,15 @@ impl<B: Backend> Stream<B> {
         }
         self.device.check_usable()?;
         let size = size_of::<T>();
+        if let Some(lane) = self.lane() {
+            let mut pattern = [0u8; 8];
+            pattern[..size].copy_from_slice(bytemuck::bytes_of(&value));
+            let op =
+                Op::Fill { dst: buf.storage().clone(), offset: offset * size, bytes: len * size, pattern, width: size };
+            return lane.push("Stream::fill", op);
+        }
         // SAFETY: same device checked; the range is inside `buf`; `size` is 1, 2, 4 or 8 and divides offset and length.
-        unsafe { self.raw.fill(buf.raw(), offset * size, len * size, bytemuck::bytes_of(&value)) }
+        unsafe { self.queue.raw.fill(buf.raw(), offset * size, len * size, bytemuck::bytes_of(&value)) }
     }
 
     /// Enqueue a launch of `kernel` over `config` with `args`.
@@ -366,8 +409,8 @@ impl<B: Backend> Stream<B> {
             });
         }
         // The message is built only on a mismatch: this is the launch hot path.
-        if let Some(d) = args.devices().iter().find(|d| !self.device.same(d)) {
-            self.same_device(d, &format!("launch of kernel `{}`", kernel.name()))?;
+        if let Some(s) = args.storages().iter().flatten().find(|s| !self.device.same(s.device())) {
+            self.same_device(s.device(), &format!("launch of kernel `{}`", kernel.name()))?;
         }
         config.validate(&self.device.info().limits, kernel.name())?;
         check_ranges(kernel.name(), args.raw())?;
@@ -375,15 +418,93 @@ impl<B: Backend> Stream<B> {
             return Ok(());
         }
         self.device.check_usable()?;
+        if let Some(lane) = self.lane() {
+            let args = OwnedArg::list(kernel.name(), args.raw(), args.storages())?;
+            return lane.push("Stream::launch", Op::Launch { kernel: kernel.clone(), config, args });
+        }
         // SAFETY: devices, shape and argument ranges checked above; the
         // kernel's behaviour is the caller's promise.
-        unsafe { self.raw.launch(kernel.raw(), &config, args.raw()) }.inspect_err(|e| self.device.note_failure(e))
+        unsafe { self.queue.raw.launch(kernel.raw(), &config, args.raw()) }.inspect_err(|e| self.device.note_failure(e))
+    }
+
+    /// Enqueue the device's vendor matrix product (cuBLAS on CUDA) of
+    /// row-major matrices: `c = a . b` with `a` of `m x k` elements of `I`,
+    /// `b` of `k x n`, `c` of `m x n` elements of `O`, each view holding
+    /// exactly its matrix. `Unsupported` where the device offers no product
+    /// of these types ([`RawDevice::vendor_gemm`]); an empty product (`m`,
+    /// `n` or `k` zero) writes zeros into `c`, or nothing when `c` is empty.
+    pub fn vendor_gemm<I: Element, O: Element>(
+        &self,
+        a: &impl View<B, I>,
+        b: &impl View<B, I>,
+        c: &mut impl ViewMut<B, O>,
+        (m, n, k): (usize, usize, usize),
+    ) -> Result<()> {
+        let call = || format!("vendor gemm of {m}x{k} by {k}x{n} {} matrices into {}", I::DTYPE, O::DTYPE);
+        let supported = self.device.raw().vendor_gemm().filter(|v| v.supports(I::DTYPE, O::DTYPE));
+        let Some(_) = supported else {
+            return Err(Error::unsupported(B::KIND, call(), format!("{} offers no such product", self.device.name())));
+        };
+        let (a, b) = (a.view(), b.view());
+        let c_len = c.view_mut().len();
+        let sizes =
+            [("a", a.len(), m.checked_mul(k)), ("b", b.len(), k.checked_mul(n)), ("c", c_len, m.checked_mul(n))];
+        for (name, got, want) in sizes {
+            let want = want.ok_or_else(|| Error::invalid(call(), "the sizes overflow"))?;
+            check_len(&format!("{}: matrix {name}", call()), want, got)?;
+        }
+        for (name, owner) in [("a", a.buffer().device()), ("b", b.buffer().device())] {
+            self.same_device(owner, &format!("{}: matrix {name}", call()))?;
+        }
+        if c_len == 0 {
+            return Ok(());
+        }
+        if k == 0 {
+            return self.fill(c, O::zeroed());
+        }
+        let (cb, c_off, _) = c.view_mut().into_parts();
+        self.same_device(cb.device(), &format!("{}: matrix c", call()))?;
+        let (ia, ib, oc) = (a.offset() * size_of::<I>(), b.offset() * size_of::<I>(), c_off * size_of::<O>());
+        let gemm = Gemm {
+            a: GemmOperand { buffer: a.buffer().raw(), offset: ia },
+            b: GemmOperand { buffer: b.buffer().raw(), offset: ib },
+            c: GemmOperand { buffer: cb.raw(), offset: oc },
+            m,
+            n,
+            k,
+            input: I::DTYPE,
+            output: O::DTYPE,
+        };
+        gemm.check()?;
+        self.device.check_usable()?;
+        if let Some(lane) = self.lane() {
+            let shape = GemmShape { m, n, k, input: I::DTYPE, output: O::DTYPE };
+            let op = Op::Gemm {
+                a: (a.buffer().storage().clone(), ia),
+                b: (b.buffer().storage().clone(), ib),
+                c: (cb.storage().clone(), oc),
+                shape,
+            };
+            return lane.push("Stream::vendor_gemm", op);
+        }
+        // SAFETY: the stream and the three buffers are this device's (checked
+        // above) and the call has passed `check`; `c` is borrowed mutably and
+        // `a` and `b` shared until the product is enqueued, and after that they
+        // are covered as kiln's own kernels' operands are: work on this stream
+        // runs after the product, and the typed API's rule for buffers (work
+        // on other streams, their frees included, is ordered by the user's
+        // events) does the rest.
+        unsafe { self.device.raw().gemm(&self.queue.raw, &gemm) }.inspect_err(|e| self.device.note_failure(e))
     }
 
     /// Record `event` at the current end of this stream.
     pub fn record(&self, event: &Event<B>) -> Result<()> {
         self.same_device(event.device(), "Stream::record")?;
-        self.raw.record(event.raw())
+        if let Some(lane) = self.lane() {
+            return self.record_in_capture(&lane, event);
+        }
+        event.set_mark(None);
+        self.queue.raw.record(event.raw())
     }
 
     /// A new event recorded at the current end of this stream.
@@ -400,11 +521,14 @@ impl<B: Backend> Stream<B> {
     /// devices: on CUDA on the device, as for one device; where the backend
     /// cannot, the calling thread waits for the event before returning.
     pub fn wait(&self, event: &Event<B>) -> Result<()> {
+        if self.wait_in_capture(event)? {
+            return Ok(());
+        }
         if self.device.same(event.device()) {
-            return self.raw.wait(event.raw());
+            return self.queue.raw.wait(event.raw());
         }
         self.device.check_usable()?;
-        if !self.raw.wait_peer(event.raw())? {
+        if !self.queue.raw.wait_peer(event.raw())? {
             event.synchronize()?;
         }
         Ok(())
@@ -443,6 +567,7 @@ impl<B: Backend> Stream<B> {
         if self.device.same(s.device()) {
             return self.copy(src, dst);
         }
+        self.refuse_in_capture(what, "a graph runs on one device: copy between devices outside the capture")?;
         {
             let (d, d_off, dl) = dst.view_mut().into_parts();
             check_len("Stream::copy_from_peer (source on another device vs destination)", dl, sl)?;
@@ -455,7 +580,7 @@ impl<B: Backend> Stream<B> {
             let size = size_of::<T>();
             // SAFETY: `d` is on this stream's device (checked), `s` on another
             // device of this backend; both ranges are inside their buffers.
-            if unsafe { self.raw.copy_peer(s.raw(), so * size, d.raw(), d_off * size, sl * size)? } {
+            if unsafe { self.queue.raw.copy_peer(s.raw(), so * size, d.raw(), d_off * size, sl * size)? } {
                 return Ok(());
             }
         }
@@ -467,9 +592,16 @@ impl<B: Backend> Stream<B> {
     /// Block until everything enqueued on this stream so far has run; reports
     /// errors kept from earlier asynchronous work.
     pub fn synchronize(&self) -> Result<()> {
-        self.raw.synchronize().inspect_err(|e| self.device.note_failure(e))
+        self.refuse_in_capture("Stream::synchronize", BLOCKING)?;
+        self.queue.raw.synchronize().inspect_err(|e| self.device.note_failure(e))
     }
 }
+
+/// Why a blocking call is refused during a capture.
+const BLOCKING: &str = "it waits for work that a capture records without running; end the capture (or read                         after replaying the graph)";
+
+/// Why an asynchronous copy with a host buffer is refused during a capture.
+const HOST_ASYNC: &str = "a graph does not hold host buffers: copy to or from device memory inside the capture, and                           between it and the host outside";
 
 /// Every buffer argument's byte range must lie inside its storage. The views
 /// that make arguments guarantee it; this keeps a backend from ever being

@@ -32,6 +32,7 @@ mod args;
 mod buffer;
 mod device;
 mod event;
+mod graph;
 mod host;
 mod stream;
 mod tier;
@@ -39,7 +40,7 @@ mod tier;
 pub use args::{Args, KernelArg};
 pub(crate) use buffer::{typed_view, typed_view_mut};
 pub use buffer::{View, ViewMut};
-pub use tier::{Array, Buffer, BufferView, BufferViewMut, Device, Event, HostBuffer, Kernel, Stream, Tier};
+pub use tier::{Array, Buffer, BufferView, BufferViewMut, Device, Event, Graph, HostBuffer, Kernel, Stream, Tier};
 pub(crate) use tier::{ExprArm, ExprTier};
 
 /// Invoke `$callback! { ($($args)*) ARMS }` with one arm per backend compiled

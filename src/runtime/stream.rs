@@ -4,7 +4,7 @@ use kiln_core::{BackendKind, Element, LaunchConfig, Priority, Result};
 
 use super::buffer::{typed_view, typed_view_mut};
 use super::{
-    describe, dispatch, mismatch, Args, Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier, View, ViewMut,
+    describe, dispatch, mismatch, Args, Buffer, Device, Event, Graph, HostBuffer, Kernel, Stream, Tier, View, ViewMut,
 };
 
 impl Stream {
@@ -21,6 +21,11 @@ impl Stream {
     /// The priority after clamping to the device's range.
     pub fn priority(&self) -> Priority {
         dispatch!(self, Stream, s => s.priority())
+    }
+
+    /// "cpu:0 name", for errors.
+    pub(crate) fn describe(&self) -> String {
+        dispatch!(self, Stream, s => describe(s.device()))
     }
 
     /// The typed stream, if this one is of backend `B`.
@@ -93,6 +98,53 @@ impl Stream {
             let mut dst = typed_view_mut("Stream::copy (destination)", s, dst)?;
             s.copy(&src, &mut dst)
         })
+    }
+
+    /// Enqueue a copy from a range on another device of this stream's
+    /// backend into a range of this stream's device, of the same length
+    /// (peer to peer on CUDA, staged through host memory elsewhere): see
+    /// [`kiln_core::Stream::copy_from_peer`]. A source of another backend is
+    /// an error naming both devices.
+    pub fn copy_from_peer<T: Element>(&self, src: &impl View<T>, dst: &mut impl ViewMut<T>) -> Result<()> {
+        let (src, dst) = (src.view(), dst.view_mut());
+        dispatch!(self, Stream, s => {
+            let src = B::view(src).map_err(|v| {
+                mismatch("Stream::copy_from_peer (source)", describe(s.device()), v.describe())
+            })?;
+            let mut dst = typed_view_mut("Stream::copy_from_peer (destination)", s, dst)?;
+            s.copy_from_peer(&src, &mut dst)
+        })
+    }
+
+    /// Start capturing this stream's work into a graph: see
+    /// [`kiln_core::Stream::begin_capture`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> kiln::Result<()> {
+    /// let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+    /// let s = dev.stream();
+    /// let mut x = s.upload(&[1.0f32, 2.0])?;
+    /// s.begin_capture()?;
+    /// s.fill(&mut x, 3.0)?;
+    /// let graph = s.end_capture()?;
+    /// graph.launch(&s)?;
+    /// assert_eq!(x.to_vec()?, [3.0, 3.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn begin_capture(&self) -> Result<()> {
+        dispatch!(self, Stream, s => s.begin_capture())
+    }
+
+    /// Whether this stream records its work into a graph.
+    pub fn is_capturing(&self) -> bool {
+        dispatch!(self, Stream, s => s.is_capturing())
+    }
+
+    /// End the capture begun on this stream and make its graph: see
+    /// [`kiln_core::Stream::end_capture`].
+    pub fn end_capture(&self) -> Result<Graph> {
+        dispatch!(self, Stream, s => s.end_capture().map(B::wrap_graph))
     }
 
     /// Enqueue setting every element of a device range to `value`.

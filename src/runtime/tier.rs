@@ -52,6 +52,8 @@ pub trait Tier: Backend + sealed::Sealed {
     fn kernel(kernel: &Kernel) -> Option<&kiln_core::Kernel<Self>>;
     /// The typed array, if `array` is of this backend.
     fn array<T: Element>(array: &Array<T>) -> Option<&TypedArray<Self, T>>;
+    /// The typed graph, if `graph` is of this backend.
+    fn graph(graph: &Graph) -> Option<&kiln_core::Graph<Self>>;
 
     /// A typed device on the run-time tier.
     fn wrap_device(device: kiln_core::Device<Self>) -> Device;
@@ -71,6 +73,8 @@ pub trait Tier: Backend + sealed::Sealed {
     fn wrap_kernel(kernel: kiln_core::Kernel<Self>) -> Kernel;
     /// A typed array on the run-time tier.
     fn wrap_array<T: Element>(array: TypedArray<Self, T>) -> Array<T>;
+    /// A typed graph on the run-time tier.
+    fn wrap_graph(graph: kiln_core::Graph<Self>) -> Graph;
 }
 
 /// The crate's own bridge for array expressions.
@@ -181,6 +185,15 @@ macro_rules! runtime_enums {
             $variant(TypedArray<$backend, T>),)*
         }
 
+        /// Work captured from a [`Stream`] of any backend, replayed with
+        /// [`Graph::launch`]: see [`Stream::begin_capture`].
+        #[derive(Debug)]
+        #[non_exhaustive]
+        pub enum Graph {
+            $($(#[$attr])* #[doc = concat!("A graph of the `", stringify!($variant), "` backend.")]
+            $variant(kiln_core::Graph<$backend>),)*
+        }
+
         /// An array expression of one backend.
         #[derive(Clone)]
         pub(crate) enum ExprArm<T: Element> {
@@ -271,6 +284,12 @@ macro_rules! runtime_enums {
                 }
                 fn wrap_array<T: Element>(array: TypedArray<Self, T>) -> Array<T> {
                     Array::$variant(array)
+                }
+                fn graph(graph: &Graph) -> Option<&kiln_core::Graph<Self>> {
+                    match graph { Graph::$variant(g) => Some(g), _ => None }
+                }
+                fn wrap_graph(graph: kiln_core::Graph<Self>) -> Graph {
+                    Graph::$variant(graph)
                 }
                 fn wrap_device(device: kiln_core::Device<Self>) -> Device {
                     Device::$variant(device)

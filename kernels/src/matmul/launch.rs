@@ -1,9 +1,7 @@
 //! matmul's launches: kiln's own kernels and the vendor GEMM, with their
 //! SAFETY notes. The callers have checked the lengths against the shape.
 
-use kiln_core::{
-    Args, Backend, BufferView, Element, Error, Gemm, GemmOperand, RawDevice, Result, Stream, View, ViewMut,
-};
+use kiln_core::{Args, Backend, Element, Error, RawDevice, Result, Stream, View, ViewMut};
 
 use super::plan::plan;
 use super::program::matmul_program;
@@ -58,52 +56,5 @@ pub(super) fn vendor<B: Backend, T: MatmulElement>(
     if !vendor.supports(input, output) {
         return Err(refused(format!("{} has no product of {input} matrices into {output}", vendor.name)));
     }
-    if shape.m == 0 || shape.n == 0 {
-        return Ok(());
-    }
-    if shape.k == 0 {
-        return stream.fill(c, T::zero());
-    }
-    let (av, bv, cv) = (a.view(), b.view(), c.view_mut());
-    for (name, owner) in [("a", av.buffer().device()), ("b", bv.buffer().device())] {
-        if !owner.same(device) {
-            return Err(Error::DeviceMismatch {
-                what: format!("{what}: operand {name}"),
-                first: device.name().to_string(),
-                second: owner.name().to_string(),
-            });
-        }
-    }
-    let (c_buffer, c_offset, _) = cv.into_parts();
-    if !c_buffer.device().same(device) {
-        return Err(Error::DeviceMismatch {
-            what: format!("{what}: output c"),
-            first: device.name().to_string(),
-            second: c_buffer.device().name().to_string(),
-        });
-    }
-    let call = Gemm {
-        a: operand(&av),
-        b: operand(&bv),
-        c: GemmOperand { buffer: c_buffer.raw(), offset: c_offset * size_of::<T::Acc>() },
-        m: shape.m,
-        n: shape.n,
-        k: shape.k,
-        input,
-        output,
-    };
-    call.check()?;
-    device.check_usable()?;
-    // SAFETY: the stream and the three buffers are this device's (checked
-    // above) and `call` has passed `check`; `c` is borrowed mutably and `a`
-    // and `b` shared until the product is enqueued, and after that they are
-    // covered as kiln's own kernels' operands are: work on this stream runs
-    // after the product, and the typed API's rule for buffers (work on other
-    // streams, their frees included, is ordered by the user's events) does the rest.
-    unsafe { device.raw().gemm(stream.raw(), &call) }
-}
-
-/// A vendor operand: the view's backend buffer and the byte offset of its first element.
-fn operand<'a, B: Backend, T: Element>(view: &BufferView<'a, B, T>) -> GemmOperand<'a, B> {
-    GemmOperand { buffer: view.buffer().raw(), offset: view.offset() * size_of::<T>() }
+    stream.vendor_gemm(a, b, c, (shape.m, shape.n, shape.k))
 }
