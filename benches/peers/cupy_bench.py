@@ -4,7 +4,8 @@ Usage: python3 cupy_bench.py --cases vector_add,axpy --sizes 1024,67108864 --dty
 With --fuse only the array cases run, each expression as one `cupy.fuse` kernel
 (the peer `cupy.fuse`); without, they run as plain CuPy expressions.
 Writes {"peer": "cupy", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms[, timer]}]}.
-The case reduce_latency runs once, at 1 Ki f32, whatever --sizes and --dtype say.
+The case reduce_latency runs once, at 1 Ki f32, whatever --sizes and --dtype say;
+launch_overhead and graph_launch once, over one f32.
 Exits with status 3 and a one-line reason on stderr when CuPy cannot run here.
 """
 import argparse, json, math, sys, time
@@ -291,6 +292,34 @@ def launch_row():
             "median_ms": float(np.median(t)), "min_ms": float(t[0]), "launches": launches}
 
 
+# The cost of one kernel of a graph, as kiln's graph_launch rows take it: 100
+# dependent kernels (x += 1 on one f32) captured on a stream into a CUDA graph
+# (CuPy's Stream.begin_capture / end_capture), replayed back to back, ms per kernel.
+GRAPH_KERNELS = 100
+
+
+def graph_row():
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        x = cp.zeros(1, cp.float32)
+        one = cp.ones(1, cp.float32)
+        cp.add(x, one, out=x)
+        x.fill(0)
+        s.synchronize()
+        s.begin_capture()
+        for _ in range(GRAPH_KERNELS):
+            cp.add(x, one, out=x)
+        g = s.end_capture()
+        g.launch(stream=s)
+        s.synchronize()
+        if float(x[0]) != GRAPH_KERNELS:
+            raise ValueError(f"a replay of {GRAPH_KERNELS} kernels gave {float(x[0])}")
+        t, launches = sampled(lambda: g.launch(stream=s))
+    return {"pattern": "graph_launch", "dtype": "f32", "size": 1,
+            "median_ms": float(np.median(t)) / GRAPH_KERNELS, "min_ms": float(t[0]) / GRAPH_KERNELS,
+            "launches": launches}
+
+
 rows = []
 rng = cp.random.default_rng(0x6B696C6E)
 for size in [int(v) for v in args.sizes.split(",") if v]:
@@ -332,6 +361,11 @@ if "launch_overhead" in args.cases.split(",") and not args.fuse:
         rows.append(launch_row())
     except Exception as e:  # noqa: BLE001 - report and go on
         print(f"cupy launch_overhead: {e}", file=sys.stderr)
+if "graph_launch" in args.cases.split(",") and not args.fuse:
+    try:
+        rows.append(graph_row())
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"cupy graph_launch: {e}", file=sys.stderr)
 if "reduce_latency" in args.cases.split(",") and not args.fuse:
     try:
         rows.append(latency_row())

@@ -80,11 +80,17 @@ pub enum Pattern {
     /// (hundreds between one pair of events), microseconds per launch, the
     /// host's work and the device's together, whichever bounds.
     LaunchOverhead,
+    /// The cost of one kernel of a graph: 100 dependent kernels over one
+    /// f32 (`x += 1`, each reading what the one before wrote) captured into
+    /// a graph, replayed back to back; microseconds per kernel, host and
+    /// device together, against [`LaunchOverhead`](Pattern::LaunchOverhead)
+    /// and CuPy's graphs.
+    GraphLaunch,
 }
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 32] = [
+    pub const ALL: [Pattern; 33] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -117,6 +123,7 @@ impl Pattern {
         Pattern::RandomNormal,
         Pattern::ReduceLatency,
         Pattern::LaunchOverhead,
+        Pattern::GraphLaunch,
     ];
 
     /// The name used in tables, JSON and the peers' scripts.
@@ -154,6 +161,7 @@ impl Pattern {
             Pattern::RandomNormal => "random_normal".into(),
             Pattern::ReduceLatency => "reduce_latency".into(),
             Pattern::LaunchOverhead => "launch_overhead".into(),
+            Pattern::GraphLaunch => "graph_launch".into(),
         }
     }
 
@@ -174,7 +182,7 @@ impl Pattern {
     pub fn fixed_size(self) -> Option<usize> {
         match self {
             Pattern::ReduceLatency => Some(crate::latency::LATENCY_ELEMENTS),
-            Pattern::LaunchOverhead => Some(1),
+            Pattern::LaunchOverhead | Pattern::GraphLaunch => Some(1),
             _ => None,
         }
     }
@@ -183,14 +191,18 @@ impl Pattern {
     /// rather than throughputs: they get no GB/s, no fraction of the
     /// ceiling and no chart.
     pub fn is_latency(self) -> bool {
-        matches!(self, Pattern::ReduceLatency | Pattern::LaunchOverhead)
+        matches!(self, Pattern::ReduceLatency | Pattern::LaunchOverhead | Pattern::GraphLaunch)
     }
 
     /// The element type a pattern always runs on, whatever the bench's
     /// dtype (grayscale reads u8 pixels, sort_u32 sorts u32 keys).
     pub fn fixed_dtype(self) -> Option<DType> {
         match self {
-            Pattern::Sgemm(_) | Pattern::Blur3x3 | Pattern::ReduceLatency | Pattern::LaunchOverhead => Some(DType::F32),
+            Pattern::Sgemm(_)
+            | Pattern::Blur3x3
+            | Pattern::ReduceLatency
+            | Pattern::LaunchOverhead
+            | Pattern::GraphLaunch => Some(DType::F32),
             Pattern::Grayscale => Some(DType::U8),
             Pattern::SortU32 => Some(DType::U32),
             Pattern::Histogram { .. } => Some(DType::I32),
@@ -220,7 +232,7 @@ impl Pattern {
             Pattern::Dot | Pattern::ScanInclusive | Pattern::UserScan | Pattern::ArrayFusedSum => 2,
             Pattern::Fill | Pattern::Sequence | Pattern::RandomUniform | Pattern::RandomNormal => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
-            Pattern::LaunchOverhead => 2,
+            Pattern::LaunchOverhead | Pattern::GraphLaunch => 2,
             Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::ArrayAxpy | Pattern::Sgemm(_) => 3,
             Pattern::Grayscale => 4,
         };
@@ -251,7 +263,7 @@ impl Pattern {
             // Philox, then per two values a polynomial logarithm (about 20
             // multiplies and adds), a square root (12) and a sine and cosine (22).
             Pattern::RandomNormal => 5 * n as u64 + 27 * n as u64,
-            Pattern::Map(_) | Pattern::VectorAdd | Pattern::LaunchOverhead => n as u64,
+            Pattern::Map(_) | Pattern::VectorAdd | Pattern::LaunchOverhead | Pattern::GraphLaunch => n as u64,
             // 2 m n k for m = n = k = side.
             Pattern::Sgemm(_) => 2 * side * side * side,
             // 3 multiplies and 2 adds per pixel.
@@ -271,7 +283,7 @@ impl Pattern {
             Pattern::ArrayAxpy => 3,
             Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
-            Pattern::LaunchOverhead => 2,
+            Pattern::LaunchOverhead | Pattern::GraphLaunch => 2,
             Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact | Pattern::UserScan => 2,
             // The sort's input, output and scratch keys.
             Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::Sgemm(_) | Pattern::SortU32 => 3,

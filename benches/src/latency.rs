@@ -1,7 +1,8 @@
 //! The end-to-end latency of small work: the sum of 1 Ki f32 already on the
 //! device, including reading the scalar back to the host, timed on the
 //! host clock (launch, execution and read back: what a caller waits for);
-//! and the cost of one launch, from hundreds enqueued back to back.
+//! the cost of one launch, from hundreds enqueued back to back; and the cost
+//! of one kernel of a graph, from graphs of [`GRAPH_KERNELS`] replayed back to back.
 //!
 //! Throughput means nothing at 4 KiB, so these rows report microseconds;
 //! [`latency_summary`] gathers them, with the peers' (CuPy's
@@ -11,6 +12,7 @@
 use std::fmt::Write;
 
 use kiln_core::{Backend, Error, Result, Stream};
+use kiln_kernels::elementwise::{binary_in_place, BinaryOp};
 use kiln_kernels::map::{map, MapOp};
 use kiln_kernels::reduce::{reduce, ReduceOp};
 use rand::{Rng, SeedableRng};
@@ -32,6 +34,9 @@ pub(crate) const LATENCY_MIN_RUNS: usize = 200;
 /// Untimed runs first, at least (kernel loads, the first allocations).
 pub(crate) const LATENCY_MIN_WARMUP: usize = 10;
 
+/// Dependent kernels in the graph of the graph case.
+pub const GRAPH_KERNELS: usize = 100;
+
 /// Whether this module runs `pattern`.
 pub(crate) fn handles(pattern: Pattern) -> bool {
     pattern.is_latency()
@@ -42,8 +47,10 @@ pub(crate) fn handles(pattern: Pattern) -> bool {
 /// [0.5, 2) uploaded beforehand. The first result is checked against the
 /// host's sum.
 pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
-    if case.pattern == Pattern::LaunchOverhead {
-        return launch_overhead(stream, opts);
+    match case.pattern {
+        Pattern::LaunchOverhead => return launch_overhead(stream, opts),
+        Pattern::GraphLaunch => return graph_launch(stream, opts),
+        _ => {}
     }
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ case.n as u64);
     let host: Vec<f32> = (0..case.n).map(|_| rng.random_range(0.5f32..2.0)).collect();
@@ -71,6 +78,31 @@ fn launch_overhead<B: Backend>(stream: &Stream<B>, opts: &RunOptions) -> Result<
         return Err(Error::invalid("bench launch_overhead", format!("3 squared is {got}")));
     }
     time_runs(stream, &opts.sampling(), |_| map(stream, MapOp::Square, &x, &mut y))
+}
+
+/// Time back-to-back replays of a graph of [`GRAPH_KERNELS`] dependent
+/// kernels (`x += 1` on one f32), sampled as every case is; the times are
+/// per kernel. The result of one replay is checked first.
+fn graph_launch<B: Backend>(stream: &Stream<B>, opts: &RunOptions) -> Result<Timing> {
+    let mut x = stream.upload(&[0.0f32])?;
+    let one = stream.upload(&[1.0f32])?;
+    stream.begin_capture()?;
+    let captured = (0..GRAPH_KERNELS).try_for_each(|_| binary_in_place(stream, BinaryOp::Add, &mut x, &one));
+    let graph = stream.end_capture();
+    captured?;
+    let graph = graph?;
+    graph.launch(stream)?;
+    let got = x.to_vec()?[0];
+    if got != GRAPH_KERNELS as f32 || graph.kernels() != GRAPH_KERNELS {
+        return Err(Error::invalid(
+            "bench graph_launch",
+            format!("a replay of {} kernels gave {got}, not {GRAPH_KERNELS}", graph.kernels()),
+        ));
+    }
+    let mut t = time_runs(stream, &opts.sampling(), |_| graph.launch(stream))?;
+    t.median_ms /= GRAPH_KERNELS as f64;
+    t.min_ms /= GRAPH_KERNELS as f64;
+    Ok(t)
 }
 
 /// The warm-up and timed runs of a latency case under `opts`.
@@ -165,6 +197,11 @@ pub fn render_latency(latencies: &[Latency]) -> String {
             "launch_overhead" => {
                 writeln!(out, "launch overhead: map of {size} f32, launched back to back, time per launch")
             }
+            "graph_launch" => writeln!(
+                out,
+                "graph replay: {GRAPH_KERNELS} dependent kernels over {size} f32 as one graph, replayed back to back, \
+                 time per kernel"
+            ),
             _ => writeln!(out, "end-to-end latency: sum of {size} f32 on the device, read back included (host clock)"),
         };
         let _ = writeln!(out, "{:<20} {:>11} {:>11}  timer", "series", "median us", "min us");

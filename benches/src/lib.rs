@@ -254,6 +254,11 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
                 // A round trip of 4 KiB: its time is the result, throughput means nothing.
                 row.note = Some(match case.pattern {
                     Pattern::LaunchOverhead => format!("per launch, {} back to back between events", t.launches),
+                    Pattern::GraphLaunch => format!(
+                        "per kernel, graphs of {} kernels, {} replays back to back between events",
+                        crate::latency::GRAPH_KERNELS,
+                        t.launches
+                    ),
                     _ => "end to end: launch and read back of the scalar, host clock".into(),
                 });
                 return row;
@@ -403,7 +408,11 @@ mod tests {
         assert_eq!(cases.last().unwrap().pattern, Pattern::ReduceLatency, "after the sweep");
         assert_eq!(cases.iter().filter(|c| c.pattern == Pattern::ReduceSum).count(), 2);
         let all = BenchConfig { sizes: quick_sizes(), ..Default::default() }.cases();
-        assert_eq!(all.iter().filter(|c| c.pattern.is_latency()).count(), 2, "reduce_latency and launch_overhead");
+        assert_eq!(
+            all.iter().filter(|c| c.pattern.is_latency()).count(),
+            3,
+            "reduce_latency, launch_overhead, graph_launch"
+        );
     }
 
     #[test]

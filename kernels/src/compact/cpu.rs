@@ -1,9 +1,15 @@
-//! CPU implementation of compaction: a sequential filter, the reference.
+//! CPU implementation of compaction, the reference: in parallel over fixed
+//! chunks (each chunk's kept count, then each chunk writes its kept
+//! elements from its offset), so the output keeps the input's order.
 
 use kiln_core::{Error, HostArgs, Result};
+use rayon::prelude::*;
 
 use super::Predicate;
 use crate::Number;
+
+/// Elements per rayon task.
+const CHUNK: usize = 1 << 16;
 
 /// Arguments as the CUDA kernel takes them: (x, out, count, status, aggs,
 /// incls, value, n); out[0..count) gets the kept elements (or their
@@ -12,14 +18,47 @@ use crate::Number;
 pub(crate) fn copy_if<T: Number, const PRED: u8, const INDICES: bool>(args: &mut HostArgs<'_>) -> Result<()> {
     let pred = Predicate::from_code(PRED, args.scalar::<T>(6)?);
     let x = args.input::<T>(0)?;
-    let kept = x.iter().enumerate().filter(|(_, &v)| pred.test(v));
+    let counts: Vec<usize> = x.par_chunks(CHUNK).map(|c| c.iter().filter(|&&v| pred.test(v)).count()).collect();
     let written = if INDICES {
-        args.output::<u32>(1)?.iter_mut().zip(kept).map(|(o, (i, _))| *o = i as u32).count()
+        scatter(args.output::<u32>(1)?, x, &counts, |i, _| i as u32, pred)?
     } else {
-        args.output::<T>(1)?.iter_mut().zip(kept).map(|(o, (_, &v))| *o = v).count()
+        scatter(args.output::<T>(1)?, x, &counts, |_, v| v, pred)?
     };
     let count = args.output::<u64>(2)?;
     *count.first_mut().ok_or_else(|| Error::invalid("copy_if on the CPU", "the count buffer is empty"))? =
         written as u64;
     Ok(())
+}
+
+/// Write `value(i, x[i])` of every kept element into `out` in order, chunk
+/// `k` from the sum of the counts before it; the number written.
+fn scatter<T: Number, O: Send>(
+    out: &mut [O],
+    x: &[T],
+    counts: &[usize],
+    value: impl Fn(usize, T) -> O + Sync,
+    pred: Predicate<T>,
+) -> Result<usize> {
+    let total: usize = counts.iter().sum();
+    if out.len() < total {
+        return Err(Error::invalid(
+            "copy_if on the CPU",
+            format!("{total} elements kept, the output holds {}", out.len()),
+        ));
+    }
+    // Each chunk's own part of the output, split off in order.
+    let mut parts = Vec::with_capacity(counts.len());
+    let mut rest = &mut out[..total];
+    for &n in counts {
+        let (part, tail) = rest.split_at_mut(n);
+        parts.push(part);
+        rest = tail;
+    }
+    parts.into_par_iter().zip(x.par_chunks(CHUNK)).enumerate().for_each(|(k, (part, chunk))| {
+        let kept = chunk.iter().enumerate().filter(|(_, &v)| pred.test(v));
+        for (o, (i, &v)) in part.iter_mut().zip(kept) {
+            *o = value(k * CHUNK + i, v);
+        }
+    });
+    Ok(total)
 }

@@ -3,14 +3,19 @@
 
 use kiln_core::{Error, HostArgs, Result};
 use rayon::prelude::*;
+use strength_reduce::StrengthReducedU64;
 
 use super::{BinParams, HistogramInput};
 
 /// Elements per rayon task.
 const CHUNK: usize = 1 << 16;
 
-/// The bin of `v`, or `None` when it is dropped (out of range or NaN).
-pub(crate) fn bin_of<T: HistogramInput>(v: T, p: &BinParams) -> Option<u32> {
+/// The bin of `v`, or `None` when it is dropped (out of range or NaN);
+/// `span` is the integer bins' divisor `b + 1`, prepared once: a division
+/// by a run-time constant as a multiply and shifts (the `strength_reduce`
+/// crate's, exact for every divisor), where a 64-bit division per element
+/// would bound the pass.
+fn bin_by<T: HistogramInput>(v: T, p: &BinParams, span: &StrengthReducedU64) -> Option<u32> {
     if T::FLOAT {
         let v = v.value_to_f64() as f32;
         let (lo, hi) = (f32::from_bits(p.a), f32::from_bits(p.b));
@@ -26,7 +31,7 @@ pub(crate) fn bin_of<T: HistogramInput>(v: T, p: &BinParams) -> Option<u32> {
         if d > p.b {
             return None;
         }
-        Some((u64::from(d) * u64::from(p.bins) / (u64::from(p.b) + 1)) as u32)
+        Some((u64::from(d) * u64::from(p.bins) / *span) as u32)
     }
 }
 
@@ -42,13 +47,14 @@ pub(crate) fn histogram<T: HistogramInput>(args: &mut HostArgs<'_>) -> Result<()
     };
     let x = args.input::<T>(0)?;
     let bins = p.bins as usize;
+    let span = StrengthReducedU64::new(u64::from(p.b) + 1);
     let (found, missed) = x
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut local = vec![0u32; bins];
             let mut missed = 0u64;
             for &v in chunk {
-                match bin_of(v, &p).and_then(|b| local.get_mut(b as usize)) {
+                match bin_by(v, &p, &span).and_then(|b| local.get_mut(b as usize)) {
                     Some(c) => *c += 1,
                     None => missed += 1,
                 }

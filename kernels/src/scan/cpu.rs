@@ -104,7 +104,10 @@ fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &m
     let carries: Vec<Carry<T::Acc>> = x
         .par_chunks(CHUNK)
         .enumerate()
-        .map(|(c, xs)| chunk_carry(xs, flags.map(|f| &f[c * CHUNK..c * CHUNK + xs.len()])))
+        .map(|(c, xs)| match flags {
+            None => Carry { acc: parts_total::<T>(&part_sums(xs)), starts: false },
+            Some(f) => chunk_carry(xs, Some(&f[c * CHUNK..c * CHUNK + xs.len()])),
+        })
         .collect();
     // The prefix entering each chunk, sequentially over the (few) chunks.
     let mut entering = Vec::with_capacity(carries.len());
@@ -114,9 +117,12 @@ fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &m
         acc = if c.starts { c.acc } else { T::join(acc, c.acc) };
     }
     y.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).zip(entering).enumerate().for_each(|(c, ((ys, xs), start))| {
+        let Some(flags) = flags else {
+            return scan_chains(exclusive, xs, ys, start);
+        };
         let mut acc = start;
         for (i, (y, &v)) in ys.iter_mut().zip(xs).enumerate() {
-            if flags.is_some_and(|f| f[c * CHUNK + i] != 0) {
+            if flags[c * CHUNK + i] != 0 {
                 acc = T::zero();
             }
             if exclusive {
@@ -129,6 +135,61 @@ fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &m
         }
     });
     Ok(())
+}
+
+/// Independent prefix chains run side by side in a chunk: one chain's
+/// additions wait for each other, the chains' do not, so a chunk is
+/// scanned at several additions per cycle rather than one per addition's latency.
+const CHAINS: usize = 8;
+
+/// The sums of the `CHAINS` parts of `xs`: `len / CHAINS` elements each,
+/// the last part also the remainder; computed side by side.
+fn part_sums<T: Prefix>(xs: &[T]) -> [T::Acc; CHAINS] {
+    let part = xs.len() / CHAINS;
+    let mut acc = [T::zero(); CHAINS];
+    for i in 0..part {
+        for (k, a) in acc.iter_mut().enumerate() {
+            *a = T::push(*a, xs[k * part + i]);
+        }
+    }
+    for &v in &xs[CHAINS * part..] {
+        acc[CHAINS - 1] = T::push(acc[CHAINS - 1], v);
+    }
+    acc
+}
+
+/// The parts' sums joined in order.
+fn parts_total<T: Prefix>(sums: &[T::Acc; CHAINS]) -> T::Acc {
+    sums.iter().fold(T::zero(), |a, &s| T::join(a, s))
+}
+
+/// Scan one chunk `xs` into `ys` from the prefix `start` entering it: each
+/// part from its own entering prefix (`start` and the parts before it),
+/// the parts side by side.
+fn scan_chains<T: Prefix>(exclusive: bool, xs: &[T], ys: &mut [T], start: T::Acc) {
+    let part = xs.len() / CHAINS;
+    let sums = part_sums(xs);
+    let mut acc = [start; CHAINS];
+    for k in 1..CHAINS {
+        acc[k] = T::join(acc[k - 1], sums[k - 1]);
+    }
+    let step = |acc: &mut T::Acc, v: T, y: &mut T| {
+        if exclusive {
+            *y = T::value(*acc);
+            *acc = T::push(*acc, v);
+        } else {
+            *acc = T::push(*acc, v);
+            *y = T::value(*acc);
+        }
+    };
+    for i in 0..part {
+        for (k, a) in acc.iter_mut().enumerate() {
+            step(a, xs[k * part + i], &mut ys[k * part + i]);
+        }
+    }
+    for (v, y) in xs[CHAINS * part..].iter().zip(&mut ys[CHAINS * part..]) {
+        step(&mut acc[CHAINS - 1], *v, y);
+    }
 }
 
 fn dispatch<T: Number>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool, in_place: bool) -> Result<()> {

@@ -1,11 +1,11 @@
 //! CPU implementation of transpose.
 
-use kiln_core::{Element, HostArgs, Result};
+use kiln_core::{Element, Error, HostArgs, Result};
 use rayon::prelude::*;
 
-/// Output rows handled together: their reads of one input row stay in one
-/// cache line run, so blocks of output rows cost one pass over the input.
-const BLOCK_ROWS: usize = 16;
+/// Tiles of `TILE x TILE` elements: one tile's input rows and output rows
+/// stay in the first-level cache while it is copied.
+const TILE: usize = 32;
 
 /// `out[c * rows + r] = in[r * cols + c]`; arguments (in, out, rows, cols).
 pub(crate) fn transpose<T: Element>(args: &mut HostArgs<'_>) -> Result<()> {
@@ -16,13 +16,22 @@ pub(crate) fn transpose<T: Element>(args: &mut HostArgs<'_>) -> Result<()> {
     if rows == 0 || cols == 0 {
         return Ok(());
     }
-    // Each chunk is BLOCK_ROWS output rows (input columns c0..c0 + BLOCK_ROWS).
-    out.par_chunks_mut(rows * BLOCK_ROWS).enumerate().for_each(|(block, chunk)| {
-        let c0 = block * BLOCK_ROWS;
-        for r in 0..rows {
-            let row = &input[r * cols..(r + 1) * cols];
+    let n = rows.checked_mul(cols).filter(|&n| n <= input.len() && n <= out.len());
+    let Some(n) = n else {
+        return Err(Error::invalid(
+            "transpose on the CPU",
+            format!("{rows} x {cols} elements do not fit the input ({}) and output ({})", input.len(), out.len()),
+        ));
+    };
+    // Each task: TILE output rows (input columns c0..), tile by tile along them.
+    out[..n].par_chunks_mut(rows * TILE).enumerate().for_each(|(block, chunk)| {
+        let c0 = block * TILE;
+        for r0 in (0..rows).step_by(TILE) {
+            let r1 = (r0 + TILE).min(rows);
             for (dc, out_row) in chunk.chunks_mut(rows).enumerate() {
-                out_row[r] = row[c0 + dc];
+                for (r, o) in (r0..r1).zip(&mut out_row[r0..r1]) {
+                    *o = input[r * cols + c0 + dc];
+                }
             }
         }
     });
