@@ -228,6 +228,35 @@ pub(crate) unsafe fn copy_dtod(
     unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, stream.cu_stream()).result() }
 }
 
+/// `cuDeviceCanAccessPeer`: whether `dev` can address `peer`'s memory directly.
+pub(crate) fn can_access_peer(dev: sys::CUdevice, peer: sys::CUdevice) -> Result<bool, DriverError> {
+    let mut can = 0;
+    // SAFETY: both devices came from `cuDeviceGet`; the driver writes one int.
+    unsafe { sys::cuDeviceCanAccessPeer(&mut can, dev, peer).result()? };
+    Ok(can != 0)
+}
+
+/// Let device `dev` read and write the memory of `peer`: both its
+/// stream-ordered pool (`cuMemPoolSetAccess` on `peer`'s default pool) and
+/// its `cuMemAlloc` memory (`cuCtxEnablePeerAccess`, from the current
+/// context, which must be `dev`'s; enabled already is fine).
+pub(crate) fn grant_peer(dev: sys::CUdevice, peer: sys::CUdevice, peer_ctx: sys::CUcontext) -> Result<(), DriverError> {
+    let desc = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: dev },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: `peer` came from `cuDeviceGet`; the descriptor lives across the
+    // call and names a device of this process.
+    unsafe {
+        let pool = result::device::get_default_mem_pool(peer)?;
+        sys::cuMemPoolSetAccess(pool, &desc, 1).result()?;
+        match sys::cuCtxEnablePeerAccess(peer_ctx, 0).result() {
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+            other => other,
+        }
+    }
+}
+
 /// Enqueue a copy between allocations of two devices' contexts (or one).
 ///
 /// # Safety

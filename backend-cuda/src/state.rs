@@ -43,9 +43,27 @@ pub(crate) struct DeviceState {
     pub(crate) last_kernel: AtomicU32,
     /// The 8-byte fill kernel ([`ffi::FILL64_PTX`]), loaded at its first use.
     fill64: OnceLock<std::result::Result<CudaFunction, String>>,
+    /// The devices (by ordinal) whose memory this one was granted direct
+    /// access to, or found it cannot reach: asked once per pair.
+    peers: Mutex<std::collections::HashSet<usize>>,
 }
 
 impl DeviceState {
+    /// Give this device direct access to `peer`'s memory the first time a
+    /// copy between them is enqueued, where the devices allow it (NVLink or
+    /// PCIe peer to peer); otherwise the driver keeps staging such copies
+    /// through the host. This device's context must be current.
+    pub(crate) fn reach_peer(&self, peer: &DeviceState) {
+        if !lock(&self.peers).insert(peer.ordinal) {
+            return;
+        }
+        let (dev, peer_dev) = (self.ctx.cu_device(), peer.ctx.cu_device());
+        if matches!(ffi::can_access_peer(dev, peer_dev), Ok(true)) {
+            // A refusal leaves the copies staged, as before: slower, still right.
+            let _ = ffi::grant_peer(dev, peer_dev, peer.ctx.cu_ctx());
+        }
+    }
+
     pub(crate) fn new(ordinal: usize, name: String, ctx: Arc<CudaContext>, pooled: bool) -> Self {
         let earlier = earlier_fault(ordinal);
         DeviceState {
@@ -58,6 +76,7 @@ impl DeviceState {
             deferred: Mutex::new(Vec::new()),
             kernels: Mutex::new(Vec::new()),
             last_kernel: AtomicU32::new(0),
+            peers: Mutex::default(),
             fill64: OnceLock::new(),
         }
     }

@@ -272,9 +272,10 @@ impl RawStream for CudaStream {
         })
     }
 
-    /// `cuMemcpyPeerAsync`: peer to peer where the devices allow it, staged
-    /// by the driver otherwise; `src`'s use here is recorded with it, as any
-    /// buffer's use on a stream other than its own.
+    /// `cuMemcpyPeerAsync`: peer to peer where the devices allow it (this
+    /// device is granted access to the source's memory at the first copy
+    /// between them), staged by the driver otherwise; `src`'s use here is
+    /// recorded with it, as any buffer's use on a stream other than its own.
     unsafe fn copy_peer(
         &self,
         src: &CudaBuffer,
@@ -285,6 +286,9 @@ impl RawStream for CudaStream {
     ) -> Result<bool> {
         self.enter("cuMemcpyPeerAsync")?;
         src.state().check_usable()?;
+        if src.state().ordinal != self.state.ordinal {
+            self.state.reach_peer(src.state());
+        }
         self.tracked([src, dst], || {
             // SAFETY: both ranges are in bounds (caller's contract), each in a
             // live allocation of its own device's context.

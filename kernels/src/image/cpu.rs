@@ -43,24 +43,31 @@ pub(crate) fn convolve<P: Pixel>(args: &mut HostArgs<'_>) -> Result<()> {
     }
     let (rx, ry) = ((fw / 2) as i64, (fh / 2) as i64);
     // Where the whole filter lies inside the image no tap needs the border
-    // rule: those pixels read their rows directly (the same taps in the
-    // same order, so the same sums).
+    // rule: those pixels of a row are summed together, tap by tap in the
+    // filter's raster order (each pixel's sum in the same order as below,
+    // so the same bits), which vectorises across the row.
     let (left, right) = (fw / 2, fw - 1 - fw / 2);
     let (up, down) = (fh / 2, fh - 1 - fh / 2);
     let xs = left..width.saturating_sub(right).max(left);
     out.par_chunks_mut(width).enumerate().for_each(|(y, row)| {
-        let inside = y >= up && y + down < height;
-        for (x, o) in row.iter_mut().enumerate() {
-            if inside && xs.contains(&x) {
-                let mut sum = 0.0f32;
-                for i in 0..fh {
-                    let start = (y - up + i) * width + x - left;
-                    let (taps, w) = (&input[start..start + fw], &weights[i * fw..(i + 1) * fw]);
-                    for (w, p) in w.iter().zip(taps) {
-                        sum += w * p.to_f32();
+        let inside = y >= up && y + down < height && !xs.is_empty() && row.len() == width;
+        if inside {
+            let mut sums = vec![0.0f32; xs.len()];
+            for i in 0..fh {
+                for j in 0..fw {
+                    let w = weights[i * fw + j];
+                    let start = (y - up + i) * width + xs.start - left + j;
+                    for (s, p) in sums.iter_mut().zip(&input[start..start + xs.len()]) {
+                        *s += w * p.to_f32();
                     }
                 }
-                *o = P::from_f32(sum / divisor);
+            }
+            for (o, s) in row[xs.clone()].iter_mut().zip(&sums) {
+                *o = P::from_f32(s / divisor);
+            }
+        }
+        for (x, o) in row.iter_mut().enumerate() {
+            if inside && xs.contains(&x) {
                 continue;
             }
             let mut sum = 0.0f32;
