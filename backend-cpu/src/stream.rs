@@ -7,7 +7,7 @@ use crate::memory::{allocate, check_span};
 use crate::{Cpu, CpuEvent, CpuKernel, CpuMemory};
 
 /// Bytes of the repeated pattern a fill copies at once.
-const FILL_BLOCK: usize = 256;
+const FILL_BLOCK: usize = 4096;
 
 /// Copies larger than this are split over rayon's threads.
 const PARALLEL_COPY_BYTES: usize = 1 << 20;

@@ -99,7 +99,7 @@ impl HostFold for f32 {
     /// Sums and products accumulate in f64 and round once at the end.
     fn fold_all(op: ReduceOp, xs: &[Self]) -> Self {
         match op {
-            ReduceOp::Sum => in_chunks(xs.par_chunks(GRAIN).map(|c| lanes(c.len(), |i| c[i] as f64))) as f32,
+            ReduceOp::Sum => in_chunks(xs.par_chunks(GRAIN).map(|c| lanes(c, c, |a, _| a as f64))) as f32,
             ReduceOp::Product => xs.par_iter().with_min_len(GRAIN).map(|&v| v as f64).product::<f64>() as f32,
             _ => fold_generic(op, xs, identity_of::<f32>(op)),
         }
@@ -107,7 +107,7 @@ impl HostFold for f32 {
     /// Each product is exact in f64; the sum accumulates there.
     fn dot_all(x: &[Self], y: &[Self]) -> Self {
         let chunks = x.par_chunks(GRAIN).zip(y.par_chunks(GRAIN));
-        in_chunks(chunks.map(|(x, y)| lanes(x.len().min(y.len()), |i| x[i] as f64 * y[i] as f64))) as f32
+        in_chunks(chunks.map(|(x, y)| lanes(x, y, |a, b| a as f64 * b as f64))) as f32
     }
 }
 
@@ -116,19 +116,22 @@ impl HostFold for f32 {
 /// than at one addition's latency per element.
 const LANES: usize = 8;
 
-/// The f64 sum of `value(0..n)`, element `i` into lane `i % LANES`, the
-/// lanes added pairwise: a fixed order, so the same bits on every run.
+/// The f64 sum of `value(x[i], y[i])` over the shorter of `x` and `y`,
+/// element `i` into lane `i % LANES`, the lanes added pairwise: a fixed
+/// order, so the same bits on every run. Whole groups of `LANES` elements
+/// are read without bounds checks, so the loop vectorises.
 #[inline]
-fn lanes(n: usize, value: impl Fn(usize) -> f64) -> f64 {
+fn lanes(x: &[f32], y: &[f32], value: impl Fn(f32, f32) -> f64) -> f64 {
     let mut acc = [0.0f64; LANES];
-    let full = n / LANES * LANES;
-    for base in (0..full).step_by(LANES) {
-        for (l, a) in acc.iter_mut().enumerate() {
-            *a += value(base + l);
+    let (xs, ys) = (x.chunks_exact(LANES), y.chunks_exact(LANES));
+    let (x_tail, y_tail) = (xs.remainder(), ys.remainder());
+    for (a, b) in xs.zip(ys) {
+        for l in 0..LANES {
+            acc[l] += value(a[l], b[l]);
         }
     }
-    for (l, i) in (full..n).enumerate() {
-        acc[l] += value(i);
+    for (l, (&a, &b)) in x_tail.iter().zip(y_tail).enumerate() {
+        acc[l] += value(a, b);
     }
     let mut width = LANES;
     while width > 1 {
