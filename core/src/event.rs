@@ -59,7 +59,7 @@ impl<B: Backend> Event<B> {
             Some(mark) => Err(Error::graph(
                 call,
                 format!(
-                    "the event was recorded during graph capture {}: it marks a point inside the graph, which                      only a stream of the capture can wait for; record it outside a capture to query or time it",
+                    "the event was recorded during graph capture {}: it marks a point inside the graph, which only a stream of the capture can wait for; record it outside a capture to query or time it",
                     mark.capture
                 ),
             )),

@@ -598,10 +598,11 @@ impl<B: Backend> Stream<B> {
 }
 
 /// Why a blocking call is refused during a capture.
-const BLOCKING: &str = "it waits for work that a capture records without running; end the capture (or read                         after replaying the graph)";
+const BLOCKING: &str =
+    "it waits for work that a capture records without running; end the capture (or read after replaying the graph)";
 
 /// Why an asynchronous copy with a host buffer is refused during a capture.
-const HOST_ASYNC: &str = "a graph does not hold host buffers: copy to or from device memory inside the capture, and                           between it and the host outside";
+const HOST_ASYNC: &str = "a graph does not hold host buffers: copy to or from device memory inside the capture, and between it and the host outside";
 
 /// Every buffer argument's byte range must lie inside its storage. The views
 /// that make arguments guarantee it; this keeps a backend from ever being

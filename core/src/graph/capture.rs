@@ -48,10 +48,16 @@ impl<B: Backend> Stream<B> {
     /// s.begin_capture()?;
     /// assert!(s.begin_capture().is_err());
     /// s.fill(&mut x, 7)?;
-    /// assert!(x.to_vec().is_err(), "a blocking read cannot be captured");
     /// let graph = s.end_capture()?;
     /// graph.launch(&s)?;
     /// assert_eq!(x.to_vec()?, [7; 4]);
+    ///
+    /// // A blocking read cannot be captured: it is refused, and the capture
+    /// // then ends with an error naming it, and no graph.
+    /// s.begin_capture()?;
+    /// assert!(x.to_vec().is_err());
+    /// assert!(s.end_capture().unwrap_err().to_string().contains("Stream::copy_to_host"));
+    /// assert!(!s.is_capturing());
     /// # Ok(()) }
     /// ```
     pub fn begin_capture(&self) -> Result<()> {
@@ -109,7 +115,7 @@ impl<B: Backend> Stream<B> {
                 return Err(Error::graph(
                     "Stream::end_capture",
                     format!(
-                        "{call} was refused during the capture, which may have left that call's work half                          recorded: the capture is ended without a graph; capture again without the call"
+                        "{call} was refused during the capture, which may have left that call's work half recorded: the capture is ended without a graph; capture again without the call"
                     ),
                 ));
             }
