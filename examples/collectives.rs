@@ -232,11 +232,6 @@ mod bench {
         Ok(out)
     }
 
-    /// Every device, opened.
-    pub fn devices() -> Result<Vec<Device<Cuda>>> {
-        Device::<Cuda>::all()
-    }
-
     /// One process's rank of a communicator joined by `id`.
     pub fn join(rank: usize, size: usize, id: &str) -> Result<(Comm, Device<Cuda>)> {
         let bytes: Vec<u8> = (0..id.len() / 2)
@@ -297,7 +292,7 @@ fn main() -> ExitCode {
         if kiln::nccl::nccl_version().is_err() {
             return Ok(None);
         }
-        let Ok(devices) = bench::devices() else { return Ok(None) };
+        let Ok(devices) = kiln::typed::Device::<kiln::Cuda>::all() else { return Ok(None) };
         if devices.is_empty() {
             return Ok(None);
         }

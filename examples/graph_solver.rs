@@ -62,6 +62,20 @@ fn host(a: &[f32], b: &[f32]) -> (Vec<f64>, f64) {
     (x, norm)
 }
 
+/// From x = 0 (and the norm poisoned), `STEPS` calls of `step` on `s`,
+/// timed between two synchronizations: the time per step and the solution.
+fn timed(s: &Stream, solver: &mut Solver, mut step: impl FnMut(&mut Solver) -> Result<()>) -> Result<(f64, Vec<f32>)> {
+    solver.x.fill(0.0)?;
+    solver.norm.fill(f32::NAN)?;
+    s.synchronize()?;
+    let t0 = Instant::now();
+    for _ in 0..STEPS {
+        step(solver)?;
+    }
+    s.synchronize()?;
+    Ok((t0.elapsed().as_secs_f64() / STEPS as f64, solver.x.to_vec()?))
+}
+
 fn run(dev: &Device) -> Result<common::Checked> {
     let s = dev.stream();
     // A dense matrix with entries in [-1, 1) and a diagonal of 2N: the
@@ -85,32 +99,13 @@ fn run(dev: &Device) -> Result<common::Checked> {
     let (want, want_norm) = host(&a, &b);
     let close = |g: f32, w: f64| (g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs());
 
-    // Launch by launch.
+    // Launch by launch, then the step captured once and replayed.
     solver.step(&s)?; // compiles the kernels outside the timing
-    solver.x.fill(0.0)?;
-    s.synchronize()?;
-    let t0 = Instant::now();
-    for _ in 0..STEPS {
-        solver.step(&s)?;
-    }
-    s.synchronize()?;
-    let eager = t0.elapsed().as_secs_f64() / STEPS as f64;
-    let x_eager = solver.x.to_vec()?;
-
-    // The step captured once, replayed.
+    let (eager, x_eager) = timed(&s, &mut solver, |solver| solver.step(&s))?;
     s.begin_capture()?;
     solver.step(&s)?;
     let graph = s.end_capture()?;
-    solver.x.fill(0.0)?;
-    solver.norm.fill(f32::NAN)?;
-    s.synchronize()?;
-    let t0 = Instant::now();
-    for _ in 0..STEPS {
-        graph.launch(&s)?;
-    }
-    s.synchronize()?;
-    let replayed = t0.elapsed().as_secs_f64() / STEPS as f64;
-    let x_graph = solver.x.to_vec()?;
+    let (replayed, x_graph) = timed(&s, &mut solver, |_| graph.launch(&s))?;
     let norm = solver.norm.to_vec()?[0];
 
     let want32: Vec<f32> = want.iter().map(|&v| v as f32).collect();

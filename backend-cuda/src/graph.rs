@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaEvent as DriverEvent;
-use kiln_core::{GraphOp, GraphStep, RawDevice, RawGraph, RawStream, Result};
+use kiln_core::{GraphOp, GraphStep, RawGraph, Result};
 
 use crate::ffi::{self, GraphExec};
 use crate::state::DeviceState;
@@ -128,15 +128,7 @@ unsafe fn enqueue(
     let mut marks: HashMap<usize, DriverEvent> = HashMap::new();
     for step in steps {
         let stream = &streams[step.lane];
-        // SAFETY (each call): the caller's contract for the step, whose
-        // buffers and kernel are this device's; the stream is this device's.
         match &step.op {
-            GraphOp::Copy { src, src_offset, dst, dst_offset, bytes } => unsafe {
-                stream.copy(src, *src_offset, dst, *dst_offset, *bytes)?
-            },
-            GraphOp::Fill { dst, offset, bytes, pattern } => unsafe { stream.fill(dst, *offset, *bytes, pattern)? },
-            GraphOp::Launch { kernel, config, args } => unsafe { stream.launch(kernel, config, args)? },
-            GraphOp::Gemm(call) => unsafe { device.gemm(stream, call)? },
             GraphOp::Mark(m) => {
                 stream.enter("cuEventRecord")?;
                 let event = state
@@ -156,6 +148,9 @@ unsafe fn enqueue(
                 stream.enter("cuStreamWaitEvent")?;
                 stream.stream.wait(event).map_err(|e| stream.fail("cuStreamWaitEvent (graph capture)", e))?;
             }
+            // SAFETY: the caller's contract for the step, whose buffers and
+            // kernel are this device's; the stream is this device's.
+            work => _ = unsafe { work.enqueue(device, stream)? },
         }
     }
     Ok(())

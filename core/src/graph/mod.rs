@@ -22,10 +22,10 @@ pub(crate) mod record;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::{Backend, Device, Error, RawDevice, RawStream, Result, Storage, Stream};
+use crate::{Backend, Device, Error, RawDevice, Result, Storage, Stream};
 
 pub use raw::{GraphOp, GraphStep, RawGraph};
-use record::{gemm, graph_steps, launch_args, Op, OwnedArg, Step};
+use record::{graph_steps, launch_args, Op, Step};
 
 /// Work captured from a stream, replayed with [`launch`](Self::launch).
 ///
@@ -173,28 +173,14 @@ impl<B: Backend> Graph<B> {
 
     /// Enqueue the steps one by one on `stream`.
     fn replay(&self, stream: &Stream<B>) -> Result<()> {
-        let raw = stream.raw();
-        for step in &self.steps {
-            // SAFETY (every arm): the step passed the typed layer's checks for
-            // its call on this device when it was recorded (ranges inside
-            // their buffers, shapes validated and not empty, products
-            // checked), and the graph holds its memory; `stream` is this
-            // device's. Ordering the data against other streams is the
-            // user's, as for any work.
-            match &step.op {
-                Op::Copy { src, src_offset, dst, dst_offset, bytes } => unsafe {
-                    raw.copy(src.raw(), *src_offset, dst.raw(), *dst_offset, *bytes)?
-                },
-                Op::Fill { dst, offset, bytes, pattern, width } => unsafe {
-                    raw.fill(dst.raw(), *offset, *bytes, &pattern[..*width])?
-                },
-                Op::Launch { kernel, config, args } => {
-                    let args: Vec<_> = args.iter().map(OwnedArg::raw).collect();
-                    unsafe { raw.launch(kernel.raw(), config, &args)? }
-                }
-                Op::Gemm { a, b, c, shape } => unsafe { self.device.raw().gemm(raw, &gemm(a, b, c, shape))? },
-                Op::Mark(_) | Op::Join(_) => {}
-            }
+        let args = launch_args(&self.steps);
+        for step in graph_steps(&self.steps, &args) {
+            // SAFETY: the step passed the typed layer's checks for its call on
+            // this device when it was recorded (ranges inside their buffers,
+            // shapes validated and not empty, products checked), and the
+            // graph holds its memory; `stream` is this device's. Ordering the
+            // data against other streams is the user's, as for any work.
+            unsafe { step.op.enqueue(self.device.raw(), stream.raw())? };
         }
         Ok(())
     }

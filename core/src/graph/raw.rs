@@ -1,7 +1,7 @@
 //! The backend side of graphs: the steps a backend instantiates, and its
 //! executable form.
 
-use crate::{Backend, Gemm, LaunchConfig, RawArg, Result};
+use crate::{Backend, Gemm, LaunchConfig, RawArg, RawDevice, RawStream, Result};
 
 /// One step of a captured graph, as a backend receives it. Buffers and
 /// ranges are those the typed layer checked when the work was captured.
@@ -45,6 +45,32 @@ pub enum GraphOp<'a, B: Backend> {
     Mark(usize),
     /// Later steps of this lane wait for mark `n`, set on another lane.
     Join(usize),
+}
+
+impl<B: Backend> GraphOp<'_, B> {
+    /// Enqueue the step's work (a copy, fill, launch or product) on
+    /// `stream` of `device` with the backend's own call for it; a mark or
+    /// join enqueues nothing here (`Ok(false)`), as what it means depends
+    /// on how the caller runs the lanes.
+    ///
+    /// # Safety
+    /// - `stream` and every buffer and kernel of the step belong to `device`.
+    /// - The step has passed the checks its [`RawStream`] (or, for a product,
+    ///   [`RawDevice::gemm`]) method's `# Safety` asks for, and its buffers
+    ///   stay alive until the work is over.
+    pub unsafe fn enqueue(&self, device: &B::Device, stream: &B::Stream) -> Result<bool> {
+        // SAFETY (each call): the caller's contract.
+        match self {
+            GraphOp::Copy { src, src_offset, dst, dst_offset, bytes } => unsafe {
+                stream.copy(src, *src_offset, dst, *dst_offset, *bytes)?
+            },
+            GraphOp::Fill { dst, offset, bytes, pattern } => unsafe { stream.fill(dst, *offset, *bytes, pattern)? },
+            GraphOp::Launch { kernel, config, args } => unsafe { stream.launch(kernel, config, args)? },
+            GraphOp::Gemm(call) => unsafe { device.gemm(stream, call)? },
+            GraphOp::Mark(_) | GraphOp::Join(_) => return Ok(false),
+        }
+        Ok(true)
+    }
 }
 
 /// A [`GraphOp`] and the lane it runs on.
