@@ -7,7 +7,8 @@
 use kiln_core::{DType, Error, HostArgs, Result};
 use rayon::prelude::*;
 
-use super::check::{Op, Role, TNode, Typed};
+use super::check::{Role, Typed};
+use super::host_eval::{Exec, Machine};
 use super::node::{BinOp, UnOp};
 use super::ty::Vt;
 use super::value::Value;
@@ -118,11 +119,6 @@ impl<'a> SliceMut<'a> {
         Ok(by_dtype!(d, T => T::slice_mut(args.output::<T>(index)?)))
     }
 
-    /// Chunks of `CHUNK` elements.
-    pub(crate) fn chunks(self) -> Vec<SliceMut<'a>> {
-        self.chunks_of(CHUNK)
-    }
-
     /// Chunks of `size` elements.
     pub(crate) fn chunks_of(self, size: usize) -> Vec<SliceMut<'a>> {
         match self {
@@ -136,15 +132,47 @@ impl<'a> SliceMut<'a> {
     }
 }
 
-/// Arithmetic of one dtype with kiln's semantics. Operations a dtype does
-/// not have are never reached (the checker refuses them) and are identities.
-pub(crate) trait Num: Copy + Default + PartialOrd + Send + Sync + 'static {
-    fn slice(s: &[Self]) -> Slice<'_>;
-    fn slice_mut(s: &mut [Self]) -> SliceMut<'_>;
+/// A value a column holds: a number or a boolean.
+pub(crate) trait Elem: Copy + Default + Send + Sync + 'static {
     fn col(c: &Col) -> Option<&Vec<Self>>;
     fn col_mut(c: &mut Col) -> Option<&mut Vec<Self>>;
     fn of_bits(bits: u64) -> Self;
+    fn to_bits(self) -> u64;
+    /// An argument's elements, when of this type.
     fn of(s: Slice<'_>) -> Option<&[Self]>;
+}
+
+impl Elem for bool {
+    fn col(c: &Col) -> Option<&Vec<Self>> {
+        if let Col::B(v) = c {
+            Some(v)
+        } else {
+            None
+        }
+    }
+    fn col_mut(c: &mut Col) -> Option<&mut Vec<Self>> {
+        if let Col::B(v) = c {
+            Some(v)
+        } else {
+            None
+        }
+    }
+    fn of_bits(bits: u64) -> Self {
+        bits != 0
+    }
+    fn to_bits(self) -> u64 {
+        u64::from(self)
+    }
+    fn of(_: Slice<'_>) -> Option<&[Self]> {
+        None
+    }
+}
+
+/// Arithmetic of one dtype with kiln's semantics. Operations a dtype does
+/// not have are never reached (the checker refuses them) and are identities.
+pub(crate) trait Num: Elem + PartialOrd {
+    fn slice(s: &[Self]) -> Slice<'_>;
+    fn slice_mut(s: &mut [Self]) -> SliceMut<'_>;
     /// Low 32 bits, for shift amounts.
     fn low_u32(self) -> u32;
     /// As an index: `None` when negative.
@@ -156,15 +184,10 @@ pub(crate) trait Num: Copy + Default + PartialOrd + Send + Sync + 'static {
     fn fma(a: Self, b: Self, c: Self) -> Self;
 }
 
-macro_rules! int_num {
-    ($t:ty, $v:ident, $signed:expr) => {
-        impl Num for $t {
-            fn slice(s: &[Self]) -> Slice<'_> {
-                Slice::$v(s)
-            }
-            fn slice_mut(s: &mut [Self]) -> SliceMut<'_> {
-                SliceMut::$v(s)
-            }
+/// `Elem` for a number type held in column variant `$v`.
+macro_rules! elem {
+    ($t:ty, $v:ident, $of_bits:expr, $to_bits:expr) => {
+        impl Elem for $t {
             fn col(c: &Col) -> Option<&Vec<Self>> {
                 if let Col::$v(v) = c {
                     Some(v)
@@ -180,7 +203,10 @@ macro_rules! int_num {
                 }
             }
             fn of_bits(bits: u64) -> Self {
-                bits as $t
+                ($of_bits)(bits)
+            }
+            fn to_bits(self) -> u64 {
+                ($to_bits)(self)
             }
             fn of(s: Slice<'_>) -> Option<&[Self]> {
                 if let Slice::$v(s) = s {
@@ -188,6 +214,20 @@ macro_rules! int_num {
                 } else {
                     None
                 }
+            }
+        }
+    };
+}
+
+macro_rules! int_num {
+    ($t:ty, $v:ident, $signed:expr) => {
+        elem!($t, $v, |bits: u64| bits as $t, |x: $t| x as u64);
+        impl Num for $t {
+            fn slice(s: &[Self]) -> Slice<'_> {
+                Slice::$v(s)
+            }
+            fn slice_mut(s: &mut [Self]) -> SliceMut<'_> {
+                SliceMut::$v(s)
             }
             fn low_u32(self) -> u32 {
                 self as u32
@@ -267,36 +307,13 @@ int_num!(u64, U64, false);
 
 macro_rules! float_num {
     ($t:ty, $v:ident, $bits:ty) => {
+        elem!($t, $v, |bits: u64| <$t>::from_bits(bits as $bits), |x: $t| u64::from(x.to_bits()));
         impl Num for $t {
             fn slice(s: &[Self]) -> Slice<'_> {
                 Slice::$v(s)
             }
             fn slice_mut(s: &mut [Self]) -> SliceMut<'_> {
                 SliceMut::$v(s)
-            }
-            fn col(c: &Col) -> Option<&Vec<Self>> {
-                if let Col::$v(v) = c {
-                    Some(v)
-                } else {
-                    None
-                }
-            }
-            fn col_mut(c: &mut Col) -> Option<&mut Vec<Self>> {
-                if let Col::$v(v) = c {
-                    Some(v)
-                } else {
-                    None
-                }
-            }
-            fn of_bits(bits: u64) -> Self {
-                <$t>::from_bits(bits as $bits)
-            }
-            fn of(s: Slice<'_>) -> Option<&[Self]> {
-                if let Slice::$v(s) = s {
-                    Some(s)
-                } else {
-                    None
-                }
             }
             fn low_u32(self) -> u32 {
                 0
@@ -351,99 +368,6 @@ macro_rules! float_num {
 float_num!(f32, F32, u32);
 float_num!(f64, F64, u64);
 
-fn internal(what: &str) -> Error {
-    Error::invalid("user kernel on the CPU", format!("{what}: operand types disagree with the checked body"))
-}
-
-/// Run the column ops of one node over elements `[start, start + len)` of
-/// `n`. A scalar argument given in `inputs` is read there as a column (the
-/// folds' `a` and `b`).
-pub(crate) struct Exec<'a> {
-    pub(crate) start: usize,
-    pub(crate) len: usize,
-    pub(crate) n: usize,
-    pub(crate) inputs: &'a [Option<Slice<'a>>],
-    pub(crate) scalars: &'a [Option<Value>],
-}
-
-fn fill<T: Num>(out: &mut Col, len: usize, v: T) -> Result<()> {
-    let o = T::col_mut(out).ok_or_else(|| internal("constant"))?;
-    o.clear();
-    o.resize(len, v);
-    Ok(())
-}
-
-fn map1<A: Num, T: Num>(a: &Col, out: &mut Col, f: impl Fn(A) -> T) -> Result<()> {
-    let a = A::col(a).ok_or_else(|| internal("operand"))?;
-    let o = T::col_mut(out).ok_or_else(|| internal("result"))?;
-    o.clear();
-    o.extend(a.iter().map(|&x| f(x)));
-    Ok(())
-}
-
-fn map2<A: Num, B: Num, T: Num>(a: &Col, b: &Col, out: &mut Col, f: impl Fn(A, B) -> T) -> Result<()> {
-    let (a, b) = (A::col(a).ok_or_else(|| internal("operand"))?, B::col(b).ok_or_else(|| internal("operand"))?);
-    let o = T::col_mut(out).ok_or_else(|| internal("result"))?;
-    o.clear();
-    o.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
-    Ok(())
-}
-
-fn compare<T: Num>(op: BinOp, a: &Col, b: &Col, out: &mut Col) -> Result<()> {
-    let (a, b) = (T::col(a).ok_or_else(|| internal("operand"))?, T::col(b).ok_or_else(|| internal("operand"))?);
-    let Col::B(o) = out else { return Err(internal("comparison")) };
-    o.clear();
-    let z = a.iter().zip(b);
-    match op {
-        BinOp::Lt => o.extend(z.map(|(x, y)| x < y)),
-        BinOp::Le => o.extend(z.map(|(x, y)| x <= y)),
-        BinOp::Gt => o.extend(z.map(|(x, y)| x > y)),
-        BinOp::Ge => o.extend(z.map(|(x, y)| x >= y)),
-        BinOp::Eq => o.extend(z.map(|(x, y)| x == y)),
-        _ => o.extend(z.map(|(x, y)| x != y)),
-    }
-    Ok(())
-}
-
-fn binary<T: Num>(op: BinOp, a: &Col, b: &Col, out: &mut Col) -> Result<()> {
-    // One loop per operation, so that each vectorises.
-    match op {
-        BinOp::Add => map2::<T, T, T>(a, b, out, |x, y| T::bin(BinOp::Add, x, y)),
-        BinOp::Sub => map2::<T, T, T>(a, b, out, |x, y| T::bin(BinOp::Sub, x, y)),
-        BinOp::Mul => map2::<T, T, T>(a, b, out, |x, y| T::bin(BinOp::Mul, x, y)),
-        BinOp::Div => map2::<T, T, T>(a, b, out, |x, y| T::bin(BinOp::Div, x, y)),
-        BinOp::Min => map2::<T, T, T>(a, b, out, |x, y| T::bin(BinOp::Min, x, y)),
-        BinOp::Max => map2::<T, T, T>(a, b, out, |x, y| T::bin(BinOp::Max, x, y)),
-        _ => map2::<T, T, T>(a, b, out, |x, y| T::bin(op, x, y)),
-    }
-}
-
-fn shift<T: Num>(left: bool, a: &Col, b: &Col, out: &mut Col) -> Result<()> {
-    match b {
-        Col::I32(_) => map2::<T, i32, T>(a, b, out, |x, s| T::shift(left, x, s.low_u32())),
-        Col::U32(_) => map2::<T, u32, T>(a, b, out, |x, s| T::shift(left, x, s)),
-        Col::I64(_) => map2::<T, i64, T>(a, b, out, |x, s| T::shift(left, x, s.low_u32())),
-        _ => map2::<T, u64, T>(a, b, out, |x, s| T::shift(left, x, s.low_u32())),
-    }
-}
-
-fn cast_to<T: Num + FromAll>(a: &Col, out: &mut Col) -> Result<()> {
-    match a {
-        Col::I32(_) => map1::<i32, T>(a, out, T::from_i32),
-        Col::U32(_) => map1::<u32, T>(a, out, T::from_u32),
-        Col::I64(_) => map1::<i64, T>(a, out, T::from_i64),
-        Col::U64(_) => map1::<u64, T>(a, out, T::from_u64),
-        Col::F32(_) => map1::<f32, T>(a, out, T::from_f32),
-        Col::F64(_) => map1::<f64, T>(a, out, T::from_f64),
-        Col::B(v) => {
-            let o = T::col_mut(out).ok_or_else(|| internal("cast"))?;
-            o.clear();
-            o.extend(v.iter().map(|&b| T::from_bool(b)));
-            Ok(())
-        }
-    }
-}
-
 /// Rust's `as` from every dtype: kiln's conversion semantics.
 pub(crate) trait FromAll {
     fn from_i32(v: i32) -> Self;
@@ -468,156 +392,201 @@ macro_rules! from_all {
 }
 from_all!(i32, u32, i64, u64, f32, f64);
 
-fn gather<T: Num>(src: Slice<'_>, idx: &Col, out: &mut Col) -> Result<()> {
-    let s: &[T] = typed_slice::<T>(src).ok_or_else(|| internal("raw input"))?;
-    let get =
-        |i: Option<u64>| i.and_then(|i| usize::try_from(i).ok()).and_then(|i| s.get(i)).copied().unwrap_or_default();
-    match idx {
-        Col::I32(_) => map1::<i32, T>(idx, out, |i| get(i.to_index())),
-        Col::U32(_) => map1::<u32, T>(idx, out, |i| get(i.to_index())),
-        Col::I64(_) => map1::<i64, T>(idx, out, |i| get(i.to_index())),
-        _ => map1::<u64, T>(idx, out, |i| get(i.to_index())),
+fn internal(what: &str) -> Error {
+    Error::invalid("user kernel on the CPU", format!("{what}: operand types disagree with the checked body"))
+}
+
+/// One arm per column type, each giving a column of the same type.
+macro_rules! each_col {
+    ($c:expr, $v:ident => $e:expr) => {
+        match $c {
+            Col::I32($v) => Col::I32($e),
+            Col::U32($v) => Col::U32($e),
+            Col::I64($v) => Col::I64($e),
+            Col::U64($v) => Col::U64($e),
+            Col::F32($v) => Col::F32($e),
+            Col::F64($v) => Col::F64($e),
+            Col::B($v) => Col::B($e),
+        }
+    };
+}
+
+impl Col {
+    /// A column holding `s`'s elements.
+    pub(crate) fn of(s: Slice<'_>) -> Col {
+        match s {
+            Slice::I32(s) => Col::I32(s.to_vec()),
+            Slice::U32(s) => Col::U32(s.to_vec()),
+            Slice::I64(s) => Col::I64(s.to_vec()),
+            Slice::U64(s) => Col::U64(s.to_vec()),
+            Slice::F32(s) => Col::F32(s.to_vec()),
+            Slice::F64(s) => Col::F64(s.to_vec()),
+        }
     }
-}
 
-fn typed_slice<T: Num>(s: Slice<'_>) -> Option<&[T]> {
-    T::of(s)
-}
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Col::I32(v) => v.len(),
+            Col::U32(v) => v.len(),
+            Col::I64(v) => v.len(),
+            Col::U64(v) => v.len(),
+            Col::F32(v) => v.len(),
+            Col::F64(v) => v.len(),
+            Col::B(v) => v.len(),
+        }
+    }
 
-impl Exec<'_> {
-    fn node(&self, n: &TNode, before: &[Col], out: &mut Col) -> Result<()> {
-        let arg = |k: usize| &before[n.args[k] as usize];
-        let dtype = n.ty.dtype().unwrap_or(DType::U32);
-        match n.op {
-            Op::Load(p) | Op::Scalar(p) if self.inputs.get(p as usize).is_some_and(Option::is_some) => {
-                let s = self.inputs[p as usize].ok_or_else(|| internal("load"))?;
-                by_dtype!(dtype, T => {
-                    let s = typed_slice::<T>(s).ok_or_else(|| internal("load"))?;
-                    let o = T::col_mut(out).ok_or_else(|| internal("load"))?;
-                    o.clear();
-                    o.extend_from_slice(&s[self.start..self.start + self.len]);
-                    Ok(())
-                })
-            }
-            Op::Const(c) if n.ty == Vt::Bool => {
-                let v = c.bits != 0;
-                let Col::B(o) = out else { return Err(internal("constant")) };
-                o.clear();
-                o.resize(self.len, v);
-                Ok(())
-            }
-            Op::Scalar(p) => {
-                let v = self.scalars[p as usize].ok_or_else(|| internal("scalar"))?;
-                by_dtype!(dtype, T => fill(out, self.len, T::of_bits(v.bits)))
-            }
-            Op::Load(_) => Err(internal("load")),
-            Op::Const(c) => by_dtype!(dtype, T => fill(out, self.len, T::of_bits(c.bits))),
-            Op::At(p) => {
-                let s = self.inputs[p as usize].ok_or_else(|| internal("raw input"))?;
-                by_dtype!(dtype, T => gather::<T>(s, arg(0), out))
-            }
-            Op::LenOf(p) => {
-                let s = self.inputs[p as usize].ok_or_else(|| internal("raw input"))?;
-                fill(out, self.len, s.len() as u32)
-            }
-            Op::Index => {
-                let Col::U32(o) = out else { return Err(internal("index")) };
-                o.clear();
-                o.extend((self.start..self.start + self.len).map(|i| i as u32));
-                Ok(())
-            }
-            Op::Len => fill(out, self.len, self.n as u32),
-            Op::Un(UnOp::Not) if n.ty == Vt::Bool => {
-                let (Col::B(a), Col::B(o)) = (arg(0), out) else { return Err(internal("not")) };
-                o.clear();
-                o.extend(a.iter().map(|x| !x));
-                Ok(())
-            }
-            Op::Un(op) => by_dtype!(dtype, T => map1::<T, T>(arg(0), out, |x| T::un(op, x))),
-            Op::Bin(op) if op.is_comparison() => match arg(0) {
-                Col::B(a) => {
-                    let (Col::B(b), Col::B(o)) = (arg(1), out) else { return Err(internal("comparison")) };
-                    o.clear();
-                    let eq = op == BinOp::Eq;
-                    o.extend(a.iter().zip(b).map(|(x, y)| (x == y) == eq));
-                    Ok(())
-                }
-                a => by_dtype!(col_dtype(a), T => compare::<T>(op, a, arg(1), out)),
-            },
-            Op::Bin(op) if n.ty == Vt::Bool => {
-                let (Col::B(a), Col::B(b), Col::B(o)) = (arg(0), arg(1), out) else { return Err(internal("logic")) };
-                o.clear();
-                let z = a.iter().zip(b);
-                match op {
-                    BinOp::And => o.extend(z.map(|(x, y)| x & y)),
-                    BinOp::Or => o.extend(z.map(|(x, y)| x | y)),
-                    _ => o.extend(z.map(|(x, y)| x ^ y)),
-                }
-                Ok(())
-            }
-            Op::Bin(op @ (BinOp::Shl | BinOp::Shr)) => {
-                by_dtype!(dtype, T => shift::<T>(op == BinOp::Shl, arg(0), arg(1), out))
-            }
-            Op::Bin(op) => by_dtype!(dtype, T => binary::<T>(op, arg(0), arg(1), out)),
-            Op::Select => {
-                let Col::B(c) = arg(0) else { return Err(internal("select")) };
-                match (arg(1), arg(2), out) {
-                    (Col::B(a), Col::B(b), Col::B(o)) => {
-                        o.clear();
-                        o.extend(c.iter().zip(a.iter().zip(b)).map(|(&c, (&a, &b))| if c { a } else { b }));
-                        Ok(())
-                    }
-                    (a, b, out) => by_dtype!(dtype, T => {
-                        let (a, b) = (T::col(a).ok_or_else(|| internal("select"))?, T::col(b).ok_or_else(|| internal("select"))?);
-                        let o = T::col_mut(out).ok_or_else(|| internal("select"))?;
-                        o.clear();
-                        o.extend(c.iter().zip(a.iter().zip(b)).map(|(&c, (&a, &b))| if c { a } else { b }));
-                        Ok(())
-                    }),
-                }
-            }
-            Op::Cast => by_dtype!(dtype, T => cast_to::<T>(arg(0), out)),
-            Op::Fma => by_dtype!(dtype, T => {
-                let (a, b, c) = (
-                    T::col(arg(0)).ok_or_else(|| internal("fma"))?,
-                    T::col(arg(1)).ok_or_else(|| internal("fma"))?,
-                    T::col(arg(2)).ok_or_else(|| internal("fma"))?,
-                );
-                let o = T::col_mut(out).ok_or_else(|| internal("fma"))?;
-                o.clear();
-                o.extend(a.iter().zip(b).zip(c).map(|((&a, &b), &c)| T::fma(a, b, c)));
-                Ok(())
-            }),
+    /// Elements `[start, end)` as a column of their own.
+    pub(crate) fn range(&self, start: usize, end: usize) -> Col {
+        each_col!(self, v => v[start..end].to_vec())
+    }
+
+    /// Every `stride`-th element from `start`, `count` of them.
+    pub(crate) fn strided(&self, start: usize, stride: usize, count: usize) -> Col {
+        each_col!(self, v => v.iter().skip(start).step_by(stride).take(count).copied().collect())
+    }
+
+    /// The elements, as an argument slice (never for booleans).
+    pub(crate) fn slice(&self) -> Result<Slice<'_>> {
+        Ok(match self {
+            Col::I32(v) => Slice::I32(v),
+            Col::U32(v) => Slice::U32(v),
+            Col::I64(v) => Slice::I64(v),
+            Col::U64(v) => Slice::U64(v),
+            Col::F32(v) => Slice::F32(v),
+            Col::F64(v) => Slice::F64(v),
+            Col::B(_) => return Err(internal("a boolean accumulator")),
+        })
+    }
+
+    /// The columns' elements one after another (all of one type).
+    pub(crate) fn concat(cols: &[Col]) -> Result<Col> {
+        let first = cols.first().ok_or_else(|| internal("no partial results"))?;
+        let mut out = first.range(0, 0);
+        for c in cols {
+            out.extend(c.slice()?)?;
+        }
+        Ok(out)
+    }
+
+    /// Append `s`'s elements (of the column's type).
+    pub(crate) fn extend(&mut self, s: Slice<'_>) -> Result<()> {
+        match (self, s) {
+            (Col::I32(o), Slice::I32(v)) => o.extend_from_slice(v),
+            (Col::U32(o), Slice::U32(v)) => o.extend_from_slice(v),
+            (Col::I64(o), Slice::I64(v)) => o.extend_from_slice(v),
+            (Col::U64(o), Slice::U64(v)) => o.extend_from_slice(v),
+            (Col::F32(o), Slice::F32(v)) => o.extend_from_slice(v),
+            (Col::F64(o), Slice::F64(v)) => o.extend_from_slice(v),
+            _ => return Err(internal("partial results")),
+        }
+        Ok(())
+    }
+
+    /// Overwrite the first elements with `s`'s (of the column's type).
+    pub(crate) fn overwrite(&mut self, s: Slice<'_>) -> Result<()> {
+        match (self, s) {
+            (Col::I32(o), Slice::I32(v)) => o[..v.len()].copy_from_slice(v),
+            (Col::U32(o), Slice::U32(v)) => o[..v.len()].copy_from_slice(v),
+            (Col::I64(o), Slice::I64(v)) => o[..v.len()].copy_from_slice(v),
+            (Col::U64(o), Slice::U64(v)) => o[..v.len()].copy_from_slice(v),
+            (Col::F32(o), Slice::F32(v)) => o[..v.len()].copy_from_slice(v),
+            (Col::F64(o), Slice::F64(v)) => o[..v.len()].copy_from_slice(v),
+            _ => return Err(internal("partial results")),
+        }
+        Ok(())
+    }
+
+    /// Keep the first `len` elements.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        match self {
+            Col::I32(v) => v.truncate(len),
+            Col::U32(v) => v.truncate(len),
+            Col::I64(v) => v.truncate(len),
+            Col::U64(v) => v.truncate(len),
+            Col::F32(v) => v.truncate(len),
+            Col::F64(v) => v.truncate(len),
+            Col::B(v) => v.truncate(len),
         }
     }
 }
 
-fn col_dtype(c: &Col) -> DType {
-    match c {
-        Col::I32(_) => DType::I32,
-        Col::U32(_) => DType::U32,
-        Col::I64(_) => DType::I64,
-        Col::U64(_) => DType::U64,
-        Col::F32(_) => DType::F32,
-        Col::F64(_) | Col::B(_) => DType::F64,
+impl<'a> Slice<'a> {
+    /// Elements `[start, end)`.
+    pub(crate) fn sub(self, start: usize, end: usize) -> Slice<'a> {
+        match self {
+            Slice::I32(s) => Slice::I32(&s[start..end]),
+            Slice::U32(s) => Slice::U32(&s[start..end]),
+            Slice::I64(s) => Slice::I64(&s[start..end]),
+            Slice::U64(s) => Slice::U64(&s[start..end]),
+            Slice::F32(s) => Slice::F32(&s[start..end]),
+            Slice::F64(s) => Slice::F64(&s[start..end]),
+        }
     }
 }
 
-pub(crate) fn store(col: &Col, out: &mut SliceMut<'_>) -> Result<()> {
-    if col.len() != chunk_len(out) {
+impl SliceMut<'_> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            SliceMut::I32(s) => s.len(),
+            SliceMut::U32(s) => s.len(),
+            SliceMut::I64(s) => s.len(),
+            SliceMut::U64(s) => s.len(),
+            SliceMut::F32(s) => s.len(),
+            SliceMut::F64(s) => s.len(),
+        }
+    }
+
+    /// Elements `[start, end)`, writable.
+    pub(crate) fn sub(&mut self, start: usize, end: usize) -> SliceMut<'_> {
+        match self {
+            SliceMut::I32(s) => SliceMut::I32(&mut s[start..end]),
+            SliceMut::U32(s) => SliceMut::U32(&mut s[start..end]),
+            SliceMut::I64(s) => SliceMut::I64(&mut s[start..end]),
+            SliceMut::U64(s) => SliceMut::U64(&mut s[start..end]),
+            SliceMut::F32(s) => SliceMut::F32(&mut s[start..end]),
+            SliceMut::F64(s) => SliceMut::F64(&mut s[start..end]),
+        }
+    }
+
+    /// The elements, read-only.
+    pub(crate) fn as_slice(&self) -> Slice<'_> {
+        match self {
+            SliceMut::I32(s) => Slice::I32(s),
+            SliceMut::U32(s) => Slice::U32(s),
+            SliceMut::I64(s) => Slice::I64(s),
+            SliceMut::U64(s) => Slice::U64(s),
+            SliceMut::F32(s) => Slice::F32(s),
+            SliceMut::F64(s) => Slice::F64(s),
+        }
+    }
+}
+
+/// Copy `src` into `out`, of one type and length.
+pub(crate) fn copy_into(src: Slice<'_>, out: &mut SliceMut<'_>) -> Result<()> {
+    if src.len() != out.len() {
         return Err(internal("store: a column and its output chunk differ in length"));
     }
-    match (col, out) {
-        (Col::I32(c), SliceMut::I32(o)) => o.copy_from_slice(c),
-        (Col::U32(c), SliceMut::U32(o)) => o.copy_from_slice(c),
-        (Col::I64(c), SliceMut::I64(o)) => o.copy_from_slice(c),
-        (Col::U64(c), SliceMut::U64(o)) => o.copy_from_slice(c),
-        (Col::F32(c), SliceMut::F32(o)) => o.copy_from_slice(c),
-        (Col::F64(c), SliceMut::F64(o)) => o.copy_from_slice(c),
+    match (src, out) {
+        (Slice::I32(c), SliceMut::I32(o)) => o.copy_from_slice(c),
+        (Slice::U32(c), SliceMut::U32(o)) => o.copy_from_slice(c),
+        (Slice::I64(c), SliceMut::I64(o)) => o.copy_from_slice(c),
+        (Slice::U64(c), SliceMut::U64(o)) => o.copy_from_slice(c),
+        (Slice::F32(c), SliceMut::F32(o)) => o.copy_from_slice(c),
+        (Slice::F64(c), SliceMut::F64(o)) => o.copy_from_slice(c),
         _ => return Err(internal("store")),
     }
     Ok(())
 }
+
+/// Copy a column into `out`, of one type and length.
+pub(crate) fn store(col: &Col, out: &mut SliceMut<'_>) -> Result<()> {
+    copy_into(col.slice()?, out)
+}
+
+/// Chunks a parallel task runs one after another: enough work per task
+/// that splitting costs nothing, and many tasks for every thread.
+pub(crate) const TASK_CHUNKS: usize = 16;
 
 /// Run an elementwise body over a launch's arguments: the arguments in
 /// declaration order, each raw input's length, then the element count.
@@ -636,88 +605,69 @@ pub(crate) fn elementwise(roles: &[Role], body: &Typed, args: &mut HostArgs<'_>)
             Role::Output | Role::InOut => {}
         }
     }
+    let task = CHUNK * TASK_CHUNKS;
     for (p, role) in roles.iter().enumerate() {
         if role.writes() {
-            outputs.push((p, SliceMut::output(args, p, body.dtypes[p])?.chunks()));
+            outputs.push((p, SliceMut::output(args, p, body.dtypes[p])?.chunks_of(task)));
         }
     }
-    // In-out arguments are read from their own chunk before it is stored.
     // The first input's length (inputs are indexed by parameter, so a
     // parameter declared before it, of any role, must not shift the pairing).
     let n = inputs.iter().zip(roles).find_map(|(s, r)| s.as_ref().filter(|_| *r == Role::Input)).map(Slice::len);
-    let n = n.or_else(|| outputs.first().map(|(_, c)| c.iter().map(chunk_len).sum())).unwrap_or(0);
-    let tasks = n.div_ceil(CHUNK);
-    let mut per_task: Vec<Vec<(usize, SliceMut<'_>)>> = (0..tasks).map(|_| Vec::new()).collect();
+    let n = n.or_else(|| outputs.first().map(|(_, c)| c.iter().map(SliceMut::len).sum())).unwrap_or(0);
+    let mut per_task: Vec<Vec<(usize, SliceMut<'_>)>> = (0..n.div_ceil(task)).map(|_| Vec::new()).collect();
     for (p, chunks) in outputs {
         for (t, c) in chunks.into_iter().enumerate() {
-            if let Some(task) = per_task.get_mut(t) {
-                task.push((p, c));
+            if let Some(slot) = per_task.get_mut(t) {
+                slot.push((p, c));
             }
         }
     }
-    let (inputs, scalars) = (&inputs[..], &scalars[..]);
+    // In-out arguments are read from their own chunk, before it is stored.
+    let local: Vec<usize> = (0..roles.len()).filter(|p| roles[*p] == Role::InOut).collect();
+    let (inputs, scalars, local) = (&inputs[..], &scalars[..], &local[..]);
+    let stores: Vec<(usize, u32)> = body.stores.iter().map(|(p, v)| (*p as usize, *v)).collect();
     per_task.into_par_iter().enumerate().try_for_each_init(
-        || body.nodes.iter().map(|n| Col::new(n.ty)).collect::<Vec<_>>(),
-        |cols, (t, mut outs)| {
-            let start = t * CHUNK;
-            let len = CHUNK.min(n - start);
-            let mut task_inputs = inputs.to_vec();
-            for (p, c) in &outs {
-                if roles[*p] == Role::InOut {
-                    task_inputs[*p] = Some(chunk_slice(c));
+        || Machine::new(body),
+        |machine, (t, mut outs)| {
+            let mut start = t * task;
+            let end = n.min(start + task);
+            while start < end {
+                let len = CHUNK.min(end - start);
+                let at = start - t * task;
+                if local.is_empty() {
+                    let exec = Exec { start, len, n, inputs, scalars, local };
+                    machine.run(&exec)?;
+                    for (p, out) in outs.iter_mut() {
+                        if let Some((_, v)) = stores.iter().find(|(q, _)| q == p) {
+                            machine.store(*v, &exec, &mut out.sub(at, at + len))?;
+                        }
+                    }
+                } else {
+                    // In-out arguments are read from their own chunk; every
+                    // stored value is settled in a column before any is stored.
+                    let mut task_inputs = inputs.to_vec();
+                    for (p, c) in &outs {
+                        if roles[*p] == Role::InOut {
+                            task_inputs[*p] = Some(c.as_slice().sub(at, at + len));
+                        }
+                    }
+                    let exec = Exec { start, len, n, inputs: &task_inputs, scalars, local };
+                    machine.run(&exec)?;
+                    for (_, v) in &stores {
+                        machine.settle(*v, &exec)?;
+                    }
+                    for (p, out) in outs.iter_mut() {
+                        if let Some((_, v)) = stores.iter().find(|(q, _)| q == p) {
+                            store(machine.column(*v), &mut out.sub(at, at + len))?;
+                        }
+                    }
                 }
-            }
-            let exec = Exec { start, len, n, inputs: &task_inputs, scalars };
-            run(&exec, body, cols, &outs)?;
-            for (p, out) in outs.iter_mut() {
-                let v = body.stores.iter().find(|(q, _)| *q as usize == *p).map(|(_, v)| *v as usize);
-                if let Some(v) = v {
-                    store(&cols[v], out)?;
-                }
+                start += len;
             }
             Ok(())
         },
     )
-}
-
-/// Evaluate every node over one chunk; in-out arguments are read from the
-/// chunk of their own slice (which starts at the chunk's first element).
-pub(crate) fn run(exec: &Exec<'_>, body: &Typed, cols: &mut [Col], outs: &[(usize, SliceMut<'_>)]) -> Result<()> {
-    for (k, n) in body.nodes.iter().enumerate() {
-        let (before, rest) = cols.split_at_mut(k);
-        let out = &mut rest[0];
-        if let Op::Load(p) = n.op {
-            if outs.iter().any(|(q, _)| *q == p as usize) {
-                let local = Exec { start: 0, ..*exec };
-                local.node(n, before, out)?;
-                continue;
-            }
-        }
-        exec.node(n, before, out)?;
-    }
-    Ok(())
-}
-
-fn chunk_len(c: &SliceMut<'_>) -> usize {
-    match c {
-        SliceMut::I32(s) => s.len(),
-        SliceMut::U32(s) => s.len(),
-        SliceMut::I64(s) => s.len(),
-        SliceMut::U64(s) => s.len(),
-        SliceMut::F32(s) => s.len(),
-        SliceMut::F64(s) => s.len(),
-    }
-}
-
-fn chunk_slice<'a>(c: &'a SliceMut<'_>) -> Slice<'a> {
-    match c {
-        SliceMut::I32(s) => Slice::I32(s),
-        SliceMut::U32(s) => Slice::U32(s),
-        SliceMut::I64(s) => Slice::I64(s),
-        SliceMut::U64(s) => Slice::U64(s),
-        SliceMut::F32(s) => Slice::F32(s),
-        SliceMut::F64(s) => Slice::F64(s),
-    }
 }
 
 pub(crate) fn scalar_bits<T: Num + kiln_core::Element>(args: &HostArgs<'_>, p: usize) -> Result<u64> {

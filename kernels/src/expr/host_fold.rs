@@ -8,86 +8,12 @@ use rayon::prelude::*;
 
 use super::check::{Role, Typed};
 use super::fold::Fold;
-use super::host::{by_dtype, run, scalar_bits, store, Col, Exec, Slice, SliceMut, CHUNK};
+use super::host::{by_dtype, scalar_bits, store, Col, Slice, SliceMut, CHUNK, TASK_CHUNKS};
+use super::host_eval::{Exec, Machine};
 use super::value::Value;
 
 /// Columns narrower than this fold along the rows one column at a time.
 const NARROW: usize = 64;
-
-/// One arm per column type, each giving a column of the same type.
-macro_rules! each_col {
-    ($c:expr, $v:ident => $e:expr) => {
-        match $c {
-            Col::I32($v) => Col::I32($e),
-            Col::U32($v) => Col::U32($e),
-            Col::I64($v) => Col::I64($e),
-            Col::U64($v) => Col::U64($e),
-            Col::F32($v) => Col::F32($e),
-            Col::F64($v) => Col::F64($e),
-            Col::B($v) => Col::B($e),
-        }
-    };
-}
-
-impl Col {
-    pub(super) fn len(&self) -> usize {
-        match self {
-            Col::I32(v) => v.len(),
-            Col::U32(v) => v.len(),
-            Col::I64(v) => v.len(),
-            Col::U64(v) => v.len(),
-            Col::F32(v) => v.len(),
-            Col::F64(v) => v.len(),
-            Col::B(v) => v.len(),
-        }
-    }
-
-    /// Elements `[start, end)` as a column of their own.
-    pub(super) fn range(&self, start: usize, end: usize) -> Col {
-        each_col!(self, v => v[start..end].to_vec())
-    }
-
-    /// Every `stride`-th element from `start`, `count` of them.
-    fn strided(&self, start: usize, stride: usize, count: usize) -> Col {
-        each_col!(self, v => v.iter().skip(start).step_by(stride).take(count).copied().collect())
-    }
-
-    /// The elements at `idx`, in that order.
-    pub(super) fn gather(&self, idx: &[usize]) -> Col {
-        each_col!(self, v => idx.iter().map(|&i| v[i]).collect())
-    }
-
-    /// The elements, as an argument slice (never for booleans).
-    fn slice(&self) -> Result<Slice<'_>> {
-        Ok(match self {
-            Col::I32(v) => Slice::I32(v),
-            Col::U32(v) => Slice::U32(v),
-            Col::I64(v) => Slice::I64(v),
-            Col::U64(v) => Slice::U64(v),
-            Col::F32(v) => Slice::F32(v),
-            Col::F64(v) => Slice::F64(v),
-            Col::B(_) => return Err(internal("a boolean accumulator")),
-        })
-    }
-
-    /// `self` followed by the elements of `other`, of the same type.
-    pub(super) fn concat(cols: &[Col]) -> Result<Col> {
-        let first = cols.first().ok_or_else(|| internal("no partial results"))?;
-        let mut out = first.range(0, 0);
-        for c in cols {
-            match (&mut out, c) {
-                (Col::I32(o), Col::I32(v)) => o.extend_from_slice(v),
-                (Col::U32(o), Col::U32(v)) => o.extend_from_slice(v),
-                (Col::I64(o), Col::I64(v)) => o.extend_from_slice(v),
-                (Col::U64(o), Col::U64(v)) => o.extend_from_slice(v),
-                (Col::F32(o), Col::F32(v)) => o.extend_from_slice(v),
-                (Col::F64(o), Col::F64(v)) => o.extend_from_slice(v),
-                _ => return Err(internal("partial results")),
-            }
-        }
-        Ok(out)
-    }
-}
 
 fn internal(what: &str) -> Error {
     Error::invalid("user reduction on the CPU", format!("{what}: disagrees with the checked kernel"))
@@ -120,42 +46,104 @@ impl<'a> Inputs<'a> {
     }
 }
 
+impl<'a> Inputs<'a> {
+    /// The range `[start, start + len)` of `n`.
+    pub(super) fn exec(&self, start: usize, len: usize, n: usize) -> Exec<'_> {
+        Exec { start, len, n, inputs: &self.slices, scalars: &self.scalars, local: &[] }
+    }
+}
+
 /// Evaluate `body` over `[start, start + len)` of `n` and take its stored value.
 pub(super) fn eval(body: &Typed, inputs: &Inputs<'_>, start: usize, len: usize, n: usize) -> Result<Col> {
-    let mut cols: Vec<Col> = body.nodes.iter().map(|n| Col::new(n.ty)).collect();
-    let exec = Exec { start, len, n, inputs: &inputs.slices, scalars: &inputs.scalars };
-    run(&exec, body, &mut cols, &[])?;
-    let r = Fold::result(body) as usize;
-    Ok(std::mem::replace(&mut cols[r], Col::B(Vec::new())))
+    let exec = inputs.exec(start, len, n);
+    let mut machine = Machine::new(body);
+    machine.run(&exec)?;
+    machine.take(Fold::result(body), &exec)
 }
 
-/// The combining expression over `a[i]` and `b[i]`, elementwise.
-pub(super) fn combine(fold: &Fold, a: &Col, b: &Col) -> Result<Col> {
-    let inputs = Inputs { slices: vec![Some(a.slice()?), Some(b.slice()?), None], scalars: vec![None; 3] };
-    eval(&fold.combine, &inputs, 0, a.len(), a.len())
+/// The combining expression, run elementwise over two columns at once.
+pub(super) struct Combiner<'f> {
+    machine: Machine<'f>,
+    result: u32,
+    /// The last result, kept for its allocation.
+    spare: Option<Col>,
 }
 
-/// The fold of a non-empty column, in a tree of halves: one element.
-fn fold_col(fold: &Fold, mut col: Col) -> Result<Col> {
-    while col.len() > 1 {
-        let h = col.len() / 2;
-        let mut next = combine(fold, &col.range(0, h), &col.range(h, 2 * h))?;
-        if col.len() % 2 == 1 {
-            next = Col::concat(&[next, col.range(2 * h, 2 * h + 1)])?;
+impl<'f> Combiner<'f> {
+    pub(super) fn new(fold: &'f Fold) -> Self {
+        Combiner { machine: Machine::new(&fold.combine), result: Fold::result(&fold.combine), spare: None }
+    }
+
+    /// `combine(a[i], b[i])` for every `i` (the two of one length).
+    pub(super) fn apply(&mut self, a: Slice<'_>, b: Slice<'_>) -> Result<Col> {
+        let inputs = [Some(a), Some(b), None];
+        let exec = Exec { start: 0, len: a.len(), n: a.len(), inputs: &inputs, scalars: &[None; 3], local: &[] };
+        self.machine.run(&exec)?;
+        let values = self.machine.values(self.result, &exec)?;
+        let mut out = self.spare.take().unwrap_or_else(|| Col::of(values.sub(0, 0)));
+        out.truncate(0);
+        out.extend(values)?;
+        Ok(out)
+    }
+
+    /// `acc[i] = combine(acc[i], b[i])` for `i` below `b`'s length.
+    pub(super) fn fold_into(&mut self, acc: &mut Col, b: Slice<'_>) -> Result<()> {
+        let r = self.apply(acc.slice()?.sub(0, b.len()), b)?;
+        acc.overwrite(r.slice()?)?;
+        self.spare = Some(r);
+        Ok(())
+    }
+
+    /// The fold of a non-empty column, in a tree of halves: one element.
+    pub(super) fn tree(&mut self, mut col: Col) -> Result<Col> {
+        while col.len() > 1 {
+            let len = col.len();
+            let h = len / 2;
+            let s = col.slice()?;
+            let mut next = self.apply(s.sub(0, h), s.sub(h, 2 * h))?;
+            if len % 2 == 1 {
+                next.extend(s.sub(2 * h, len))?;
+            }
+            self.spare = Some(std::mem::replace(&mut col, next));
         }
-        col = next;
+        Ok(col)
     }
-    Ok(col)
+
+    /// Fold `parts` (each of one length) elementwise, in order.
+    fn in_order(&mut self, parts: Vec<Col>) -> Result<Col> {
+        let mut it = parts.into_iter();
+        let mut acc = it.next().ok_or_else(|| internal("no partial results"))?;
+        for p in it {
+            self.fold_into(&mut acc, p.slice()?)?;
+        }
+        Ok(acc)
+    }
 }
 
-/// Fold `parts` (each of one length) elementwise, in order.
-fn fold_in_order(fold: &Fold, parts: Vec<Col>) -> Result<Col> {
-    let mut it = parts.into_iter();
-    let mut acc = it.next().ok_or_else(|| internal("no partial results"))?;
-    for p in it {
-        acc = combine(fold, &acc, &p)?;
+/// The map of `[start, end)` of `n` folded chunk by chunk into lanes (lane
+/// `i` takes element `i` of every chunk, in order), then the lanes in a
+/// tree: one element.
+fn fold_range(
+    (map, comb): &mut (Machine<'_>, Combiner<'_>),
+    fold: &Fold,
+    inputs: &Inputs<'_>,
+    (start, end, n): (usize, usize, usize),
+) -> Result<Col> {
+    let result = Fold::result(&fold.map);
+    let mut acc: Option<Col> = None;
+    let mut at = start;
+    while at < end {
+        let len = CHUNK.min(end - at);
+        let exec = inputs.exec(at, len, n);
+        map.run(&exec)?;
+        let values = map.values(result, &exec)?;
+        match &mut acc {
+            None => acc = Some(Col::of(values)),
+            Some(acc) => comb.fold_into(acc, values)?,
+        }
+        at += len;
     }
-    Ok(acc)
+    comb.tree(acc.ok_or_else(|| internal("an empty range"))?)
 }
 
 /// A length argument at `index` (u64 or u32, the device's index width).
@@ -220,14 +208,16 @@ fn whole(fold: &Fold, inputs: &Inputs<'_>, n: usize) -> Result<Col> {
     if n == 0 {
         return identity(fold, inputs);
     }
-    let parts: Vec<Col> = (0..n.div_ceil(CHUNK))
+    // Fixed ranges (not one per thread), so the result is the same on every run.
+    let task = CHUNK * TASK_CHUNKS;
+    let parts: Vec<Col> = (0..n.div_ceil(task))
         .into_par_iter()
-        .map(|c| {
-            let start = c * CHUNK;
-            fold_col(fold, eval(&fold.map, inputs, start, CHUNK.min(n - start), n)?)
-        })
+        .map_init(
+            || (Machine::new(&fold.map), Combiner::new(fold)),
+            |m, t| fold_range(m, fold, inputs, (t * task, n.min(t * task + task), n)),
+        )
         .collect::<Result<_>>()?;
-    fold_col(fold, Col::concat(&parts)?)
+    Combiner::new(fold).tree(Col::concat(&parts)?)
 }
 
 fn along_rows(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usize) -> Result<Col> {
@@ -235,33 +225,41 @@ fn along_rows(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usi
         let id = identity(fold, inputs)?;
         return Col::concat(&vec![id; rows.max(1)]).map(|c| c.range(0, rows));
     }
-    let parts: Vec<Col> = if cols >= CHUNK {
-        (0..rows)
+    if cols >= CHUNK {
+        // Each row in fixed parts, every part of every row a task of its own.
+        let task = CHUNK * TASK_CHUNKS;
+        let per_row = cols.div_ceil(task);
+        let parts: Vec<Col> = (0..rows * per_row)
             .into_par_iter()
-            .map(|r| {
-                let pieces = (0..cols.div_ceil(CHUNK))
-                    .map(|k| {
-                        let start = k * CHUNK;
-                        fold_col(fold, eval(&fold.map, inputs, r * cols + start, CHUNK.min(cols - start), n)?)
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                fold_col(fold, Col::concat(&pieces)?)
-            })
-            .collect::<Result<_>>()?
-    } else {
-        // Groups of whole rows; column j of every row in one step.
-        let group = (CHUNK / cols).max(1);
-        (0..rows.div_ceil(group))
-            .into_par_iter()
-            .map(|g| {
+            .map_init(
+                || (Machine::new(&fold.map), Combiner::new(fold)),
+                |m, t| {
+                    let (r, k) = (t / per_row, t % per_row);
+                    let start = r * cols + k * task;
+                    fold_range(m, fold, inputs, (start, ((r + 1) * cols).min(start + task), n))
+                },
+            )
+            .collect::<Result<_>>()?;
+        let mut comb = Combiner::new(fold);
+        let each = parts.chunks(per_row).map(|row| comb.tree(Col::concat(row)?)).collect::<Result<Vec<_>>>()?;
+        return Col::concat(&each);
+    }
+    // Groups of whole rows; column j of every row in one step.
+    let group = (CHUNK / cols).max(1);
+    let parts: Vec<Col> = (0..rows.div_ceil(group))
+        .into_par_iter()
+        .map_init(
+            || (Machine::new(&fold.map), Combiner::new(fold)),
+            |(map, comb), g| {
                 let r0 = g * group;
                 let count = group.min(rows - r0);
-                let mapped = eval(&fold.map, inputs, r0 * cols, count * cols, n)?;
-                let columns = (0..cols).map(|j| mapped.strided(j, cols, count)).collect();
-                fold_in_order(fold, columns)
-            })
-            .collect::<Result<_>>()?
-    };
+                let exec = inputs.exec(r0 * cols, count * cols, n);
+                map.run(&exec)?;
+                let mapped = map.take(Fold::result(&fold.map), &exec)?;
+                comb.in_order((0..cols).map(|j| mapped.strided(j, cols, count)).collect())
+            },
+        )
+        .collect::<Result<_>>()?;
     Col::concat(&parts)
 }
 
@@ -273,18 +271,23 @@ fn along_cols(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usi
     let group = (CHUNK / cols.max(1)).max(1);
     let parts: Vec<Col> = (0..rows.div_ceil(group))
         .into_par_iter()
-        .map(|g| {
-            let r0 = g * group;
-            let count = group.min(rows - r0);
-            let mapped = eval(&fold.map, inputs, r0 * cols, count * cols, n)?;
-            if cols >= NARROW {
-                fold_in_order(fold, (0..count).map(|r| mapped.range(r * cols, (r + 1) * cols)).collect())
-            } else {
-                let each =
-                    (0..cols).map(|c| fold_col(fold, mapped.strided(c, cols, count))).collect::<Result<Vec<_>>>()?;
-                Col::concat(&each)
-            }
-        })
+        .map_init(
+            || (Machine::new(&fold.map), Combiner::new(fold)),
+            |(map, comb), g| {
+                let r0 = g * group;
+                let count = group.min(rows - r0);
+                let exec = inputs.exec(r0 * cols, count * cols, n);
+                map.run(&exec)?;
+                let mapped = map.take(Fold::result(&fold.map), &exec)?;
+                if cols >= NARROW {
+                    comb.in_order((0..count).map(|r| mapped.range(r * cols, (r + 1) * cols)).collect())
+                } else {
+                    let each =
+                        (0..cols).map(|c| comb.tree(mapped.strided(c, cols, count))).collect::<Result<Vec<_>>>()?;
+                    Col::concat(&each)
+                }
+            },
+        )
         .collect::<Result<_>>()?;
-    fold_in_order(fold, parts)
+    Combiner::new(fold).in_order(parts)
 }

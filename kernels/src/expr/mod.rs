@@ -54,6 +54,7 @@ mod cuda_fold;
 mod cuda_scan;
 mod fold;
 mod host;
+mod host_eval;
 mod host_fold;
 mod host_scan;
 mod node;
