@@ -441,6 +441,11 @@ impl Col {
         each_col!(self, v => v[start..end].to_vec())
     }
 
+    /// The elements `n` times over.
+    pub(crate) fn repeat(&self, n: usize) -> Col {
+        each_col!(self, v => v.repeat(n))
+    }
+
     /// Every `stride`-th element from `start`, `count` of them.
     pub(crate) fn strided(&self, start: usize, stride: usize, count: usize) -> Col {
         each_col!(self, v => v.iter().skip(start).step_by(stride).take(count).copied().collect())

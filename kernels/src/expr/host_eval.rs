@@ -247,14 +247,12 @@ fn node(n: &TNode, env: &Env<'_, '_>, out: &mut Col) -> Result<At> {
         Op::Select => {
             let c = env.opd::<bool>(a0)?;
             match n.ty {
-                Vt::Bool => map3((c, env.opd::<bool>(a1)?, env.opd::<bool>(a2)?), e.len, out, |c, a, b| {
-                    if c {
-                        a
-                    } else {
-                        b
-                    }
-                }),
-                _ => by_dtype!(dtype, T => map3((c, env.opd::<T>(a1)?, env.opd::<T>(a2)?), e.len, out, |c, a, b| if c { a } else { b })),
+                Vt::Bool => {
+                    map3((c, env.opd::<bool>(a1)?, env.opd::<bool>(a2)?), e.len, out, |c, a, b| if c { a } else { b })
+                }
+                _ => {
+                    by_dtype!(dtype, T => map3((c, env.opd::<T>(a1)?, env.opd::<T>(a2)?), e.len, out, |c, a, b| if c { a } else { b }))
+                }
             }
         }
         Op::Cast => by_dtype!(dtype, T => cast_to::<T>(env.ty(a0), a0, env, out)),
@@ -313,6 +311,12 @@ impl<'b> Machine<'b> {
     pub(crate) fn store(&mut self, v: u32, exec: &Exec<'_>, out: &mut SliceMut<'_>) -> Result<()> {
         let src = self.values(v, exec)?;
         super::host::copy_into(src, out)
+    }
+
+    /// Whether node `v`'s values over the last range run are the machine's
+    /// own (not an argument's).
+    pub(crate) fn owns(&self, v: u32) -> bool {
+        !matches!(self.at[v as usize], At::Arg(..))
     }
 
     /// Keep node `v`'s values over the last range run in its own column.

@@ -88,10 +88,18 @@ impl<'f> Combiner<'f> {
 
     /// `acc[i] = combine(acc[i], b[i])` for `i` below `b`'s length.
     pub(super) fn fold_into(&mut self, acc: &mut Col, b: Slice<'_>) -> Result<()> {
-        let r = self.apply(acc.slice()?.sub(0, b.len()), b)?;
-        acc.overwrite(r.slice()?)?;
-        self.spare = Some(r);
-        Ok(())
+        {
+            let inputs = [Some(acc.slice()?.sub(0, b.len())), Some(b), None];
+            let exec = Exec { start: 0, len: b.len(), n: b.len(), inputs: &inputs, scalars: &[None; 3], local: &[] };
+            self.machine.run(&exec)?;
+            if !self.machine.owns(self.result) {
+                // The result is an operand itself: copied out before `acc` is written.
+                let r = Col::of(self.machine.values(self.result, &exec)?);
+                return acc.overwrite(r.slice()?);
+            }
+            self.machine.settle(self.result, &exec)?;
+        }
+        acc.overwrite(self.machine.column(self.result).slice()?)
     }
 
     /// The fold of a non-empty column, in a tree of halves: one element.
@@ -223,7 +231,7 @@ fn whole(fold: &Fold, inputs: &Inputs<'_>, n: usize) -> Result<Col> {
 fn along_rows(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usize) -> Result<Col> {
     if cols == 0 {
         let id = identity(fold, inputs)?;
-        return Col::concat(&vec![id; rows.max(1)]).map(|c| c.range(0, rows));
+        return Ok(id.repeat(rows));
     }
     if cols >= CHUNK {
         // Each row in fixed parts, every part of every row a task of its own.
@@ -266,7 +274,7 @@ fn along_rows(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usi
 fn along_cols(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usize) -> Result<Col> {
     if rows == 0 {
         let id = identity(fold, inputs)?;
-        return Col::concat(&vec![id; cols.max(1)]).map(|c| c.range(0, cols));
+        return Ok(id.repeat(cols));
     }
     let group = (CHUNK / cols.max(1)).max(1);
     let parts: Vec<Col> = (0..rows.div_ceil(group))

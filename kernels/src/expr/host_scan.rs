@@ -25,7 +25,7 @@ use crate::scan::ScanKind;
 const SPAN: usize = 1 << 15;
 /// Runs scanned side by side in a chunk, at most.
 const LANES: usize = 1024;
-/// Chunks per thread in a block.
+/// Chunks each thread takes in a block.
 const PER_THREAD: usize = 4;
 
 /// A chunk's runs: `runs` runs of `step` elements (the last may be short).
@@ -43,45 +43,62 @@ impl Runs {
     }
 }
 
-/// Element `j` of every run of `values` into `out`, `pad` past the end.
-fn column(values: Slice<'_>, j: usize, r: Runs, pad: &Col, out: &mut Col) -> Result<()> {
-    fn go<T: Elem>(v: &[T], j: usize, r: Runs, pad: &Col, out: &mut Col) -> Option<()> {
+/// `dst[c * rows + r] = src[r * cols + c]` (through the `transpose` crate's
+/// cache-blocked transpose), `pad` past the end of `src`.
+fn transpose<T: Elem>(src: &[T], (rows, cols): (usize, usize), pad: T, spare: &mut Vec<T>, dst: &mut Vec<T>) {
+    let len = rows * cols;
+    dst.clear();
+    dst.resize(len, pad);
+    let src = match src.get(..len) {
+        Some(whole) => whole,
+        None => {
+            spare.clear();
+            spare.extend_from_slice(src);
+            spare.resize(len, pad);
+            spare
+        }
+    };
+    transpose::transpose(src, dst, cols, rows);
+}
+
+/// `values` as `runs` rows of `step` transposed into `out`: row `j` of
+/// `out` holds element `j` of every run (the identity `pad` past the end).
+fn by_step(values: Slice<'_>, r: Runs, pad: &Col, spare: &mut Col, out: &mut Col) -> Result<()> {
+    fn go<T: Elem>(v: &[T], r: Runs, pad: &Col, spare: &mut Col, out: &mut Col) -> Option<()> {
         let pad = T::col(pad)?.first().copied()?;
-        let o = T::col_mut(out)?;
-        o.clear();
-        o.extend((0..r.runs).map(|k| v.get(k * r.step + j).copied().unwrap_or(pad)));
+        transpose(v, (r.runs, r.step), pad, T::col_mut(spare)?, T::col_mut(out)?);
         Some(())
     }
     let done = match values {
-        Slice::I32(v) => go(v, j, r, pad, out),
-        Slice::U32(v) => go(v, j, r, pad, out),
-        Slice::I64(v) => go(v, j, r, pad, out),
-        Slice::U64(v) => go(v, j, r, pad, out),
-        Slice::F32(v) => go(v, j, r, pad, out),
-        Slice::F64(v) => go(v, j, r, pad, out),
+        Slice::I32(v) => go(v, r, pad, spare, out),
+        Slice::U32(v) => go(v, r, pad, spare, out),
+        Slice::I64(v) => go(v, r, pad, spare, out),
+        Slice::U64(v) => go(v, r, pad, spare, out),
+        Slice::F32(v) => go(v, r, pad, spare, out),
+        Slice::F64(v) => go(v, r, pad, spare, out),
     };
-    done.ok_or_else(|| internal("a run's column"))
+    done.ok_or_else(|| internal("a chunk's runs"))
 }
 
-/// Element `k` of `col` to element `j` of run `k` of `out`, inside the chunk.
-fn scatter(col: &Col, j: usize, r: Runs, out: &mut SliceMut<'_>) -> Result<()> {
-    fn go<T: Elem>(c: &Col, j: usize, r: Runs, o: &mut [T]) -> Option<()> {
-        for (k, &v) in T::col(c)?.iter().enumerate() {
-            if let Some(slot) = o.get_mut(k * r.step + j) {
-                *slot = v;
-            }
-        }
+/// The inverse of [`by_step`]: `rows` (`step` rows of `runs`) back in the
+/// element order, into the chunk's output.
+fn by_run(rows: &Col, r: Runs, spare: &mut Col, scratch: &mut Col, out: &mut SliceMut<'_>) -> Result<()> {
+    fn go<T: Elem>(rows: &Col, r: Runs, spare: &mut Col, scratch: &mut Col) -> Option<()> {
+        let v = T::col(rows)?;
+        transpose(v, (r.step, r.runs), *v.first()?, T::col_mut(spare)?, T::col_mut(scratch)?);
         Some(())
     }
-    let done = match out {
-        SliceMut::I32(o) => go(col, j, r, o),
-        SliceMut::U32(o) => go(col, j, r, o),
-        SliceMut::I64(o) => go(col, j, r, o),
-        SliceMut::U64(o) => go(col, j, r, o),
-        SliceMut::F32(o) => go(col, j, r, o),
-        SliceMut::F64(o) => go(col, j, r, o),
+    let done = match rows {
+        Col::I32(_) => go::<i32>(rows, r, spare, scratch),
+        Col::U32(_) => go::<u32>(rows, r, spare, scratch),
+        Col::I64(_) => go::<i64>(rows, r, spare, scratch),
+        Col::U64(_) => go::<u64>(rows, r, spare, scratch),
+        Col::F32(_) => go::<f32>(rows, r, spare, scratch),
+        Col::F64(_) => go::<f64>(rows, r, spare, scratch),
+        Col::B(_) => None,
     };
-    done.ok_or_else(|| internal("a run's output"))
+    done.ok_or_else(|| internal("a chunk's output"))?;
+    super::host::copy_into(scratch.slice()?.sub(0, r.len), out)
 }
 
 fn internal(what: &str) -> kiln_core::Error {
@@ -93,12 +110,25 @@ struct Work<'f> {
     fold: &'f Fold,
     map: Machine<'f>,
     comb: Combiner<'f>,
-    col: Col,
+    /// The chunk's runs by step, the output by step, a transpose's
+    /// output and a padded input.
+    steps: Col,
+    rows: Col,
+    scratch: Col,
+    spare: Col,
 }
 
 impl<'f> Work<'f> {
     fn new(fold: &'f Fold, id: &Col) -> Self {
-        Work { fold, map: Machine::new(&fold.map), comb: Combiner::new(fold), col: id.range(0, 0) }
+        Work {
+            fold,
+            map: Machine::new(&fold.map),
+            comb: Combiner::new(fold),
+            steps: id.range(0, 0),
+            rows: id.range(0, 0),
+            scratch: id.range(0, 0),
+            spare: id.range(0, 0),
+        }
     }
 
     /// The fold of the runs before each run, and the chunk's total.
@@ -107,11 +137,11 @@ impl<'f> Work<'f> {
         let exec = inputs.exec(start, len, n);
         self.map.run(&exec)?;
         let values = self.map.values(Fold::result(&self.fold.map), &exec)?;
-        let mut acc = id.range(0, 0);
-        column(values, 0, r, id, &mut acc)?;
+        by_step(values, r, id, &mut self.spare, &mut self.steps)?;
+        let steps = self.steps.slice()?;
+        let mut acc = Col::of(steps.sub(0, r.runs));
         for j in 1..r.step {
-            column(values, j, r, id, &mut self.col)?;
-            self.comb.fold_into(&mut acc, self.col.slice()?)?;
+            self.comb.fold_into(&mut acc, steps.sub(j * r.runs, (j + 1) * r.runs))?;
         }
         let incl = self.inclusive(acc)?;
         let before = Col::concat(&[id.clone(), incl.range(0, r.runs - 1)])?;
@@ -142,22 +172,24 @@ impl<'f> Work<'f> {
         out: &mut SliceMut<'_>,
     ) -> Result<()> {
         let r = Runs::of(out.len());
-        let carries = Col::concat(&vec![carry.clone(); r.runs])?;
+        let carries = carry.repeat(r.runs);
         let mut acc = self.comb.apply(carries.slice()?, before.slice()?)?;
         let exec = inputs.exec(start, r.len, n);
         self.map.run(&exec)?;
         let values = self.map.values(Fold::result(&self.fold.map), &exec)?;
+        by_step(values, r, id, &mut self.spare, &mut self.steps)?;
+        let steps = self.steps.slice()?;
+        self.rows.truncate(0);
         for j in 0..r.step {
-            column(values, j, r, id, &mut self.col)?;
             if kind == ScanKind::Exclusive {
-                scatter(&acc, j, r, out)?;
+                self.rows.extend(acc.slice()?)?;
             }
-            self.comb.fold_into(&mut acc, self.col.slice()?)?;
+            self.comb.fold_into(&mut acc, steps.sub(j * r.runs, (j + 1) * r.runs))?;
             if kind == ScanKind::Inclusive {
-                scatter(&acc, j, r, out)?;
+                self.rows.extend(acc.slice()?)?;
             }
         }
-        Ok(())
+        by_run(&self.rows, r, &mut self.spare, &mut self.scratch, out)
     }
 }
 
@@ -171,32 +203,44 @@ pub(crate) fn scan(fold: &Fold, kind: ScanKind, args: &mut HostArgs<'_>) -> Resu
     let id = identity(fold, &inputs)?;
     let out_index = args.len() - 1;
     let mut outs = SliceMut::output(args, out_index, fold.acc)?.chunks_of(SPAN);
-    let block = rayon::current_num_threads() * PER_THREAD;
+    // One worker per thread, each taking a run of chunks of every block.
+    let threads = rayon::current_num_threads().max(1);
+    let mut works: Vec<Work<'_>> = (0..threads).map(|_| Work::new(fold, &id)).collect();
+    let block = threads * PER_THREAD;
     let mut carry = id.clone();
     let mut comb = Combiner::new(fold);
     for (b, outs) in outs.chunks_mut(block).enumerate() {
         let first = b * block;
-        let parts: Vec<(Col, Col)> = (0..outs.len())
-            .into_par_iter()
-            .map_init(
-                || Work::new(fold, &id),
-                |w, k| {
-                    let start = (first + k) * SPAN;
-                    w.totals(&inputs, &id, start, SPAN.min(n - start), n)
-                },
-            )
+        let parts: Vec<Vec<(Col, Col)>> = works
+            .par_iter_mut()
+            .enumerate()
+            .map(|(t, w)| {
+                (t * PER_THREAD..((t + 1) * PER_THREAD).min(outs.len()))
+                    .map(|k| {
+                        let start = (first + k) * SPAN;
+                        w.totals(&inputs, &id, start, SPAN.min(n - start), n)
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
             .collect::<Result<_>>()?;
+        let parts: Vec<(Col, Col)> = parts.into_iter().flatten().collect();
         let mut carries = Vec::with_capacity(parts.len());
         for (_, total) in &parts {
             carries.push(carry.clone());
             carry = comb.apply(carry.slice()?, total.slice()?)?;
         }
-        outs.par_iter_mut().zip(parts.par_iter().zip(carries.par_iter())).enumerate().try_for_each_init(
-            || Work::new(fold, &id),
-            |w, (k, (out, ((before, _), carry)))| {
-                w.finish((&inputs, kind, &id), ((first + k) * SPAN, n), carry, before, out)
-            },
-        )?;
+        let mut outs: Vec<&mut SliceMut<'_>> = outs.iter_mut().collect();
+        let mut pieces = Vec::with_capacity(threads);
+        for t in (0..threads).rev() {
+            pieces.push(outs.split_off((t * PER_THREAD).min(outs.len())));
+        }
+        pieces.reverse();
+        works.par_iter_mut().zip(pieces).enumerate().try_for_each(|(t, (w, piece))| {
+            piece.into_iter().enumerate().try_for_each(|(i, out)| {
+                let k = t * PER_THREAD + i;
+                w.finish((&inputs, kind, &id), ((first + k) * SPAN, n), &carries[k], &parts[k].0, out)
+            })
+        })?;
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! CPU implementation of sequence.
 
-use kiln_core::{HostArgs, Result};
+use kiln_core::{DType, HostArgs, Result};
 use rayon::prelude::*;
 
 use crate::Number;
@@ -11,11 +11,39 @@ const CHUNK: usize = 1 << 16;
 /// `dst[i] = start + i * step`; arguments (dst, start, step, n).
 pub(crate) fn sequence<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
     let (start, step) = (args.scalar::<T>(1)?, args.scalar::<T>(2)?);
-    args.output::<T>(0)?.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+    let dst = args.output::<T>(0)?;
+    // Indices below 2^31 convert to floats from i32, which vectorises (from
+    // u64 it does not before AVX-512); both round the same integer to nearest.
+    let small_len = dst.len() < i32::MAX as usize;
+    if small_len && T::DTYPE == DType::F32 {
+        if let Ok(d) = bytemuck::try_cast_slice_mut::<T, f32>(dst) {
+            let (a, s) = (bytemuck::cast::<T, f32>(start), bytemuck::cast::<T, f32>(step));
+            small(d, |i| a + i as f32 * s);
+            return Ok(());
+        }
+    }
+    if small_len && T::DTYPE == DType::F64 {
+        if let Ok(d) = bytemuck::try_cast_slice_mut::<T, f64>(dst) {
+            let (a, s) = (bytemuck::cast::<T, f64>(start), bytemuck::cast::<T, f64>(step));
+            small(d, |i| a + f64::from(i) * s);
+            return Ok(());
+        }
+    }
+    dst.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
         let base = (c * CHUNK) as u64;
         for (i, d) in (base..).zip(chunk) {
             *d = start.add(T::from_index(i).mul(step));
         }
     });
     Ok(())
+}
+
+/// `dst[i] = f(i)` for a destination of fewer than `i32::MAX` elements.
+fn small<T: Send>(dst: &mut [T], f: impl Fn(i32) -> T + Sync) {
+    dst.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+        let base = (c * CHUNK) as i32;
+        for (i, d) in (base..).zip(chunk) {
+            *d = f(i);
+        }
+    });
 }
