@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 /// Tiles of `TILE x TILE` elements: one tile's input rows and output rows
 /// stay in the first-level cache while it is copied.
-const TILE: usize = 32;
+const TILE: usize = 64;
 
 /// `out[c * rows + r] = in[r * cols + c]`; arguments (in, out, rows, cols).
 pub(crate) fn transpose<T: Element>(args: &mut HostArgs<'_>) -> Result<()> {
@@ -23,14 +23,22 @@ pub(crate) fn transpose<T: Element>(args: &mut HostArgs<'_>) -> Result<()> {
             format!("{rows} x {cols} elements do not fit the input ({}) and output ({})", input.len(), out.len()),
         ));
     };
-    // Each task: TILE output rows (input columns c0..), tile by tile along them.
+    // Each task: TILE output rows (input columns c0..), tile by tile along
+    // them. A tile's input rows are copied whole into a buffer first: rows
+    // of a power-of-two length lie in one cache set, so a tile read column
+    // by column straight from them would evict its own lines.
     out[..n].par_chunks_mut(rows * TILE).enumerate().for_each(|(block, chunk)| {
         let c0 = block * TILE;
+        let w = chunk.len() / rows;
+        let mut tile = [T::default(); TILE * TILE];
         for r0 in (0..rows).step_by(TILE) {
             let r1 = (r0 + TILE).min(rows);
-            for (dc, out_row) in chunk.chunks_mut(rows).enumerate() {
-                for (r, o) in (r0..r1).zip(&mut out_row[r0..r1]) {
-                    *o = input[r * cols + c0 + dc];
+            for (r, t) in (r0..r1).zip(tile.chunks_exact_mut(TILE)) {
+                t[..w].copy_from_slice(&input[r * cols + c0..r * cols + c0 + w]);
+            }
+            for (dc, out_row) in chunk.chunks_exact_mut(rows).enumerate() {
+                for (o, t) in out_row[r0..r1].iter_mut().zip(tile.chunks_exact(TILE)) {
+                    *o = t[dc];
                 }
             }
         }
