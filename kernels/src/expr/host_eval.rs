@@ -334,6 +334,17 @@ impl<'b> Machine<'b> {
         &self.cols[v as usize]
     }
 
+    /// Exchange node `v`'s column (its values after [`Machine::settle`])
+    /// with `col`, a column of the same type.
+    pub(crate) fn swap_column(&mut self, v: u32, col: &mut Col) -> Result<()> {
+        let mine = &mut self.cols[v as usize];
+        if std::mem::discriminant(mine) != std::mem::discriminant(col) {
+            return Err(internal("an accumulator"));
+        }
+        std::mem::swap(mine, col);
+        Ok(())
+    }
+
     /// Node `v`'s values over the last range run, as a column of their own.
     pub(crate) fn take(&mut self, v: u32, exec: &Exec<'_>) -> Result<Col> {
         Ok(Col::of(self.values(v, exec)?))

@@ -99,6 +99,11 @@ impl<'f> Combiner<'f> {
             }
             self.machine.settle(self.result, &exec)?;
         }
+        if b.len() == acc.len() {
+            // The whole accumulator: the result's column becomes it, and
+            // its old column the machine's for the next run.
+            return self.machine.swap_column(self.result, acc);
+        }
         acc.overwrite(self.machine.column(self.result).slice()?)
     }
 

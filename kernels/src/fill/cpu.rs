@@ -42,8 +42,8 @@ pub(crate) fn sequence<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
 fn small<T: Send>(dst: &mut [T], f: impl Fn(i32) -> T + Sync) {
     dst.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
         let base = (c * CHUNK) as i32;
-        for (i, d) in (base..).zip(chunk) {
-            *d = f(i);
+        for (k, d) in chunk.iter_mut().enumerate() {
+            *d = f(base + k as i32);
         }
     });
 }
