@@ -5,6 +5,7 @@
 //! per element fill a column; the columns are kept from range to range.
 
 use kiln_core::{DType, Error, Result};
+use multiversion::multiversion;
 
 use super::check::{Op, TNode, Typed};
 use super::host::{by_dtype, Col, Elem, FromAll, Num, Slice, SliceMut};
@@ -94,11 +95,24 @@ fn out_col<T: Elem>(out: &mut Col) -> Result<&mut Vec<T>> {
     Ok(o)
 }
 
+/// `o = f(x[i])` for every `i`: the loop every one-operand node runs, built
+/// also for AVX2 (wider vectors, the same operations) and chosen at run time.
+#[multiversion(targets("x86_64+avx2"))]
+fn each1<A: Copy, T, F: Fn(A) -> T>(x: &[A], o: &mut Vec<T>, f: F) {
+    o.extend(x.iter().map(|&x| f(x)));
+}
+
+/// `o = f(x[i], y[i])` for every `i`, as [`each1`].
+#[multiversion(targets("x86_64+avx2"))]
+fn each2<A: Copy, B: Copy, T, F: Fn(A, B) -> T>(x: &[A], y: &[B], o: &mut Vec<T>, f: F) {
+    o.extend(x.iter().zip(y).map(|(&x, &y)| f(x, y)));
+}
+
 fn map1<A: Elem, T: Elem>(a: Opd<'_, A>, out: &mut Col, f: impl Fn(A) -> T) -> Result<At> {
     match a {
         Opd::One(x) => Ok(At::One(f(x).to_bits())),
         Opd::Many(x) => {
-            out_col::<T>(out)?.extend(x.iter().map(|&x| f(x)));
+            each1(x, out_col::<T>(out)?, f);
             Ok(At::Col)
         }
     }
@@ -107,9 +121,9 @@ fn map1<A: Elem, T: Elem>(a: Opd<'_, A>, out: &mut Col, f: impl Fn(A) -> T) -> R
 fn map2<A: Elem, B: Elem, T: Elem>(a: Opd<'_, A>, b: Opd<'_, B>, out: &mut Col, f: impl Fn(A, B) -> T) -> Result<At> {
     match (a, b) {
         (Opd::One(x), Opd::One(y)) => return Ok(At::One(f(x, y).to_bits())),
-        (Opd::Many(x), Opd::One(y)) => out_col::<T>(out)?.extend(x.iter().map(|&x| f(x, y))),
-        (Opd::One(x), Opd::Many(y)) => out_col::<T>(out)?.extend(y.iter().map(|&y| f(x, y))),
-        (Opd::Many(x), Opd::Many(y)) => out_col::<T>(out)?.extend(x.iter().zip(y).map(|(&x, &y)| f(x, y))),
+        (Opd::Many(x), Opd::One(y)) => each1(x, out_col::<T>(out)?, |x| f(x, y)),
+        (Opd::One(x), Opd::Many(y)) => each1(y, out_col::<T>(out)?, |y| f(x, y)),
+        (Opd::Many(x), Opd::Many(y)) => each2(x, y, out_col::<T>(out)?, f),
     }
     Ok(At::Col)
 }

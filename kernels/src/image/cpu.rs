@@ -1,6 +1,7 @@
 //! CPU implementation of gray and the convolutions.
 
 use kiln_core::{HostArgs, Result};
+use multiversion::multiversion;
 use rayon::prelude::*;
 
 use super::{border_index, Border, Pixel};
@@ -32,12 +33,27 @@ pub(crate) fn gray<const CH: usize>(args: &mut HostArgs<'_>) -> Result<()> {
             for (k, px) in p.chunks_exact(CH).enumerate().take(GROUP) {
                 (r[k], g[k], b[k]) = (px[0], px[1], px[2]);
             }
-            for (((o, &r), &g), &b) in o.iter_mut().zip(&r).zip(&g).zip(&b) {
-                *o = gray_of(r, g, b);
-            }
+            weigh(o, (&r, &g, &b));
         }
     });
     Ok(())
+}
+
+/// `o[i] = gray(r[i], g[i], b[i])`, built also for AVX2 and chosen at run time.
+#[multiversion(targets("x86_64+avx2"))]
+fn weigh(o: &mut [u8], (r, g, b): (&[u8; GROUP], &[u8; GROUP], &[u8; GROUP])) {
+    for (((o, &r), &g), &b) in o.iter_mut().zip(r).zip(g).zip(b) {
+        *o = gray_of(r, g, b);
+    }
+}
+
+/// `sums[i] += w * p[i]`, built also for AVX2 (wider vectors, the same
+/// separate roundings) and chosen at run time.
+#[multiversion(targets("x86_64+avx2"))]
+fn tap<P: Pixel>(sums: &mut [f32], p: &[P], w: f32) {
+    for (s, p) in sums.iter_mut().zip(p) {
+        *s += w * p.to_f32();
+    }
 }
 
 /// `out = convolve(in, weights) / divisor`; arguments (in, weights, out,
@@ -77,9 +93,7 @@ pub(crate) fn convolve<P: Pixel>(args: &mut HostArgs<'_>) -> Result<()> {
                     for j in 0..fw {
                         let w = weights[i * fw + j];
                         let start = (y - up + i) * width + x0 - left + j;
-                        for (s, p) in sums.iter_mut().zip(&input[start..start + len]) {
-                            *s += w * p.to_f32();
-                        }
+                        tap(sums, &input[start..start + len], w);
                     }
                 }
                 for (o, s) in row[x0..x0 + len].iter_mut().zip(sums.iter()) {
