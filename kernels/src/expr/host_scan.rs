@@ -22,9 +22,10 @@ use super::host_fold::{identity, Combiner, Inputs};
 use crate::scan::ScanKind;
 
 /// Elements per chunk.
-const SPAN: usize = 1 << 15;
-/// Runs scanned side by side in a chunk, at most.
-const LANES: usize = 1024;
+const SPAN: usize = LANES * 32;
+/// Runs scanned side by side in a chunk, at most: not a power of two, so
+/// the rows of a transposed chunk do not all fall in one cache set.
+const LANES: usize = 1000;
 /// Chunks each thread takes in a block.
 const PER_THREAD: usize = 4;
 

@@ -1,6 +1,7 @@
 //! CPU implementation of sequence.
 
 use kiln_core::{DType, HostArgs, Result};
+use multiversion::multiversion;
 use rayon::prelude::*;
 
 use crate::Number;
@@ -39,11 +40,14 @@ pub(crate) fn sequence<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
 }
 
 /// `dst[i] = f(i)` for a destination of fewer than `i32::MAX` elements.
-fn small<T: Send>(dst: &mut [T], f: impl Fn(i32) -> T + Sync) {
-    dst.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-        let base = (c * CHUNK) as i32;
-        for (k, d) in chunk.iter_mut().enumerate() {
-            *d = f(base + k as i32);
-        }
-    });
+fn small<T: Send, F: Fn(i32) -> T + Sync>(dst: &mut [T], f: F) {
+    dst.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| from(chunk, (c * CHUNK) as i32, &f));
+}
+
+/// `chunk[k] = f(base + k)`, built also for AVX2 and chosen at run time.
+#[multiversion(targets("x86_64+avx2"))]
+fn from<T, F: Fn(i32) -> T>(chunk: &mut [T], base: i32, f: &F) {
+    for (k, d) in chunk.iter_mut().enumerate() {
+        *d = f(base + k as i32);
+    }
 }

@@ -5,6 +5,7 @@
 //! chunk from its carry), sequential inside a chunk.
 
 use kiln_core::{DType, Error, HostArgs, Result};
+use multiversion::multiversion;
 use rayon::prelude::*;
 
 use crate::reduce::Compensated;
@@ -144,6 +145,7 @@ const CHAINS: usize = 8;
 
 /// The sums of the `CHAINS` parts of `xs`: `len / CHAINS` elements each,
 /// the last part also the remainder; computed side by side.
+#[multiversion(targets("x86_64+avx2"))]
 fn part_sums<T: Prefix>(xs: &[T]) -> [T::Acc; CHAINS] {
     let part = xs.len() / CHAINS;
     let mut acc = [T::zero(); CHAINS];
@@ -166,6 +168,7 @@ fn parts_total<T: Prefix>(sums: &[T::Acc; CHAINS]) -> T::Acc {
 /// Scan one chunk `xs` into `ys` from the prefix `start` entering it: each
 /// part from its own entering prefix (`start` and the parts before it),
 /// the parts side by side.
+#[multiversion(targets("x86_64+avx2"))]
 fn scan_chains<T: Prefix>(exclusive: bool, xs: &[T], ys: &mut [T], start: T::Acc) {
     let part = xs.len() / CHAINS;
     let sums = part_sums(xs);
