@@ -97,7 +97,14 @@ def case(pattern, size):
             x, y, z = bench_input(size, dt), bench_input(size, dt), np.empty(size, dt)
             return lambda: np.add(x, y, out=z)
         return args.dtype, 3 * size * item, make
-    if pattern in ("axpy", "user_axpy", "array_axpy"):
+    if pattern == "array_axpy":
+        # The array expression as a NumPy user writes it: a new array each
+        # time, as kiln's row makes one.
+        def make():
+            x, y = bench_input(size, dt), bench_input(size, dt)
+            return lambda: alpha * x + y
+        return args.dtype, 3 * size * item, make
+    if pattern in ("axpy", "user_axpy"):
         # NumPy evaluates a * x + y as two passes through a temporary; with
         # out= it is the best a NumPy user writes.
         def make():
