@@ -640,6 +640,9 @@ pub(crate) fn elementwise(roles: &[Role], body: &Typed, args: &mut HostArgs<'_>)
             while start < end {
                 let len = CHUNK.min(end - start);
                 let at = start - t * task;
+                if outs.iter().any(|(_, o)| o.len() < at + len) {
+                    return Err(internal("store: an output is shorter than the inputs"));
+                }
                 if local.is_empty() {
                     let exec = Exec { start, len, n, inputs, scalars, local };
                     machine.run(&exec)?;
