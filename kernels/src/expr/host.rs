@@ -1,8 +1,10 @@
-//! The CPU form of a typed body: the nodes run column by column over chunks
-//! of elements (each node one tight loop over the chunk), chunks in
-//! parallel with rayon. Rust's own operations give kiln's semantics: `as`
-//! saturates float to integer conversions (NaN to 0), `f32::min` ignores a
-//! NaN operand, and the integer operations are the wrapping ones.
+//! The CPU form of a typed body: its values (columns, arguments' slices),
+//! the arithmetic of each dtype, and elementwise launches, which run the
+//! column machine (`host_eval.rs`) over chunks of elements, fixed ranges of
+//! chunks in parallel with rayon. Rust's own operations give kiln's
+//! semantics: `as` saturates float to integer conversions (NaN to 0),
+//! `f32::min` ignores a NaN operand, and the integer operations are the
+//! wrapping ones.
 
 use kiln_core::{DType, Error, HostArgs, Result};
 use rayon::prelude::*;

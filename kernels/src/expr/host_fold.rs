@@ -1,7 +1,10 @@
-//! The CPU form of user reductions: the map runs as a column program over
-//! chunks (see `host.rs`), and the combining expression runs as one too,
-//! over two columns at once: a chunk folds in a tree of halves, rows and
-//! columns of a 2-D shape fold a column of partial results per step.
+//! The CPU form of user reductions: the map runs on the column machine over
+//! chunks (see `host_eval.rs`), and the combining expression runs on it too,
+//! over two columns at once. A whole fold takes fixed ranges of chunks in
+//! parallel: each range folds its chunks into lanes (lane `i` takes element
+//! `i` of every chunk, in order), then its lanes in a tree of halves; the
+//! ranges' results fold in a tree too. Rows and columns of a 2-D shape fold
+//! a column of partial results per step.
 
 use kiln_core::{Error, HostArgs, Result};
 use rayon::prelude::*;
@@ -44,9 +47,7 @@ impl<'a> Inputs<'a> {
         let raws = fold.roles.iter().filter(|r| **r == Role::Raw).count();
         Ok((inputs, length(args, p + raws)?))
     }
-}
 
-impl<'a> Inputs<'a> {
     /// The range `[start, start + len)` of `n`.
     pub(super) fn exec(&self, start: usize, len: usize, n: usize) -> Exec<'_> {
         Exec { start, len, n, inputs: &self.slices, scalars: &self.scalars, local: &[] }
