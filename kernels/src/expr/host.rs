@@ -492,16 +492,23 @@ impl Col {
 
     /// Overwrite the first elements with `s`'s (of the column's type).
     pub(crate) fn overwrite(&mut self, s: Slice<'_>) -> Result<()> {
-        match (self, s) {
-            (Col::I32(o), Slice::I32(v)) => o[..v.len()].copy_from_slice(v),
-            (Col::U32(o), Slice::U32(v)) => o[..v.len()].copy_from_slice(v),
-            (Col::I64(o), Slice::I64(v)) => o[..v.len()].copy_from_slice(v),
-            (Col::U64(o), Slice::U64(v)) => o[..v.len()].copy_from_slice(v),
-            (Col::F32(o), Slice::F32(v)) => o[..v.len()].copy_from_slice(v),
-            (Col::F64(o), Slice::F64(v)) => o[..v.len()].copy_from_slice(v),
-            _ => return Err(internal("partial results")),
+        if s.len() > self.len() {
+            return Err(internal("partial results longer than their accumulator"));
         }
-        Ok(())
+        copy_into(s, &mut self.as_slice_mut()?.sub(0, s.len()))
+    }
+
+    /// The elements, writable (never for booleans).
+    fn as_slice_mut(&mut self) -> Result<SliceMut<'_>> {
+        Ok(match self {
+            Col::I32(v) => SliceMut::I32(v),
+            Col::U32(v) => SliceMut::U32(v),
+            Col::I64(v) => SliceMut::I64(v),
+            Col::U64(v) => SliceMut::U64(v),
+            Col::F32(v) => SliceMut::F32(v),
+            Col::F64(v) => SliceMut::F64(v),
+            Col::B(_) => return Err(internal("a boolean accumulator")),
+        })
     }
 
     /// Keep the first `len` elements.

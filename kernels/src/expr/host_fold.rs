@@ -259,8 +259,22 @@ fn along_rows(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usi
         return Col::concat(&each);
     }
     // Groups of whole rows; column j of every row in one step.
-    let group = (CHUNK / cols).max(1);
-    let parts: Vec<Col> = (0..rows.div_ceil(group))
+    let parts = by_row_groups(fold, inputs, (n, rows, cols), |comb, mapped, count| {
+        comb.in_order((0..cols).map(|j| mapped.strided(j, cols, count)).collect())
+    })?;
+    Col::concat(&parts)
+}
+
+/// Groups of whole rows of `rows x cols`, as many as fill a chunk, in
+/// parallel: each group's map (`count` rows of `cols`) given to `f`.
+fn by_row_groups(
+    fold: &Fold,
+    inputs: &Inputs<'_>,
+    (n, rows, cols): (usize, usize, usize),
+    f: impl Fn(&mut Combiner<'_>, Col, usize) -> Result<Col> + Sync,
+) -> Result<Vec<Col>> {
+    let group = (CHUNK / cols.max(1)).max(1);
+    (0..rows.div_ceil(group))
         .into_par_iter()
         .map_init(
             || (Machine::new(&fold.map), Combiner::new(fold)),
@@ -270,11 +284,10 @@ fn along_rows(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usi
                 let exec = inputs.exec(r0 * cols, count * cols, n);
                 map.run(&exec)?;
                 let mapped = map.take(Fold::result(&fold.map), &exec)?;
-                comb.in_order((0..cols).map(|j| mapped.strided(j, cols, count)).collect())
+                f(comb, mapped, count)
             },
         )
-        .collect::<Result<_>>()?;
-    Col::concat(&parts)
+        .collect()
 }
 
 fn along_cols(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usize) -> Result<Col> {
@@ -282,26 +295,13 @@ fn along_cols(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usi
         let id = identity(fold, inputs)?;
         return Ok(id.repeat(cols));
     }
-    let group = (CHUNK / cols.max(1)).max(1);
-    let parts: Vec<Col> = (0..rows.div_ceil(group))
-        .into_par_iter()
-        .map_init(
-            || (Machine::new(&fold.map), Combiner::new(fold)),
-            |(map, comb), g| {
-                let r0 = g * group;
-                let count = group.min(rows - r0);
-                let exec = inputs.exec(r0 * cols, count * cols, n);
-                map.run(&exec)?;
-                let mapped = map.take(Fold::result(&fold.map), &exec)?;
-                if cols >= NARROW {
-                    comb.in_order((0..count).map(|r| mapped.range(r * cols, (r + 1) * cols)).collect())
-                } else {
-                    let each =
-                        (0..cols).map(|c| comb.tree(mapped.strided(c, cols, count))).collect::<Result<Vec<_>>>()?;
-                    Col::concat(&each)
-                }
-            },
-        )
-        .collect::<Result<_>>()?;
+    let parts = by_row_groups(fold, inputs, (n, rows, cols), |comb, mapped, count| {
+        if cols >= NARROW {
+            comb.in_order((0..count).map(|r| mapped.range(r * cols, (r + 1) * cols)).collect())
+        } else {
+            let each = (0..cols).map(|c| comb.tree(mapped.strided(c, cols, count))).collect::<Result<Vec<_>>>()?;
+            Col::concat(&each)
+        }
+    })?;
     Combiner::new(fold).in_order(parts)
 }
