@@ -135,8 +135,12 @@ def op(pattern, s, alpha):
 
 # The 2D patterns (a square of side isqrt(size)) and the sort, measured as
 # ../../shared/peers/cupy_patterns.py measured them; each row carries the
-# dtype kiln's row has (grayscale u8, sgemm f32, sort_u32 u32).
-MATRIX = {"transpose", "sgemm", "sgemm_cublas", "grayscale", "blur3x3_f32", "sort_u32"}
+# dtype kiln's row has (grayscale u8, sgemm f32, dgemm f64, sort_u32 u32).
+GEMMS = {"sgemm": ("f32", cp.float32), "sgemm_cublas": ("f32", cp.float32), "dgemm": ("f64", cp.float64)}
+# kiln's sorts: name -> (key dtype label, key dtype, whether u32 values ride along).
+SORTS = {"sort_u32": ("u32", cp.uint32, False), "sort_i32": ("i32", cp.int32, False),
+         "sort_f32": ("f32", cp.float32, False), "sort_pairs_u32": ("u32", cp.uint32, True)}
+MATRIX = {"transpose", "grayscale", "blur3x3_f32"} | set(GEMMS) | set(SORTS)
 gray_kernel = cp.ElementwiseKernel(
     "raw uint8 rgb", "uint8 g",
     "g = (unsigned char)(0.299f*rgb[3*i] + 0.587f*rgb[3*i+1] + 0.114f*rgb[3*i+2])", "kiln_peer_gray")
@@ -156,12 +160,14 @@ def matrix_case(pattern, size):
             m, out = random_array((side, side), dt), cp.empty((side, side), dt)
             return lambda: cp.copyto(out, m.T)
         return args.dtype, 2 * side * side * np.dtype(dt).itemsize, make
-    if pattern in ("sgemm", "sgemm_cublas"):
+    if pattern in GEMMS:
+        label, mdt = GEMMS[pattern]
+
         def make():
-            a, b = random_array((side, side), cp.float32), random_array((side, side), cp.float32)
-            c = cp.empty((side, side), cp.float32)
+            a, b = random_array((side, side), mdt), random_array((side, side), mdt)
+            c = cp.empty((side, side), mdt)
             return lambda: cp.matmul(a, b, out=c)
-        return "f32", 3 * side * side * 4, make
+        return label, 3 * side * side * np.dtype(mdt).itemsize, make
     if pattern == "grayscale":
         def make():
             rgb = rng.integers(0, 256, (side, side, 3), dtype=cp.int32).astype(cp.uint8)
@@ -175,11 +181,25 @@ def matrix_case(pattern, size):
             img, out = random_array((side, side), cp.float32), cp.empty((side, side), cp.float32)
             return lambda: ndimage.uniform_filter(img, 3, output=out, mode="nearest")
         return "f32", 2 * side * side * 4, make
-    if pattern == "sort_u32":
+    if pattern in SORTS:
+        label, kdt, pairs = SORTS[pattern]
+
         def make():
-            k = rng.integers(0, 2 ** 32, size, dtype=cp.int64).astype(cp.uint32)
-            return lambda: cp.sort(k)
-        return "u32", 2 * size * 4, make
+            if np.dtype(kdt).kind == "f":
+                k = (rng.random(size, dtype=cp.float64) * 2e6 - 1e6).astype(kdt)
+            else:
+                info = np.iinfo(kdt)
+                k = rng.integers(info.min, info.max + 1, size, dtype=cp.int64).astype(kdt)
+            if not pairs:
+                return lambda: cp.sort(k)
+            v = rng.integers(0, 2 ** 32, size, dtype=cp.int64).astype(cp.uint32)
+
+            def run():
+                # CuPy's sort of pairs: argsort (a stable radix sort), then both gathered.
+                order = cp.argsort(k)
+                return k[order], v[order]
+            return run
+        return label, (4 if pairs else 2) * size * 4, make
     return None
 
 

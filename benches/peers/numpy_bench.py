@@ -7,7 +7,7 @@ monotonic clock): 3 untimed calls, calls for --warmup-ms of busy time, then
 --runs samples of `launches` calls each, `launches` chosen so a sample
 covers --sample-ms; the median and the fastest sample's time per call.
 Every case writes into arrays made before timing where NumPy takes out=;
-where it cannot (arange, boolean indexing, sort), the new array is part of
+where it cannot (arange, boolean indexing, sort, argsort and gather), the new array is part of
 the time, as it is of NumPy's users'. Exits with status 3 and a one-line
 reason on stderr when NumPy cannot run here.
 """
@@ -151,15 +151,16 @@ def case(pattern, size):
             m, out = bench_input((side, side), dt), np.empty((side, side), dt)
             return lambda: np.copyto(out, m.T)
         return args.dtype, 2 * side * side * item, make
-    if pattern in ("sgemm", "sgemm_cublas"):
+    if pattern in GEMMS:
         if 2 * side ** 3 > SLOW_FLOPS:
             return None  # kiln's CPU rows skip these too
+        label, mdt = GEMMS[pattern]
 
         def make():
-            a, b = bench_input((side, side), np.float32), bench_input((side, side), np.float32)
-            c = np.empty((side, side), np.float32)
+            a, b = bench_input((side, side), mdt), bench_input((side, side), mdt)
+            c = np.empty((side, side), mdt)
             return lambda: np.matmul(a, b, out=c)
-        return "f32", 3 * side * side * 4, make
+        return label, 3 * side * side * np.dtype(mdt).itemsize, make
     if pattern == "grayscale":
         def make():
             rgb = rng.integers(0, 256, (side, side, 3)).astype(np.uint8)
@@ -185,12 +186,37 @@ def case(pattern, size):
                 np.multiply(out, np.float32(1.0 / 9.0), out=out)
             return run
         return "f32", 2 * side * side * 4, make
-    if pattern == "sort_u32":
+    if pattern in SORTS:
+        label, kdt, pairs = SORTS[pattern]
+
         def make():
-            k = rng.integers(0, 2 ** 32, size, dtype=np.uint64).astype(np.uint32)
-            return lambda: np.sort(k)
-        return "u32", 2 * size * 4, make
+            k = sort_keys(size, kdt)
+            if not pairs:
+                return lambda: np.sort(k)
+            v = rng.integers(0, 2 ** 32, size, dtype=np.uint64).astype(np.uint32)
+
+            def run():
+                # NumPy's sort of pairs: a stable argsort, then both gathered.
+                order = np.argsort(k, kind="stable")
+                return k[order], v[order]
+            return run
+        return label, (4 if pairs else 2) * size * 4, make
     return None
+
+
+# kiln's products: name -> (dtype label, dtype).
+GEMMS = {"sgemm": ("f32", np.float32), "sgemm_cublas": ("f32", np.float32), "dgemm": ("f64", np.float64)}
+# kiln's sorts: name -> (key dtype label, key dtype, whether u32 values ride along).
+SORTS = {"sort_u32": ("u32", np.uint32, False), "sort_i32": ("i32", np.int32, False),
+         "sort_f32": ("f32", np.float32, False), "sort_pairs_u32": ("u32", np.uint32, True)}
+
+
+def sort_keys(size, kdt):
+    """kiln's sort keys: integers over their whole range, floats uniform in [-1e6, 1e6)."""
+    if np.dtype(kdt).kind == "f":
+        return (rng.random(size) * 2e6 - 1e6).astype(kdt)
+    info = np.iinfo(kdt)
+    return rng.integers(info.min, info.max + 1, size, dtype=np.int64).astype(kdt)
 
 
 def bench(pattern, size):

@@ -28,8 +28,23 @@ pub enum Pattern {
     Grayscale,
     /// 3 x 3 box blur (clamped border) of a square f32 image of `n` pixels.
     Blur3x3,
-    /// `n` random u32 keys sorted (into a second buffer).
-    SortU32,
+    /// f64 `c = a . b` of square matrices of `n` elements each (side
+    /// `sqrt(n)`), kiln's own strategy (on the CPU the `gemm` crate).
+    Dgemm,
+    /// `n` random keys of `key` (u32, i32 or f32) sorted ascending.
+    ///
+    /// Keys alone (`pairs: false`) are sorted out of place into a second
+    /// buffer, so every run sorts the same unsorted keys. Pairs (`pairs:
+    /// true`, u32 values carried with the keys) are sorted in place, so each
+    /// run first copies the unsorted keys and values into the buffers it
+    /// sorts; the copies are part of its time, as NumPy's `argsort` and
+    /// gather allocate theirs.
+    Sort {
+        /// The keys' element type.
+        key: DType,
+        /// Whether u32 values are carried with the keys.
+        pairs: bool,
+    },
     /// The sum of `n` elements, left on the device.
     ReduceSum,
     /// `sum(x[i] * y[i])` of two arrays of `n`, left on the device.
@@ -90,7 +105,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 33] = [
+    pub const ALL: [Pattern; 37] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -104,9 +119,13 @@ impl Pattern {
         Pattern::Transpose(TransposeAlgorithm::Naive),
         Pattern::Sgemm(MatmulStrategy::Tiled),
         Pattern::Sgemm(MatmulStrategy::Vendor),
+        Pattern::Dgemm,
         Pattern::Grayscale,
         Pattern::Blur3x3,
-        Pattern::SortU32,
+        Pattern::Sort { key: DType::U32, pairs: false },
+        Pattern::Sort { key: DType::I32, pairs: false },
+        Pattern::Sort { key: DType::F32, pairs: false },
+        Pattern::Sort { key: DType::U32, pairs: true },
         Pattern::ReduceSum,
         Pattern::Dot,
         Pattern::ScanInclusive,
@@ -144,7 +163,9 @@ impl Pattern {
             Pattern::Sgemm(s) => format!("sgemm_{s}"),
             Pattern::Grayscale => "grayscale".into(),
             Pattern::Blur3x3 => "blur3x3_f32".into(),
-            Pattern::SortU32 => "sort_u32".into(),
+            Pattern::Dgemm => "dgemm".into(),
+            Pattern::Sort { key, pairs: false } => format!("sort_{key}"),
+            Pattern::Sort { key, pairs: true } => format!("sort_pairs_{key}"),
             Pattern::ReduceSum => "reduce_sum".into(),
             Pattern::Dot => "dot".into(),
             Pattern::ScanInclusive => "scan_inclusive".into(),
@@ -195,7 +216,7 @@ impl Pattern {
     }
 
     /// The element type a pattern always runs on, whatever the bench's
-    /// dtype (grayscale reads u8 pixels, sort_u32 sorts u32 keys).
+    /// dtype (grayscale reads u8 pixels, sort_u32 sorts u32 keys, dgemm multiplies f64).
     pub fn fixed_dtype(self) -> Option<DType> {
         match self {
             Pattern::Sgemm(_)
@@ -204,7 +225,8 @@ impl Pattern {
             | Pattern::LaunchOverhead
             | Pattern::GraphLaunch => Some(DType::F32),
             Pattern::Grayscale => Some(DType::U8),
-            Pattern::SortU32 => Some(DType::U32),
+            Pattern::Dgemm => Some(DType::F64),
+            Pattern::Sort { key, .. } => Some(key),
             Pattern::Histogram { .. } => Some(DType::I32),
             _ => None,
         }
@@ -213,7 +235,7 @@ impl Pattern {
     /// Whether the pattern is bound by arithmetic rather than memory: its
     /// rows report TFLOP/s.
     pub fn compute_bound(self) -> bool {
-        matches!(self, Pattern::Sgemm(_))
+        matches!(self, Pattern::Sgemm(_) | Pattern::Dgemm)
     }
 
     /// Bytes the pattern must move through device memory for `n` elements
@@ -221,7 +243,8 @@ impl Pattern {
     ///
     /// 2D patterns use the square of side `sqrt(n)` (every size of the sweep
     /// is a square); grayscale counts 3 bytes in and 1 out per pixel; a sort
-    /// reads and writes every key once (the least any sort must move).
+    /// reads and writes every key once (the least any sort must move), and
+    /// a sort of pairs every key and value.
     /// Reductions and histograms read their input once (their outputs are a
     /// few bytes); a compaction reads its input and writes the half it keeps.
     pub fn bytes(self, n: usize, dtype: DType) -> u64 {
@@ -231,9 +254,12 @@ impl Pattern {
             Pattern::ArrayRowSums => 1,
             Pattern::Dot | Pattern::ScanInclusive | Pattern::UserScan | Pattern::ArrayFusedSum => 2,
             Pattern::Fill | Pattern::Sequence | Pattern::RandomUniform | Pattern::RandomNormal => 1,
-            Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 | Pattern::SortU32 => 2,
-            Pattern::LaunchOverhead | Pattern::GraphLaunch => 2,
-            Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::ArrayAxpy | Pattern::Sgemm(_) => 3,
+            Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
+            Pattern::Sort { pairs: false, .. } | Pattern::LaunchOverhead | Pattern::GraphLaunch => 2,
+            Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::ArrayAxpy => 3,
+            Pattern::Sgemm(_) | Pattern::Dgemm => 3,
+            // Keys and their u32 values, each read and written once.
+            Pattern::Sort { pairs: true, .. } => return 2 * n as u64 * (dtype.size() as u64 + 4),
             Pattern::Grayscale => 4,
         };
         let n = if self.is_2d() { square_side(n).pow(2) } else { n };
@@ -242,7 +268,10 @@ impl Pattern {
 
     /// Whether `n` is read as a square of side `sqrt(n)`.
     pub fn is_2d(self) -> bool {
-        matches!(self, Pattern::Transpose(_) | Pattern::Sgemm(_) | Pattern::Grayscale | Pattern::Blur3x3)
+        matches!(
+            self,
+            Pattern::Transpose(_) | Pattern::Sgemm(_) | Pattern::Dgemm | Pattern::Grayscale | Pattern::Blur3x3
+        )
     }
 
     /// Arithmetic operations for `n` elements (reported, not the bound here:
@@ -250,7 +279,7 @@ impl Pattern {
     pub fn flops(self, n: usize) -> u64 {
         let side = square_side(n) as u64;
         match self {
-            Pattern::CopyD2d | Pattern::Fill | Pattern::Transpose(_) | Pattern::SortU32 => 0,
+            Pattern::CopyD2d | Pattern::Fill | Pattern::Transpose(_) | Pattern::Sort { .. } => 0,
             Pattern::Compact | Pattern::Histogram { .. } => 0,
             Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::ScanInclusive | Pattern::UserScan => n as u64,
             Pattern::ArrayRowSums => n as u64,
@@ -265,7 +294,7 @@ impl Pattern {
             Pattern::RandomNormal => 5 * n as u64 + 27 * n as u64,
             Pattern::Map(_) | Pattern::VectorAdd | Pattern::LaunchOverhead | Pattern::GraphLaunch => n as u64,
             // 2 m n k for m = n = k = side.
-            Pattern::Sgemm(_) => 2 * side * side * side,
+            Pattern::Sgemm(_) | Pattern::Dgemm => 2 * side * side * side,
             // 3 multiplies and 2 adds per pixel.
             Pattern::Grayscale => 5 * side * side,
             // 9 multiply-adds and a division per pixel.
@@ -286,7 +315,10 @@ impl Pattern {
             Pattern::LaunchOverhead | Pattern::GraphLaunch => 2,
             Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact | Pattern::UserScan => 2,
             // The sort's input, output and scratch keys.
-            Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::Sgemm(_) | Pattern::SortU32 => 3,
+            Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::Sort { pairs: false, .. } => 3,
+            Pattern::Sgemm(_) | Pattern::Dgemm => 3,
+            // The unsorted keys and values, the sorted ones and their scratch.
+            Pattern::Sort { pairs: true, .. } => 6,
             Pattern::Grayscale => 4,
         }
     }

@@ -1,6 +1,6 @@
-//! The bench cases of the 2D patterns (transpose, sgemm, grayscale, 3 x 3
-//! blur) and of the sort: their inputs, rotation among buffer sets, and the
-//! timed call.
+//! The bench cases of the 2D patterns (transpose, sgemm and dgemm,
+//! grayscale, 3 x 3 blur) and of the sorts: their inputs, rotation among
+//! buffer sets, and the timed call.
 //!
 //! A 2D case of size `n` works on a square of side `sqrt(n)` (every size of
 //! the sweep is a square: 1 Ki = 32^2, ..., 64 Mi = 8192^2, 16 Mi gives the
@@ -8,8 +8,8 @@
 
 use kiln_core::{Backend, BackendKind, Buffer, DType, Element, Error, RawDevice, Result, Stream};
 use kiln_kernels::image::{convolve, gray, Border, Filter, PixelFormat};
-use kiln_kernels::matmul::{matmul_with, MatmulShape, MatmulStrategy};
-use kiln_kernels::sort::{sort_into, SortOrder};
+use kiln_kernels::matmul::{matmul_with, MatmulElement, MatmulShape, MatmulStrategy};
+use kiln_kernels::sort::{sort_into, sort_pairs, SortKey, SortOrder};
 use kiln_kernels::transpose::transpose_with;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -30,7 +30,12 @@ const CPU_FLOPS: u64 = 1 << 35;
 pub(crate) fn handles(pattern: Pattern) -> bool {
     matches!(
         pattern,
-        Pattern::Transpose(_) | Pattern::Sgemm(_) | Pattern::Grayscale | Pattern::Blur3x3 | Pattern::SortU32
+        Pattern::Transpose(_)
+            | Pattern::Sgemm(_)
+            | Pattern::Dgemm
+            | Pattern::Grayscale
+            | Pattern::Blur3x3
+            | Pattern::Sort { .. }
     )
 }
 
@@ -42,7 +47,7 @@ pub(crate) fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option
         {
             Some(format!("{} offers no vendor GEMM of f32", stream.device().name()))
         }
-        Pattern::Sgemm(_) if case.pattern.flops(case.n) > flop_limit(B::KIND) => Some(format!(
+        Pattern::Sgemm(_) | Pattern::Dgemm if case.pattern.flops(case.n) > flop_limit(B::KIND) => Some(format!(
             "{} flops: too slow for a bench run on {}",
             case.pattern.flops(case.n),
             stream.device().name()
@@ -73,10 +78,20 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
             DType::F64 => transpose(stream, case, opts, &mut rng, |r| r.random_range(-1.0f64..1.0)),
             d => Err(Error::invalid("bench transpose", format!("no bench inputs for {d}"))),
         },
-        Pattern::Sgemm(strategy) => sgemm(stream, strategy, side, opts, &mut rng),
+        Pattern::Sgemm(strategy) => {
+            gemm::<B, f32>(stream, strategy, side, opts, &mut rng, |r| r.random_range(-1.0..1.0))
+        }
+        Pattern::Dgemm => {
+            gemm::<B, f64>(stream, MatmulStrategy::Tiled, side, opts, &mut rng, |r| r.random_range(-1.0..1.0))
+        }
         Pattern::Grayscale => grayscale(stream, side, opts, &mut rng),
         Pattern::Blur3x3 => blur3x3(stream, side, opts, &mut rng),
-        Pattern::SortU32 => sort_u32(stream, case.n, opts, &mut rng),
+        Pattern::Sort { key, pairs } => match key {
+            DType::U32 => sort::<B, u32>(stream, case.n, pairs, opts, &mut rng, |r| r.random()),
+            DType::I32 => sort::<B, i32>(stream, case.n, pairs, opts, &mut rng, |r| r.random()),
+            DType::F32 => sort::<B, f32>(stream, case.n, pairs, opts, &mut rng, |r| r.random_range(-1e6..1e6)),
+            d => Err(Error::invalid("bench sort", format!("no sort of {d} keys"))),
+        },
         p => Err(Error::invalid("bench", format!("{} is not a 2D or sort pattern", p.name()))),
     }
 }
@@ -117,16 +132,19 @@ fn transpose<B: Backend, T: Element>(
     })
 }
 
-fn sgemm<B: Backend>(
+/// A product of two random square matrices of `T` (a and b in one buffer)
+/// into c.
+fn gemm<B: Backend, T: MatmulElement<Acc = T>>(
     stream: &Stream<B>,
     strategy: MatmulStrategy,
     side: usize,
     opts: &RunOptions,
     rng: &mut ChaCha8Rng,
+    gen: impl Fn(&mut ChaCha8Rng) -> T,
 ) -> Result<Timing> {
-    let values: Vec<f32> = (0..2 * side * side).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-    let sets = set_count(stream, 3 * (side * side * 4) as u64);
-    let mut buffers = buffer_sets::<B, f32, f32>(stream, &values, side * side, sets)?;
+    let values: Vec<T> = (0..2 * side * side).map(|_| gen(rng)).collect();
+    let sets = set_count(stream, 3 * (side * side * size_of::<T>()) as u64);
+    let mut buffers = buffer_sets::<B, T, T>(stream, &values, side * side, sets)?;
     let shape = MatmulShape::new(side, side, side);
     time_runs(stream, &opts.sampling(), |i| {
         let (ab, c) = &mut buffers[i % sets];
@@ -135,7 +153,7 @@ fn sgemm<B: Backend>(
         if used == strategy {
             Ok(())
         } else {
-            Err(Error::invalid("bench sgemm", format!("asked for {strategy}, ran {used}")))
+            Err(Error::invalid("bench matmul", format!("asked for {strategy}, ran {used}")))
         }
     })
 }
@@ -162,14 +180,35 @@ fn blur3x3<B: Backend>(stream: &Stream<B>, side: usize, opts: &RunOptions, rng: 
     })
 }
 
-fn sort_u32<B: Backend>(stream: &Stream<B>, n: usize, opts: &RunOptions, rng: &mut ChaCha8Rng) -> Result<Timing> {
-    let keys: Vec<u32> = (0..n).map(|_| rng.random()).collect();
-    let sets = set_count(stream, 2 * (n * 4) as u64);
-    let mut buffers = buffer_sets::<B, u32, u32>(stream, &keys, n, sets)?;
-    // Out of place, so every run sorts the same unsorted keys.
+/// Random keys sorted ascending: out of place when alone, so every run sorts
+/// the same unsorted keys; in place with u32 values, each run first copying
+/// the unsorted keys and values into the buffers it sorts.
+fn sort<B: Backend, K: SortKey>(
+    stream: &Stream<B>,
+    n: usize,
+    pairs: bool,
+    opts: &RunOptions,
+    rng: &mut ChaCha8Rng,
+    gen: impl Fn(&mut ChaCha8Rng) -> K,
+) -> Result<Timing> {
+    let keys: Vec<K> = (0..n).map(|_| gen(rng)).collect();
+    if !pairs {
+        let sets = set_count(stream, 2 * (n * 4) as u64);
+        let mut buffers = buffer_sets::<B, K, K>(stream, &keys, n, sets)?;
+        return time_runs(stream, &opts.sampling(), |i| {
+            let (input, out) = &mut buffers[i % sets];
+            sort_into(stream, input, out, SortOrder::Ascending)
+        });
+    }
+    let values: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+    let sets = set_count(stream, 4 * (n * 4) as u64);
+    let mut keys_sets = buffer_sets::<B, K, K>(stream, &keys, n, sets)?;
+    let mut value_sets = buffer_sets::<B, u32, u32>(stream, &values, n, sets)?;
     time_runs(stream, &opts.sampling(), |i| {
-        let (input, out) = &mut buffers[i % sets];
-        sort_into(stream, input, out, SortOrder::Ascending)
+        let ((keys_in, keys), (values_in, values)) = (&mut keys_sets[i % sets], &mut value_sets[i % sets]);
+        stream.copy(keys_in, keys)?;
+        stream.copy(values_in, values)?;
+        sort_pairs(stream, keys, values, SortOrder::Ascending)
     })
 }
 
@@ -192,7 +231,11 @@ mod tests {
             Pattern::Sgemm(MatmulStrategy::Tiled),
             Pattern::Grayscale,
             Pattern::Blur3x3,
-            Pattern::SortU32,
+            Pattern::Dgemm,
+            Pattern::Sort { key: DType::U32, pairs: false },
+            Pattern::Sort { key: DType::I32, pairs: false },
+            Pattern::Sort { key: DType::F32, pairs: false },
+            Pattern::Sort { key: DType::U32, pairs: true },
         ];
         for pattern in patterns {
             assert!(handles(pattern));
@@ -214,6 +257,8 @@ mod tests {
         assert_eq!(Pattern::Sgemm(MatmulStrategy::Tiled).flops(n), 2 * 4096u64.pow(3));
         assert_eq!(Pattern::Grayscale.bytes(n, DType::U8), 4 * n as u64);
         assert_eq!(Pattern::Transpose(TransposeAlgorithm::Tiled).bytes(n, DType::F32), 8 * n as u64);
-        assert_eq!(Pattern::SortU32.bytes(n, DType::U32), 8 * n as u64);
+        assert_eq!(Pattern::Sort { key: DType::U32, pairs: false }.bytes(n, DType::U32), 8 * n as u64);
+        assert_eq!(Pattern::Sort { key: DType::F32, pairs: true }.bytes(n, DType::F32), 16 * n as u64);
+        assert_eq!(Pattern::Dgemm.flops(n), 2 * 4096u64.pow(3));
     }
 }

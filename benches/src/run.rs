@@ -57,6 +57,16 @@ pub fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<String
         return Some(reason);
     }
     let info = stream.device().info();
+    let features = info.features;
+    let has_dtype = match case.dtype {
+        DType::F64 => features.f64,
+        DType::F16 => features.f16,
+        DType::BF16 => features.bf16,
+        _ => true,
+    };
+    if !has_dtype {
+        return Some(format!("{} has no {} arithmetic", stream.device().name(), case.dtype));
+    }
     let array = case.n as u64 * case.dtype.size() as u64;
     if array > info.limits.max_binding_bytes || array > info.limits.max_buffer_bytes {
         return Some(format!(

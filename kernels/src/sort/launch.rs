@@ -37,7 +37,7 @@ pub(super) struct Scratch<B: Backend> {
 
 impl<B: Backend> Scratch<B> {
     fn new(stream: &Stream<B>, n: usize, what: &str) -> Result<Self> {
-        let tile = three_phase_tile::<B>();
+        let tile = three_phase_tile::<B>(n);
         let tiles = n.div_ceil(tile);
         let tiles = u32::try_from(tiles)
             .map_err(|_| Error::invalid(what, format!("{tiles} tiles of {tile} keys exceed 32-bit counters")))?;

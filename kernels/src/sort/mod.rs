@@ -28,7 +28,10 @@
 //! Elsewhere (wgpu without subgroups, the CPU, more keys) each pass runs in
 //! three kernels: per-tile digit histograms, an exclusive scan of the
 //! counts (per digit, over tiles), and a stable scatter: 12 bytes per key
-//! and pass (20 with values).
+//! and pass (20 with values). The CPU cuts the keys into about four tiles
+//! per thread, and each tile scatters into the runs of the output that are
+//! its own; past 8 Mi keys it writes them a cache line at a time, with
+//! non-temporal stores on x86-64.
 //!
 //! Scratch memory, allocated on the stream for each call: a second array of
 //! keys (and of values; argsort takes two of keys and one of positions),
@@ -37,6 +40,7 @@
 //! tiles` counters.
 
 mod cpu;
+mod cpu_scatter;
 mod launch;
 mod onesweep;
 mod plan;

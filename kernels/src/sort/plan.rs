@@ -8,8 +8,14 @@ use super::onesweep::MAX_KEYS;
 const CUDA_TILE: usize = 4096;
 /// Keys per tile of the three-phase WGSL kernels (one per invocation).
 const WGSL_TILE: usize = 256;
-/// Keys per tile of the CPU's host fns.
-pub(crate) const CPU_TILE: usize = 4096;
+/// The fewest keys per tile of the CPU's host fns.
+const CPU_MIN_TILE: usize = 4096;
+/// Tiles per thread of the CPU's pool: enough to even out the threads'
+/// work, few enough that the counters (256 per tile) stay in cache and a
+/// tile's 256 digit runs are long streams rather than scattered lines.
+const CPU_TILES_PER_THREAD: usize = 4;
+/// The most tiles the CPU cuts a sort into, however many threads.
+const CPU_MAX_TILES: usize = 256;
 /// Threads per block of every three-phase kernel.
 pub(super) const THREADS: u32 = 256;
 
@@ -81,17 +87,34 @@ fn wgsl_shared_bytes(items: u32, subs: u32) -> u32 {
 
 /// Keys per tile of the three-phase source backend `B` compiles: each
 /// source is written for its own.
-pub(super) fn three_phase_tile<B: Backend>() -> usize {
+pub(super) fn three_phase_tile<B: Backend>(n: usize) -> usize {
     match B::LANGUAGE {
         Language::Wgsl => WGSL_TILE,
-        Language::Host => CPU_TILE,
+        Language::Host => cpu_tile(n),
         _ => CUDA_TILE,
     }
+}
+
+/// Keys per tile of a CPU sort of `n` keys: at least 4096, and about four
+/// tiles per thread of the pool (at most 256). Any tiling gives the same
+/// (stable) order.
+fn cpu_tile(n: usize) -> usize {
+    let tiles = (CPU_TILES_PER_THREAD * rayon::current_num_threads()).clamp(1, CPU_MAX_TILES);
+    n.div_ceil(tiles).max(CPU_MIN_TILE)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_tiles_are_few_and_cover_the_keys() {
+        for n in [1, 4095, 4096, 4097, 1 << 20, (1 << 20) + 1, 1 << 26, usize::MAX / 2] {
+            let tile = cpu_tile(n);
+            assert!(tile >= CPU_MIN_TILE, "{n}");
+            assert!(n.div_ceil(tile) <= CPU_MAX_TILES, "{n}");
+        }
+    }
 
     #[test]
     fn wgsl_tiles_fit_common_adapters() {
