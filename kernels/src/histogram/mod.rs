@@ -70,6 +70,11 @@ pub trait HistogramInput: Element {
     fn bound_to_f64(b: Self::Bound) -> f64;
     /// The value as an f64 (exact).
     fn value_to_f64(self) -> f64;
+    /// An integer value's two's complement bits, modulo 2^32 (the kernels'
+    /// distance from `lo` is measured in them); unused for floats.
+    fn value_bits(self) -> u32 {
+        self.value_to_f64() as i64 as u32
+    }
 }
 
 impl HistogramInput for u8 {
@@ -82,6 +87,9 @@ impl HistogramInput for u8 {
     fn value_to_f64(self) -> f64 {
         self as f64
     }
+    fn value_bits(self) -> u32 {
+        self as u32
+    }
 }
 
 impl HistogramInput for i32 {
@@ -93,6 +101,9 @@ impl HistogramInput for i32 {
     }
     fn value_to_f64(self) -> f64 {
         self as f64
+    }
+    fn value_bits(self) -> u32 {
+        self as u32
     }
 }
 
