@@ -29,6 +29,7 @@
 #![deny(missing_docs)]
 
 mod device;
+mod fill;
 mod memory;
 mod stream;
 

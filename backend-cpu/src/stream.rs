@@ -6,9 +6,6 @@ use rayon::prelude::*;
 use crate::memory::{allocate, check_span};
 use crate::{Cpu, CpuEvent, CpuKernel, CpuMemory};
 
-/// Bytes of the repeated pattern a fill copies at once.
-const FILL_BLOCK: usize = 4096;
-
 /// Copies larger than this are split over rayon's threads.
 const PARALLEL_COPY_BYTES: usize = 1 << 20;
 
@@ -103,18 +100,7 @@ impl RawStream for CpuStream {
         check_span(dst, offset, bytes, "CpuStream::fill destination")?;
         // SAFETY: in bounds (checked) and exclusive by the caller's contract.
         let d = unsafe { dst.range_mut(offset, bytes) };
-        if pattern.iter().all(|&b| b == pattern[0]) {
-            d.par_chunks_mut(1 << 16).for_each(|c| c.fill(pattern[0]));
-        } else {
-            // The pattern repeated into a block, copied a block at a time: a
-            // copy per element of a length known only at run time is a call
-            // to memcpy per element, several times slower than memory.
-            let block: Vec<u8> =
-                pattern.iter().copied().cycle().take(FILL_BLOCK / pattern.len() * pattern.len()).collect();
-            d.par_chunks_mut((1 << 16) / block.len() * block.len()).for_each(|c| {
-                c.chunks_mut(block.len()).for_each(|e| e.copy_from_slice(&block[..e.len()]));
-            });
-        }
+        crate::fill::fill(d, pattern);
         Ok(())
     }
 
