@@ -51,6 +51,7 @@ pub mod random;
 pub mod reduce;
 pub mod scan;
 pub mod sort;
+mod stream_store;
 pub mod thrust;
 pub mod transpose;
 pub mod user;

@@ -4,10 +4,12 @@ use kiln_core::{DType, HostArgs, Result};
 use multiversion::multiversion;
 use rayon::prelude::*;
 
-use crate::Number;
+use crate::{stream_store, Number};
 
 /// Elements per rayon task.
 const CHUNK: usize = 1 << 16;
+/// Elements computed at a time before a large sequence's copy out.
+const STAGE: usize = 1024;
 
 /// `dst[i] = start + i * step`; arguments (dst, start, step, n).
 pub(crate) fn sequence<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
@@ -40,8 +42,23 @@ pub(crate) fn sequence<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
 }
 
 /// `dst[i] = f(i)` for a destination of fewer than `i32::MAX` elements.
-fn small<T: Send, F: Fn(i32) -> T + Sync>(dst: &mut [T], f: F) {
-    dst.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| from(chunk, (c * CHUNK) as i32, &f));
+/// Large ones are computed a stage at a time into a buffer in L1 and
+/// copied out past the cache ([`stream_store`]).
+fn small<T: bytemuck::Pod + Send, F: Fn(i32) -> T + Sync>(dst: &mut [T], f: F) {
+    let streamed = std::mem::size_of_val(dst) >= stream_store::STREAM_FROM;
+    dst.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+        let base = (c * CHUNK) as i32;
+        if !streamed {
+            return from(chunk, base, &f);
+        }
+        let mut stage = [T::zeroed(); STAGE];
+        for (s, part) in chunk.chunks_mut(STAGE).enumerate() {
+            let stage = &mut stage[..part.len()];
+            from(stage, base + (s * STAGE) as i32, &f);
+            stream_store::copy(part, stage);
+        }
+        stream_store::fence();
+    });
 }
 
 /// `chunk[k] = f(base + k)`, built also for AVX2 and chosen at run time.

@@ -119,10 +119,7 @@ impl<'r, 'a> Streamed<'r, 'a> {
         let at = self.done[d];
         let have = self.runs[d].len();
         let dst = self.runs[d].get_mut(at..at + fill - from).ok_or_else(|| overflow(d, have))?;
-        let src = &self.buf[d][from..fill];
-        if !stream_line(dst, src) {
-            dst.copy_from_slice(src);
-        }
+        crate::stream_store::copy(dst, &self.buf[d][from..fill]);
         self.done[d] = at + fill - from;
         self.from[d] = 0;
         self.fill[d] = 0;
@@ -148,40 +145,9 @@ impl Sink for Streamed<'_, '_> {
                 self.flush(d)?;
             }
         }
-        store_fence();
+        crate::stream_store::fence();
         Ok(())
     }
-}
-
-/// Copy a whole line `src` into `dst` with non-temporal stores, if `dst` is
-/// one aligned line and the machine has them; false where it did nothing.
-#[inline(always)]
-fn stream_line(dst: &mut [u32], src: &[u32]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if dst.len() == LINE && src.len() == LINE && (dst.as_ptr() as usize) % 64 == 0 {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let (from, to) = (src.as_ptr().cast::<__m128i>(), dst.as_mut_ptr().cast::<__m128i>());
-        for q in 0..LINE / 4 {
-            // SAFETY: SSE2 is part of x86-64. `src` and `dst` are 16 words
-            // each (checked above), so words 4q..4q + 4 lie inside both;
-            // `dst` is 64-byte aligned, so each 16-byte store is aligned as
-            // `_mm_stream_si128` requires, and the load is unaligned. `dst`
-            // is borrowed exclusively; the store is ordered before the
-            // tile's end by `store_fence`.
-            unsafe { _mm_stream_si128(to.add(q), _mm_loadu_si128(from.add(q))) };
-        }
-        return true;
-    }
-    false
-}
-
-/// Order the non-temporal stores before anything after them.
-fn store_fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE is part of x86-64; a fence has no operands.
-    unsafe {
-        std::arch::x86_64::_mm_sfence()
-    };
 }
 
 #[cfg(test)]
