@@ -47,6 +47,7 @@ pub mod map;
 pub mod matmul;
 mod memo;
 mod num;
+mod prefetch;
 pub mod random;
 pub mod reduce;
 pub mod scan;

@@ -7,7 +7,7 @@ use multiversion::multiversion;
 use rayon::prelude::*;
 
 use super::Predicate;
-use crate::Number;
+use crate::{prefetch, Number};
 
 /// Elements per rayon task.
 const CHUNK: usize = 1 << 16;
@@ -81,6 +81,9 @@ fn keep<T: Number, O: Copy + Default, F: Fn(usize, T) -> O, P: Fn(T) -> bool>(
     let mut block = [O::default(); BLOCK + 1];
     let mut written = 0;
     for (b, run) in chunk.chunks(BLOCK).enumerate() {
+        if let Some(ahead) = chunk.get((b + AHEAD) * BLOCK..) {
+            prefetch::lines(&ahead[..ahead.len().min(BLOCK)]);
+        }
         let mut n = 0;
         for (i, &v) in run.iter().enumerate() {
             block[n] = value(first + b * BLOCK + i, v);
@@ -93,3 +96,5 @@ fn keep<T: Number, O: Copy + Default, F: Fn(usize, T) -> O, P: Fn(T) -> bool>(
 
 /// Elements of a chunk compacted through one block.
 const BLOCK: usize = 256;
+/// How many blocks ahead of the one compacted its input is asked for.
+const AHEAD: usize = 2;
