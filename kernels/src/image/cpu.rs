@@ -5,12 +5,15 @@ use multiversion::multiversion;
 use rayon::prelude::*;
 
 use super::{border_index, Border, Pixel};
+use crate::prefetch;
 
 /// Pixels per rayon task.
 const PIXELS: usize = 1 << 15;
 
 /// Pixels gray splits into channels at a time.
 const GROUP: usize = 64;
+/// How many groups ahead of the one split gray asks for its input.
+const AHEAD: usize = 4;
 
 /// Pixels of a row a convolution sums together.
 const SEGMENT: usize = 512;
@@ -29,8 +32,13 @@ pub(crate) fn gray<const CH: usize>(args: &mut HostArgs<'_>) -> Result<()> {
     // in a loop that vectorises (interleaved bytes do not).
     out.par_chunks_mut(PIXELS).zip(input.par_chunks(PIXELS * CH)).for_each(|(o, p)| {
         let (mut r, mut g, mut b) = ([0u8; GROUP], [0u8; GROUP], [0u8; GROUP]);
-        for (o, p) in o.chunks_mut(GROUP).zip(p.chunks(GROUP * CH)) {
-            for (k, px) in p.chunks_exact(CH).enumerate().take(GROUP) {
+        for (j, (o, q)) in o.chunks_mut(GROUP).zip(p.chunks(GROUP * CH)).enumerate() {
+            // The splitting copy is slow enough for the hardware
+            // prefetcher to fall behind it: ask for the input ahead.
+            if let Some(ahead) = p.get((j + AHEAD) * GROUP * CH..) {
+                prefetch::lines(&ahead[..ahead.len().min(GROUP * CH)]);
+            }
+            for (k, px) in q.chunks_exact(CH).enumerate().take(GROUP) {
                 (r[k], g[k], b[k]) = (px[0], px[1], px[2]);
             }
             weigh(o, (&r, &g, &b));
