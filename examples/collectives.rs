@@ -78,8 +78,8 @@ mod bench {
     fn counts(kind: &str, bytes: usize, n: usize) -> Option<(usize, usize)> {
         let total = bytes / 4;
         match kind {
-            "all_gather" => (total % n == 0 && total >= n).then(|| (total / n, total)),
-            "reduce_scatter" => (total % n == 0 && total >= n).then(|| (total, total / n)),
+            "all_gather" => (total.is_multiple_of(n) && total >= n).then(|| (total / n, total)),
+            "reduce_scatter" => (total.is_multiple_of(n) && total >= n).then(|| (total, total / n)),
             _ => Some((total, total)),
         }
     }

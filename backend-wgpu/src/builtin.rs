@@ -212,7 +212,7 @@ impl Builtins {
     ) -> Result<()> {
         let end = offset + len;
         let (a, b) = (offset.next_multiple_of(VEC), end / VEC * VEC);
-        if b <= a || VEC % pattern.len() as u64 != 0 {
+        if b <= a || !VEC.is_multiple_of(pattern.len() as u64) {
             return self.fill_bytes(ctx, batch, dst, offset, len, pattern);
         }
         if a > offset {

@@ -13,7 +13,7 @@ use crate::context::{Batch, Context};
 use crate::memory::{create_buffer, round4, HostMemory, WgpuBuffer, STORAGE};
 
 fn is_word(n: u64) -> bool {
-    n % 4 == 0
+    n.is_multiple_of(4)
 }
 
 /// A device buffer for intermediate data, `len` bytes rounded up to words.

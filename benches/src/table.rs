@@ -8,7 +8,7 @@ use crate::report::{PeerCell, Report};
 pub fn size_label(n: usize) -> String {
     const UNITS: [(usize, &str); 3] = [(1 << 30, "Gi"), (1 << 20, "Mi"), (1 << 10, "Ki")];
     for (u, s) in UNITS {
-        if n >= u && n % u == 0 {
+        if n >= u && n.is_multiple_of(u) {
             return format!("{}{s}", n / u);
         }
     }

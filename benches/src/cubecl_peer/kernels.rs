@@ -110,7 +110,7 @@ impl Elementwise {
 
 /// The vector size the elementwise kernels use for `n` f32.
 pub(crate) fn vector_size(client: &Client, n: usize) -> usize {
-    client.io_optimized_vector_sizes(size_of::<f32>()).filter(|v| n % v == 0).max().unwrap_or(1)
+    client.io_optimized_vector_sizes(size_of::<f32>()).filter(|v| n.is_multiple_of(*v)).max().unwrap_or(1)
 }
 
 /// Launch `op` over `n` f32: `inputs` (one or two buffers of `n`) into

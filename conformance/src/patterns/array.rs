@@ -42,7 +42,7 @@ fn factors(rng: &mut CaseRng, n: usize) -> Vec<usize> {
     let mut left = n;
     let mut shape = Vec::new();
     for _ in 0..rng.random_range(0..3) {
-        let divisors: Vec<usize> = (1..=left.min(64)).filter(|d| left % d == 0).collect();
+        let divisors: Vec<usize> = (1..=left.min(64)).filter(|d| left.is_multiple_of(*d)).collect();
         let d = divisors[rng.random_range(0..divisors.len())];
         shape.push(d);
         left /= d;

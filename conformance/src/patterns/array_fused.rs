@@ -211,7 +211,7 @@ fn setup<B: Backend, T: Arith + Number>(device: &Device<B>, ctx: &mut Ctx) -> Re
     let rng = &mut ctx.rng;
     let n = ctx.n.min(1 << 18);
     // The result shape: up to three dimensions holding n elements.
-    let a = if n > 1 { [7, 3, 2, 1].into_iter().find(|d| n % d == 0).unwrap_or(1) } else { 1 };
+    let a = if n > 1 { [7, 3, 2, 1].into_iter().find(|d| n.is_multiple_of(*d)).unwrap_or(1) } else { 1 };
     let shape: Vec<usize> = match rng.random_range(0..3) {
         0 => vec![n],
         1 => vec![a, n / a.max(1)],

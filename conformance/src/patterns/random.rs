@@ -126,7 +126,7 @@ impl NormalReference for f32 {
         let (a, b) = (w[2 * (k / 2)], w[2 * (k / 2) + 1]);
         let r = (-2.0 * ln_unit(a | 1)).sqrt();
         let th = std::f64::consts::TAU * f64::from(b) / 4_294_967_296.0;
-        let z = if k % 2 == 0 { r * th.cos() } else { r * th.sin() };
+        let z = if k.is_multiple_of(2) { r * th.cos() } else { r * th.sin() };
         (z as f32, 4e-7 * z.abs() + 3e-7)
     }
 }

@@ -76,7 +76,7 @@ fn replaced<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
         let got = k.reduce::<_, u32>(&s, Args::new().arg(&xb))?;
         exact(&format!("whole {what}"), vec![want], &[got])?;
     }
-    let rows = if n % 3 == 0 { 3 } else { 1 };
+    let rows = if n.is_multiple_of(3) { 3 } else { 1 };
     let cols = n / rows;
     let want: Vec<u32> = (0..rows).map(|r| x[r * cols..(r + 1) * cols].iter().copied().max().unwrap_or(0)).collect();
     let mut out = poisoned(device, &want)?;

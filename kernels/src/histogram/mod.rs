@@ -160,7 +160,7 @@ fn bin_params<T: HistogramInput>(bins: usize, lo: T::Bound, hi: T::Bound) -> Res
     }
     let range = (h - l) as u64;
     let width = range / bins as u64;
-    let shift = if range % bins as u64 == 0 && width.is_power_of_two() { width.trailing_zeros() } else { 32 };
+    let shift = if range.is_multiple_of(bins as u64) && width.is_power_of_two() { width.trailing_zeros() } else { 32 };
     Ok(BinParams {
         a: l as i64 as u32,
         b: (range - 1) as u32,
