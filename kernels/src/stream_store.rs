@@ -53,7 +53,7 @@ pub(crate) fn fence() {
 mod tests {
     #[test]
     fn copies_every_byte_at_any_alignment() {
-        let src: Vec<u32> = (0..300).map(|i| i * 2654435761).collect();
+        let src: Vec<u32> = (0..300u32).map(|i| i.wrapping_mul(2654435761)).collect();
         let mut backing = vec![0u32; 320];
         for skew in 0..16 {
             for len in [0, 1, 15, 16, 17, 100, 300] {

@@ -68,3 +68,32 @@ fn from<T, F: Fn(i32) -> T>(chunk: &mut [T], base: i32, f: &F) {
         *d = f(base + k as i32);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use kiln_core::Device;
+    use kiln_cpu::Cpu;
+
+    use crate::fill::sequence;
+    use crate::stream_store::STREAM_FROM;
+
+    #[test]
+    fn large_sequences_are_streamed_whole() {
+        let dev = Device::<Cpu>::open(0).unwrap();
+        let s = dev.stream();
+        // Past the streaming threshold, ending mid-stage; the view starts
+        // 3 elements in, so its lines begin mid-buffer.
+        let n = STREAM_FROM / 4 + 1029;
+        let mut f = s.upload(&vec![f32::NAN; n + 3]).unwrap();
+        sequence(&s, &mut f.slice_mut(3..).unwrap(), 1.5f32, 0.25).unwrap();
+        let got = f.to_vec().unwrap();
+        assert!(got[..3].iter().all(|v| v.is_nan()), "before the view");
+        let wrong = got[3..].iter().enumerate().position(|(i, &v)| v != 1.5 + i as f32 * 0.25);
+        assert_eq!(wrong, None, "f32 sequence of {n}");
+        let n = STREAM_FROM / 8 + 5;
+        let mut d = s.upload(&vec![f64::NAN; n]).unwrap();
+        sequence(&s, &mut d, -2.0f64, 0.125).unwrap();
+        let wrong = d.to_vec().unwrap().iter().enumerate().position(|(i, &v)| v != -2.0 + i as f64 * 0.125);
+        assert_eq!(wrong, None, "f64 sequence of {n}");
+    }
+}

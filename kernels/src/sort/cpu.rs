@@ -1,5 +1,6 @@
-//! CPU implementation of the radix sort's three kernels: the same tiles,
-//! histograms and scatter as the GPUs, so the CPU runs the same passes.
+//! CPU implementation of the radix sort's three kernels: the same passes,
+//! per-tile histograms and stable scatter as the GPUs' three-phase sort,
+//! over fewer and larger tiles (about four per thread).
 
 use kiln_core::{Error, HostArgs, Result};
 use rayon::prelude::*;
