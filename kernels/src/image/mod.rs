@@ -11,6 +11,8 @@
 
 mod cpu;
 mod filter;
+#[cfg(target_arch = "x86_64")]
+mod gray_x86;
 mod launch;
 mod plan;
 mod program;
