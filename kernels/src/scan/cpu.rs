@@ -12,16 +12,24 @@ use crate::reduce::Compensated;
 use crate::Number;
 
 /// Elements per rayon task.
-const CHUNK: usize = 1 << 16;
+pub(super) const CHUNK: usize = 1 << 16;
 
 /// A running prefix of `Self` values.
-trait Prefix: Number {
+pub(super) trait Prefix: Number {
     type Acc: Copy + Send + Sync;
     fn zero() -> Self::Acc;
     fn push(acc: Self::Acc, v: Self) -> Self::Acc;
     /// `earlier` followed by `later`.
     fn join(earlier: Self::Acc, later: Self::Acc) -> Self::Acc;
     fn value(acc: Self::Acc) -> Self;
+    /// [`part_sums`], with vector instructions where this type has them.
+    fn chunk_sums(xs: &[Self]) -> [Self::Acc; CHAINS] {
+        part_sums(xs)
+    }
+    /// [`scan_chains`], with vector instructions where this type has them.
+    fn scan_chunk(exclusive: bool, xs: &[Self], ys: &mut [Self], start: Self::Acc, sums: &[Self::Acc; CHAINS]) {
+        scan_chains(exclusive, xs, ys, start, sums)
+    }
 }
 
 macro_rules! int_prefix {
@@ -60,6 +68,22 @@ impl Prefix for f32 {
     fn value(acc: f64) -> f32 {
         acc as f32
     }
+    fn chunk_sums(xs: &[f32]) -> [f64; CHAINS] {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (detected just above).
+            return unsafe { super::cpu_f32::part_sums(xs) };
+        }
+        part_sums(xs)
+    }
+    fn scan_chunk(exclusive: bool, xs: &[f32], ys: &mut [f32], start: f64, sums: &[f64; CHAINS]) {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (detected just above).
+            return unsafe { super::cpu_f32::scan_chains(exclusive, xs, ys, start, sums) };
+        }
+        scan_chains(exclusive, xs, ys, start, sums)
+    }
 }
 
 impl Prefix for f64 {
@@ -86,10 +110,10 @@ struct Carry<A> {
     starts: bool,
 }
 
-fn chunk_carry<T: Prefix>(x: &[T], flags: Option<&[u32]>) -> Carry<T::Acc> {
+fn chunk_carry<T: Prefix>(x: &[T], flags: &[u32]) -> Carry<T::Acc> {
     let mut c = Carry { acc: T::zero(), starts: false };
-    for (i, &v) in x.iter().enumerate() {
-        if flags.is_some_and(|f| f[i] != 0) {
+    for (&v, &f) in x.iter().zip(flags) {
+        if f != 0 {
             c = Carry { acc: T::zero(), starts: true };
         }
         c.acc = T::push(c.acc, v);
@@ -97,18 +121,21 @@ fn chunk_carry<T: Prefix>(x: &[T], flags: Option<&[u32]>) -> Carry<T::Acc> {
     c
 }
 
-/// Scan `x` into `y` (same length; `flags` too when segmented).
+/// Scan `x` into `y` (same length; `flags` too when segmented). A
+/// segmented scan takes two passes over chunks: their carries, then each
+/// chunk from the prefix entering it.
 fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &mut [T]) -> Result<()> {
     if y.len() != x.len() || flags.is_some_and(|f| f.len() != x.len()) {
         return Err(Error::invalid("scan on the CPU", "x, flags and y must have the same length"));
     }
+    let Some(flags) = flags else {
+        super::cpu_pass::scan(exclusive, x, y);
+        return Ok(());
+    };
     let carries: Vec<Carry<T::Acc>> = x
         .par_chunks(CHUNK)
         .enumerate()
-        .map(|(c, xs)| match flags {
-            None => Carry { acc: parts_total::<T>(&part_sums(xs)), starts: false },
-            Some(f) => chunk_carry(xs, Some(&f[c * CHUNK..c * CHUNK + xs.len()])),
-        })
+        .map(|(c, xs)| chunk_carry(xs, &flags[c * CHUNK..c * CHUNK + xs.len()]))
         .collect();
     // The prefix entering each chunk, sequentially over the (few) chunks.
     let mut entering = Vec::with_capacity(carries.len());
@@ -118,9 +145,6 @@ fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &m
         acc = if c.starts { c.acc } else { T::join(acc, c.acc) };
     }
     y.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).zip(entering).enumerate().for_each(|(c, ((ys, xs), start))| {
-        let Some(flags) = flags else {
-            return scan_chains(exclusive, xs, ys, start);
-        };
         let mut acc = start;
         for (i, (y, &v)) in ys.iter_mut().zip(xs).enumerate() {
             if flags[c * CHUNK + i] != 0 {
@@ -141,7 +165,7 @@ fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &m
 /// Independent prefix chains run side by side in a chunk: one chain's
 /// additions wait for each other, the chains' do not, so a chunk is
 /// scanned at several additions per cycle rather than one per addition's latency.
-const CHAINS: usize = 8;
+pub(super) const CHAINS: usize = 8;
 
 /// The sums of the `CHAINS` parts of `xs`: `len / CHAINS` elements each,
 /// the last part also the remainder; computed side by side.
@@ -161,17 +185,16 @@ fn part_sums<T: Prefix>(xs: &[T]) -> [T::Acc; CHAINS] {
 }
 
 /// The parts' sums joined in order.
-fn parts_total<T: Prefix>(sums: &[T::Acc; CHAINS]) -> T::Acc {
+pub(super) fn parts_total<T: Prefix>(sums: &[T::Acc; CHAINS]) -> T::Acc {
     sums.iter().fold(T::zero(), |a, &s| T::join(a, s))
 }
 
 /// Scan one chunk `xs` into `ys` from the prefix `start` entering it: each
-/// part from its own entering prefix (`start` and the parts before it),
-/// the parts side by side.
+/// part from its own entering prefix (`start` and the sums of the parts
+/// before it, `sums` from [`part_sums`]), the parts side by side.
 #[multiversion(targets("x86_64+avx2"))]
-fn scan_chains<T: Prefix>(exclusive: bool, xs: &[T], ys: &mut [T], start: T::Acc) {
+fn scan_chains<T: Prefix>(exclusive: bool, xs: &[T], ys: &mut [T], start: T::Acc, sums: &[T::Acc; CHAINS]) {
     let part = xs.len() / CHAINS;
-    let sums = part_sums(xs);
     let mut acc = [start; CHAINS];
     for k in 1..CHAINS {
         acc[k] = T::join(acc[k - 1], sums[k - 1]);

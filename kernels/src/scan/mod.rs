@@ -55,6 +55,9 @@
 //! ```
 
 mod cpu;
+#[cfg(target_arch = "x86_64")]
+mod cpu_f32;
+mod cpu_pass;
 pub(crate) mod fallback;
 pub(crate) mod plan;
 
