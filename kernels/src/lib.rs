@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod array;
+mod chain;
 pub mod compact;
 pub mod elementwise;
 pub mod expr;

@@ -1,13 +1,14 @@
 //! CPU implementation of compaction, the reference: in parallel over fixed
-//! chunks (each chunk's kept count, then each chunk writes its kept
-//! elements from its offset), so the output keeps the input's order.
+//! chunks in one pass (each chunk's kept count, then the chunk writes its
+//! kept elements from the sum of the counts before it), so the output keeps
+//! the input's order.
 
 use kiln_core::{Error, HostArgs, Result};
 use multiversion::multiversion;
-use rayon::prelude::*;
+use std::sync::{Mutex, PoisonError};
 
 use super::Predicate;
-use crate::{prefetch, Number};
+use crate::{chain, prefetch, Number};
 
 /// Elements per rayon task.
 const CHUNK: usize = 1 << 16;
@@ -21,11 +22,22 @@ pub(crate) fn copy_if<T: Number, const PRED: u8, const INDICES: bool>(args: &mut
     // The predicate's kind is a constant here, so each test compiles to one comparison.
     let test = move |v: T| Predicate::from_code(PRED, value).test(v);
     let x = args.input::<T>(0)?;
-    let counts: Vec<usize> = x.par_chunks(CHUNK).map(|c| c.iter().filter(|&&v| test(v)).count()).collect();
     let written = if INDICES {
-        scatter(args.output::<u32>(1)?, x, &counts, |i, _| i as u32, &test)?
+        let out = args.output::<u32>(1)?;
+        scatter(out, x, &test, |part, chunk, first| {
+            if !vector_keep::<T, PRED>(value, true, part, chunk, first) {
+                keep(part, chunk, first, &|i, _| i as u32, &test);
+            }
+        })?
     } else {
-        scatter(args.output::<T>(1)?, x, &counts, |_, v| v, &test)?
+        let out = args.output::<T>(1)?;
+        scatter(out, x, &test, |part, chunk, first| {
+            let vector = bytemuck::try_cast_slice_mut::<T, u32>(part)
+                .is_ok_and(|bits| vector_keep::<T, PRED>(value, false, bits, chunk, first));
+            if !vector {
+                keep(part, chunk, first, &|_, v| v, &test);
+            }
+        })?
     };
     let count = args.output::<u64>(2)?;
     *count.first_mut().ok_or_else(|| Error::invalid("copy_if on the CPU", "the count buffer is empty"))? =
@@ -33,35 +45,76 @@ pub(crate) fn copy_if<T: Number, const PRED: u8, const INDICES: bool>(args: &mut
     Ok(())
 }
 
-/// Write `value(i, x[i])` of every kept element into `out` in order, chunk
-/// `k` from the sum of the counts before it; the number written.
-fn scatter<T: Number, O: Copy + Default + Send>(
+/// Where the CPU has AVX-512 and `T` is a 4-byte type: write the kept
+/// elements of `chunk` (or their indices from `first`) into `part` with
+/// vector comparisons and packing, and return true. False, having written
+/// nothing, where not.
+fn vector_keep<T: Number, const PRED: u8>(
+    value: T,
+    indices: bool,
+    part: &mut [u32],
+    chunk: &[T],
+    first: usize,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use super::cpu_x86::{self, Lanes};
+        let (Some(lanes), Ok(bits), Ok(chunk)) =
+            (Lanes::of(T::DTYPE), bytemuck::try_cast::<T, u32>(value), bytemuck::try_cast_slice::<T, u32>(chunk))
+        else {
+            return false;
+        };
+        if !is_x86_feature_detected!("avx512f") {
+            return false;
+        }
+        let pred = Predicate::from_code(PRED, ());
+        let operand = if pred == Predicate::NonZero { 0 } else { bits };
+        // SAFETY: the CPU has AVX-512 (detected just above).
+        let kept = unsafe { cpu_x86::keep(lanes, pred, operand, indices, part, chunk, first as u32) };
+        // The count pass and the vector test agree, so every kept element
+        // fits its part and fills it; the scalar path rewrites it otherwise.
+        kept == Some(part.len())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (value, indices, part, chunk, first);
+        false
+    }
+}
+
+/// Write each chunk's kept elements into `out` in order through `keep(part,
+/// chunk, first)`, in one pass over memory ([`chain`]): a chunk's kept
+/// elements are counted as it is read, its part of the output split off
+/// after the parts of the chunks before it, and the chunk kept from cache.
+/// Returns the number written.
+fn scatter<T: Number, O: Send>(
     out: &mut [O],
     x: &[T],
-    counts: &[usize],
-    value: impl Fn(usize, T) -> O + Sync,
     test: &(impl Fn(T) -> bool + Sync),
+    keep: impl Fn(&mut [O], &[T], usize) + Sync,
 ) -> Result<usize> {
-    let total: usize = counts.iter().sum();
-    if out.len() < total {
+    if out.len() < x.len() {
         return Err(Error::invalid(
             "copy_if on the CPU",
-            format!("{total} elements kept, the output holds {}", out.len()),
+            format!("the output holds {} elements, fewer than the {} of the input", out.len(), x.len()),
         ));
     }
-    // Each chunk's own part of the output, split off in order.
-    let mut parts = Vec::with_capacity(counts.len());
-    let mut rest = &mut out[..total];
-    for &n in counts {
-        let (part, tail) = rest.split_at_mut(n);
-        parts.push(part);
-        rest = tail;
-    }
-    parts
-        .into_par_iter()
-        .zip(x.par_chunks(CHUNK))
-        .enumerate()
-        .for_each(|(k, (part, chunk))| keep(part, chunk, k * CHUNK, &value, test));
+    let chunk = |c: usize| &x[c * CHUNK..x.len().min((c + 1) * CHUNK)];
+    // The output not yet split off; chunks split their parts in order.
+    let rest = Mutex::new(out);
+    let total = chain::in_order(
+        x.len().div_ceil(CHUNK),
+        0,
+        |c| chunk(c).iter().filter(|&&v| test(v)).count(),
+        |_, &n, written| {
+            let mut rest = rest.lock().unwrap_or_else(PoisonError::into_inner);
+            let tail = std::mem::take(&mut *rest);
+            let (part, tail) = tail.split_at_mut(n.min(tail.len()));
+            *rest = tail;
+            (written + n, part)
+        },
+        |c, _, _, part| keep(part, chunk(c), c * CHUNK),
+    );
     Ok(total)
 }
 

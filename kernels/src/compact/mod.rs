@@ -39,6 +39,8 @@
 //! ```
 
 mod cpu;
+#[cfg(target_arch = "x86_64")]
+mod cpu_x86;
 mod fallback;
 
 use std::sync::Arc;
@@ -67,6 +69,19 @@ pub enum Predicate<T> {
     NotEqualTo(T),
     /// `x != 0` (true for NaN, false for both zeros).
     NonZero,
+}
+
+impl<T> Predicate<T> {
+    /// The predicate of a kernel's `PRED` code (see `code`).
+    pub(crate) fn from_code(code: u8, value: T) -> Self {
+        match code {
+            0 => Predicate::GreaterThan(value),
+            1 => Predicate::LessThan(value),
+            2 => Predicate::EqualTo(value),
+            3 => Predicate::NotEqualTo(value),
+            _ => Predicate::NonZero,
+        }
+    }
 }
 
 impl<T: Number> Predicate<T> {
@@ -116,16 +131,6 @@ impl<T: Number> Predicate<T> {
             Predicate::EqualTo(_) => 2,
             Predicate::NotEqualTo(_) => 3,
             Predicate::NonZero => 4,
-        }
-    }
-
-    fn from_code(code: u8, value: T) -> Self {
-        match code {
-            0 => Predicate::GreaterThan(value),
-            1 => Predicate::LessThan(value),
-            2 => Predicate::EqualTo(value),
-            3 => Predicate::NotEqualTo(value),
-            _ => Predicate::NonZero,
         }
     }
 

@@ -1,61 +1,28 @@
-//! An unsegmented CPU scan in one pass over memory. Workers claim chunks in
-//! order; each sums its chunk (reading it into cache), waits for the prefix
-//! entering the chunk, publishes the prefix leaving it, and then scans the
-//! chunk from cache. A chunk's prefix is the same join of the same chunk
-//! sums as a pass of sums followed by a pass of scans would give, so the
-//! results are the same bits; memory is read once instead of twice.
-//!
-//! No worker can wait forever: the chunk it waits on was claimed earlier by
-//! a running worker, which waits only on chunks claimed before its own, and
-//! the first unpublished chunk's worker waits on nothing.
+//! An unsegmented CPU scan in one pass over memory ([`crate::chain`]): each
+//! chunk's part sums are taken as it is read, the prefix entering it joined
+//! with their total for the next chunk, and the chunk scanned from cache.
+//! The prefixes are the same joins of the same chunk sums as a pass of sums
+//! followed by a pass of scans would give, so the results are the same bits.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
-
-use rayon::prelude::*;
+use std::sync::{Mutex, PoisonError};
 
 use super::cpu::{parts_total, Prefix, CHUNK};
-
-/// Spins on an unpublished prefix before yielding the thread between looks.
-const SPINS: u32 = 256;
+use crate::chain;
 
 /// Inclusive or exclusive scan of `x` into `y` (the same length).
 pub(super) fn scan<T: Prefix>(exclusive: bool, x: &[T], y: &mut [T]) {
     let outputs: Vec<Mutex<&mut [T]>> = y.chunks_mut(CHUNK).map(Mutex::new).collect();
-    let chunks = outputs.len();
-    // entering[c]: the prefix entering chunk c, published once.
-    let entering: Vec<OnceLock<T::Acc>> = (0..=chunks).map(|_| OnceLock::new()).collect();
-    let _ = entering[0].set(T::zero());
-    let next = AtomicUsize::new(0);
-    let workers = rayon::current_num_threads().min(chunks);
-    (0..workers).into_par_iter().for_each(|_| loop {
-        let c = next.fetch_add(1, Ordering::Relaxed);
-        if c >= chunks {
-            return;
-        }
-        let xs = &x[c * CHUNK..x.len().min((c + 1) * CHUNK)];
-        let sums = T::chunk_sums(xs);
-        let start = wait_for(&entering[c]);
-        let _ = entering[c + 1].set(T::join(start, parts_total::<T>(&sums)));
-        let mut ys = outputs[c].lock().unwrap_or_else(PoisonError::into_inner);
-        T::scan_chunk(exclusive, xs, &mut ys, start, &sums);
-    });
-}
-
-/// The value of `cell` once another worker has set it.
-fn wait_for<A: Copy>(cell: &OnceLock<A>) -> A {
-    let mut looks = 0u32;
-    loop {
-        if let Some(&v) = cell.get() {
-            return v;
-        }
-        looks = looks.saturating_add(1);
-        if looks < SPINS {
-            std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
-        }
-    }
+    let input = |c: usize| &x[c * CHUNK..x.len().min((c + 1) * CHUNK)];
+    chain::in_order(
+        outputs.len(),
+        T::zero(),
+        |c| T::chunk_sums(input(c)),
+        |_, sums, start| (T::join(start, parts_total::<T>(sums)), ()),
+        |c, sums, start, ()| {
+            let mut ys = outputs[c].lock().unwrap_or_else(PoisonError::into_inner);
+            T::scan_chunk(exclusive, input(c), &mut ys, start, &sums);
+        },
+    );
 }
 
 #[cfg(test)]
