@@ -1,6 +1,6 @@
 //! The CPU device, its events and kernels.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kiln_core::{
@@ -9,16 +9,21 @@ use kiln_core::{
 };
 
 use crate::memory::allocate;
+use crate::pool::Pool;
 use crate::{Cpu, CpuMemory, CpuStream};
 
 /// The host, seen as a kiln device.
 pub struct CpuDevice {
     info: DeviceInfo,
+    /// Large buffers kept for reuse, shared with the device's streams.
+    pool: Arc<Pool>,
 }
 
 impl CpuDevice {
     pub(crate) fn new() -> Self {
-        CpuDevice { info: host_info() }
+        let info = host_info();
+        let pool = Pool::new(info.memory_bytes);
+        CpuDevice { info, pool }
     }
 }
 
@@ -90,16 +95,22 @@ impl RawDevice for CpuDevice {
     }
 
     fn memory(&self) -> Result<MemoryInfo> {
+        let (live, reserved) = self.pool.counts();
         Ok(MemoryInfo {
             free: meminfo("MemAvailable:").unwrap_or(0),
             total: self.info.memory_bytes,
-            allocated: None,
-            reserved: None,
+            allocated: Some(live),
+            reserved: Some(reserved),
         })
     }
 
+    fn trim_memory(&self, keep: u64) -> Result<()> {
+        self.pool.trim(keep);
+        Ok(())
+    }
+
     fn create_stream(&self, priority: Priority) -> Result<CpuStream> {
-        Ok(CpuStream::new(priority, self.info.name.clone()))
+        Ok(CpuStream::new(priority, self.info.name.clone(), self.pool.clone()))
     }
 
     fn create_event(&self) -> Result<CpuEvent> {
@@ -107,7 +118,7 @@ impl RawDevice for CpuDevice {
     }
 
     fn alloc_host(&self, bytes: usize) -> Result<CpuMemory> {
-        allocate(bytes, "host buffer", &self.info.name)
+        allocate(CpuMemory::new(bytes), bytes, "host buffer", &self.info.name)
     }
 
     fn compile(&self, program: &Program) -> Result<CpuKernel> {

@@ -9,8 +9,15 @@
 //! - **Events** hold the monotonic-clock instant at which they were recorded;
 //!   since work is eager, that is when everything before them finished, and
 //!   elapsed time between two events is host wall time of the work between.
-//! - **Buffers** are zero-initialised, 8-byte-aligned host allocations; an
-//!   allocation the system refuses is an `OutOfMemory` error, not an abort.
+//! - **Buffers** are 16-byte-aligned host allocations, zeroed when fresh;
+//!   an allocation the system refuses is an `OutOfMemory` error, not an
+//!   abort. Device buffers of 4 MiB or more come from a pool: once dropped,
+//!   their blocks are kept (up to an eighth of the machine's memory) for the
+//!   next buffer of the same size class, whose first writes then need no
+//!   page faults; their contents are unspecified, as
+//!   [`Stream::alloc`](kiln_core::Stream::alloc) says.
+//!   [`Device::trim_memory`](kiln_core::Device::trim_memory) frees them, and
+//!   [`Device::memory`](kiln_core::Device::memory) counts them.
 //! - **Kernels** are Rust functions ([`HostFn`](kiln_core::HostFn)) given the
 //!   whole launch at once, taking typed slices from their
 //!   [`HostArgs`](kiln_core::HostArgs).
@@ -31,6 +38,7 @@
 mod device;
 mod fill;
 mod memory;
+mod pool;
 mod stream;
 
 pub use device::{CpuDevice, CpuEvent, CpuKernel};

@@ -3,20 +3,73 @@
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use kiln_core::{RawBuffer, RawHostBuffer, Result};
+
+use crate::pool::Pool;
 
 /// Alignment of every allocation: enough for every kiln element type.
 const ALIGN: usize = 16;
 
-/// A zero-initialised, 16-byte-aligned host allocation.
+/// A zero-initialised, 16-byte-aligned host allocation, owned: freed on drop.
+#[derive(Debug)]
+pub(crate) struct Block {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a plain heap allocation owned by this value.
+unsafe impl Send for Block {}
+
+impl Block {
+    /// `len` zeroed bytes; `None` when the system refuses.
+    pub(crate) fn new(len: usize) -> Option<Block> {
+        if len == 0 {
+            return Some(Block::empty());
+        }
+        let layout = Layout::from_size_align(len, ALIGN).ok()?;
+        // SAFETY: the layout has non-zero size.
+        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
+        huge_pages(ptr, len);
+        Some(Block { ptr, len })
+    }
+
+    /// No bytes.
+    fn empty() -> Block {
+        Block { ptr: NonNull::<u128>::dangling().cast(), len: 0 }
+    }
+
+    /// Bytes allocated.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if self.len != 0 {
+            // SAFETY: allocated in `new` with this very layout.
+            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len, ALIGN)) }
+        }
+    }
+}
+
+/// A 16-byte-aligned host allocation: zeroed when fresh; a device buffer
+/// of 4 MiB or more may reuse a block its device's pool kept, holding
+/// whatever it last held.
 ///
 /// Access goes through raw pointers because kiln's typed layer, not this
 /// type, guarantees that a writable range is not used by anything else at the
 /// same time (the `# Safety` contracts of [`kiln_core::RawStream`]).
 pub struct CpuMemory {
-    ptr: NonNull<u8>,
+    block: Block,
+    /// Bytes of `block` the buffer spans.
     len: usize,
+    /// The pool the block goes back to (`pooled`), or whose count of live
+    /// bytes it leaves, on drop.
+    pool: Option<Arc<Pool>>,
+    pooled: bool,
     _cell: UnsafeCell<()>,
 }
 
@@ -35,19 +88,23 @@ impl std::fmt::Debug for CpuMemory {
 impl CpuMemory {
     /// Allocate `len` zeroed bytes; `None` when the system refuses.
     pub fn new(len: usize) -> Option<Self> {
-        if len == 0 {
-            return Some(CpuMemory { ptr: NonNull::<u128>::dangling().cast(), len, _cell: UnsafeCell::new(()) });
-        }
-        let layout = Layout::from_size_align(len, ALIGN).ok()?;
-        // SAFETY: the layout has non-zero size.
-        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
-        huge_pages(ptr, len);
-        Some(CpuMemory { ptr, len, _cell: UnsafeCell::new(()) })
+        Some(CpuMemory { block: Block::new(len)?, len, pool: None, pooled: false, _cell: UnsafeCell::new(()) })
+    }
+
+    /// This fresh allocation, counted among `pool`'s live bytes until dropped.
+    pub(crate) fn counted(mut self, pool: Arc<Pool>) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// The first `len` bytes of `block`, which goes back to `pool` on drop.
+    pub(crate) fn pooled(block: Block, len: usize, pool: Arc<Pool>) -> Self {
+        CpuMemory { block, len, pool: Some(pool), pooled: true, _cell: UnsafeCell::new(()) }
     }
 
     /// Pointer to the first byte.
     pub fn as_ptr(&self) -> *mut u8 {
-        self.ptr.as_ptr()
+        self.block.ptr.as_ptr()
     }
 
     /// Bytes `offset..offset + len`.
@@ -57,7 +114,7 @@ impl CpuMemory {
     /// - Nothing writes the range while the slice lives.
     pub unsafe fn range(&self, offset: usize, len: usize) -> &[u8] {
         // SAFETY: the caller keeps the range in bounds and free of writers.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(offset), len) }
+        unsafe { std::slice::from_raw_parts(self.block.ptr.as_ptr().add(offset), len) }
     }
 
     /// Bytes `offset..offset + len`, writable.
@@ -68,7 +125,7 @@ impl CpuMemory {
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn range_mut(&self, offset: usize, len: usize) -> &mut [u8] {
         // SAFETY: the caller keeps the range in bounds and exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(offset), len) }
+        unsafe { std::slice::from_raw_parts_mut(self.block.ptr.as_ptr().add(offset), len) }
     }
 }
 
@@ -98,9 +155,11 @@ fn huge_pages(_: NonNull<u8>, _: usize) {}
 
 impl Drop for CpuMemory {
     fn drop(&mut self) {
-        if self.len != 0 {
-            // SAFETY: allocated in `new` with this very layout.
-            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len, ALIGN)) }
+        let Some(pool) = self.pool.take() else { return };
+        if self.pooled {
+            pool.give_back(std::mem::replace(&mut self.block, Block::empty()));
+        } else {
+            pool.forget(self.len);
         }
     }
 }
@@ -144,9 +203,9 @@ pub(crate) fn check_span(mem: &CpuMemory, offset: usize, len: usize, what: &str)
     }
 }
 
-/// Allocate or report why not.
-pub(crate) fn allocate(bytes: usize, what: &str, device: &str) -> Result<CpuMemory> {
-    CpuMemory::new(bytes).ok_or_else(|| kiln_core::Error::OutOfMemory {
+/// `mem`, an allocation of `bytes` bytes, or why there is none.
+pub(crate) fn allocate(mem: Option<CpuMemory>, bytes: usize, what: &str, device: &str) -> Result<CpuMemory> {
+    mem.ok_or_else(|| kiln_core::Error::OutOfMemory {
         device: device.to_string(),
         what: what.to_string(),
         requested: bytes as u64,

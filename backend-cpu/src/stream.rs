@@ -3,7 +3,10 @@
 use kiln_core::{HostArg, HostArgs, LaunchConfig, Priority, RawArg, RawStream, Result};
 use rayon::prelude::*;
 
+use std::sync::Arc;
+
 use crate::memory::{allocate, check_span};
+use crate::pool::Pool;
 use crate::{Cpu, CpuEvent, CpuKernel, CpuMemory};
 
 /// Copies larger than this are split over rayon's threads.
@@ -13,11 +16,12 @@ const PARALLEL_COPY_BYTES: usize = 1 << 20;
 pub struct CpuStream {
     priority: Priority,
     device: String,
+    pool: Arc<Pool>,
 }
 
 impl CpuStream {
-    pub(crate) fn new(priority: Priority, device: String) -> Self {
-        CpuStream { priority, device }
+    pub(crate) fn new(priority: Priority, device: String, pool: Arc<Pool>) -> Self {
+        CpuStream { priority, device, pool }
     }
 }
 
@@ -39,7 +43,7 @@ impl RawStream for CpuStream {
     }
 
     fn alloc(&self, bytes: usize) -> Result<CpuMemory> {
-        allocate(bytes, &format!("buffer of {bytes} bytes"), &self.device)
+        allocate(self.pool.alloc(bytes), bytes, &format!("buffer of {bytes} bytes"), &self.device)
     }
 
     unsafe fn write(&self, dst: &CpuMemory, dst_offset: usize, src: &[u8]) -> Result<()> {

@@ -202,7 +202,7 @@ impl<B: Backend> Device<B> {
 
     /// Give memory the backend's allocator keeps for reuse back to the
     /// driver, keeping at most `keep` bytes of it (CUDA's stream-ordered
-    /// pool, the wgpu backend's dropped buffers; nothing to do on the CPU).
+    /// pool, the wgpu backend's dropped buffers, the CPU backend's pool).
     /// Live buffers are untouched.
     pub fn trim_memory(&self, keep: u64) -> Result<()> {
         self.check_usable()?;
