@@ -37,10 +37,6 @@ struct State {
     live: u64,
 }
 
-// SAFETY: a `Block` is an allocation owned by the pool alone while free;
-// the pool hands it to one buffer at a time.
-unsafe impl Send for State {}
-
 impl Pool {
     /// A pool keeping at most an eighth of `memory` bytes (1 GiB where the
     /// machine's memory is unknown).
