@@ -1,8 +1,9 @@
 //! CPU implementation of the scans, the reference: integers wrap exactly,
 //! `f32` prefixes accumulate in f64 and `f64` ones with Neumaier's
 //! compensation, so each output is within about one rounding of the exact
-//! prefix. Parallel in two passes over chunks (chunk totals, then each
-//! chunk from its carry), sequential inside a chunk.
+//! prefix. Parallel over chunks, sequential inside a chunk: unsegmented
+//! scans in one pass over memory (`cpu_pass.rs`), segmented ones in two
+//! (chunk carries, then each chunk from the prefix entering it).
 
 use kiln_core::{DType, Error, HostArgs, Result};
 use multiversion::multiversion;

@@ -35,7 +35,9 @@
 //! workgroup, 256 tiles a step, where not); `f64` scans (WGSL cannot take
 //! an f64's bits apart) and scans in place (a fallback rereads the input)
 //! run in three passes (tile sums, a scan of those, recursively, then each
-//! tile from its carry). The CPU scans chunks in parallel from their carries.
+//! tile from its carry). The CPU scans chunks in parallel in one pass over
+//! memory: each chunk's sum as it is read, then, once the prefix entering
+//! it is known, the chunk from cache (segmented scans: two passes).
 //!
 //! # Examples
 //! ```
