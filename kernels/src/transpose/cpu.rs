@@ -32,11 +32,15 @@ pub(crate) fn transpose<T: Element>(args: &mut HostArgs<'_>) -> Result<()> {
     // thread's stack.
     let per_task = cols / (2 * rayon::current_num_threads());
     let fits = |side: usize| per_task >= side && side * (side + PAD) * size_of::<T>() <= MAX_TILE_BYTES;
-    match () {
-        () if fits(256) => tiles::<T, 256, { 256 * (256 + PAD) }>(input, &mut out[..n], rows, cols),
-        () if fits(128) => tiles::<T, 128, { 128 * (128 + PAD) }>(input, &mut out[..n], rows, cols),
-        () if fits(64) => tiles::<T, 64, { 64 * (64 + PAD) }>(input, &mut out[..n], rows, cols),
-        () => tiles::<T, 32, { 32 * (32 + PAD) }>(input, &mut out[..n], rows, cols),
+    let out = &mut out[..n];
+    if fits(256) {
+        tiles::<T, 256, { 256 * (256 + PAD) }>(input, out, rows, cols);
+    } else if fits(128) {
+        tiles::<T, 128, { 128 * (128 + PAD) }>(input, out, rows, cols);
+    } else if fits(64) {
+        tiles::<T, 64, { 64 * (64 + PAD) }>(input, out, rows, cols);
+    } else {
+        tiles::<T, 32, { 32 * (32 + PAD) }>(input, out, rows, cols);
     }
     Ok(())
 }
