@@ -75,7 +75,8 @@ fn test(lanes: Lanes, pred: Predicate<()>, v: __m512i, p: __m512i) -> __mmask16 
 /// indices counted from `first` when `indices`, into `part` in order.
 /// `operand` is the predicate's operand as bits (0 for `NonZero`). Returns
 /// how many it kept, or `None` (having written only inside `part`) when
-/// `part` cannot hold them all.
+/// `part` cannot hold them all. Only for a CPU with AVX-512 (callers
+/// detect it first).
 #[target_feature(enable = "avx512f")]
 pub(super) fn keep(
     lanes: Lanes,

@@ -50,7 +50,7 @@ const fn masks(ch: usize) -> [[[i8; 32]; 4]; 3] {
 
 /// `o[i] = gray_of(p[CH i], p[CH i + 1], p[CH i + 2])` for the first
 /// `STEP`-multiple of pixels that both `o` and `p` hold; returns how many
-/// pixels it wrote.
+/// pixels it wrote. Only for a CPU with AVX2 (callers detect it first).
 #[target_feature(enable = "avx2")]
 pub(super) fn gray<const CH: usize>(o: &mut [u8], p: &[u8]) -> usize {
     const { assert!(CH == 3 || CH == 4) };

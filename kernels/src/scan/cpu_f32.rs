@@ -4,6 +4,8 @@
 //! of a chunk run side by side, so no chain waits on its own additions.
 //! Each output is still one f64 sum rounded once to f32; only the order of
 //! the f64 additions inside a group of four differs from one at a time.
+//! The public functions are only for a CPU with AVX2 (callers detect it
+//! first).
 
 use std::arch::x86_64::{
     __m256d, _mm256_add_pd, _mm256_blend_pd, _mm256_castpd256_pd128, _mm256_cvtpd_ps, _mm256_cvtps_pd,
