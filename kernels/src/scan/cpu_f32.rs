@@ -4,7 +4,7 @@
 //! of a chunk run side by side, so no chain waits on its own additions.
 //! Each output is still one f64 sum rounded once to f32; only the order of
 //! the f64 additions inside a group of four differs from one at a time.
-//! The public functions are only for a CPU with AVX2 (callers detect it
+//! Its functions are only for a CPU with AVX2 (callers detect it
 //! first).
 
 use std::arch::x86_64::{
