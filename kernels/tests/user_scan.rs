@@ -193,3 +193,85 @@ fn bad_definitions_and_launches_are_errors_that_lose_nothing() {
     let mut out = s.alloc::<u32>(0).unwrap();
     k.scan(&s, ScanKind::Exclusive, Args::new().arg(&empty), &mut out).unwrap();
 }
+
+/// Scans of `op` over `map` of a random i32 input, against a sequential
+/// fold, at sizes around the CPU's chunks of 65536.
+fn one_operation(
+    name: &str,
+    map: Expr,
+    combine: Expr,
+    id: i32,
+    f: impl Fn(i32, i32) -> i32,
+    mapped: impl Fn(i32) -> i32,
+) {
+    let s = stream();
+    let k = Scan::new(name, DType::I32).input("x", DType::I32).map(map).scan(combine).identity(id).build().unwrap();
+    for n in [65535, 65536, 65537, 3 * 65536 + 5] {
+        let xs: Vec<i32> = values(n, 5 * n as u64).iter().map(|&v| v as i32).collect();
+        let want: Vec<i32> = xs.iter().map(|&x| mapped(x)).collect();
+        let x = s.upload(&xs).unwrap();
+        for kind in ScanKind::ALL {
+            let mut y = s.upload(&vec![0x5a5a_5a5a; n]).unwrap();
+            k.scan(&s, kind, Args::new().arg(&x), &mut y).unwrap();
+            let (got, want) = (y.to_vec().unwrap(), sequential(kind, &want, id, &f));
+            let wrong = got.iter().zip(&want).position(|(g, w)| g != w);
+            assert!(wrong.is_none(), "{name}: {kind} n = {n}: first wrong at {wrong:?}");
+        }
+    }
+}
+
+#[test]
+fn single_operations_at_chunk_edges() {
+    let (a, b) = (var("a"), var("b"));
+    // Read in place, and mapped first; either order of `a` and `b`.
+    let x = || var("x");
+    let odd = || var("x") * 2 + 1;
+    let o = |x: i32| x.wrapping_mul(2).wrapping_add(1);
+    one_operation("add", x(), a.clone() + b.clone(), 0, i32::wrapping_add, |x| x);
+    one_operation("add_mapped", odd(), b.clone() + a.clone(), 0, i32::wrapping_add, o);
+    one_operation("mul", odd(), a.clone() * b.clone(), 1, i32::wrapping_mul, o);
+    one_operation("min", x(), a.clone().min(b.clone()), i32::MAX, i32::min, |x| x);
+    one_operation("max", odd(), b.clone().max(a.clone()), i32::MIN, i32::max, o);
+    one_operation("and", odd(), a.clone() & b.clone(), -1, |p, q| p & q, o);
+    one_operation("or", x() & 0xff_ffff, a.clone() | b.clone(), 0, |p, q| p | q, |x| x & 0xff_ffff);
+    one_operation("xor", x(), a.clone() ^ b.clone(), 0, |p, q| p ^ q, |x| x);
+    // Not one operation, or not from its neutral element: the interpreter.
+    one_operation("max_twice", x(), a.clone().max(b.clone()).max(a.clone()), i32::MIN, i32::max, |x| x);
+    one_operation("max_from_zero", x() & 0xffff, a.max(b), 0, i32::max, |x| x & 0xffff);
+}
+
+#[test]
+fn f32_sums_in_place_and_mapped_are_the_f64_prefix_rounded_once() {
+    let s = stream();
+    let plain = Scan::new("sum", DType::F32).input("x", DType::F32).scan(var("a") + var("b")).identity(0.0f32).build();
+    let halved = Scan::new("half_sum", DType::F32)
+        .input("x", DType::F32)
+        .map(var("x") * 0.5f32)
+        .scan(var("a") + var("b"))
+        .identity(0.0f32)
+        .build();
+    for n in [1, 65535, 65537, 2 * 65536 + 9] {
+        let xs: Vec<f32> =
+            values(n, 7 + n as u64).iter().map(|&v| (v >> 40) as f32 / (1u64 << 24) as f32 - 0.5).collect();
+        let x = s.upload(&xs).unwrap();
+        for (k, scale) in [(plain.as_ref().unwrap(), 1.0f64), (halved.as_ref().unwrap(), 0.5)] {
+            for kind in ScanKind::ALL {
+                let mut y = s.upload(&vec![f32::NAN; n]).unwrap();
+                k.scan(&s, kind, Args::new().arg(&x), &mut y).unwrap();
+                let got = y.to_vec().unwrap();
+                let mut acc = 0.0f64;
+                for (i, &v) in xs.iter().enumerate() {
+                    let before = acc;
+                    acc += v as f64 * scale;
+                    let want = if kind == ScanKind::Inclusive { acc } else { before };
+                    let step = (want as f32).abs().max(f32::MIN_POSITIVE) * f32::EPSILON;
+                    assert!(
+                        (got[i] as f64 - want).abs() <= step as f64,
+                        "{kind} n = {n}, i = {i}: {} vs {want}",
+                        got[i]
+                    );
+                }
+            }
+        }
+    }
+}

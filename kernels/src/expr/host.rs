@@ -142,6 +142,8 @@ pub(crate) trait Elem: Copy + Default + Send + Sync + 'static {
     fn to_bits(self) -> u64;
     /// An argument's elements, when of this type.
     fn of(s: Slice<'_>) -> Option<&[Self]>;
+    /// An output's elements, when of this type.
+    fn of_mut(s: SliceMut<'_>) -> Option<&mut [Self]>;
 }
 
 impl Elem for bool {
@@ -166,6 +168,9 @@ impl Elem for bool {
         u64::from(self)
     }
     fn of(_: Slice<'_>) -> Option<&[Self]> {
+        None
+    }
+    fn of_mut(_: SliceMut<'_>) -> Option<&mut [Self]> {
         None
     }
 }
@@ -212,6 +217,13 @@ macro_rules! elem {
             }
             fn of(s: Slice<'_>) -> Option<&[Self]> {
                 if let Slice::$v(s) = s {
+                    Some(s)
+                } else {
+                    None
+                }
+            }
+            fn of_mut(s: SliceMut<'_>) -> Option<&mut [Self]> {
+                if let SliceMut::$v(s) = s {
                     Some(s)
                 } else {
                     None

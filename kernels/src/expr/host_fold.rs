@@ -48,6 +48,11 @@ impl<'a> Inputs<'a> {
         Ok((inputs, length(args, p + raws)?))
     }
 
+    /// Argument `p`'s elements, when it is an input (not a scalar).
+    pub(super) fn slice(&self, p: usize) -> Option<Slice<'a>> {
+        self.slices.get(p).copied().flatten()
+    }
+
     /// The range `[start, start + len)` of `n`.
     pub(super) fn exec(&self, start: usize, len: usize, n: usize) -> Exec<'_> {
         Exec { start, len, n, inputs: &self.slices, scalars: &self.scalars, local: &[] }

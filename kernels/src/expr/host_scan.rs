@@ -203,7 +203,11 @@ pub(crate) fn scan(fold: &Fold, kind: ScanKind, args: &mut HostArgs<'_>) -> Resu
     }
     let id = identity(fold, &inputs)?;
     let out_index = args.len() - 1;
-    let mut outs = SliceMut::output(args, out_index, fold.acc)?.chunks_of(SPAN);
+    let mut out = SliceMut::output(args, out_index, fold.acc)?;
+    if super::host_scan_op::scan(fold, kind, &inputs, &id, n, &mut out)? {
+        return Ok(());
+    }
+    let mut outs = out.chunks_of(SPAN);
     // One worker per thread, each taking a run of chunks of every block.
     let threads = rayon::current_num_threads().max(1);
     let mut works: Vec<Work<'_>> = (0..threads).map(|_| Work::new(fold, &id)).collect();

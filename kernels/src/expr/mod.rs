@@ -57,6 +57,7 @@ mod host;
 mod host_eval;
 mod host_fold;
 mod host_scan;
+mod host_scan_op;
 mod node;
 mod ty;
 mod value;

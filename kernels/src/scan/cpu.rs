@@ -5,6 +5,8 @@
 //! scans in one pass over memory (`cpu_pass.rs`), segmented ones in two
 //! (chunk carries, then each chunk from the prefix entering it).
 
+use std::marker::PhantomData;
+
 use kiln_core::{DType, Error, HostArgs, Result};
 use multiversion::multiversion;
 use rayon::prelude::*;
@@ -13,40 +15,59 @@ use crate::reduce::Compensated;
 use crate::Number;
 
 /// Elements per rayon task.
-pub(super) const CHUNK: usize = 1 << 16;
+pub(crate) const CHUNK: usize = 1 << 16;
 
-/// A running prefix of `Self` values.
-pub(super) trait Prefix: Number {
+/// A running prefix: an associative operation on `T` values, accumulated
+/// in `Acc`. The operation is a value, so one that is chosen at run time
+/// (a user scan's) scans through the same chunks and chains as the sums.
+pub(crate) trait Prefix: Sync {
+    type T: Copy + Send + Sync;
     type Acc: Copy + Send + Sync;
-    fn zero() -> Self::Acc;
-    fn push(acc: Self::Acc, v: Self) -> Self::Acc;
+    /// The prefix of no elements.
+    fn zero(&self) -> Self::Acc;
+    fn push(&self, acc: Self::Acc, v: Self::T) -> Self::Acc;
     /// `earlier` followed by `later`.
-    fn join(earlier: Self::Acc, later: Self::Acc) -> Self::Acc;
-    fn value(acc: Self::Acc) -> Self;
-    /// [`part_sums`], with vector instructions where this type has them.
-    fn chunk_sums(xs: &[Self]) -> [Self::Acc; CHAINS] {
-        part_sums(xs)
+    fn join(&self, earlier: Self::Acc, later: Self::Acc) -> Self::Acc;
+    fn value(&self, acc: Self::Acc) -> Self::T;
+    /// [`part_sums`], with vector instructions where the operation has them.
+    fn chunk_sums(&self, xs: &[Self::T]) -> [Self::Acc; CHAINS] {
+        part_sums(self, xs)
     }
-    /// [`scan_chains`], with vector instructions where this type has them.
-    fn scan_chunk(exclusive: bool, xs: &[Self], ys: &mut [Self], start: Self::Acc, sums: &[Self::Acc; CHAINS]) {
-        scan_chains(exclusive, xs, ys, start, sums)
+    /// [`scan_chains`], with vector instructions where the operation has them.
+    fn scan_chunk(
+        &self,
+        exclusive: bool,
+        xs: &[Self::T],
+        ys: &mut [Self::T],
+        start: Self::Acc,
+        sums: &[Self::Acc; CHAINS],
+    ) {
+        scan_chains(self, exclusive, xs, ys, start, sums)
     }
+}
+
+/// Sums of `T`, the built-in scans' operation.
+pub(crate) struct Sum<T>(PhantomData<T>);
+
+impl<T> Sum<T> {
+    pub(crate) const OF: Sum<T> = Sum(PhantomData);
 }
 
 macro_rules! int_prefix {
     ($t:ty) => {
-        impl Prefix for $t {
+        impl Prefix for Sum<$t> {
+            type T = $t;
             type Acc = $t;
-            fn zero() -> $t {
+            fn zero(&self) -> $t {
                 0
             }
-            fn push(acc: $t, v: $t) -> $t {
+            fn push(&self, acc: $t, v: $t) -> $t {
                 acc.wrapping_add(v)
             }
-            fn join(a: $t, b: $t) -> $t {
+            fn join(&self, a: $t, b: $t) -> $t {
                 a.wrapping_add(b)
             }
-            fn value(acc: $t) -> $t {
+            fn value(&self, acc: $t) -> $t {
                 acc
             }
         }
@@ -55,50 +76,52 @@ macro_rules! int_prefix {
 int_prefix!(i32);
 int_prefix!(u32);
 
-impl Prefix for f32 {
+impl Prefix for Sum<f32> {
+    type T = f32;
     type Acc = f64;
-    fn zero() -> f64 {
+    fn zero(&self) -> f64 {
         0.0
     }
-    fn push(acc: f64, v: f32) -> f64 {
+    fn push(&self, acc: f64, v: f32) -> f64 {
         acc + v as f64
     }
-    fn join(a: f64, b: f64) -> f64 {
+    fn join(&self, a: f64, b: f64) -> f64 {
         a + b
     }
-    fn value(acc: f64) -> f32 {
+    fn value(&self, acc: f64) -> f32 {
         acc as f32
     }
-    fn chunk_sums(xs: &[f32]) -> [f64; CHAINS] {
+    fn chunk_sums(&self, xs: &[f32]) -> [f64; CHAINS] {
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (detected just above).
             return unsafe { super::cpu_f32::part_sums(xs) };
         }
-        part_sums(xs)
+        part_sums(self, xs)
     }
-    fn scan_chunk(exclusive: bool, xs: &[f32], ys: &mut [f32], start: f64, sums: &[f64; CHAINS]) {
+    fn scan_chunk(&self, exclusive: bool, xs: &[f32], ys: &mut [f32], start: f64, sums: &[f64; CHAINS]) {
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (detected just above).
             return unsafe { super::cpu_f32::scan_chains(exclusive, xs, ys, start, sums) };
         }
-        scan_chains(exclusive, xs, ys, start, sums)
+        scan_chains(self, exclusive, xs, ys, start, sums)
     }
 }
 
-impl Prefix for f64 {
+impl Prefix for Sum<f64> {
+    type T = f64;
     type Acc = Compensated;
-    fn zero() -> Compensated {
+    fn zero(&self) -> Compensated {
         Compensated::default()
     }
-    fn push(acc: Compensated, v: f64) -> Compensated {
+    fn push(&self, acc: Compensated, v: f64) -> Compensated {
         acc.add(v)
     }
-    fn join(a: Compensated, b: Compensated) -> Compensated {
+    fn join(&self, a: Compensated, b: Compensated) -> Compensated {
         a.merge(b)
     }
-    fn value(acc: Compensated) -> f64 {
+    fn value(&self, acc: Compensated) -> f64 {
         acc.total()
     }
 }
@@ -111,13 +134,13 @@ struct Carry<A> {
     starts: bool,
 }
 
-fn chunk_carry<T: Prefix>(x: &[T], flags: &[u32]) -> Carry<T::Acc> {
-    let mut c = Carry { acc: T::zero(), starts: false };
+fn chunk_carry<P: Prefix>(p: &P, x: &[P::T], flags: &[u32]) -> Carry<P::Acc> {
+    let mut c = Carry { acc: p.zero(), starts: false };
     for (&v, &f) in x.iter().zip(flags) {
         if f != 0 {
-            c = Carry { acc: T::zero(), starts: true };
+            c = Carry { acc: p.zero(), starts: true };
         }
-        c.acc = T::push(c.acc, v);
+        c.acc = p.push(c.acc, v);
     }
     c
 }
@@ -125,38 +148,37 @@ fn chunk_carry<T: Prefix>(x: &[T], flags: &[u32]) -> Carry<T::Acc> {
 /// Scan `x` into `y` (same length; `flags` too when segmented). A
 /// segmented scan takes two passes over chunks: their carries, then each
 /// chunk from the prefix entering it.
-fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &mut [T]) -> Result<()> {
+fn scan_slices<P: Prefix>(p: &P, exclusive: bool, x: &[P::T], flags: Option<&[u32]>, y: &mut [P::T]) -> Result<()> {
     if y.len() != x.len() || flags.is_some_and(|f| f.len() != x.len()) {
         return Err(Error::invalid("scan on the CPU", "x, flags and y must have the same length"));
     }
     let Some(flags) = flags else {
-        super::cpu_pass::scan(exclusive, x, y);
-        return Ok(());
+        return super::cpu_pass::scan(p, exclusive, x.len(), |c| Ok(super::cpu_pass::chunk_of(x, c)), y);
     };
-    let carries: Vec<Carry<T::Acc>> = x
+    let carries: Vec<Carry<P::Acc>> = x
         .par_chunks(CHUNK)
         .enumerate()
-        .map(|(c, xs)| chunk_carry(xs, &flags[c * CHUNK..c * CHUNK + xs.len()]))
+        .map(|(c, xs)| chunk_carry(p, xs, &flags[c * CHUNK..c * CHUNK + xs.len()]))
         .collect();
     // The prefix entering each chunk, sequentially over the (few) chunks.
     let mut entering = Vec::with_capacity(carries.len());
-    let mut acc = T::zero();
+    let mut acc = p.zero();
     for c in &carries {
         entering.push(acc);
-        acc = if c.starts { c.acc } else { T::join(acc, c.acc) };
+        acc = if c.starts { c.acc } else { p.join(acc, c.acc) };
     }
     y.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).zip(entering).enumerate().for_each(|(c, ((ys, xs), start))| {
         let mut acc = start;
         for (i, (y, &v)) in ys.iter_mut().zip(xs).enumerate() {
             if flags[c * CHUNK + i] != 0 {
-                acc = T::zero();
+                acc = p.zero();
             }
             if exclusive {
-                *y = T::value(acc);
-                acc = T::push(acc, v);
+                *y = p.value(acc);
+                acc = p.push(acc, v);
             } else {
-                acc = T::push(acc, v);
-                *y = T::value(acc);
+                acc = p.push(acc, v);
+                *y = p.value(acc);
             }
         }
     });
@@ -166,47 +188,54 @@ fn scan_slices<T: Prefix>(exclusive: bool, x: &[T], flags: Option<&[u32]>, y: &m
 /// Independent prefix chains run side by side in a chunk: one chain's
 /// additions wait for each other, the chains' do not, so a chunk is
 /// scanned at several additions per cycle rather than one per addition's latency.
-pub(super) const CHAINS: usize = 8;
+pub(crate) const CHAINS: usize = 8;
 
 /// The sums of the `CHAINS` parts of `xs`: `len / CHAINS` elements each,
 /// the last part also the remainder; computed side by side.
 #[multiversion(targets("x86_64+avx2"))]
-fn part_sums<T: Prefix>(xs: &[T]) -> [T::Acc; CHAINS] {
+fn part_sums<P: Prefix + ?Sized>(p: &P, xs: &[P::T]) -> [P::Acc; CHAINS] {
     let part = xs.len() / CHAINS;
-    let mut acc = [T::zero(); CHAINS];
+    let mut acc = [p.zero(); CHAINS];
     for i in 0..part {
         for (k, a) in acc.iter_mut().enumerate() {
-            *a = T::push(*a, xs[k * part + i]);
+            *a = p.push(*a, xs[k * part + i]);
         }
     }
     for &v in &xs[CHAINS * part..] {
-        acc[CHAINS - 1] = T::push(acc[CHAINS - 1], v);
+        acc[CHAINS - 1] = p.push(acc[CHAINS - 1], v);
     }
     acc
 }
 
 /// The parts' sums joined in order.
-pub(super) fn parts_total<T: Prefix>(sums: &[T::Acc; CHAINS]) -> T::Acc {
-    sums.iter().fold(T::zero(), |a, &s| T::join(a, s))
+pub(super) fn parts_total<P: Prefix>(p: &P, sums: &[P::Acc; CHAINS]) -> P::Acc {
+    sums.iter().fold(p.zero(), |a, &s| p.join(a, s))
 }
 
 /// Scan one chunk `xs` into `ys` from the prefix `start` entering it: each
 /// part from its own entering prefix (`start` and the sums of the parts
 /// before it, `sums` from [`part_sums`]), the parts side by side.
 #[multiversion(targets("x86_64+avx2"))]
-fn scan_chains<T: Prefix>(exclusive: bool, xs: &[T], ys: &mut [T], start: T::Acc, sums: &[T::Acc; CHAINS]) {
+fn scan_chains<P: Prefix + ?Sized>(
+    p: &P,
+    exclusive: bool,
+    xs: &[P::T],
+    ys: &mut [P::T],
+    start: P::Acc,
+    sums: &[P::Acc; CHAINS],
+) {
     let part = xs.len() / CHAINS;
     let mut acc = [start; CHAINS];
     for k in 1..CHAINS {
-        acc[k] = T::join(acc[k - 1], sums[k - 1]);
+        acc[k] = p.join(acc[k - 1], sums[k - 1]);
     }
-    let step = |acc: &mut T::Acc, v: T, y: &mut T| {
+    let step = |acc: &mut P::Acc, v: P::T, y: &mut P::T| {
         if exclusive {
-            *y = T::value(*acc);
-            *acc = T::push(*acc, v);
+            *y = p.value(*acc);
+            *acc = p.push(*acc, v);
         } else {
-            *acc = T::push(*acc, v);
-            *y = T::value(*acc);
+            *acc = p.push(*acc, v);
+            *y = p.value(*acc);
         }
     };
     for i in 0..part {
@@ -231,17 +260,21 @@ fn dispatch<T: Number>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool
 
 /// Arguments as the CUDA kernel takes them: ([x,] [flags,] y, status, aggs,
 /// incls, n); the look-back state is not needed here.
-fn typed<T: Prefix>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool, in_place: bool) -> Result<()> {
+fn typed<T>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool, in_place: bool) -> Result<()>
+where
+    T: kiln_core::Element,
+    Sum<T>: Prefix<T = T>,
+{
     let flags_at = usize::from(!in_place);
     let flags = if segmented { Some(args.input::<u32>(flags_at)?) } else { None };
     let y_at = usize::from(!in_place) + usize::from(segmented);
     if in_place {
         let y = args.output::<T>(y_at)?;
         let x = y.to_vec();
-        scan_slices(exclusive, &x, flags, y)
+        scan_slices(&Sum::<T>::OF, exclusive, &x, flags, y)
     } else {
         let x = args.input::<T>(0)?;
-        scan_slices(exclusive, x, flags, args.output::<T>(y_at)?)
+        scan_slices(&Sum::<T>::OF, exclusive, x, flags, args.output::<T>(y_at)?)
     }
 }
 

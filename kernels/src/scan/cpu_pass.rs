@@ -4,25 +4,70 @@
 //! The prefixes are the same joins of the same chunk sums as a pass of sums
 //! followed by a pass of scans would give, so the results are the same bits.
 
+use std::ops::Deref;
 use std::sync::{Mutex, PoisonError};
+
+use kiln_core::{Error, Result};
 
 use super::cpu::{parts_total, Prefix, CHUNK};
 use crate::chain;
 
-/// Inclusive or exclusive scan of `x` into `y` (the same length).
-pub(super) fn scan<T: Prefix>(exclusive: bool, x: &[T], y: &mut [T]) {
-    let outputs: Vec<Mutex<&mut [T]>> = y.chunks_mut(CHUNK).map(Mutex::new).collect();
-    let input = |c: usize| &x[c * CHUNK..x.len().min((c + 1) * CHUNK)];
+/// Chunk `c` of `x`: [`CHUNK`] elements, fewer at the end.
+pub(crate) fn chunk_of<T>(x: &[T], c: usize) -> &[T] {
+    &x[c * CHUNK..x.len().min((c + 1) * CHUNK)]
+}
+
+/// Inclusive or exclusive scan by `p` of `n` elements into `y` (`n` long),
+/// chunk `c` of which `input(c)` gives ([`CHUNK`] elements, fewer at the
+/// end): from memory, or computed as the chunk is reached. If `input`
+/// fails, the first failure is returned.
+pub(crate) fn scan<P, X>(
+    p: &P,
+    exclusive: bool,
+    n: usize,
+    input: impl Fn(usize) -> Result<X> + Sync,
+    y: &mut [P::T],
+) -> Result<()>
+where
+    P: Prefix,
+    X: Deref<Target = [P::T]>,
+{
+    if y.len() != n {
+        return Err(Error::invalid("scan on the CPU", format!("{} outputs for {n} elements", y.len())));
+    }
+    let outputs: Vec<Mutex<&mut [P::T]>> = y.chunks_mut(CHUNK).map(Mutex::new).collect();
+    let failed: Mutex<Option<Error>> = Mutex::new(None);
     chain::in_order(
         outputs.len(),
-        T::zero(),
-        |c| T::chunk_sums(input(c)),
-        |_, sums, start| (T::join(start, parts_total::<T>(sums)), ()),
-        |c, sums, start, ()| {
-            let mut ys = outputs[c].lock().unwrap_or_else(PoisonError::into_inner);
-            T::scan_chunk(exclusive, input(c), &mut ys, start, &sums);
+        p.zero(),
+        |c| {
+            let xs = input(c)?;
+            let sums = p.chunk_sums(&xs);
+            Ok((xs, sums))
+        },
+        |_, looked: &Result<_>, start| match looked {
+            Ok((_, sums)) => (p.join(start, parts_total(p, sums)), ()),
+            Err(_) => (start, ()),
+        },
+        |c, looked, start, ()| match looked {
+            Ok((xs, sums)) => {
+                let mut ys = outputs[c].lock().unwrap_or_else(PoisonError::into_inner);
+                if xs.len() == ys.len() {
+                    p.scan_chunk(exclusive, &xs, &mut ys, start, &sums);
+                } else {
+                    let e = Error::invalid(
+                        "scan on the CPU",
+                        format!("chunk {c} has {} of {} elements", xs.len(), ys.len()),
+                    );
+                    failed.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(e);
+                }
+            }
+            Err(e) => {
+                failed.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(e);
+            }
         },
     );
+    failed.into_inner().unwrap_or_else(PoisonError::into_inner).map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
@@ -31,6 +76,14 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
+    use crate::scan::cpu::Sum;
+
+    fn scan_slice<T: kiln_core::Element>(exclusive: bool, x: &[T], y: &mut [T])
+    where
+        Sum<T>: Prefix<T = T>,
+    {
+        scan(&Sum::<T>::OF, exclusive, x.len(), |c| Ok(chunk_of(x, c)), y).expect("a scan");
+    }
 
     /// Chunk counts around the workers', with a partial last chunk.
     const SIZES: [usize; 6] = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 5 * CHUNK + 777];
@@ -47,7 +100,7 @@ mod tests {
                 let x: Vec<u32> = (0..n).map(|_| rng.random()).collect();
                 for exclusive in [false, true] {
                     let mut y = vec![0xDEAD_BEEF; n];
-                    on_threads(threads, || scan(exclusive, &x, &mut y));
+                    on_threads(threads, || scan_slice(exclusive, &x, &mut y));
                     let mut acc = 0u32;
                     for (i, (&v, &got)) in x.iter().zip(&y).enumerate() {
                         let incl = acc.wrapping_add(v);
@@ -67,7 +120,7 @@ mod tests {
                 let x: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
                 for exclusive in [false, true] {
                     let mut y = vec![f32::NAN; n];
-                    on_threads(threads, || scan(exclusive, &x, &mut y));
+                    on_threads(threads, || scan_slice(exclusive, &x, &mut y));
                     let mut acc = 0.0f64;
                     for (i, (&v, &got)) in x.iter().zip(&y).enumerate() {
                         let want = if exclusive { acc } else { acc + v as f64 };

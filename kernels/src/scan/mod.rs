@@ -56,10 +56,10 @@
 //! # Ok(()) }
 //! ```
 
-mod cpu;
+pub(crate) mod cpu;
 #[cfg(target_arch = "x86_64")]
 mod cpu_f32;
-mod cpu_pass;
+pub(crate) mod cpu_pass;
 pub(crate) mod fallback;
 pub(crate) mod plan;
 

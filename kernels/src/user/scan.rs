@@ -31,6 +31,12 @@ use crate::scan::ScanKind;
 ///   a sequential loop in rounding, as the grouping differs.
 /// - Any length; CUDA scans in one pass (decoupled look-back, as kiln's
 ///   own scan), wgpu in passes over tiles, the CPU in parallel chunks.
+/// - On the CPU, a combining expression that is one operation of `a` and
+///   `b` (`+`, `*`, `min`, `max`, `&`, `|` or `^`), with that operation's
+///   neutral element as the identity, scans in one pass over memory as
+///   [`crate::scan`] does; its float sums accumulate as that scan's do (f32
+///   in f64, f64 compensated). Any other combining expression runs on the
+///   CPU's expression interpreter, in two passes and several times slower.
 ///
 /// # Examples
 /// ```
