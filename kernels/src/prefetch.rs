@@ -21,17 +21,3 @@ pub(crate) fn lines<T>(ahead: &[T]) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = ahead;
 }
-
-/// Bring the line holding `at` into cache (a hint, as [`lines`]).
-#[inline(always)]
-pub(crate) fn line<T>(at: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE is part of x86-64, and a prefetch neither reads memory
-    // into registers nor faults; the address is a live reference.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((at as *const T).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
-}

@@ -1,6 +1,9 @@
 //! CPU implementation of the histogram, the reference: the same bin formula
 //! as the kernels, integer bins in exact arithmetic.
 
+#[cfg(target_arch = "x86_64")]
+use std::any::Any;
+
 use kiln_core::{Error, HostArgs, Result};
 use multiversion::multiversion;
 use rayon::prelude::*;
@@ -22,10 +25,12 @@ const SLOTS: usize = 2 * MAX_BINS;
 /// counters in the eight copies are not 4 KiB apart (loads and stores 4 KiB
 /// apart look alike to the core's store forwarding, and wait on each other).
 const STRIDE: usize = SLOTS + 16;
-/// Elements counted between prefetches: 64 bytes of 4-byte input.
-const GROUP: usize = 16;
-/// How many groups ahead the next group's input is asked for: 2 KiB.
-const AHEAD: usize = 32;
+/// Elements whose counter indices are taken together before they are
+/// counted (eight at a time in vector registers where the counter
+/// function has a vector form).
+const BLOCK: usize = 256;
+/// How many blocks ahead the input is asked for.
+const AHEAD: usize = 2;
 
 /// The counter of a float `v`: its bin, or `dropped` when it is out of
 /// range or NaN.
@@ -39,6 +44,15 @@ fn float_bin<T: HistogramInput>(v: T, p: &BinParams, dropped: u32) -> u32 {
         q
     } else {
         dropped
+    }
+}
+
+/// The counter of an integer `v` when the bin width is `1 << p.shift`.
+#[inline(always)]
+fn shifted_bin<T: HistogramInput>(v: T, p: &BinParams) -> u32 {
+    match distance(v, p.a, p.b) {
+        (d, true) => d >> p.shift,
+        _ => p.bins,
     }
 }
 
@@ -73,15 +87,12 @@ pub(crate) fn histogram<T: HistogramInput>(args: &mut HostArgs<'_>) -> Result<()
     // counter after the last bin.
     let (a, b, shift, bins) = (p.a, p.b, p.shift, p.bins);
     let (found, missed) = if T::FLOAT {
-        count(x, bins, move |v| float_bin(v, &p, bins))
+        count(x, bins, Vector::floats(p), move |v| float_bin(v, &p, bins))
     } else if shift < 32 {
-        count(x, bins, move |v| match distance(v, a, b) {
-            (d, true) => d >> shift,
-            _ => bins,
-        })
+        count(x, bins, Vector::shifted(p), move |v| shifted_bin(v, &p))
     } else {
         let span = StrengthReducedU64::new(u64::from(b) + 1);
-        count(x, bins, move |v| match distance(v, a, b) {
+        count(x, bins, Vector::No, move |v| match distance(v, a, b) {
             (d, true) => (u64::from(d) * u64::from(bins) / span) as u32,
             _ => bins,
         })
@@ -95,6 +106,72 @@ pub(crate) fn histogram<T: HistogramInput>(args: &mut HostArgs<'_>) -> Result<()
     Ok(())
 }
 
+/// The vector form of a counter function, where the CPU has one.
+#[derive(Clone, Copy)]
+enum Vector {
+    No,
+    /// Integer bins by a power-of-two width; only made where the CPU has AVX2.
+    Shifted(BinParams),
+    /// Float bins; only made where the CPU has AVX2.
+    Floats(BinParams),
+}
+
+impl Vector {
+    fn shifted(p: BinParams) -> Vector {
+        if avx2() {
+            Vector::Shifted(p)
+        } else {
+            Vector::No
+        }
+    }
+
+    fn floats(p: BinParams) -> Vector {
+        if avx2() {
+            Vector::Floats(p)
+        } else {
+            Vector::No
+        }
+    }
+
+    /// The counter index of each of `block`'s values: by the vector form
+    /// where there is one for `T`, else by `counter`.
+    #[inline(always)]
+    fn slots<T: HistogramInput>(self, block: &[T; BLOCK], slots: &mut [u32; BLOCK], counter: impl Fn(T) -> u32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let any: &dyn Any = block;
+            // SAFETY (each call): `Shifted` and `Floats` are only made where
+            // the CPU has AVX2.
+            match self {
+                Vector::Shifted(p) => {
+                    if let Some(block) = any.downcast_ref::<[i32; BLOCK]>() {
+                        return unsafe { super::cpu_x86::shifted(block, &p, slots) };
+                    }
+                    if let Some(block) = any.downcast_ref::<[u8; BLOCK]>() {
+                        return unsafe { super::cpu_x86::shifted(block, &p, slots) };
+                    }
+                }
+                Vector::Floats(p) => {
+                    if let Some(block) = any.downcast_ref::<[f32; BLOCK]>() {
+                        return unsafe { super::cpu_x86::floats(block, &p, slots) };
+                    }
+                }
+                Vector::No => {}
+            }
+        }
+        for (s, &v) in slots.iter_mut().zip(block) {
+            *s = counter(v);
+        }
+    }
+}
+
+fn avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// One task's counters: `WAYS` copies, and the values it dropped.
 type Counters = (Box<[[u32; STRIDE]; WAYS]>, u64);
 
@@ -106,12 +183,17 @@ fn counters() -> Counters {
 /// value), and how many it dropped. Counts wrap modulo 2^32, as the
 /// kernels' do; the dropped count is exact. Integer sums in any order, so
 /// the result is the same however the tasks split.
-fn count<T: HistogramInput>(x: &[T], bins: u32, counter: impl Fn(T) -> u32 + Send + Sync + Copy) -> (Vec<u32>, u64) {
+fn count<T: HistogramInput>(
+    x: &[T],
+    bins: u32,
+    vector: Vector,
+    counter: impl Fn(T) -> u32 + Send + Sync + Copy,
+) -> (Vec<u32>, u64) {
     let bins = bins as usize;
     let (ways, missed) = x
         .par_chunks(CHUNK)
         .fold(counters, move |(mut ways, missed), chunk| {
-            count_chunk(&mut ways, chunk, counter);
+            count_chunk(&mut ways, chunk, vector, counter);
             // Take the chunk's dropped values out of the 32-bit counters.
             let dropped: u64 = ways.iter_mut().map(|w| std::mem::take(&mut w[bins]) as u64).sum();
             (ways, missed + dropped)
@@ -129,24 +211,96 @@ fn count<T: HistogramInput>(x: &[T], bins: u32, counter: impl Fn(T) -> u32 + Sen
     (found, missed)
 }
 
-/// Count `chunk` into `ways`, built also for AVX2 and chosen at run time.
+/// Count `chunk` into `ways`, built also for AVX2 and chosen at run time:
+/// a block's counter indices first, then its increments.
 #[multiversion(targets("x86_64+avx2"))]
-fn count_chunk<T: HistogramInput>(ways: &mut [[u32; STRIDE]; WAYS], chunk: &[T], counter: impl Fn(T) -> u32) {
-    let groups = chunk.chunks_exact(GROUP);
-    let rest = groups.remainder();
-    for (g, group) in groups.enumerate() {
-        if let Some(ahead) = chunk.get((g + AHEAD) * GROUP) {
-            prefetch::line(ahead);
+fn count_chunk<T: HistogramInput>(
+    ways: &mut [[u32; STRIDE]; WAYS],
+    chunk: &[T],
+    vector: Vector,
+    counter: impl Fn(T) -> u32,
+) {
+    let blocks = chunk.chunks_exact(BLOCK);
+    let rest = blocks.remainder();
+    let mut slots = [0u32; BLOCK];
+    for (g, block) in blocks.enumerate() {
+        if let Some(ahead) = chunk.get((g + AHEAD) * BLOCK..(g + AHEAD + 1) * BLOCK) {
+            prefetch::lines(ahead);
         }
-        // As an array, so that the loop unrolls with each copy fixed.
-        let Ok(group) = <&[T; GROUP]>::try_from(group) else { continue };
-        for (i, &v) in group.iter().enumerate() {
-            let c = &mut ways[i % WAYS][counter(v) as usize % SLOTS];
-            *c = c.wrapping_add(1);
+        let Ok(block) = <&[T; BLOCK]>::try_from(block) else { continue };
+        vector.slots(block, &mut slots, &counter);
+        // Element `i` of a group in copy `i`: the loop unrolls with each copy fixed.
+        for group in slots.chunks_exact(WAYS) {
+            for (way, &k) in ways.iter_mut().zip(group) {
+                let c = &mut way[k as usize % SLOTS];
+                *c = c.wrapping_add(1);
+            }
         }
     }
     for &v in rest {
         let c = &mut ways[0][counter(v) as usize % SLOTS];
         *c = c.wrapping_add(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::super::bin_params;
+    use super::*;
+
+    /// `Vector::slots` against the counter function one value at a time,
+    /// on values drawn around the range's ends and inside it.
+    fn agree<T: HistogramInput>(vector: Vector, p: &BinParams, values: &[T], counter: impl Fn(T) -> u32) {
+        for block in values.chunks_exact(BLOCK) {
+            let block = <&[T; BLOCK]>::try_from(block).expect("a block");
+            let mut slots = [u32::MAX; BLOCK];
+            vector.slots(block, &mut slots, &counter);
+            for (v, got) in block.iter().zip(slots) {
+                assert_eq!(got, counter(*v), "{v:?} with {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn vector_bins_are_the_scalar_bins() {
+        if !avx2() {
+            return;
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        for (bins, lo, hi) in [(256, 0i64, 1024i64), (1, -5, -4), (4096, i32::MIN as i64, 1 << 31), (8, -100, 28)] {
+            let p = bin_params::<i32>(bins, lo, hi).expect("parameters");
+            assert!(p.shift < 32);
+            let edges = [lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, i32::MIN as i64, i32::MAX as i64];
+            let values: Vec<i32> = (0..64 * BLOCK)
+                .map(|i| match i % 3 {
+                    0 => edges[rng.random_range(0..edges.len())].clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+                    1 => rng.random_range(lo.max(i32::MIN as i64)..hi.min(i32::MAX as i64)) as i32,
+                    _ => rng.random(),
+                })
+                .collect();
+            agree(Vector::shifted(p), &p, &values, |v| shifted_bin(v, &p));
+        }
+        for (bins, lo, hi) in [(256u32, 0u32, 256u32), (16, 32, 96), (1, 7, 8)] {
+            let p = bin_params::<u8>(bins as usize, lo, hi).expect("parameters");
+            let values: Vec<u8> = (0..16 * BLOCK).map(|_| rng.random()).collect();
+            agree(Vector::shifted(p), &p, &values, |v| shifted_bin(v, &p));
+        }
+        for (bins, lo, hi) in [(256, 0.0f32, 1.0f32), (3, -1.5, 7.25), (4096, -1e6, 1e-3), (1, 0.5, 0.5000001)] {
+            let p = bin_params::<f32>(bins, lo, hi).expect("parameters");
+            let ends = [lo, hi, lo.next_down(), lo.next_up(), hi.next_down(), hi.next_up(), -0.0, 0.0];
+            let odd = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, 3e38, -3e38];
+            let values: Vec<f32> = (0..64 * BLOCK)
+                .map(|i| match i % 4 {
+                    0 => ends[rng.random_range(0..ends.len())],
+                    1 => odd[rng.random_range(0..odd.len())],
+                    2 => rng.random_range(lo..hi),
+                    _ => rng.random_range(2.0 * lo - hi..2.0 * hi - lo),
+                })
+                .collect();
+            agree(Vector::floats(p), &p, &values, |v| float_bin(v, &p, p.bins));
+        }
     }
 }

@@ -44,6 +44,8 @@
 //! ```
 
 mod cpu;
+#[cfg(target_arch = "x86_64")]
+mod cpu_x86;
 
 use std::sync::Arc;
 
