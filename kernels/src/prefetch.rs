@@ -21,3 +21,26 @@ pub(crate) fn lines<T>(ahead: &[T]) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = ahead;
 }
+
+/// Bytes ahead of a streaming read that its input is asked for: on a
+/// 2-core x86-64 VM a read-only pass went from 24 to 31-33 GB/s with its
+/// input asked for 8 to 16 KiB ahead, and fell off again past 32 KiB.
+pub(crate) const STREAM_AHEAD: usize = 12 << 10;
+
+/// Bring the line [`STREAM_AHEAD`] bytes past element `i` of `s` into
+/// cache, within `s` or past its end (a hint: a prefetch of any address
+/// neither faults nor reads into registers, so the address need not be in
+/// `s`; it is formed with wrapping arithmetic and never dereferenced).
+#[inline(always)]
+pub(crate) fn stream<T>(s: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let at = s.as_ptr().wrapping_add(i).cast::<i8>().wrapping_add(STREAM_AHEAD);
+        // SAFETY: SSE is part of x86-64; a prefetch neither reads memory
+        // into registers nor faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (s, i);
+}

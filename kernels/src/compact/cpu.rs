@@ -82,6 +82,22 @@ fn vector_keep<T: Number, const PRED: u8>(
     }
 }
 
+/// How many elements of `xs` pass `test`; its input asked for ahead of
+/// the count, one line per 64 bytes counted.
+fn count<T>(xs: &[T], test: impl Fn(T) -> bool) -> usize
+where
+    T: Copy,
+{
+    let line = (64 / size_of::<T>()).max(1);
+    xs.chunks(line)
+        .enumerate()
+        .map(|(i, group)| {
+            prefetch::stream(xs, i * line);
+            group.iter().filter(|&&v| test(v)).count()
+        })
+        .sum()
+}
+
 /// Write each chunk's kept elements into `out` in order through `keep(part,
 /// chunk, first)`, in one pass over memory ([`chain`]): a chunk's kept
 /// elements are counted as it is read, its part of the output split off
@@ -105,7 +121,7 @@ fn scatter<T: Number, O: Send>(
     let total = chain::in_order(
         x.len().div_ceil(CHUNK),
         0,
-        |c| chunk(c).iter().filter(|&&v| test(v)).count(),
+        |c| count(chunk(c), test),
         |_, &n, written| {
             let mut rest = rest.lock().unwrap_or_else(PoisonError::into_inner);
             let tail = std::mem::take(&mut *rest);

@@ -125,7 +125,11 @@ fn lanes(x: &[f32], y: &[f32], value: impl Fn(f32, f32) -> f64) -> f64 {
     let mut acc = [0.0f64; LANES];
     let (xs, ys) = (x.chunks_exact(LANES), y.chunks_exact(LANES));
     let (x_tail, y_tail) = (xs.remainder(), ys.remainder());
-    for (a, b) in xs.zip(ys) {
+    for (g, (a, b)) in xs.zip(ys).enumerate() {
+        crate::prefetch::stream(x, g * LANES);
+        if !std::ptr::eq(x, y) {
+            crate::prefetch::stream(y, g * LANES);
+        }
         for l in 0..LANES {
             acc[l] += value(a[l], b[l]);
         }

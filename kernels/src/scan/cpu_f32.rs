@@ -26,8 +26,10 @@ pub(super) fn part_sums(xs: &[f32]) -> [f64; CHAINS] {
     std::array::from_fn(|k| {
         let end = if k == CHAINS - 1 { xs.len() } else { (k + 1) * part };
         let mut acc = [0.0f64; 16];
-        let mut groups = xs[k * part..end].chunks_exact(16);
-        for g in groups.by_ref() {
+        let xs = &xs[k * part..end];
+        let mut groups = xs.chunks_exact(16);
+        for (i, g) in groups.by_ref().enumerate() {
+            crate::prefetch::stream(xs, i * 16);
             for (a, &v) in acc.iter_mut().zip(g) {
                 *a += v as f64;
             }
