@@ -169,3 +169,63 @@ fn bad_launches_are_refused_and_touch_nothing() {
     let ints = s.upload(&[1i32, 2]).unwrap();
     invalid(k.reduce::<_, f32>(&s, Args::new().arg(&ints)), &["`sum`", "`x`"]);
 }
+
+#[test]
+fn single_operations_over_several_ranges() {
+    // Each operation read in place and mapped, from its neutral element
+    // and (max from zero, a sum written twice) not: every way the CPU runs.
+    let s = stream();
+    let x = || var("x");
+    let odd = || var("x") * 2 + 1;
+    type Op = fn(i32, i32) -> i32;
+    type Map = fn(i32) -> i32;
+    let (same, o, low): (Map, Map, Map) = (|v| v, |v| v.wrapping_mul(2).wrapping_add(1), |v| v & 0xffff);
+    let cases: [(&str, Expr, Expr, i32, Op, Map); 9] = [
+        ("add", x(), var("a") + var("b"), 0, i32::wrapping_add, same),
+        ("add_mapped", odd(), var("b") + var("a"), 0, i32::wrapping_add, o),
+        ("mul", odd(), var("a") * var("b"), 1, i32::wrapping_mul, o),
+        ("min", x(), var("a").min(var("b")), i32::MAX, i32::min, same),
+        ("max", odd(), var("b").max(var("a")), i32::MIN, i32::max, o),
+        ("and", odd(), var("a") & var("b"), -1, |p, q| p & q, o),
+        ("xor", x(), var("a") ^ var("b"), 0, |p, q| p ^ q, same),
+        ("max_from_zero", x() & 0xffff, var("a").max(var("b")), 0, i32::max, low),
+        ("add_add_zero", x(), var("a") + var("b") + 0, 0, i32::wrapping_add, same),
+    ];
+    for (name, map, combine, id, f, m) in cases {
+        let k = Reduction::new(name, DType::I32)
+            .input("x", DType::I32)
+            .map(map)
+            .reduce(combine)
+            .identity(id)
+            .build()
+            .unwrap();
+        for n in [1usize, 32767, 32768, 32769, 5 * 32768 + 2049] {
+            let xs: Vec<i32> = values(n, 9 * n as u64).iter().map(|&v| v as i32).collect();
+            let want = xs.iter().map(|&v| m(v)).fold(id, f);
+            let x = s.upload(&xs).unwrap();
+            assert_eq!(k.reduce::<_, i32>(&s, Args::new().arg(&x)).unwrap(), want, "{name}, n = {n}");
+        }
+    }
+    // f32 sums, in place and mapped: the f64 sum rounded once.
+    let plain = Reduction::new("fsum", DType::F32)
+        .input("x", DType::F32)
+        .map(var("x"))
+        .reduce(var("a") + var("b"))
+        .identity(0.0f32);
+    let squares = Reduction::new("fsq", DType::F32)
+        .input("x", DType::F32)
+        .map(var("x") * var("x"))
+        .reduce(var("a") + var("b"))
+        .identity(0.0f32);
+    let (plain, squares) = (plain.build().unwrap(), squares.build().unwrap());
+    for n in [1usize, 32769, 3 * 32768 + 7] {
+        // Multiples of 2^-12 in (-0.5, 0.5): squares are exact in f32 and
+        // every partial sum exact in f64.
+        let xs: Vec<f32> = values(n, n as u64).iter().map(|&v| ((v >> 52) as f32 - 2048.0) / 4096.0).collect();
+        let x = s.upload(&xs).unwrap();
+        let sum: f64 = xs.iter().map(|&v| v as f64).sum();
+        let sq: f64 = xs.iter().map(|&v| v as f64 * v as f64).sum();
+        assert_eq!(plain.reduce::<_, f32>(&s, Args::new().arg(&x)).unwrap(), sum as f32, "n = {n}");
+        assert_eq!(squares.reduce::<_, f32>(&s, Args::new().arg(&x)).unwrap(), sq as f32, "n = {n}");
+    }
+}

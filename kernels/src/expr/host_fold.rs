@@ -224,8 +224,12 @@ fn post(fold: &Fold, inputs: &mut Inputs<'_>, acc: Col, count: usize) -> Result<
 }
 
 fn whole(fold: &Fold, inputs: &Inputs<'_>, n: usize) -> Result<Col> {
+    let id = identity(fold, inputs)?;
     if n == 0 {
-        return identity(fold, inputs);
+        return Ok(id);
+    }
+    if let Some(total) = super::host_fold_op::whole(fold, inputs, &id, n)? {
+        return Ok(total);
     }
     // Fixed ranges (not one per thread), so the result is the same on every run.
     let task = CHUNK * TASK_CHUNKS;

@@ -56,6 +56,8 @@ mod fold;
 mod host;
 mod host_eval;
 mod host_fold;
+mod host_fold_op;
+mod host_op;
 mod host_scan;
 mod host_scan_op;
 mod node;

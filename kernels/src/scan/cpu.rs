@@ -208,7 +208,7 @@ fn part_sums<P: Prefix + ?Sized>(p: &P, xs: &[P::T]) -> [P::Acc; CHAINS] {
 }
 
 /// The parts' sums joined in order.
-pub(super) fn parts_total<P: Prefix>(p: &P, sums: &[P::Acc; CHAINS]) -> P::Acc {
+pub(crate) fn parts_total<P: Prefix>(p: &P, sums: &[P::Acc; CHAINS]) -> P::Acc {
     sums.iter().fold(p.zero(), |a, &s| p.join(a, s))
 }
 

@@ -32,6 +32,13 @@ const SPLIT_MIN: usize = 4 * BLOCK as usize;
 /// - `len()` is the element count in the map, and the number of elements
 ///   folded into the result in the post-map (so `a / len()` is a mean).
 /// - A fold of no elements gives the post-map of the identity.
+/// - On the CPU, a fold of a whole array whose combining expression is one
+///   operation of `a` and `b` (`+`, `*`, `min`, `max`, `&`, `|` or `^`),
+///   with that operation's neutral element as the identity, folds each
+///   chunk of mapped values natively; its float sums accumulate as kiln's
+///   scans' do (f32 in f64, f64 compensated). Any other combining
+///   expression, and folds along axes, run on the CPU's expression
+///   interpreter.
 ///
 /// # Examples
 /// ```

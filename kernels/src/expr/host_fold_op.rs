@@ -1,0 +1,72 @@
+//! User reductions of a whole array that combine by one operation from its
+//! neutral element (see `host_op.rs`): each fixed range of chunks maps a
+//! chunk at a time on the column machine (or reads the map's input in
+//! place) and folds the values natively through the operation's running
+//! prefix, the ranges' results then joined in order. Float sums are within
+//! about one rounding of the exact sum; integers give the bits of any
+//! order; the ranges do not depend on the thread count, so every result is
+//! deterministic.
+
+use kiln_core::Result;
+use rayon::prelude::*;
+
+use super::fold::Fold;
+use super::host::{Col, Elem, Num, CHUNK, TASK_CHUNKS};
+use super::host_eval::Machine;
+use super::host_fold::Inputs;
+use super::host_op::{internal, native, with_prefix, WithPrefix};
+use super::host_scan_op::direct;
+use crate::scan::cpu::{parts_total, Prefix};
+
+/// The fold of all `n` (at least one) elements natively, when the fold's
+/// combining expression and identity `id` allow it: one element.
+pub(super) fn whole(fold: &Fold, inputs: &Inputs<'_>, id: &Col, n: usize) -> Result<Option<Col>> {
+    let Some(op) = native(fold, id) else { return Ok(None) };
+    with_prefix(op, fold.acc, Whole { fold, inputs, n }).map(Some)
+}
+
+/// One native fold's arguments.
+struct Whole<'s, 'a> {
+    fold: &'s Fold,
+    inputs: &'s Inputs<'a>,
+    n: usize,
+}
+
+impl WithPrefix for Whole<'_, '_> {
+    type Out = Col;
+
+    fn run<P>(self, p: &P) -> Result<Col>
+    where
+        P: Prefix,
+        P::T: Num,
+    {
+        let Whole { fold, inputs, n } = self;
+        let result = Fold::result(&fold.map);
+        let x = direct::<P::T>(fold, inputs, n);
+        let task = CHUNK * TASK_CHUNKS;
+        let fold_range = |machine: &mut Machine<'_>, t: usize| -> Result<P::Acc> {
+            let mut acc = p.zero();
+            let end = n.min((t + 1) * task);
+            for at in (t * task..end).step_by(CHUNK) {
+                let len = CHUNK.min(end - at);
+                let sums = match x {
+                    Some(x) => p.chunk_sums(&x[at..at + len]),
+                    None => {
+                        let exec = inputs.exec(at, len, n);
+                        machine.run(&exec)?;
+                        let values = P::T::of(machine.values(result, &exec)?).ok_or_else(|| internal("the map"))?;
+                        p.chunk_sums(values)
+                    }
+                };
+                acc = p.join(acc, parts_total(p, &sums));
+            }
+            Ok(acc)
+        };
+        let parts: Vec<P::Acc> = (0..n.div_ceil(task))
+            .into_par_iter()
+            .map_init(|| Machine::new(&fold.map), fold_range)
+            .collect::<Result<_>>()?;
+        let total = parts.into_iter().fold(p.zero(), |a, b| p.join(a, b));
+        Ok(Col::of(P::T::slice(&[p.value(total)])))
+    }
+}
