@@ -1,5 +1,6 @@
-//! The CPU form of user scans, in two passes over chunks of [`SPAN`]
-//! elements. A chunk is cut into up to [`LANES`] consecutive runs, scanned
+//! The CPU form of user scans whose combining expression is not one
+//! standard operation from its neutral element (those run natively, see
+//! `host_scan_op.rs`), in two passes over chunks of [`SPAN`] elements. A chunk is cut into up to [`LANES`] consecutive runs, scanned
 //! side by side, so the map and the combining expression run as column
 //! programs over one element of every run at once.
 //!
