@@ -22,10 +22,12 @@ pub(crate) fn copy_if<T: Number, const PRED: u8, const INDICES: bool>(args: &mut
     // The predicate's kind is a constant here, so each test compiles to one comparison.
     let test = move |v: T| Predicate::from_code(PRED, value).test(v);
     let x = args.input::<T>(0)?;
+    // Outputs that cannot stay in cache are written past it.
+    let stream = size_of_val(x) >= crate::stream_store::STREAM_FROM;
     let written = if INDICES {
         let out = args.output::<u32>(1)?;
         scatter(out, x, &test, |part, chunk, first| {
-            if !vector_keep::<T, PRED>(value, true, part, chunk, first) {
+            if !vector_keep::<T, PRED>(value, true, part, chunk, first, stream) {
                 keep(part, chunk, first, &|i, _| i as u32, &test);
             }
         })?
@@ -33,7 +35,7 @@ pub(crate) fn copy_if<T: Number, const PRED: u8, const INDICES: bool>(args: &mut
         let out = args.output::<T>(1)?;
         scatter(out, x, &test, |part, chunk, first| {
             let vector = bytemuck::try_cast_slice_mut::<T, u32>(part)
-                .is_ok_and(|bits| vector_keep::<T, PRED>(value, false, bits, chunk, first));
+                .is_ok_and(|bits| vector_keep::<T, PRED>(value, false, bits, chunk, first, stream));
             if !vector {
                 keep(part, chunk, first, &|_, v| v, &test);
             }
@@ -55,6 +57,7 @@ fn vector_keep<T: Number, const PRED: u8>(
     part: &mut [u32],
     chunk: &[T],
     first: usize,
+    stream: bool,
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -70,14 +73,14 @@ fn vector_keep<T: Number, const PRED: u8>(
         let pred = Predicate::from_code(PRED, ());
         let operand = if pred == Predicate::NonZero { 0 } else { bits };
         // SAFETY: the CPU has AVX-512 (detected just above).
-        let kept = unsafe { cpu_x86::keep(lanes, pred, operand, indices, part, chunk, first as u32) };
+        let kept = unsafe { cpu_x86::keep(lanes, pred, operand, indices, part, chunk, first as u32, stream) };
         // The count pass and the vector test agree, so every kept element
         // fits its part and fills it; the scalar path rewrites it otherwise.
         kept == Some(part.len())
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (value, indices, part, chunk, first);
+        let _ = (value, indices, part, chunk, first, stream);
         false
     }
 }

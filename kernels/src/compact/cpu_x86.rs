@@ -16,11 +16,14 @@ use std::arch::x86_64::{
 use kiln_core::DType;
 
 use super::Predicate;
+use crate::stream_store;
 
 /// Elements one comparison tests.
 const LANES: usize = 16;
 /// Elements packed through the block between copies into the output.
 const BLOCK: usize = 256;
+/// Kept elements gathered before they are written out together.
+const STAGE: usize = 2048;
 
 /// How lanes of four bytes compare.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -75,8 +78,9 @@ fn test(lanes: Lanes, pred: Predicate<()>, v: __m512i, p: __m512i) -> __mmask16 
 /// indices counted from `first` when `indices`, into `part` in order.
 /// `operand` is the predicate's operand as bits (0 for `NonZero`). Returns
 /// how many it kept, or `None` (having written only inside `part`) when
-/// `part` cannot hold them all. Only for a CPU with AVX-512 (callers
-/// detect it first).
+/// `part` cannot hold them all. With `stream`, the whole lines of `part`
+/// are written past the cache (for outputs too large to stay in it). Only
+/// for a CPU with AVX-512 (callers detect it first).
 #[target_feature(enable = "avx512f")]
 pub(super) fn keep(
     lanes: Lanes,
@@ -86,31 +90,52 @@ pub(super) fn keep(
     part: &mut [u32],
     chunk: &[u32],
     first: u32,
+    stream: bool,
 ) -> Option<usize> {
     let p = _mm512_set1_epi32(operand as i32);
     let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    // Each group's packed lanes are stored whole at the block's end: room
-    // for a full block and one more group.
-    let mut block = [0u32; BLOCK + LANES];
+    // Kept elements gather in `block` until `STAGE` of them are written out
+    // at once (past the cache when `stream`, so that only the lines at the
+    // ends of each write are read first). Each group's packed lanes are
+    // stored whole at the block's end: room for `STAGE` elements, a full
+    // run and one more group.
+    let mut block = [0u32; STAGE + BLOCK + LANES];
     let mut written = 0;
+    let mut n = 0;
+    let mut flush = |block: &[u32], written: &mut usize| -> Option<()> {
+        let to = part.get_mut(*written..*written + block.len())?;
+        if stream {
+            stream_store::copy(to, block);
+        } else {
+            to.copy_from_slice(block);
+        }
+        *written += block.len();
+        Some(())
+    };
     let mut runs = chunk.chunks_exact(BLOCK);
     for (b, run) in runs.by_ref().enumerate() {
-        let mut n = 0;
         for (g, group) in run.chunks_exact(LANES).enumerate() {
             // SAFETY: `group` holds the 16 u32 an unaligned load reads.
             let v = unsafe { _mm512_loadu_si512(group.as_ptr().cast()) };
             let m = test(lanes, pred, v, p);
             let at = first.wrapping_add((b * BLOCK + g * LANES) as u32);
             let kept = if indices { _mm512_add_epi32(iota, _mm512_set1_epi32(at as i32)) } else { v };
-            // SAFETY: `n <= BLOCK - LANES` here (16 groups of at most 16
-            // kept), so the 16 u32 stored lie inside `block`.
+            // SAFETY: `n < STAGE` when the run starts, so `n <= STAGE +
+            // BLOCK - LANES - 1` here (at most 15 groups of 16 kept before
+            // this one), and the 16 u32 stored lie inside `block`.
             unsafe {
                 _mm512_storeu_si512(block[n..n + LANES].as_mut_ptr().cast(), _mm512_maskz_compress_epi32(m, kept))
             };
             n += m.count_ones() as usize;
         }
-        part.get_mut(written..written + n)?.copy_from_slice(&block[..n]);
-        written += n;
+        if n >= STAGE {
+            flush(&block[..n], &mut written)?;
+            n = 0;
+        }
+    }
+    flush(&block[..n], &mut written)?;
+    if stream {
+        stream_store::fence();
     }
     // The last, partial run, one element at a time through the same test.
     let done = chunk.len() - runs.remainder().len();
@@ -147,7 +172,11 @@ mod tests {
             return;
         }
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        for n in [0, 1, 15, 16, 17, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 40] {
+        for (k, n) in [0, 1, 15, 16, 17, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 40, 3 * STAGE + BLOCK + 9]
+            .into_iter()
+            .enumerate()
+        {
+            let stream = k % 2 == 1;
             let x: Vec<T> = (0..n).map(|_| values[rng.random_range(0..values.len())]).collect();
             let bits: &[u32] = bytemuck::cast_slice(&x);
             for &op in operands {
@@ -164,16 +193,18 @@ mod tests {
                     let want: Vec<u32> = (0..n).filter(|&i| pred.test(x[i])).map(|i| first + i as u32).collect();
                     let mut part = vec![0xFFFF_FFFF; want.len()];
                     // SAFETY: AVX-512 was detected above.
-                    let kept = unsafe { keep(lanes, shape, operand, true, &mut part, bits, first) };
+                    let kept = unsafe { keep(lanes, shape, operand, true, &mut part, bits, first, stream) };
                     assert_eq!(kept, Some(want.len()), "{} of {n} {:?} kept", pred.name(), op);
                     assert_eq!(part, want, "indices, {} {:?}, {n} elements", pred.name(), op);
                     let want: Vec<u32> = want.iter().map(|&i| bits[(i - first) as usize]).collect();
+                    part.fill(0xFFFF_FFFF);
                     // SAFETY: as above.
-                    let kept = unsafe { keep(lanes, shape, operand, false, &mut part, bits, first) };
+                    let kept = unsafe { keep(lanes, shape, operand, false, &mut part, bits, first, stream) };
                     assert_eq!((kept, &part), (Some(want.len()), &want), "values, {} {:?}", pred.name(), op);
                     if let Some(short) = want.len().checked_sub(1) {
                         // SAFETY: as above.
-                        let kept = unsafe { keep(lanes, shape, operand, false, &mut part[..short], bits, first) };
+                        let kept =
+                            unsafe { keep(lanes, shape, operand, false, &mut part[..short], bits, first, stream) };
                         assert_eq!(kept, None, "a part one short is refused");
                     }
                 }
