@@ -61,7 +61,7 @@ fn vector_keep<T: Number, const PRED: u8>(
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        use super::cpu_x86::{self, Lanes};
+        use super::cpu_x86::{self, Lanes, Write};
         let (Some(lanes), Ok(bits), Ok(chunk)) =
             (Lanes::of(T::DTYPE), bytemuck::try_cast::<T, u32>(value), bytemuck::try_cast_slice::<T, u32>(chunk))
         else {
@@ -73,7 +73,7 @@ fn vector_keep<T: Number, const PRED: u8>(
         let pred = Predicate::from_code(PRED, ());
         let operand = if pred == Predicate::NonZero { 0 } else { bits };
         // SAFETY: the CPU has AVX-512 (detected just above).
-        let kept = unsafe { cpu_x86::keep(lanes, pred, operand, indices, part, chunk, first as u32, stream) };
+        let kept = unsafe { cpu_x86::keep(lanes, pred, operand, Write { indices, stream }, part, chunk, first as u32) };
         // The count pass and the vector test agree, so every kept element
         // fits its part and fills it; the scalar path rewrites it otherwise.
         kept == Some(part.len())

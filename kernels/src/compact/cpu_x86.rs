@@ -74,6 +74,14 @@ fn test(lanes: Lanes, pred: Predicate<()>, v: __m512i, p: __m512i) -> __mmask16 
     }
 }
 
+/// What [`keep`] writes (the kept indices, or the values), and whether
+/// past the cache.
+#[derive(Clone, Copy)]
+pub(super) struct Write {
+    pub(super) indices: bool,
+    pub(super) stream: bool,
+}
+
 /// Write the kept elements of `chunk` (4-byte elements as bits), or their
 /// indices counted from `first` when `indices`, into `part` in order.
 /// `operand` is the predicate's operand as bits (0 for `NonZero`). Returns
@@ -86,11 +94,10 @@ pub(super) fn keep(
     lanes: Lanes,
     pred: Predicate<()>,
     operand: u32,
-    indices: bool,
+    Write { indices, stream }: Write,
     part: &mut [u32],
     chunk: &[u32],
     first: u32,
-    stream: bool,
 ) -> Option<usize> {
     let p = _mm512_set1_epi32(operand as i32);
     let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -193,18 +200,30 @@ mod tests {
                     let want: Vec<u32> = (0..n).filter(|&i| pred.test(x[i])).map(|i| first + i as u32).collect();
                     let mut part = vec![0xFFFF_FFFF; want.len()];
                     // SAFETY: AVX-512 was detected above.
-                    let kept = unsafe { keep(lanes, shape, operand, true, &mut part, bits, first, stream) };
+                    let kept =
+                        unsafe { keep(lanes, shape, operand, Write { indices: true, stream }, &mut part, bits, first) };
                     assert_eq!(kept, Some(want.len()), "{} of {n} {:?} kept", pred.name(), op);
                     assert_eq!(part, want, "indices, {} {:?}, {n} elements", pred.name(), op);
                     let want: Vec<u32> = want.iter().map(|&i| bits[(i - first) as usize]).collect();
                     part.fill(0xFFFF_FFFF);
                     // SAFETY: as above.
-                    let kept = unsafe { keep(lanes, shape, operand, false, &mut part, bits, first, stream) };
+                    let kept = unsafe {
+                        keep(lanes, shape, operand, Write { indices: false, stream }, &mut part, bits, first)
+                    };
                     assert_eq!((kept, &part), (Some(want.len()), &want), "values, {} {:?}", pred.name(), op);
                     if let Some(short) = want.len().checked_sub(1) {
                         // SAFETY: as above.
-                        let kept =
-                            unsafe { keep(lanes, shape, operand, false, &mut part[..short], bits, first, stream) };
+                        let kept = unsafe {
+                            keep(
+                                lanes,
+                                shape,
+                                operand,
+                                Write { indices: false, stream },
+                                &mut part[..short],
+                                bits,
+                                first,
+                            )
+                        };
                         assert_eq!(kept, None, "a part one short is refused");
                     }
                 }
