@@ -74,6 +74,11 @@ fn vector_keep<T: Number, const PRED: u8>(
         let operand = if pred == Predicate::NonZero { 0 } else { bits };
         // SAFETY: the CPU has AVX-512 (detected just above).
         let kept = unsafe { cpu_x86::keep(lanes, pred, operand, Write { indices, stream }, part, chunk, first as u32) };
+        if stream {
+            // Its streamed lines are ordered before the scalar path's
+            // rewrite, if any, and before the chunk is handed on.
+            crate::stream_store::fence();
+        }
         // The count pass and the vector test agree, so every kept element
         // fits its part and fills it; the scalar path rewrites it otherwise.
         kept == Some(part.len())

@@ -87,8 +87,9 @@ pub(super) struct Write {
 /// `operand` is the predicate's operand as bits (0 for `NonZero`). Returns
 /// how many it kept, or `None` (having written only inside `part`) when
 /// `part` cannot hold them all. With `stream`, the whole lines of `part`
-/// are written past the cache (for outputs too large to stay in it). Only
-/// for a CPU with AVX-512 (callers detect it first).
+/// are written past the cache (for outputs too large to stay in it), and
+/// the caller calls [`stream_store::fence`] after it, whatever it returns.
+/// Only for a CPU with AVX-512 (callers detect it first).
 #[target_feature(enable = "avx512f")]
 pub(super) fn keep(
     lanes: Lanes,
@@ -141,9 +142,6 @@ pub(super) fn keep(
         }
     }
     flush(&block[..n], &mut written)?;
-    if stream {
-        stream_store::fence();
-    }
     // The last, partial run, one element at a time through the same test.
     let done = chunk.len() - runs.remainder().len();
     for (i, &v) in runs.remainder().iter().enumerate() {
