@@ -1,10 +1,11 @@
 //! The CPU form of user reductions: the map runs on the column machine over
 //! chunks (see `host_eval.rs`), and the combining expression runs on it too,
 //! over two columns at once (a whole fold by one standard operation from
-//! its neutral element folds natively instead: `host_fold_op.rs`). A whole fold takes fixed ranges of chunks in
-//! parallel: each range folds its chunks into lanes (lane `i` takes element
-//! `i` of every chunk, in order), then its lanes in a tree of halves; the
-//! ranges' results fold in a tree too. Rows and columns of a 2-D shape fold
+//! its neutral element folds natively instead: `host_fold_op.rs`). A whole
+//! fold takes fixed ranges of chunks in parallel: each range folds its
+//! chunks into lanes (lane `i` takes element `i` of every chunk, in order),
+//! then its lanes in a tree of halves; the ranges' results fold in a tree
+//! too. Rows and columns of a 2-D shape fold
 //! a column of partial results per step.
 
 use kiln_core::{Error, HostArgs, Result};
@@ -19,7 +20,7 @@ use super::value::Value;
 /// Columns narrower than this fold along the rows one column at a time.
 const NARROW: usize = 64;
 
-fn internal(what: &str) -> Error {
+pub(super) fn internal(what: &str) -> Error {
     Error::invalid("user reduction on the CPU", format!("{what}: disagrees with the checked kernel"))
 }
 

@@ -13,9 +13,8 @@ use rayon::prelude::*;
 use super::fold::Fold;
 use super::host::{Col, Elem, Num, CHUNK, TASK_CHUNKS};
 use super::host_eval::Machine;
-use super::host_fold::Inputs;
-use super::host_op::{internal, native, with_prefix, WithPrefix};
-use super::host_scan_op::direct;
+use super::host_fold::{internal, Inputs};
+use super::host_op::{direct, native, with_prefix, WithPrefix};
 use crate::scan::cpu::{parts_total, Prefix};
 
 /// The fold of all `n` (at least one) elements natively, when the fold's

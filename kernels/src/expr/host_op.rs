@@ -6,21 +6,19 @@
 //! built-in scans' do (`f32` in f64, `f64` with compensation); the other
 //! operations combine with the column machine's own arithmetic.
 
-use kiln_core::{DType, Error, Result};
+use kiln_core::{DType, Result};
 
 use super::check::Op;
 use super::fold::Fold;
 use super::host::{by_dtype, Col, Elem, Num};
+use super::host_eval::internal;
+use super::host_fold::Inputs;
 use super::node::BinOp;
 use super::ty::Vt;
 use crate::scan::cpu::{Prefix, Sum};
 
-pub(super) fn internal(what: &str) -> Error {
-    Error::invalid("user scan on the CPU", format!("{what}: disagrees with the checked kernel"))
-}
-
 /// The operation the combining expression is, when it is one of `a` and
-/// `b` that this path scans.
+/// `b` that runs natively.
 fn operation(fold: &Fold) -> Option<BinOp> {
     let body = &fold.combine;
     let &(_, v) = body.stores.last()?;
@@ -128,5 +126,14 @@ pub(super) fn with_prefix<W: WithPrefix>(op: BinOp, dtype: DType, work: W) -> Re
             Some(id) => work.run(&Apply { op, id }),
             None => Err(internal("the operation")),
         }),
+    }
+}
+
+/// The map's values in place, when the map is an input of `T` (its first `n`).
+pub(super) fn direct<'a, T: Elem>(fold: &Fold, inputs: &Inputs<'a>, n: usize) -> Option<&'a [T]> {
+    let node = fold.map.nodes.get(Fold::result(&fold.map) as usize)?;
+    match node.op {
+        Op::Load(k) => inputs.slice(k as usize).and_then(T::of).and_then(|x| x.get(..n)),
+        _ => None,
     }
 }

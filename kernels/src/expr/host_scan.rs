@@ -1,8 +1,9 @@
 //! The CPU form of user scans whose combining expression is not one
 //! standard operation from its neutral element (those run natively, see
-//! `host_scan_op.rs`), in two passes over chunks of [`SPAN`] elements. A chunk is cut into up to [`LANES`] consecutive runs, scanned
-//! side by side, so the map and the combining expression run as column
-//! programs over one element of every run at once.
+//! `host_scan_op.rs`), in two passes over chunks of [`SPAN`] elements. A
+//! chunk is cut into up to [`LANES`] consecutive runs, scanned side by
+//! side, so the map and the combining expression run as column programs
+//! over one element of every run at once.
 //!
 //! The first pass folds each chunk's runs and scans the runs' totals
 //! (Hillis-Steele over a column), giving the fold of the runs before each
@@ -103,7 +104,7 @@ fn by_run(rows: &Col, r: Runs, spare: &mut Col, scratch: &mut Col, out: &mut Sli
     super::host::copy_into(scratch.slice()?.sub(0, r.len), out)
 }
 
-fn internal(what: &str) -> kiln_core::Error {
+pub(super) fn internal(what: &str) -> kiln_core::Error {
     kiln_core::Error::invalid("user scan on the CPU", format!("{what}: disagrees with the checked kernel"))
 }
 

@@ -10,12 +10,12 @@ use std::sync::{Mutex, PoisonError};
 
 use kiln_core::Result;
 
-use super::check::Op;
 use super::fold::Fold;
 use super::host::{Col, Elem, Num, SliceMut, CHUNK as SPAN};
 use super::host_eval::Machine;
 use super::host_fold::Inputs;
-use super::host_op::{internal, native, with_prefix, WithPrefix};
+use super::host_op::{direct, native, with_prefix, WithPrefix};
+use super::host_scan::internal;
 use crate::scan::cpu::{Prefix, CHUNK};
 use crate::scan::cpu_pass::{chunk_of, scan as scan_chunks};
 use crate::scan::ScanKind;
@@ -80,14 +80,5 @@ impl WithPrefix for Scan<'_, '_> {
             Ok(xs)
         };
         scan_chunks(p, exclusive, n, map, out)
-    }
-}
-
-/// The map's values in place, when the map is an input of `T` (its first `n`).
-pub(super) fn direct<'a, T: Elem>(fold: &Fold, inputs: &Inputs<'a>, n: usize) -> Option<&'a [T]> {
-    let node = fold.map.nodes.get(Fold::result(&fold.map) as usize)?;
-    match node.op {
-        Op::Load(k) => inputs.slice(k as usize).and_then(T::of).and_then(|x| x.get(..n)),
-        _ => None,
     }
 }

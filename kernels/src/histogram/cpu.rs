@@ -140,19 +140,20 @@ impl Vector {
         #[cfg(target_arch = "x86_64")]
         {
             let any: &dyn Any = block;
-            // SAFETY (each call): `Shifted` and `Floats` are only made where
-            // the CPU has AVX2.
             match self {
                 Vector::Shifted(p) => {
                     if let Some(block) = any.downcast_ref::<[i32; BLOCK]>() {
+                        // SAFETY: `Shifted` is only made where the CPU has AVX2.
                         return unsafe { super::cpu_x86::shifted(block, &p, slots) };
                     }
                     if let Some(block) = any.downcast_ref::<[u8; BLOCK]>() {
+                        // SAFETY: as above.
                         return unsafe { super::cpu_x86::shifted(block, &p, slots) };
                     }
                 }
                 Vector::Floats(p) => {
                     if let Some(block) = any.downcast_ref::<[f32; BLOCK]>() {
+                        // SAFETY: `Floats` is only made where the CPU has AVX2.
                         return unsafe { super::cpu_x86::floats(block, &p, slots) };
                     }
                 }
