@@ -9,7 +9,7 @@
 //! - **Events** hold the monotonic-clock instant at which they were recorded;
 //!   since work is eager, that is when everything before them finished, and
 //!   elapsed time between two events is host wall time of the work between.
-//! - **Buffers** are 16-byte-aligned host allocations, zeroed when fresh;
+//! - **Buffers** are 64-byte-aligned host allocations, zeroed when fresh;
 //!   an allocation the system refuses is an `OutOfMemory` error, not an
 //!   abort. Device buffers of 4 MiB or more come from a pool: once dropped,
 //!   their blocks are kept (up to an eighth of the machine's memory) for the

@@ -9,14 +9,27 @@ use kiln_core::{RawBuffer, RawHostBuffer, Result};
 
 use crate::pool::Pool;
 
-/// Alignment of every allocation: enough for every kiln element type.
-const ALIGN: usize = 16;
+/// Alignment of every allocation: a cache line, so that kernels writing
+/// whole lines past the cache (non-temporal stores) find a buffer's lines
+/// where its element indices say, and no line is shared by two buffers.
+const ALIGN: usize = 64;
+/// Alignment the system's zeroing allocator gives (on x86-64 and aarch64
+/// Linux); a block asks for `ALIGN - SYSTEM_ALIGN` more bytes and starts at
+/// the first `ALIGN` boundary inside them. (Asking the allocator for the
+/// larger alignment would zero the block by writing it, touching every page
+/// at allocation, where `calloc` maps zeroed pages lazily.)
+const SYSTEM_ALIGN: usize = 16;
 
-/// A zero-initialised, 16-byte-aligned host allocation, owned: freed on drop.
+/// A zero-initialised, 64-byte-aligned host allocation, owned: freed on drop.
 #[derive(Debug)]
 pub(crate) struct Block {
+    /// The first `ALIGN` boundary inside the allocation.
     ptr: NonNull<u8>,
+    /// Bytes usable from `ptr`.
     len: usize,
+    /// The allocation as made: freed on drop.
+    base: NonNull<u8>,
+    layout: Layout,
 }
 
 // SAFETY: a plain heap allocation owned by this value.
@@ -28,16 +41,31 @@ impl Block {
         if len == 0 {
             return Some(Block::empty());
         }
-        let layout = Layout::from_size_align(len, ALIGN).ok()?;
+        let layout = Layout::from_size_align(len.checked_add(ALIGN - SYSTEM_ALIGN)?, SYSTEM_ALIGN).ok()?;
         // SAFETY: the layout has non-zero size.
-        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
-        huge_pages(ptr, len);
-        Some(Block { ptr, len })
+        let base = NonNull::new(unsafe { alloc_zeroed(layout) })?;
+        let skip = base.as_ptr().align_offset(ALIGN);
+        if skip > ALIGN - SYSTEM_ALIGN {
+            // An allocator that gives less than `SYSTEM_ALIGN`: no room to
+            // align inside the block.
+            // SAFETY: allocated just above with this very layout.
+            unsafe { dealloc(base.as_ptr(), layout) };
+            return None;
+        }
+        // SAFETY: `skip` bytes lie inside the allocation, `len` more after them.
+        let ptr = unsafe { base.add(skip) };
+        huge_pages(base, layout.size());
+        Some(Block { ptr, len, base, layout })
     }
 
     /// No bytes.
     fn empty() -> Block {
-        Block { ptr: NonNull::<u128>::dangling().cast(), len: 0 }
+        /// A type aligned as blocks are, for an aligned dangling pointer.
+        #[repr(align(64))]
+        struct Line;
+        const { assert!(align_of::<Line>() == ALIGN) };
+        let ptr = NonNull::<Line>::dangling().cast();
+        Block { ptr, len: 0, base: ptr, layout: Layout::new::<()>() }
     }
 
     /// Bytes allocated.
@@ -50,12 +78,12 @@ impl Drop for Block {
     fn drop(&mut self) {
         if self.len != 0 {
             // SAFETY: allocated in `new` with this very layout.
-            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.len, ALIGN)) }
+            unsafe { dealloc(self.base.as_ptr(), self.layout) }
         }
     }
 }
 
-/// A 16-byte-aligned host allocation: zeroed when fresh; a device buffer
+/// A 64-byte-aligned host allocation: zeroed when fresh; a device buffer
 /// of 4 MiB or more may reuse a block its device's pool kept, holding
 /// whatever it last held.
 ///
@@ -211,4 +239,26 @@ pub(crate) fn allocate(mem: Option<CpuMemory>, bytes: usize, what: &str, device:
         requested: bytes as u64,
         counts: kiln_core::MemoryCounts::free(None),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_start_on_a_line_zeroed_and_hold_their_length() {
+        // Small blocks come from the allocator's bins, large ones from their
+        // own mappings: both start on a line, whatever the length.
+        for len in [1, 15, 16, 17, 63, 64, 65, 1000, 4 << 20, (4 << 20) + 3] {
+            let block = Block::new(len).expect("allocation");
+            assert_eq!(block.ptr.as_ptr() as usize % ALIGN, 0, "{len} bytes");
+            assert_eq!(block.len(), len);
+            // SAFETY: `len` bytes from `ptr` are the block's own.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(block.ptr.as_ptr(), len) };
+            assert!(bytes.iter().all(|&b| b == 0), "{len} bytes not zeroed");
+            bytes.fill(0xA5);
+        }
+        let empty = Block::new(0).expect("empty");
+        assert_eq!((empty.len(), empty.ptr.as_ptr() as usize % ALIGN), (0, 0));
+    }
 }
