@@ -49,6 +49,19 @@ pub(crate) fn fence() {
     };
 }
 
+/// Calls [`fence`] when dropped, if made with `true`: held across a task
+/// that may stream, it orders the task's stores on every way out of it,
+/// errors included.
+pub(crate) struct FenceOnDrop(pub(crate) bool);
+
+impl Drop for FenceOnDrop {
+    fn drop(&mut self) {
+        if self.0 {
+            fence();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

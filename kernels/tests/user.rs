@@ -208,3 +208,41 @@ fn any_declaration_order_takes_the_count_from_the_inputs() {
     k.launch(&s, Args::new().arg(&mut z).arg(&x).arg(&r).scalar(3)).unwrap();
     assert_eq!(z.to_vec().unwrap(), [103, 6, 9, 12, 15]);
 }
+
+#[test]
+fn outputs_too_large_for_the_cache_hold_every_element() {
+    use rand::{Rng, SeedableRng};
+    // Launches whose outputs reach 32 MiB in all are written past the
+    // cache: one output just past it, then two that pass it only together
+    // (one stored from an input in place, one in-out).
+    let k = Elementwise::new("axpy_and_more")
+        .scalar("a", Ty::Is(DType::F32))
+        .input("x", Ty::Is(DType::F32))
+        .input("i", Ty::Is(DType::U64))
+        .output("y", Ty::Is(DType::F32))
+        .output("j", Ty::Is(DType::U64))
+        .inout("z", Ty::Is(DType::F32))
+        .set("y", var("a") * var("x") + var("z"))
+        .set("j", var("i"))
+        .set("z", var("z") - var("x"))
+        .build()
+        .unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let s = dev().stream();
+    for n in [(8 << 20) + 5, (2 << 20) + 3] {
+        let x: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let i: Vec<u64> = (0..n).map(|_| rng.random()).collect();
+        let z0: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let (xd, id) = (s.upload(&x).unwrap(), s.upload(&i).unwrap());
+        let (mut y, mut j, mut z) =
+            (s.upload(&vec![f32::NAN; n]).unwrap(), s.upload(&vec![7u64; n]).unwrap(), s.upload(&z0).unwrap());
+        let args = Args::new().arg(0.5f32).arg(&xd).arg(&id).arg(&mut y).arg(&mut j).arg(&mut z);
+        k.launch(&s, args).unwrap();
+        let (y, j, z) = (y.to_vec().unwrap(), j.to_vec().unwrap(), z.to_vec().unwrap());
+        for e in 0..n {
+            assert_eq!(y[e], 0.5 * x[e] + z0[e], "y[{e}] of {n}");
+            assert_eq!(j[e], i[e], "j[{e}] of {n}");
+            assert_eq!(z[e], z0[e] - x[e], "z[{e}] of {n}");
+        }
+    }
+}

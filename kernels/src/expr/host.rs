@@ -14,6 +14,7 @@ use super::host_eval::{Exec, Machine};
 use super::node::{BinOp, UnOp};
 use super::ty::Vt;
 use super::value::Value;
+use crate::stream_store;
 
 /// Elements per chunk: each node's column of a chunk stays in the L1/L2 cache.
 pub(crate) const CHUNK: usize = 2048;
@@ -590,24 +591,39 @@ impl SliceMut<'_> {
 
 /// Copy `src` into `out`, of one type and length.
 pub(crate) fn copy_into(src: Slice<'_>, out: &mut SliceMut<'_>) -> Result<()> {
+    write(src, out, false)
+}
+
+/// Copy `src` into `out`, of one type and length; with `stream`, the whole
+/// lines of `out` past the cache (then [`stream_store::fence`] before the
+/// output is handed on).
+pub(crate) fn write(src: Slice<'_>, out: &mut SliceMut<'_>, stream: bool) -> Result<()> {
     if src.len() != out.len() {
         return Err(internal("store: a column and its output chunk differ in length"));
     }
+    fn put<T: bytemuck::Pod>(out: &mut [T], src: &[T], stream: bool) {
+        if stream {
+            stream_store::copy(out, src);
+        } else {
+            out.copy_from_slice(src);
+        }
+    }
     match (src, out) {
-        (Slice::I32(c), SliceMut::I32(o)) => o.copy_from_slice(c),
-        (Slice::U32(c), SliceMut::U32(o)) => o.copy_from_slice(c),
-        (Slice::I64(c), SliceMut::I64(o)) => o.copy_from_slice(c),
-        (Slice::U64(c), SliceMut::U64(o)) => o.copy_from_slice(c),
-        (Slice::F32(c), SliceMut::F32(o)) => o.copy_from_slice(c),
-        (Slice::F64(c), SliceMut::F64(o)) => o.copy_from_slice(c),
+        (Slice::I32(c), SliceMut::I32(o)) => put(o, c, stream),
+        (Slice::U32(c), SliceMut::U32(o)) => put(o, c, stream),
+        (Slice::I64(c), SliceMut::I64(o)) => put(o, c, stream),
+        (Slice::U64(c), SliceMut::U64(o)) => put(o, c, stream),
+        (Slice::F32(c), SliceMut::F32(o)) => put(o, c, stream),
+        (Slice::F64(c), SliceMut::F64(o)) => put(o, c, stream),
         _ => return Err(internal("store")),
     }
     Ok(())
 }
 
-/// Copy a column into `out`, of one type and length.
-pub(crate) fn store(col: &Col, out: &mut SliceMut<'_>) -> Result<()> {
-    copy_into(col.slice()?, out)
+/// Copy a column into `out`, of one type and length (past the cache with
+/// `stream`, as [`write`]).
+pub(crate) fn store(col: &Col, out: &mut SliceMut<'_>, stream: bool) -> Result<()> {
+    write(col.slice()?, out, stream)
 }
 
 /// Chunks a parallel task runs one after another: enough work per task
@@ -632,11 +648,17 @@ pub(crate) fn elementwise(roles: &[Role], body: &Typed, args: &mut HostArgs<'_>)
         }
     }
     let task = CHUNK * TASK_CHUNKS;
+    let mut out_bytes = 0;
     for (p, role) in roles.iter().enumerate() {
         if role.writes() {
-            outputs.push((p, SliceMut::output(args, p, body.dtypes[p])?.chunks_of(task)));
+            let out = SliceMut::output(args, p, body.dtypes[p])?;
+            out_bytes += out.len() * body.dtypes[p].size();
+            outputs.push((p, out.chunks_of(task)));
         }
     }
+    // Outputs too large to stay in cache are written past it: a plain
+    // store fetches its line first.
+    let stream = out_bytes >= stream_store::STREAM_FROM;
     // The first input's length (inputs are indexed by parameter, so a
     // parameter declared before it, of any role, must not shift the pairing).
     let n = inputs.iter().zip(roles).find_map(|(s, r)| s.as_ref().filter(|_| *r == Role::Input)).map(Slice::len);
@@ -656,6 +678,7 @@ pub(crate) fn elementwise(roles: &[Role], body: &Typed, args: &mut HostArgs<'_>)
     per_task.into_par_iter().enumerate().try_for_each_init(
         || Machine::new(body),
         |machine, (t, mut outs)| {
+            let _fence = stream_store::FenceOnDrop(stream);
             let mut start = t * task;
             let end = n.min(start + task);
             while start < end {
@@ -669,7 +692,7 @@ pub(crate) fn elementwise(roles: &[Role], body: &Typed, args: &mut HostArgs<'_>)
                     machine.run(&exec)?;
                     for (p, out) in outs.iter_mut() {
                         if let Some((_, v)) = stores.iter().find(|(q, _)| q == p) {
-                            machine.store(*v, &exec, &mut out.sub(at, at + len))?;
+                            machine.store(*v, &exec, &mut out.sub(at, at + len), stream)?;
                         }
                     }
                 } else {
@@ -688,7 +711,7 @@ pub(crate) fn elementwise(roles: &[Role], body: &Typed, args: &mut HostArgs<'_>)
                     }
                     for (p, out) in outs.iter_mut() {
                         if let Some((_, v)) = stores.iter().find(|(q, _)| q == p) {
-                            store(machine.column(*v), &mut out.sub(at, at + len))?;
+                            store(machine.column(*v), &mut out.sub(at, at + len), stream)?;
                         }
                     }
                 }

@@ -321,10 +321,11 @@ impl<'b> Machine<'b> {
         }
     }
 
-    /// Copy node `v`'s values over the last range run into `out`.
-    pub(crate) fn store(&mut self, v: u32, exec: &Exec<'_>, out: &mut SliceMut<'_>) -> Result<()> {
+    /// Copy node `v`'s values over the last range run into `out` (past the
+    /// cache with `stream`, as [`super::host::write`]).
+    pub(crate) fn store(&mut self, v: u32, exec: &Exec<'_>, out: &mut SliceMut<'_>, stream: bool) -> Result<()> {
         let src = self.values(v, exec)?;
-        super::host::copy_into(src, out)
+        super::host::write(src, out, stream)
     }
 
     /// Whether node `v`'s values over the last range run are the machine's

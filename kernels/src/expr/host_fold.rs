@@ -201,7 +201,7 @@ pub(crate) fn reduce(fold: &Fold, shape: Shape, args: &mut HostArgs<'_>) -> Resu
     };
     let results = post(fold, &mut inputs, results, count)?;
     let mut out = SliceMut::output(args, out_index, fold.out)?;
-    store(&results, &mut out)
+    store(&results, &mut out, false)
 }
 
 pub(super) fn identity(fold: &Fold, inputs: &Inputs<'_>) -> Result<Col> {
