@@ -205,6 +205,15 @@ fn single_operations_over_several_ranges() {
             let x = s.upload(&xs).unwrap();
             assert_eq!(k.reduce::<_, i32>(&s, Args::new().arg(&x)).unwrap(), want, "{name}, n = {n}");
         }
+        // Long rows fold the same way, each row in its own ranges.
+        for (rows, cols) in [(4usize, 2048usize), (3, 32769), (2, 5 * 32768 + 2049)] {
+            let xs: Vec<i32> = values(rows * cols, cols as u64).iter().map(|&v| v as i32).collect();
+            let want: Vec<i32> = xs.chunks(cols).map(|row| row.iter().map(|&v| m(v)).fold(id, f)).collect();
+            let x = s.upload(&xs).unwrap();
+            let mut out = s.upload(&vec![0x5EED_i32; rows]).unwrap();
+            k.reduce_axis(&s, Args::new().arg(&x), rows, cols, 1, &mut out).unwrap();
+            assert_eq!(out.to_vec().unwrap(), want, "{name}, {rows} x {cols} along axis 1");
+        }
     }
     // f32 sums, in place and mapped: the f64 sum rounded once.
     let plain = Reduction::new("fsum", DType::F32)
@@ -227,5 +236,15 @@ fn single_operations_over_several_ranges() {
         let sq: f64 = xs.iter().map(|&v| v as f64 * v as f64).sum();
         assert_eq!(plain.reduce::<_, f32>(&s, Args::new().arg(&x)).unwrap(), sum as f32, "n = {n}");
         assert_eq!(squares.reduce::<_, f32>(&s, Args::new().arg(&x)).unwrap(), sq as f32, "n = {n}");
+        // As two rows, each its own f64 sum rounded once.
+        let cols = n / 2;
+        if cols > 0 {
+            let want: Vec<f32> =
+                xs[..2 * cols].chunks(cols).map(|r| r.iter().map(|&v| v as f64).sum::<f64>() as f32).collect();
+            let mut out = s.upload(&[f32::NAN; 2]).unwrap();
+            let x = s.upload(&xs[..2 * cols]).unwrap();
+            plain.reduce_axis(&s, Args::new().arg(&x), 2, cols, 1, &mut out).unwrap();
+            assert_eq!(out.to_vec().unwrap(), want, "2 x {cols} along axis 1");
+        }
     }
 }

@@ -1,11 +1,11 @@
 //! The CPU form of user reductions: the map runs on the column machine over
 //! chunks (see `host_eval.rs`), and the combining expression runs on it too,
-//! over two columns at once (a whole fold by one standard operation from
-//! its neutral element folds natively instead: `host_fold_op.rs`). A whole
-//! fold takes fixed ranges of chunks in parallel: each range folds its
-//! chunks into lanes (lane `i` takes element `i` of every chunk, in order),
-//! then its lanes in a tree of halves; the ranges' results fold in a tree
-//! too. Rows and columns of a 2-D shape fold
+//! over two columns at once (a fold of the whole array or of long rows by
+//! one standard operation from its neutral element folds natively instead:
+//! `host_fold_op.rs`). A whole fold takes fixed ranges of chunks in
+//! parallel: each range folds its chunks into lanes (lane `i` takes element
+//! `i` of every chunk, in order), then its lanes in a tree of halves; the
+//! ranges' results fold in a tree too. Rows and columns of a 2-D shape fold
 //! a column of partial results per step.
 
 use kiln_core::{Error, HostArgs, Result};
@@ -251,6 +251,10 @@ fn along_rows(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usi
         return Ok(id.repeat(rows));
     }
     if cols >= CHUNK {
+        let id = identity(fold, inputs)?;
+        if let Some(each) = super::host_fold_op::rows(fold, inputs, &id, n, (rows, cols))? {
+            return Ok(each);
+        }
         // Each row in fixed parts, every part of every row a task of its own.
         let task = CHUNK * TASK_CHUNKS;
         let per_row = cols.div_ceil(task);

@@ -1,4 +1,4 @@
-//! User reductions of a whole array that combine by one operation from its
+//! User reductions of a whole array, or of each long row of one, that combine by one operation from its
 //! neutral element (see `host_op.rs`): each fixed range of chunks maps a
 //! chunk at a time on the column machine (or reads the map's input in
 //! place) and folds the values natively through the operation's running
@@ -20,18 +20,27 @@ use crate::scan::cpu::{parts_total, Prefix};
 /// The fold of all `n` (at least one) elements natively, when the fold's
 /// combining expression and identity `id` allow it: one element.
 pub(super) fn whole(fold: &Fold, inputs: &Inputs<'_>, id: &Col, n: usize) -> Result<Option<Col>> {
+    rows(fold, inputs, id, n, (1, n))
+}
+
+/// The fold of each row of `rows x cols` (`cols` at least one) of the `n`
+/// elements natively, when the fold's combining expression and identity
+/// `id` allow it: one element per row. Each row folds in fixed ranges of
+/// chunks, every range of every row a task of its own.
+pub(super) fn rows(fold: &Fold, inputs: &Inputs<'_>, id: &Col, n: usize, shape: (usize, usize)) -> Result<Option<Col>> {
     let Some(op) = native(fold, id) else { return Ok(None) };
-    with_prefix(op, fold.acc, Whole { fold, inputs, n }).map(Some)
+    with_prefix(op, fold.acc, Rows { fold, inputs, n, shape }).map(Some)
 }
 
 /// One native fold's arguments.
-struct Whole<'s, 'a> {
+struct Rows<'s, 'a> {
     fold: &'s Fold,
     inputs: &'s Inputs<'a>,
     n: usize,
+    shape: (usize, usize),
 }
 
-impl WithPrefix for Whole<'_, '_> {
+impl WithPrefix for Rows<'_, '_> {
     type Out = Col;
 
     fn run<P>(self, p: &P) -> Result<Col>
@@ -39,14 +48,20 @@ impl WithPrefix for Whole<'_, '_> {
         P: Prefix,
         P::T: Num,
     {
-        let Whole { fold, inputs, n } = self;
+        let Rows { fold, inputs, n, shape: (rows, cols) } = self;
+        if rows.checked_mul(cols).is_none_or(|m| m > n) {
+            return Err(internal("the shape"));
+        }
         let result = Fold::result(&fold.map);
         let x = direct::<P::T>(fold, inputs, n);
         let task = CHUNK * TASK_CHUNKS;
+        let per_row = cols.div_ceil(task);
         let fold_range = |machine: &mut Machine<'_>, t: usize| -> Result<P::Acc> {
+            let (r, k) = (t / per_row, t % per_row);
+            let start = r * cols + k * task;
+            let end = ((r + 1) * cols).min(start + task);
             let mut acc = p.zero();
-            let end = n.min((t + 1) * task);
-            for at in (t * task..end).step_by(CHUNK) {
+            for at in (start..end).step_by(CHUNK) {
                 let len = CHUNK.min(end - at);
                 let sums = match x {
                     Some(x) => p.chunk_sums(&x[at..at + len]),
@@ -61,11 +76,12 @@ impl WithPrefix for Whole<'_, '_> {
             }
             Ok(acc)
         };
-        let parts: Vec<P::Acc> = (0..n.div_ceil(task))
+        let parts: Vec<P::Acc> = (0..rows * per_row)
             .into_par_iter()
             .map_init(|| Machine::new(&fold.map), fold_range)
             .collect::<Result<_>>()?;
-        let total = parts.into_iter().fold(p.zero(), |a, b| p.join(a, b));
-        Ok(Col::of(P::T::slice(&[p.value(total)])))
+        let totals: Vec<P::T> =
+            parts.chunks(per_row).map(|row| p.value(row.iter().fold(p.zero(), |a, &b| p.join(a, b)))).collect();
+        Ok(Col::of(P::T::slice(&totals)))
     }
 }
