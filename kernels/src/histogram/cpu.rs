@@ -18,13 +18,18 @@ const CHUNK: usize = 1 << 16;
 /// in copy `i % WAYS`: a run of equal bins then updates eight counters in
 /// turn, so each increment need not wait for the one before it.
 const WAYS: usize = 8;
-/// Counters per copy: a power of two past the most bins and the dropped
-/// counter, so that an index masked to it needs no bounds check.
-const SLOTS: usize = 2 * MAX_BINS;
-/// Counters between copies: one line more than `SLOTS`, so that a bin's
-/// counters in the eight copies are not 4 KiB apart (loads and stores 4 KiB
-/// apart look alike to the core's store forwarding, and wait on each other).
-const STRIDE: usize = SLOTS + 16;
+/// Counters per copy (`SLOTS`): a power of two past the bins and the
+/// dropped counter, so that an index masked to it needs no bounds check;
+/// this many for up to `FEW - 1` bins, else twice [`MAX_BINS`]. Each task
+/// allocates its own counters, so they are no larger than the bins need
+/// (eight copies of 8208 counters are 262 KiB, which the allocator hands
+/// back to the system and takes again, page by page, task after task).
+const FEW: usize = 512;
+/// Counters between copies (`STRIDE`): one line more than `SLOTS`, so that
+/// a bin's counters in the eight copies are not 4 KiB apart (loads and
+/// stores 4 KiB apart look alike to the core's store forwarding, and wait
+/// on each other).
+const PAST: usize = 16;
 /// Elements whose counter indices are taken together before they are
 /// counted (eight at a time in vector registers where the counter
 /// function has a vector form).
@@ -174,9 +179,9 @@ fn avx2() -> bool {
 }
 
 /// One task's counters: `WAYS` copies, and the values it dropped.
-type Counters = (Box<[[u32; STRIDE]; WAYS]>, u64);
+type Counters<const STRIDE: usize> = (Box<[[u32; STRIDE]; WAYS]>, u64);
 
-fn counters() -> Counters {
+fn counters<const STRIDE: usize>() -> Counters<STRIDE> {
     (Box::new([[0; STRIDE]; WAYS]), 0)
 }
 
@@ -190,16 +195,31 @@ fn count<T: HistogramInput>(
     vector: Vector,
     counter: impl Fn(T) -> u32 + Send + Sync + Copy,
 ) -> (Vec<u32>, u64) {
+    if (bins as usize) < FEW {
+        count_in::<T, FEW, { FEW + PAST }>(x, bins, vector, counter)
+    } else {
+        count_in::<T, { 2 * MAX_BINS }, { 2 * MAX_BINS + PAST }>(x, bins, vector, counter)
+    }
+}
+
+/// [`count`] with `SLOTS` counters per copy, `STRIDE` apart.
+fn count_in<T: HistogramInput, const SLOTS: usize, const STRIDE: usize>(
+    x: &[T],
+    bins: u32,
+    vector: Vector,
+    counter: impl Fn(T) -> u32 + Send + Sync + Copy,
+) -> (Vec<u32>, u64) {
+    const { assert!(SLOTS.is_power_of_two() && STRIDE == SLOTS + PAST) };
     let bins = bins as usize;
     let (ways, missed) = x
         .par_chunks(CHUNK)
-        .fold(counters, move |(mut ways, missed), chunk| {
-            count_chunk(&mut ways, chunk, vector, counter);
+        .fold(counters::<STRIDE>, move |(mut ways, missed), chunk| {
+            count_chunk::<T, SLOTS, STRIDE>(&mut ways, chunk, vector, counter);
             // Take the chunk's dropped values out of the 32-bit counters.
             let dropped: u64 = ways.iter_mut().map(|w| std::mem::take(&mut w[bins]) as u64).sum();
             (ways, missed + dropped)
         })
-        .reduce(counters, |(mut a, da), (b, db)| {
+        .reduce(counters::<STRIDE>, |(mut a, da), (b, db)| {
             for (a, b) in a.iter_mut().zip(b.iter()) {
                 a[..bins].iter_mut().zip(&b[..bins]).for_each(|(a, b)| *a = a.wrapping_add(*b));
             }
@@ -215,7 +235,7 @@ fn count<T: HistogramInput>(
 /// Count `chunk` into `ways`, built also for AVX2 and chosen at run time:
 /// a block's counter indices first, then its increments.
 #[multiversion(targets("x86_64+avx2"))]
-fn count_chunk<T: HistogramInput>(
+fn count_chunk<T: HistogramInput, const SLOTS: usize, const STRIDE: usize>(
     ways: &mut [[u32; STRIDE]; WAYS],
     chunk: &[T],
     vector: Vector,
@@ -302,6 +322,26 @@ mod tests {
                 })
                 .collect();
             agree(Vector::floats(p), &p, &values, |v| float_bin(v, &p, p.bins));
+        }
+    }
+
+    #[test]
+    fn counts_are_a_plain_count_with_few_bins_and_many() {
+        // Both sizes of counters, at and next to the edge between them,
+        // over several tasks' chunks and a remainder.
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let n = 3 * CHUNK + BLOCK + 5;
+        let x: Vec<i32> = (0..n).map(|_| rng.random_range(-5000..5000)).collect();
+        for bins in [1u32, 255, FEW as u32 - 1, FEW as u32, MAX_BINS as u32] {
+            // Value v counts in bin v mod (bins + 1); bin `bins` is dropped.
+            let counter = move |v: i32| v.rem_euclid(bins as i32 + 1) as u32;
+            let mut want = vec![0u32; bins as usize + 1];
+            for &v in &x {
+                want[counter(v) as usize] += 1;
+            }
+            let (found, missed) = count(&x, bins, Vector::No, counter);
+            assert_eq!(found, want[..bins as usize], "{bins} bins");
+            assert_eq!(missed, u64::from(want[bins as usize]), "{bins} bins: dropped");
         }
     }
 }
