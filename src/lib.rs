@@ -5,7 +5,7 @@
 //!
 //! - **The run-time tier**, at the top of this crate: [`Device`], [`Stream`],
 //!   [`Buffer`], [`HostBuffer`], [`Event`], [`Kernel`] and the n-d
-//!   [`Array`] (see [`array`]) work on whichever
+//!   [`Array`] (see [`mod@array`]) work on whichever
 //!   backend was found while the program runs ([`Device::best`],
 //!   `KILN_BACKEND=cpu|cuda|wgpu`), and every pattern of [`kernels`] takes
 //!   them. No generic parameters; a value can sit in a plain struct field.

@@ -26,7 +26,7 @@ pub(crate) const fn round4(n: u64) -> u64 {
 ///
 /// Dropping it while work that uses it is still recorded or running is
 /// sound, and its `Drop` only lets go of the bind groups cached for it
-/// (see [`crate::bindings`]): dropping a `wgpu::Buffer` only
+/// (see `bindings.rs`): dropping a `wgpu::Buffer` only
 /// removes wgpu's handle (wgpu-core 30, `Global::buffer_drop`, which does
 /// not destroy it), while the commands recorded into the batch hold `Arc`s
 /// of the buffer (`ArcCommand::CopyBufferToBuffer` and the like), and once
@@ -37,7 +37,7 @@ pub(crate) const fn round4(n: u64) -> u64 {
 /// calls `Buffer::destroy`, which would free it at once.
 ///
 /// On drop the wgpu buffer goes to the device's pool (see
-/// [`crate::pool`]) for the next allocation of its size.
+/// `pool.rs`) for the next allocation of its size.
 pub struct WgpuBuffer {
     pub(crate) raw: wgpu::Buffer,
     len: usize,

@@ -1,16 +1,8 @@
 //! Mixed element types: [`ArrayExpr::cast`] converts inside the fused
 //! kernel, and [`Promote`] is NumPy's type promotion for kiln's dtypes, so
 //! [`promote`] brings two operands to their common type the way NumPy
-//! would before an operator (`int32 + float32` is `float64`).
-//!
-//! | `T \ U` | i32 | u32 | i64 | u64 | f32 | f64 |
-//! |---------|-----|-----|-----|-----|-----|-----|
-//! | **i32** | i32 | i64 | i64 | f64 | f64 | f64 |
-//! | **u32** | i64 | u32 | i64 | u64 | f64 | f64 |
-//! | **i64** | i64 | i64 | i64 | f64 | f64 | f64 |
-//! | **u64** | f64 | u64 | f64 | u64 | f64 | f64 |
-//! | **f32** | f64 | f64 | f64 | f64 | f32 | f64 |
-//! | **f64** | f64 | f64 | f64 | f64 | f64 | f64 |
+//! would before an operator (`int32 + float32` is `float64`; the table is
+//! on [`Promote`]).
 //!
 //! A Rust scalar is typed, so it promotes as a NumPy array or NumPy scalar
 //! of its type does (NEP 50), not as a Python number: `promote(&a_f32,
@@ -25,8 +17,16 @@ use kiln_core::{Backend, Element};
 use super::lazy::{ArrayExpr, CastOf, IntoExpr, Term};
 use super::Array;
 
-/// The type NumPy gives `T` combined with `U` (see the [module](self)
-/// table). Symmetric.
+/// The type NumPy gives `T` combined with `U`. Symmetric:
+///
+/// | `T \ U` | i32 | u32 | i64 | u64 | f32 | f64 |
+/// |---------|-----|-----|-----|-----|-----|-----|
+/// | **i32** | i32 | i64 | i64 | f64 | f64 | f64 |
+/// | **u32** | i64 | u32 | i64 | u64 | f64 | f64 |
+/// | **i64** | i64 | i64 | i64 | f64 | f64 | f64 |
+/// | **u64** | f64 | u64 | f64 | u64 | f64 | f64 |
+/// | **f32** | f64 | f64 | f64 | f64 | f32 | f64 |
+/// | **f64** | f64 | f64 | f64 | f64 | f64 | f64 |
 pub trait Promote<U: Element>: Element {
     /// The common type.
     type Output: Element;
@@ -89,7 +89,7 @@ impl<B: Backend, T: Element> Array<B, T> {
 }
 
 /// `a` and `b` converted to their common type (NumPy's promotion, the
-/// [module](self) table), ready for an operator; the conversions run in
+/// table on [`Promote`]), ready for an operator; the conversions run in
 /// the kernel the expression becomes.
 ///
 /// # Examples

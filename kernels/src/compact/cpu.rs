@@ -14,8 +14,8 @@ use crate::{chain, prefetch, Number};
 const CHUNK: usize = 1 << 16;
 
 /// Arguments as the CUDA kernel takes them: (x, out, count, status, aggs,
-/// incls, value, n); out[0..count) gets the kept elements (or their
-/// indices when `INDICES`), count[0] their number, and nothing else is
+/// incls, value, n); `out[0..count)` gets the kept elements (or their
+/// indices when `INDICES`), `count[0]` their number, and nothing else is
 /// written. `out` holds at least as many elements as `x` (the API checks).
 pub(crate) fn copy_if<T: Number, const PRED: u8, const INDICES: bool>(args: &mut HostArgs<'_>) -> Result<()> {
     let value = args.scalar::<T>(6)?;

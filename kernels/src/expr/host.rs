@@ -621,7 +621,7 @@ pub(crate) fn write(src: Slice<'_>, out: &mut SliceMut<'_>, stream: bool) -> Res
 }
 
 /// Copy a column into `out`, of one type and length (past the cache with
-/// `stream`, as [`write`]).
+/// `stream`, as [`write()`]).
 pub(crate) fn store(col: &Col, out: &mut SliceMut<'_>, stream: bool) -> Result<()> {
     write(col.slice()?, out, stream)
 }

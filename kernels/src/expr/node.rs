@@ -11,7 +11,7 @@ use super::Ty;
 ///
 /// Expressions are built with Rust's operators (`+ - * / % & | ^ << >> !`
 /// and unary `-`), methods for comparisons (`lt`, `le`, `gt`, `ge`, `eq`,
-/// `ne`), math functions and casts, and [`select`](super::select). Operands
+/// `ne`), math functions and casts, and [`select`]. Operands
 /// must have the same dtype; a Rust number on either side of an operator
 /// (`x * 2.0`, `1 - x`) takes the dtype of the other operand, as CuPy's
 /// Python scalars do. Types are checked when the kernel is built (or, for

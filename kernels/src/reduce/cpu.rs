@@ -217,7 +217,7 @@ macro_rules! per_dtype {
     };
 }
 
-/// Whole-array fold; arguments (x, out, identity, n): out[0] = fold of x,
+/// Whole-array fold; arguments (x, out, identity, n): `out[0]` = fold of x,
 /// the other partials the identity.
 pub(crate) fn fold<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
     per_dtype!(T, args, fold_typed, ReduceOp::from_code(OP))

@@ -258,7 +258,7 @@ fn dispatch<T: Number>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool
     }
 }
 
-/// Arguments as the CUDA kernel takes them: ([x,] [flags,] y, status, aggs,
+/// Arguments as the CUDA kernel takes them: (`[x,] [flags,]` y, status, aggs,
 /// incls, n); the look-back state is not needed here.
 fn typed<T>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool, in_place: bool) -> Result<()>
 where

@@ -83,7 +83,7 @@ pub(crate) fn upsweep<K: SortKey, const DESC: bool>(args: &mut HostArgs<'_>) -> 
     Ok(())
 }
 
-/// Each row of hist becomes its exclusive prefix sum; totals[d] its sum.
+/// Each row of hist becomes its exclusive prefix sum; `totals[d]` its sum.
 pub(crate) fn scan(args: &mut HostArgs<'_>) -> Result<()> {
     let s = scalars(args)?;
     let hist = args.output::<u32>(4)?;
@@ -104,7 +104,7 @@ pub(crate) fn scan(args: &mut HostArgs<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The stable scatter: each key to base[d] + hist[d][tile] + (earlier keys
+/// The stable scatter: each key to `base[d] + hist[d][tile]` + (earlier keys
 /// of d in its tile), the tiles in parallel.
 ///
 /// The output is first cut into the (digit, tile) runs the counts give, so

@@ -158,7 +158,7 @@ pub fn transpose<B: Backend, T: Element>(
     transpose_with(stream, TransposeAlgorithm::Tiled, input, rows, cols, output)
 }
 
-/// [`transpose`] with a chosen algorithm.
+/// [`transpose()`] with a chosen algorithm.
 ///
 /// # Examples
 /// ```
