@@ -38,6 +38,17 @@ pub(crate) fn copy<T: bytemuck::Pod>(dst: &mut [T], src: &[T]) {
     dst.copy_from_slice(src);
 }
 
+/// Copy `src` into `dst` (the same length): with `stream` as [`copy`] does,
+/// else with plain stores.
+#[inline]
+pub(crate) fn write<T: bytemuck::Pod>(dst: &mut [T], src: &[T], stream: bool) {
+    if stream {
+        copy(dst, src);
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
 /// Order this thread's non-temporal stores before its later stores (such
 /// as the end of a parallel task, which publishes its output).
 #[inline]

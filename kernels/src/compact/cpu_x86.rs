@@ -111,12 +111,7 @@ pub(super) fn keep(
     let mut written = 0;
     let mut n = 0;
     let mut flush = |block: &[u32], written: &mut usize| -> Option<()> {
-        let to = part.get_mut(*written..*written + block.len())?;
-        if stream {
-            stream_store::copy(to, block);
-        } else {
-            to.copy_from_slice(block);
-        }
+        stream_store::write(part.get_mut(*written..*written + block.len())?, block, stream);
         *written += block.len();
         Some(())
     };

@@ -601,20 +601,13 @@ pub(crate) fn write(src: Slice<'_>, out: &mut SliceMut<'_>, stream: bool) -> Res
     if src.len() != out.len() {
         return Err(internal("store: a column and its output chunk differ in length"));
     }
-    fn put<T: bytemuck::Pod>(out: &mut [T], src: &[T], stream: bool) {
-        if stream {
-            stream_store::copy(out, src);
-        } else {
-            out.copy_from_slice(src);
-        }
-    }
     match (src, out) {
-        (Slice::I32(c), SliceMut::I32(o)) => put(o, c, stream),
-        (Slice::U32(c), SliceMut::U32(o)) => put(o, c, stream),
-        (Slice::I64(c), SliceMut::I64(o)) => put(o, c, stream),
-        (Slice::U64(c), SliceMut::U64(o)) => put(o, c, stream),
-        (Slice::F32(c), SliceMut::F32(o)) => put(o, c, stream),
-        (Slice::F64(c), SliceMut::F64(o)) => put(o, c, stream),
+        (Slice::I32(c), SliceMut::I32(o)) => stream_store::write(o, c, stream),
+        (Slice::U32(c), SliceMut::U32(o)) => stream_store::write(o, c, stream),
+        (Slice::I64(c), SliceMut::I64(o)) => stream_store::write(o, c, stream),
+        (Slice::U64(c), SliceMut::U64(o)) => stream_store::write(o, c, stream),
+        (Slice::F32(c), SliceMut::F32(o)) => stream_store::write(o, c, stream),
+        (Slice::F64(c), SliceMut::F64(o)) => stream_store::write(o, c, stream),
         _ => return Err(internal("store")),
     }
     Ok(())

@@ -167,6 +167,21 @@ fn fold_range(
     comb.tree(acc.ok_or_else(|| internal("an empty range"))?)
 }
 
+/// Task `t`'s range `[start, end)` of a fold of each row of `cols`
+/// elements in fixed parts of `TASK_CHUNKS` chunks, every part of every row
+/// a task of its own (rows of `per_row(cols)` tasks).
+pub(super) fn row_part(t: usize, cols: usize) -> (usize, usize) {
+    let task = CHUNK * TASK_CHUNKS;
+    let (r, k) = (t / per_row(cols), t % per_row(cols));
+    let start = r * cols + k * task;
+    (start, ((r + 1) * cols).min(start + task))
+}
+
+/// Tasks per row of [`row_part`].
+pub(super) fn per_row(cols: usize) -> usize {
+    cols.div_ceil(CHUNK * TASK_CHUNKS)
+}
+
 /// A length argument at `index` (u64 or u32, the device's index width).
 fn length(args: &HostArgs<'_>, index: usize) -> Result<usize> {
     match args.scalar::<u64>(index) {
@@ -233,13 +248,16 @@ fn whole(fold: &Fold, inputs: &Inputs<'_>, n: usize) -> Result<Col> {
     if let Some(total) = super::host_fold_op::whole(fold, inputs, &id, n)? {
         return Ok(total);
     }
-    // Fixed ranges (not one per thread), so the result is the same on every run.
-    let task = CHUNK * TASK_CHUNKS;
-    let parts: Vec<Col> = (0..n.div_ceil(task))
+    // Fixed ranges (not one per thread), so the result is the same on every
+    // run: the parts of one row of `n`.
+    let parts: Vec<Col> = (0..per_row(n))
         .into_par_iter()
         .map_init(
             || (Machine::new(&fold.map), Combiner::new(fold)),
-            |m, t| fold_range(m, fold, inputs, (t * task, n.min(t * task + task), n)),
+            |m, t| {
+                let (start, end) = row_part(t, n);
+                fold_range(m, fold, inputs, (start, end, n))
+            },
         )
         .collect::<Result<_>>()?;
     Combiner::new(fold).tree(Col::concat(&parts)?)
@@ -255,22 +273,18 @@ fn along_rows(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usi
         if let Some(each) = super::host_fold_op::rows(fold, inputs, &id, n, (rows, cols))? {
             return Ok(each);
         }
-        // Each row in fixed parts, every part of every row a task of its own.
-        let task = CHUNK * TASK_CHUNKS;
-        let per_row = cols.div_ceil(task);
-        let parts: Vec<Col> = (0..rows * per_row)
+        let parts: Vec<Col> = (0..rows * per_row(cols))
             .into_par_iter()
             .map_init(
                 || (Machine::new(&fold.map), Combiner::new(fold)),
                 |m, t| {
-                    let (r, k) = (t / per_row, t % per_row);
-                    let start = r * cols + k * task;
-                    fold_range(m, fold, inputs, (start, ((r + 1) * cols).min(start + task), n))
+                    let (start, end) = row_part(t, cols);
+                    fold_range(m, fold, inputs, (start, end, n))
                 },
             )
             .collect::<Result<_>>()?;
         let mut comb = Combiner::new(fold);
-        let each = parts.chunks(per_row).map(|row| comb.tree(Col::concat(row)?)).collect::<Result<Vec<_>>>()?;
+        let each = parts.chunks(per_row(cols)).map(|row| comb.tree(Col::concat(row)?)).collect::<Result<Vec<_>>>()?;
         return Col::concat(&each);
     }
     // Groups of whole rows; column j of every row in one step.

@@ -1,8 +1,9 @@
-//! User reductions of a whole array, or of each long row of one, that combine by one operation from its
-//! neutral element (see `host_op.rs`): each fixed range of chunks maps a
-//! chunk at a time on the column machine (or reads the map's input in
-//! place) and folds the values natively through the operation's running
-//! prefix, the ranges' results then joined in order. Float sums are within
+//! User reductions of a whole array, or of each long row of one, that
+//! combine by one operation from its neutral element (see `host_op.rs`):
+//! each fixed range of chunks maps a chunk at a time on the column machine
+//! (or reads the map's input in place) and folds the values natively
+//! through the operation's running prefix, the ranges' results then joined
+//! in order. Float sums are within
 //! about one rounding of the exact sum; integers give the bits of any
 //! order; the ranges do not depend on the thread count, so every result is
 //! deterministic.
@@ -11,9 +12,9 @@ use kiln_core::Result;
 use rayon::prelude::*;
 
 use super::fold::Fold;
-use super::host::{Col, Elem, Num, CHUNK, TASK_CHUNKS};
+use super::host::{Col, Elem, Num, CHUNK};
 use super::host_eval::Machine;
-use super::host_fold::{internal, Inputs};
+use super::host_fold::{internal, per_row, row_part, Inputs};
 use super::host_op::{direct, native, with_prefix, WithPrefix};
 use crate::scan::cpu::{parts_total, Prefix};
 
@@ -54,12 +55,8 @@ impl WithPrefix for Rows<'_, '_> {
         }
         let result = Fold::result(&fold.map);
         let x = direct::<P::T>(fold, inputs, n);
-        let task = CHUNK * TASK_CHUNKS;
-        let per_row = cols.div_ceil(task);
         let fold_range = |machine: &mut Machine<'_>, t: usize| -> Result<P::Acc> {
-            let (r, k) = (t / per_row, t % per_row);
-            let start = r * cols + k * task;
-            let end = ((r + 1) * cols).min(start + task);
+            let (start, end) = row_part(t, cols);
             let mut acc = p.zero();
             for at in (start..end).step_by(CHUNK) {
                 let len = CHUNK.min(end - at);
@@ -76,12 +73,12 @@ impl WithPrefix for Rows<'_, '_> {
             }
             Ok(acc)
         };
-        let parts: Vec<P::Acc> = (0..rows * per_row)
+        let parts: Vec<P::Acc> = (0..rows * per_row(cols))
             .into_par_iter()
             .map_init(|| Machine::new(&fold.map), fold_range)
             .collect::<Result<_>>()?;
         let totals: Vec<P::T> =
-            parts.chunks(per_row).map(|row| p.value(row.iter().fold(p.zero(), |a, &b| p.join(a, b)))).collect();
+            parts.chunks(per_row(cols)).map(|row| p.value(row.iter().fold(p.zero(), |a, &b| p.join(a, b)))).collect();
         Ok(Col::of(P::T::slice(&totals)))
     }
 }

@@ -84,12 +84,7 @@ fn tiles<T: Element, const TILE: usize>(input: &[T], out: &mut [T], rows: usize,
             for dc0 in (0..w).step_by(GROUP) {
                 group(&tile, stride, dc0, &mut runs);
                 for (dc, run) in (dc0..w).zip(runs.chunks_exact(TILE)) {
-                    let to = &mut chunk[dc * rows + r0..dc * rows + r0 + h];
-                    if stream {
-                        stream_store::copy(to, &run[..h]);
-                    } else {
-                        to.copy_from_slice(&run[..h]);
-                    }
+                    stream_store::write(&mut chunk[dc * rows + r0..dc * rows + r0 + h], &run[..h], stream);
                 }
             }
         }
