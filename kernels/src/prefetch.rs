@@ -44,3 +44,27 @@ pub(crate) fn stream<T>(s: &[T], i: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (s, i);
 }
+
+/// Bring the lines of `s` into cache ready to be written (a hint, as
+/// [`lines`]): a store into a line not held for writing first waits for
+/// the line, and a loop storing into many places at once (a radix
+/// scatter's 256 runs) keeps too many of those waits in flight for a core;
+/// asked for in order first, the lines come at the rate of a sequential
+/// read. Each line that holds part of `s` is asked for, the first one
+/// included where `s` starts inside it.
+#[inline(always)]
+pub(crate) fn lines_for_write<T>(s: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+        let range = s.as_ptr_range();
+        for line in (range.start as usize & !63..range.end as usize).step_by(64) {
+            // SAFETY: SSE is part of x86-64; a prefetch (PREFETCHW, where
+            // the CPU has it, else a plain prefetch or nothing) neither
+            // reads memory into registers nor faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_ET0>(line as *const i8) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = s;
+}

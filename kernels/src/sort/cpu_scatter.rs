@@ -6,9 +6,10 @@
 //! the tiles scatter in parallel, no two able to meet.
 //!
 //! Small tiles store each key straight into its run ([`Direct`]): their
-//! runs are short and the output stays in cache for the next pass. Large
-//! ones ([`Streamed`]) put a tile's keys first into a 64-byte buffer per
-//! digit (16 words, in L1) and copy a full buffer into its run as one
+//! runs are short and the output stays in cache for the next pass; the
+//! runs' lines are asked for, ready to be written, before the first key.
+//! Large ones ([`Streamed`]) put a tile's keys first into a 64-byte buffer
+//! per digit (16 words, in L1) and copy a full buffer into its run as one
 //! cache line, with non-temporal stores on x86-64. Writing 256 runs key by
 //! key keeps 256 partly written lines in flight, more than a core tracks,
 //! and each line is read before it is written; line by line, and past the
@@ -66,8 +67,15 @@ pub(super) struct Direct<'r, 'a> {
 }
 
 impl<'r, 'a> Direct<'r, 'a> {
-    /// A sink writing into `runs` (one per digit).
+    /// A sink writing into `runs` (one per digit), each of whose lines is
+    /// first asked for ready to be written, run after run: the keys then
+    /// land in lines the core already holds. (On a 2-core x86-64 VM this
+    /// took a sort of 1 Mi u32 keys from 6.6-6.8 ms to 5.3-6.2, and of
+    /// 4 Mi from 33-36 to 25-27.)
     pub(super) fn new(runs: &'r mut [&'a mut [u32]]) -> Self {
+        for run in runs.iter() {
+            crate::prefetch::lines_for_write(run);
+        }
         Direct { runs, done: [0; 256] }
     }
 }
