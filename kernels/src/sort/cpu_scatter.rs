@@ -7,7 +7,7 @@
 //!
 //! Small tiles store each key straight into its run ([`Direct`]): their
 //! runs are short and the output stays in cache for the next pass; the
-//! runs' lines are asked for, ready to be written, before the first key.
+//! runs' lines are asked for, in order, before the first key.
 //! Large ones ([`Streamed`]) put a tile's keys first into a 64-byte buffer
 //! per digit (16 words, in L1) and copy a full buffer into its run as one
 //! cache line, with non-temporal stores on x86-64. Writing 256 runs key by
@@ -68,13 +68,15 @@ pub(super) struct Direct<'r, 'a> {
 
 impl<'r, 'a> Direct<'r, 'a> {
     /// A sink writing into `runs` (one per digit), each of whose lines is
-    /// first asked for ready to be written, run after run: the keys then
-    /// land in lines the core already holds. (On a 2-core x86-64 VM this
-    /// took a sort of 1 Mi u32 keys from 6.6-6.8 ms to 5.3-6.2, and of
-    /// 4 Mi from 33-36 to 25-27.)
+    /// first asked for, run after run: the keys then land in lines the
+    /// core already holds, where each store into a line it does not hold
+    /// would wait for it. (On a 2-core x86-64 VM this took a sort of 1 Mi
+    /// u32 keys from 6.4-6.5 ms to 4.9-5.4, and of 4 Mi from 26-29 to
+    /// 23-24; asking with PREFETCHW instead, for lines to write, was no
+    /// faster.)
     pub(super) fn new(runs: &'r mut [&'a mut [u32]]) -> Self {
         for run in runs.iter() {
-            crate::prefetch::lines_for_write(run);
+            crate::prefetch::lines(run);
         }
         Direct { runs, done: [0; 256] }
     }
