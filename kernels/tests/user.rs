@@ -246,3 +246,61 @@ fn outputs_too_large_for_the_cache_hold_every_element() {
         }
     }
 }
+
+#[test]
+fn nodes_computed_from_cache_match_a_reference_at_every_length() {
+    use rand::{Rng, SeedableRng};
+    // Nodes that read no argument in place (a square root of a product, a
+    // sum of two such, a cast of one) run in steps that ask for the next
+    // chunk's lines: every length around the steps, the chunks and the
+    // parallel tasks, with each form of operand (column and column, column
+    // and one value, one value and column). The first such node asks for
+    // them all, so `pair` starts with one of two columns.
+    let pair = Elementwise::new("pair_from_cache")
+        .input("x", Ty::Is(DType::F32))
+        .input("y", Ty::Is(DType::F32))
+        .output("p", Ty::Is(DType::F32))
+        .set("p", var("x") * 0.5f32 + var("y") * var("y"))
+        .build()
+        .unwrap();
+    let k = Elementwise::new("from_cache")
+        .input("x", Ty::Is(DType::F32))
+        .input("y", Ty::Is(DType::F32))
+        .input("w", Ty::Is(DType::F64))
+        .output("f", Ty::Is(DType::F32))
+        .output("g", Ty::Is(DType::F32))
+        .output("h", Ty::Is(DType::I32))
+        .output("d", Ty::Is(DType::F64))
+        .set("f", (var("x") * 2.0f32 + var("y")).sqrt() * 3.0f32)
+        .set("g", Expr::from(1.5f32) - var("x").sqrt() + (var("y") * var("y")).sqrt())
+        .set("h", ((var("x") * 1000.0f32).sqrt() * 7.0f32).cast(DType::I32))
+        .set("d", (var("w") * var("w") + 1.0f64).sqrt() / 3.0f64)
+        .build()
+        .unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(29);
+    let s = dev().stream();
+    for n in [1, 15, 16, 17, 2047, 2048, 2049, 3 * 2048 + 17, 16 * 2048 + 1, 40 * 2048 + 33] {
+        let x: Vec<f32> = (0..n).map(|_| rng.random_range(0.0..4.0)).collect();
+        let y: Vec<f32> = (0..n).map(|_| rng.random_range(-2.0..2.0)).collect();
+        let w: Vec<f64> = (0..n).map(|_| rng.random_range(-9.0..9.0)).collect();
+        let (xd, yd, wd) = (s.upload(&x).unwrap(), s.upload(&y).unwrap(), s.upload(&w).unwrap());
+        let mut f = s.upload(&vec![f32::NAN; n]).unwrap();
+        let mut g = s.upload(&vec![f32::NAN; n]).unwrap();
+        let mut h = s.upload(&vec![-9i32; n]).unwrap();
+        let mut d = s.upload(&vec![f64::NAN; n]).unwrap();
+        let args = Args::new().arg(&xd).arg(&yd).arg(&wd).arg(&mut f).arg(&mut g).arg(&mut h).arg(&mut d);
+        k.launch(&s, args).unwrap();
+        let (f, g, h, d) = (f.to_vec().unwrap(), g.to_vec().unwrap(), h.to_vec().unwrap(), d.to_vec().unwrap());
+        let mut p = s.upload(&vec![f32::NAN; n]).unwrap();
+        pair.launch(&s, Args::new().arg(&xd).arg(&yd).arg(&mut p)).unwrap();
+        let p = p.to_vec().unwrap();
+        for e in 0..n {
+            assert_eq!(p[e].to_bits(), (x[e] * 0.5 + y[e] * y[e]).to_bits(), "p[{e}] of {n}");
+            let (xe, ye, we) = (x[e], y[e], w[e]);
+            assert_eq!(f[e].to_bits(), ((xe * 2.0 + ye).sqrt() * 3.0).to_bits(), "f[{e}] of {n}");
+            assert_eq!(g[e].to_bits(), (1.5 - xe.sqrt() + (ye * ye).sqrt()).to_bits(), "g[{e}] of {n}");
+            assert_eq!(h[e], ((xe * 1000.0).sqrt() * 7.0) as i32, "h[{e}] of {n}");
+            assert_eq!(d[e].to_bits(), ((we * we + 1.0).sqrt() / 3.0).to_bits(), "d[{e}] of {n}");
+        }
+    }
+}

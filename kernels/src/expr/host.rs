@@ -14,6 +14,7 @@ use super::host_eval::{Exec, Machine};
 use super::node::{BinOp, UnOp};
 use super::ty::Vt;
 use super::value::Value;
+use crate::prefetch::Ahead;
 use crate::stream_store;
 
 /// Elements per chunk: each node's column of a chunk stays in the L1/L2 cache.
@@ -548,6 +549,22 @@ impl<'a> Slice<'a> {
             Slice::U64(s) => Slice::U64(&s[start..end]),
             Slice::F32(s) => Slice::F32(&s[start..end]),
             Slice::F64(s) => Slice::F64(&s[start..end]),
+        }
+    }
+
+    /// Add the lines of elements `[start, end)` (as many as the slice has)
+    /// to `ahead`.
+    pub(crate) fn ask_later(self, start: usize, end: usize, ahead: &mut Ahead) {
+        let end = end.min(self.len());
+        if start < end {
+            match self.sub(start, end) {
+                Slice::I32(s) => ahead.push(s),
+                Slice::U32(s) => ahead.push(s),
+                Slice::I64(s) => ahead.push(s),
+                Slice::U64(s) => ahead.push(s),
+                Slice::F32(s) => ahead.push(s),
+                Slice::F64(s) => ahead.push(s),
+            }
         }
     }
 }

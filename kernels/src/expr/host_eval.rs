@@ -12,6 +12,7 @@ use super::host::{by_dtype, Col, Elem, FromAll, Num, Slice, SliceMut};
 use super::node::{BinOp, UnOp};
 use super::ty::Vt;
 use super::value::Value;
+use crate::prefetch::Ahead;
 
 pub(super) fn internal(what: &str) -> Error {
     Error::invalid("user kernel on the CPU", format!("{what}: operand types disagree with the checked body"))
@@ -89,41 +90,94 @@ impl<'s> Env<'s, '_> {
     }
 }
 
+/// Where a node's values go: its column, and the lines to ask for while
+/// they are computed ([`Ahead::NONE`] unless the node reads only cache).
+struct Dst<'d> {
+    col: &'d mut Col,
+    ahead: &'d mut Ahead,
+}
+
 fn out_col<T: Elem>(out: &mut Col) -> Result<&mut Vec<T>> {
     let o = T::col_mut(out).ok_or_else(|| internal("result"))?;
     o.clear();
     Ok(o)
 }
 
+/// Elements per step of a loop that asks for lines ([`Ahead::ask`]).
+const STEP: usize = 16;
+
 /// `o = f(x[i])` for every `i`: the loop every one-operand node runs, built
-/// also for AVX2 (wider vectors, the same operations) and chosen at run time.
+/// also for AVX2 (wider vectors, the same operations) and chosen at run
+/// time. With lines left in `ahead`, it asks for some every [`STEP`]
+/// elements.
 #[multiversion(targets("x86_64+avx2"))]
-fn each1<A: Copy, T, F: Fn(A) -> T>(x: &[A], o: &mut Vec<T>, f: F) {
-    o.extend(x.iter().map(|&x| f(x)));
+fn each1<A: Copy, T: Copy + Default, F: Fn(A) -> T>(x: &[A], o: &mut Vec<T>, ahead: &mut Ahead, f: F) {
+    if ahead.is_done() {
+        o.extend(x.iter().map(|&x| f(x)));
+        return;
+    }
+    o.reserve(x.len());
+    let mut steps = x.chunks_exact(STEP);
+    for a in &mut steps {
+        let mut v = [T::default(); STEP];
+        for (v, &a) in v.iter_mut().zip(a) {
+            *v = f(a);
+        }
+        o.extend_from_slice(&v);
+        ahead.ask();
+    }
+    o.extend(steps.remainder().iter().map(|&x| f(x)));
 }
 
 /// `o = f(x[i], y[i])` for every `i`, as [`each1`].
 #[multiversion(targets("x86_64+avx2"))]
-fn each2<A: Copy, B: Copy, T, F: Fn(A, B) -> T>(x: &[A], y: &[B], o: &mut Vec<T>, f: F) {
-    o.extend(x.iter().zip(y).map(|(&x, &y)| f(x, y)));
+fn each2<A: Copy, B: Copy, T: Copy + Default, F: Fn(A, B) -> T>(
+    x: &[A],
+    y: &[B],
+    o: &mut Vec<T>,
+    ahead: &mut Ahead,
+    f: F,
+) {
+    if ahead.is_done() {
+        o.extend(x.iter().zip(y).map(|(&x, &y)| f(x, y)));
+        return;
+    }
+    let n = x.len().min(y.len());
+    o.reserve(n);
+    let (mut xs, mut ys) = (x[..n].chunks_exact(STEP), y[..n].chunks_exact(STEP));
+    for (a, b) in (&mut xs).zip(&mut ys) {
+        let mut v = [T::default(); STEP];
+        for (v, (&a, &b)) in v.iter_mut().zip(a.iter().zip(b)) {
+            *v = f(a, b);
+        }
+        o.extend_from_slice(&v);
+        ahead.ask();
+    }
+    o.extend(xs.remainder().iter().zip(ys.remainder()).map(|(&x, &y)| f(x, y)));
 }
 
-fn map1<A: Elem, T: Elem>(a: Opd<'_, A>, out: &mut Col, f: impl Fn(A) -> T) -> Result<At> {
+fn map1<A: Elem, T: Elem>(a: Opd<'_, A>, out: &mut Dst<'_>, f: impl Fn(A) -> T) -> Result<At> {
     match a {
         Opd::One(x) => Ok(At::One(f(x).to_bits())),
         Opd::Many(x) => {
-            each1(x, out_col::<T>(out)?, f);
+            each1(x, out_col::<T>(out.col)?, out.ahead, f);
             Ok(At::Col)
         }
     }
 }
 
-fn map2<A: Elem, B: Elem, T: Elem>(a: Opd<'_, A>, b: Opd<'_, B>, out: &mut Col, f: impl Fn(A, B) -> T) -> Result<At> {
+fn map2<A: Elem, B: Elem, T: Elem>(
+    a: Opd<'_, A>,
+    b: Opd<'_, B>,
+    out: &mut Dst<'_>,
+    f: impl Fn(A, B) -> T,
+) -> Result<At> {
+    let ahead = &mut *out.ahead;
     match (a, b) {
         (Opd::One(x), Opd::One(y)) => return Ok(At::One(f(x, y).to_bits())),
-        (Opd::Many(x), Opd::One(y)) => each1(x, out_col::<T>(out)?, |x| f(x, y)),
-        (Opd::One(x), Opd::Many(y)) => each1(y, out_col::<T>(out)?, |y| f(x, y)),
-        (Opd::Many(x), Opd::Many(y)) => each2(x, y, out_col::<T>(out)?, f),
+        (Opd::Many(x), Opd::One(y)) => each1(x, out_col::<T>(out.col)?, ahead, |x| f(x, y)),
+        (Opd::One(x), Opd::Many(y)) => each1(y, out_col::<T>(out.col)?, ahead, |y| f(x, y)),
+        (Opd::Many(x), Opd::Many(y)) => each2(x, y, out_col::<T>(out.col)?, ahead, f),
     }
     Ok(At::Col)
 }
@@ -131,7 +185,7 @@ fn map2<A: Elem, B: Elem, T: Elem>(a: Opd<'_, A>, b: Opd<'_, B>, out: &mut Col, 
 fn map3<C: Elem, A: Elem, B: Elem, T: Elem>(
     (c, a, b): (Opd<'_, C>, Opd<'_, A>, Opd<'_, B>),
     len: usize,
-    out: &mut Col,
+    out: &mut Dst<'_>,
     f: impl Fn(C, A, B) -> T,
 ) -> Result<At> {
     if let (Opd::One(c), Opd::One(a), Opd::One(b)) = (c, a, b) {
@@ -139,12 +193,12 @@ fn map3<C: Elem, A: Elem, B: Elem, T: Elem>(
     }
     let (mut sc, mut sa, mut sb) = (Vec::new(), Vec::new(), Vec::new());
     let (c, a, b) = (c.many(len, &mut sc), a.many(len, &mut sa), b.many(len, &mut sb));
-    out_col::<T>(out)?.extend(c.iter().zip(a.iter().zip(b)).map(|(&c, (&a, &b))| f(c, a, b)));
+    out_col::<T>(out.col)?.extend(c.iter().zip(a.iter().zip(b)).map(|(&c, (&a, &b))| f(c, a, b)));
     Ok(At::Col)
 }
 
 /// One loop per operation, so that each vectorises.
-fn unary<T: Num>(op: UnOp, a: Opd<'_, T>, out: &mut Col) -> Result<At> {
+fn unary<T: Num>(op: UnOp, a: Opd<'_, T>, out: &mut Dst<'_>) -> Result<At> {
     macro_rules! arms {
         ($($o:ident),*) => {
             match op {
@@ -155,7 +209,7 @@ fn unary<T: Num>(op: UnOp, a: Opd<'_, T>, out: &mut Col) -> Result<At> {
     arms!(Neg, Not, Abs, Sqrt, Rsqrt, Exp, Log, Sin, Cos, Tanh, Floor, Ceil)
 }
 
-fn binary<T: Num>(op: BinOp, a: Opd<'_, T>, b: Opd<'_, T>, out: &mut Col) -> Result<At> {
+fn binary<T: Num>(op: BinOp, a: Opd<'_, T>, b: Opd<'_, T>, out: &mut Dst<'_>) -> Result<At> {
     macro_rules! arms {
         ($($o:ident),*) => {
             match op {
@@ -167,7 +221,7 @@ fn binary<T: Num>(op: BinOp, a: Opd<'_, T>, b: Opd<'_, T>, out: &mut Col) -> Res
     arms!(Add, Sub, Mul, Div, Rem, Min, Max, And, Or, Xor)
 }
 
-fn compare<T: Elem + PartialOrd>(op: BinOp, a: Opd<'_, T>, b: Opd<'_, T>, out: &mut Col) -> Result<At> {
+fn compare<T: Elem + PartialOrd>(op: BinOp, a: Opd<'_, T>, b: Opd<'_, T>, out: &mut Dst<'_>) -> Result<At> {
     match op {
         BinOp::Lt => map2::<T, T, bool>(a, b, out, |x, y| x < y),
         BinOp::Le => map2::<T, T, bool>(a, b, out, |x, y| x <= y),
@@ -178,7 +232,7 @@ fn compare<T: Elem + PartialOrd>(op: BinOp, a: Opd<'_, T>, b: Opd<'_, T>, out: &
     }
 }
 
-fn cast_to<T: Num + FromAll>(from: Vt, k: u32, env: &Env<'_, '_>, out: &mut Col) -> Result<At> {
+fn cast_to<T: Num + FromAll>(from: Vt, k: u32, env: &Env<'_, '_>, out: &mut Dst<'_>) -> Result<At> {
     match from {
         Vt::Bool => map1::<bool, T>(env.opd(k)?, out, T::from_bool),
         Vt::Num(DType::I32) => map1::<i32, T>(env.opd(k)?, out, T::from_i32),
@@ -190,7 +244,7 @@ fn cast_to<T: Num + FromAll>(from: Vt, k: u32, env: &Env<'_, '_>, out: &mut Col)
     }
 }
 
-fn shift<T: Num>(left: bool, a: Opd<'_, T>, by: Vt, k: u32, env: &Env<'_, '_>, out: &mut Col) -> Result<At> {
+fn shift<T: Num>(left: bool, a: Opd<'_, T>, by: Vt, k: u32, env: &Env<'_, '_>, out: &mut Dst<'_>) -> Result<At> {
     match by {
         Vt::Num(DType::I32) => map2::<T, i32, T>(a, env.opd(k)?, out, |x, s| T::shift(left, x, s.low_u32())),
         Vt::Num(DType::U32) => map2::<T, u32, T>(a, env.opd(k)?, out, |x, s| T::shift(left, x, s)),
@@ -199,7 +253,7 @@ fn shift<T: Num>(left: bool, a: Opd<'_, T>, by: Vt, k: u32, env: &Env<'_, '_>, o
     }
 }
 
-fn gather<T: Num>(src: Slice<'_>, by: Vt, k: u32, env: &Env<'_, '_>, out: &mut Col) -> Result<At> {
+fn gather<T: Num>(src: Slice<'_>, by: Vt, k: u32, env: &Env<'_, '_>, out: &mut Dst<'_>) -> Result<At> {
     let s: &[T] = T::of(src).ok_or_else(|| internal("raw input"))?;
     let get =
         |i: Option<u64>| i.and_then(|i| usize::try_from(i).ok()).and_then(|i| s.get(i)).copied().unwrap_or_default();
@@ -212,7 +266,7 @@ fn gather<T: Num>(src: Slice<'_>, by: Vt, k: u32, env: &Env<'_, '_>, out: &mut C
 }
 
 /// Evaluate one node into `out`, or say where its values already are.
-fn node(n: &TNode, env: &Env<'_, '_>, out: &mut Col) -> Result<At> {
+fn node(n: &TNode, env: &Env<'_, '_>, out: &mut Dst<'_>) -> Result<At> {
     let e = env.exec;
     let [a0, a1, a2] = n.args;
     let dtype = n.ty.dtype().unwrap_or(DType::U32);
@@ -233,7 +287,7 @@ fn node(n: &TNode, env: &Env<'_, '_>, out: &mut Col) -> Result<At> {
             Ok(At::One(u64::from(s.len() as u32)))
         }
         Op::Index => {
-            out_col::<u32>(out)?.extend((e.start..e.start + e.len).map(|i| i as u32));
+            out_col::<u32>(out.col)?.extend((e.start..e.start + e.len).map(|i| i as u32));
             Ok(At::Col)
         }
         Op::Len => Ok(At::One(u64::from(e.n as u32))),
@@ -288,14 +342,40 @@ impl<'b> Machine<'b> {
         Machine { body, cols: body.nodes.iter().map(|n| Col::new(n.ty)).collect(), at: vec![At::Col; body.nodes.len()] }
     }
 
-    /// Evaluate every node over the range.
+    /// Evaluate every node over the range. Nodes that read only cache (no
+    /// argument in place, no gather) ask meanwhile for the lines the next
+    /// range of as many elements reads in place, so memory works while they
+    /// compute.
     pub(crate) fn run(&mut self, exec: &Exec<'_>) -> Result<()> {
+        let mut ahead = self.next_lines(exec);
         for (k, n) in self.body.nodes.iter().enumerate() {
             let (cols, rest) = self.cols.split_at_mut(k);
             let env = Env { nodes: &self.body.nodes, cols, at: &self.at, exec };
-            self.at[k] = node(n, &env, &mut rest[0])?;
+            let cached = !matches!(n.op, Op::At(_))
+                && n.args[..n.arity()].iter().all(|&a| !matches!(self.at[a as usize], At::Arg(..)));
+            let mut none = Ahead::NONE;
+            let mut out = Dst { col: &mut rest[0], ahead: if cached { &mut ahead } else { &mut none } };
+            self.at[k] = node(n, &env, &mut out)?;
         }
         Ok(())
+    }
+
+    /// The lines of the range after `exec`'s, of as many elements, in each
+    /// argument the body reads in place (not the range's own in-out ones).
+    fn next_lines(&self, exec: &Exec<'_>) -> Ahead {
+        let mut ahead = Ahead::NONE;
+        let (start, end) = (exec.start + exec.len, exec.start + 2 * exec.len);
+        for (k, n) in self.body.nodes.iter().enumerate() {
+            let (Op::Load(p) | Op::Scalar(p)) = n.op else { continue };
+            let first = !self.body.nodes[..k].iter().any(|m| m.op == n.op);
+            let input = exec.inputs.get(p as usize).copied().flatten();
+            if let Some(s) = input.filter(|_| first && !exec.local.contains(&(p as usize))) {
+                s.ask_later(start, end, &mut ahead);
+            }
+        }
+        // Within one pass over the range.
+        ahead.pace(exec.len / STEP);
+        ahead
     }
 
     /// Node `v`'s values over the last range run, as a slice (a node of
