@@ -7,7 +7,8 @@ monotonic clock): 3 untimed calls, calls for --warmup-ms of busy time, then
 --runs samples of `launches` calls each, `launches` chosen so a sample
 covers --sample-ms; the median and the fastest sample's time per call.
 Every case writes into arrays made before timing where NumPy takes out=;
-where it cannot (arange, boolean indexing, sort, argsort and gather), the new array is part of
+where it cannot (arange, boolean indexing, sort, argsort and gather,
+array expressions, integer random numbers), the new array is part of
 the time, as it is of NumPy's users'. Exits with status 3 and a one-line
 reason on stderr when NumPy cannot run here.
 """
@@ -104,6 +105,34 @@ def case(pattern, size):
             x, y = bench_input(size, dt), bench_input(size, dt)
             return lambda: alpha * x + y
         return args.dtype, 3 * size * item, make
+    if pattern in ("array_fused_sum", "array_row_sums") and np.dtype(dt).kind != "f":
+        return None  # kiln's array rows are of floats
+    if pattern == "array_fused_sum":
+        # sqrt(2x + y) summed, as a NumPy user writes it (its temporaries
+        # are part of the time).
+        def make():
+            x, y, two = bench_input(size, dt), bench_input(size, dt), dt(2)
+            return lambda: np.sqrt(x * two + y).sum()
+        return args.dtype, 2 * size * item, make
+    if pattern == "array_row_sums":
+        def make():
+            x, rows = bench_input(size, dt), size // ROWS
+            return lambda: x[:ROWS * rows].reshape(ROWS, rows).sum(axis=1)
+        return args.dtype, size * item, make
+    if pattern in ("random_uniform", "random_normal"):
+        if np.dtype(dt).kind != "f" and pattern == "random_normal":
+            return None
+
+        def make():
+            # Philox, as kiln's (NumPy's is the 4x64 variant of kiln's 4x32).
+            gen, y = np.random.Generator(np.random.Philox(0x6B696C6E)), np.empty(size, dt)
+            if pattern == "random_normal":
+                return lambda: gen.standard_normal(size, dtype=dt, out=y)
+            if np.dtype(dt).kind == "f":
+                return lambda: gen.random(size, dtype=dt, out=y)
+            # Generator.integers takes no out=: a new array each call.
+            return lambda: gen.integers(0, 1 << 32, size, dtype=dt)
+        return args.dtype, size * item, make
     if pattern in ("axpy", "user_axpy"):
         # NumPy evaluates a * x + y as two passes through a temporary; with
         # out= it is the best a NumPy user writes.
@@ -204,6 +233,8 @@ def case(pattern, size):
     return None
 
 
+# The rows array_row_sums folds its elements into (benches/src/array.rs, ROWS).
+ROWS = 8
 # kiln's products: name -> (dtype label, dtype).
 GEMMS = {"sgemm": ("f32", np.float32), "sgemm_cublas": ("f32", np.float32), "dgemm": ("f64", np.float64)}
 # kiln's sorts: name -> (key dtype label, key dtype, whether u32 values ride along).
