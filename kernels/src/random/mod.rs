@@ -58,8 +58,8 @@ use kiln_core::{Args, Backend, Element, Error, LaunchConfig, Program, Result, St
 use crate::launch::{blocks, check_dtype, cuda_source, index_width, program, wgsl_source, Access, BLOCK};
 
 /// Philox4x32-10's round multipliers and key increments (Weyl constants).
-const M: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];
-const W: [u32; 2] = [0x9E37_79B9, 0xBB67_AE85];
+pub(crate) const M: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];
+pub(crate) const W: [u32; 2] = [0x9E37_79B9, 0xBB67_AE85];
 
 /// The Philox4x32-10 block of `counter` under `key`, as the GPU kernels
 /// compute it.

@@ -4,13 +4,13 @@
 //! Two words give two normals: `r = sqrt(-2 ln u)` from the first, the
 //! angle `2 pi v` from the second, and `(r cos, r sin)`. The logarithm,
 //! square root, sine and cosine are kiln's own: the argument is reduced
-//! with integer operations, the functions are polynomials evaluated with
-//! fused multiply-adds, and the square root is Newton's iteration from an
+//! with integer operations, the functions are polynomials evaluated by
+//! Horner's rule, and the square root is Newton's iteration from an
 //! integer first guess. Only operations IEEE 754 rounds exactly are used
-//! (`+`, `*`, `fma`, exact conversions), and never a product added to
-//! something outside an `fma`, so no compiler may contract or reassociate
-//! them: CUDA uses the `__fmaf_rn`-style intrinsics, WGSL `fma`, the CPU
-//! `mul_add`. The functions are accurate to about an ulp (`f32`: a degree-9
+//! (`+`, `*`, exact conversions), each rounded on its own, so no compiler
+//! may contract or reassociate them: CUDA uses the `__fmul_rn` and
+//! `__fadd_rn` intrinsics, the CPU Rust's arithmetic (never fused). The
+//! functions are accurate to about an ulp (`f32`: a degree-9
 //! polynomial for `ln(1+t)/t`, error 5e-9; `f64`: degree 19, 6e-17; Taylor
 //! series of sine and cosine to below half an ulp).
 //!
@@ -114,20 +114,24 @@ pub(crate) const SQRT2_Q31: u32 = 3_037_000_499;
 pub(crate) const SQRT2_Q63: u64 = 13_043_817_825_332_782_212;
 
 /// Horner's rule, lowest power first: `p = p * x + c`, each step rounded twice.
+#[inline(always)]
 fn horner32(c: &[f32], x: f32) -> f32 {
     c[..c.len() - 1].iter().rev().fold(c[c.len() - 1], |p, &k| p * x + k)
 }
 
+#[inline(always)]
 fn horner64(c: &[f64], x: f64) -> f64 {
     c[..c.len() - 1].iter().rev().fold(c[c.len() - 1], |p, &k| p * x + k)
 }
 
 /// `2^e`, exactly, for `e` in `[-126, 127]`.
+#[inline(always)]
 fn pow2_f32(e: i32) -> f32 {
     f32::from_bits(((e + 127) as u32) << 23)
 }
 
 /// `2^e`, exactly, for `e` in `[-1022, 1023]`.
+#[inline(always)]
 fn pow2_f64(e: i32) -> f64 {
     f64::from_bits(((e + 1023) as u64) << 52)
 }
@@ -142,6 +146,7 @@ struct Reduced<I> {
     k: i32,
 }
 
+#[inline(always)]
 fn reduce32(mi: u32, k: i32) -> Reduced<u32> {
     if mi > SQRT2_Q31 {
         Reduced { ti: mi.wrapping_neg(), neg: true, sh: -32, k: k + 1 }
@@ -150,6 +155,7 @@ fn reduce32(mi: u32, k: i32) -> Reduced<u32> {
     }
 }
 
+#[inline(always)]
 fn reduce64(mi: u64, k: i32) -> Reduced<u64> {
     if mi > SQRT2_Q63 {
         Reduced { ti: mi.wrapping_neg(), neg: true, sh: -64, k: k + 1 }
@@ -159,6 +165,7 @@ fn reduce64(mi: u64, k: i32) -> Reduced<u64> {
 }
 
 /// `v 2^sh` in `f32`, `v` cut to its top 24 bits (exact for 24 bits or fewer).
+#[inline(always)]
 fn cut_f32(v: u64, sh: i32) -> f32 {
     if v == 0 {
         return 0.0;
@@ -168,6 +175,7 @@ fn cut_f32(v: u64, sh: i32) -> f32 {
 }
 
 /// `v 2^sh` in `f64`, `v` cut to its top 53 bits.
+#[inline(always)]
 fn cut_f64(v: u64, sh: i32) -> f64 {
     if v == 0 {
         return 0.0;
@@ -177,6 +185,7 @@ fn cut_f64(v: u64, sh: i32) -> f64 {
 }
 
 /// `ln(1 + t) + k ln 2` in `f32`, `t = -1^neg ti 2^sh` cut to its top 24 bits.
+#[inline(always)]
 fn ln_f32(ti: u64, neg: bool, sh: i32, k: i32) -> f32 {
     let t = cut_f32(ti, sh);
     let t = if neg { -t } else { t };
@@ -185,6 +194,7 @@ fn ln_f32(ti: u64, neg: bool, sh: i32, k: i32) -> f32 {
 }
 
 /// `1 / sqrt(l)`, `l > 0`: Newton's iteration from the integer first guess.
+#[inline(always)]
 fn rsqrt_f32(l: f32) -> f32 {
     let h = 0.5 * l;
     let mut y = f32::from_bits(0x5f37_59df - (l.to_bits() >> 1));
@@ -197,6 +207,7 @@ fn rsqrt_f32(l: f32) -> f32 {
 /// The angle within its quadrant, `x / 2^32` of a quarter turn, folded to
 /// at most half of one (`2^32 - x` where `x` is past the half, `swap` then
 /// says sine and cosine trade places).
+#[inline(always)]
 fn quarter(x: u32) -> (u32, bool) {
     let swap = x >= 0x8000_0000;
     (if swap { x.wrapping_neg() } else { x }, swap)
@@ -204,6 +215,7 @@ fn quarter(x: u32) -> (u32, bool) {
 
 /// `(cos, sin)` of the angle in quadrant `q` whose in-quadrant sine and
 /// cosine are `(s, c)`.
+#[inline(always)]
 fn rotate<T: Copy + std::ops::Neg<Output = T>>(q: u32, s: T, c: T) -> (T, T) {
     match q & 3 {
         0 => (c, s),
@@ -214,6 +226,7 @@ fn rotate<T: Copy + std::ops::Neg<Output = T>>(q: u32, s: T, c: T) -> (T, T) {
 }
 
 /// Two `f32` normals from the words `a` (radius) and `b` (angle).
+#[inline(always)]
 pub(crate) fn pair_f32(a: u32, b: u32) -> [f32; 2] {
     let x = a | 1;
     let e = x.leading_zeros();
@@ -231,12 +244,14 @@ pub(crate) fn pair_f32(a: u32, b: u32) -> [f32; 2] {
 }
 
 /// A 53-bit integer as `f64`, exactly, from its two words.
+#[inline(always)]
 fn exact_f64(v: u64) -> f64 {
     f64::from((v >> 32) as u32) * 4_294_967_296.0 + f64::from(v as u32)
 }
 
 /// Two `f64` normals from the words `w` (radius from `w[0], w[1]`, angle
 /// from `w[2], w[3]`).
+#[inline(always)]
 pub(crate) fn pair_f64(w: &[u32; 4]) -> [f64; 2] {
     let x = ((u64::from(w[0]) << 32) | u64::from(w[1])) | 1;
     let e = x.leading_zeros();
@@ -263,6 +278,7 @@ pub(crate) fn pair_f64(w: &[u32; 4]) -> [f64; 2] {
     [r * cos, r * sin]
 }
 
+#[inline(always)]
 fn quarter64(x: u64) -> (u64, bool) {
     let swap = x >= 1 << 63;
     (if swap { x.wrapping_neg() } else { x }, swap)
