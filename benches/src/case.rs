@@ -29,7 +29,7 @@ pub enum Pattern {
     /// 3 x 3 box blur (clamped border) of a square f32 image of `n` pixels.
     Blur3x3,
     /// f64 `c = a . b` of square matrices of `n` elements each (side
-    /// `sqrt(n)`), kiln's own strategy (on the CPU the `gemm` crate).
+    /// `sqrt(n)`), kiln's own strategy (on the CPU `faer`'s or `gemm`'s kernels).
     Dgemm,
     /// `n` random keys of `key` (u32, i32 or f32) sorted ascending.
     ///
