@@ -24,12 +24,17 @@ const WAYS: usize = 8;
 /// allocates its own counters, so they are no larger than the bins need
 /// (eight copies of 8208 counters are 262 KiB, which the allocator hands
 /// back to the system and takes again, page by page, task after task).
+/// Below `FEW` bins the counters are 16-bit, emptied into the task's
+/// 32-bit counts before they can overflow: half the cache, and a little
+/// faster (counting in cache on the 16-core GPU host, 16 threads: 0.90-0.98
+/// ns per element each against 1.03-1.09 with 32-bit counters; from memory
+/// on 2 cores: 0.38 against 0.40).
 const FEW: usize = 512;
-/// Counters between copies (`STRIDE`): one line more than `SLOTS`, so that
-/// a bin's counters in the eight copies are not 4 KiB apart (loads and
-/// stores 4 KiB apart look alike to the core's store forwarding, and wait
-/// on each other).
-const PAST: usize = 16;
+/// Bytes between copies past their `SLOTS` counters (`STRIDE` is `SLOTS`
+/// and this many bytes): a bin's counters in the eight copies are then
+/// not 4 KiB apart (loads and stores 4 KiB apart look alike to the core's
+/// store forwarding, and wait on each other).
+const PAST: usize = 64;
 /// Elements whose counter indices are taken together before they are
 /// counted (eight at a time in vector registers where the counter
 /// function has a vector form).
@@ -178,11 +183,92 @@ fn avx2() -> bool {
     false
 }
 
-/// One task's counters: `WAYS` copies, and the values it dropped.
-type Counters<const STRIDE: usize> = (Box<[[u32; STRIDE]; WAYS]>, u64);
+/// A counter of one copy: 16 bits where the bins are few, else 32.
+trait Counter: Copy + Default + Send + 'static {
+    /// The largest count it holds.
+    const MAX: usize;
+    /// Add one, wrapping.
+    fn bump(&mut self);
+    /// The count, leaving zero.
+    fn take(&mut self) -> u32;
+}
 
-fn counters<const STRIDE: usize>() -> Counters<STRIDE> {
-    (Box::new([[0; STRIDE]; WAYS]), 0)
+impl Counter for u16 {
+    const MAX: usize = u16::MAX as usize;
+    #[inline(always)]
+    fn bump(&mut self) {
+        *self = self.wrapping_add(1);
+    }
+    fn take(&mut self) -> u32 {
+        u32::from(std::mem::take(self))
+    }
+}
+
+impl Counter for u32 {
+    const MAX: usize = u32::MAX as usize;
+    #[inline(always)]
+    fn bump(&mut self) {
+        *self = self.wrapping_add(1);
+    }
+    fn take(&mut self) -> u32 {
+        std::mem::take(self)
+    }
+}
+
+/// The most one copy's counter gains from one chunk: its share of the
+/// chunk's whole blocks, and every element past them.
+const MOST_PER_CHUNK: usize = CHUNK / WAYS + BLOCK;
+
+/// One task's counts: `WAYS` copies of counters `C`, emptied into 32-bit
+/// `found` (wrapping, as the kernels' counts) and exact `missed` before
+/// any can overflow.
+struct Tally<C, const STRIDE: usize> {
+    ways: Box<[[C; STRIDE]; WAYS]>,
+    found: Vec<u32>,
+    missed: u64,
+    /// Chunks counted into `ways` since they were last emptied.
+    chunks: usize,
+}
+
+impl<C: Counter, const STRIDE: usize> Tally<C, STRIDE> {
+    fn new(bins: usize) -> Self {
+        Tally { ways: Box::new([[C::default(); STRIDE]; WAYS]), found: vec![0; bins], missed: 0, chunks: 0 }
+    }
+
+    /// Empty the copies into `found` and `missed` (the counter after the
+    /// last bin holds the dropped values).
+    fn empty(&mut self) {
+        let bins = self.found.len();
+        for way in self.ways.iter_mut() {
+            self.found.iter_mut().zip(&mut way[..bins]).for_each(|(f, c)| *f = f.wrapping_add(c.take()));
+            self.missed += u64::from(way[bins].take());
+        }
+        self.chunks = 0;
+    }
+
+    /// Count `chunk`, first emptying the copies if it could overflow them.
+    fn count<T: HistogramInput, const SLOTS: usize>(
+        mut self,
+        chunk: &[T],
+        vector: Vector,
+        counter: impl Fn(T) -> u32,
+    ) -> Self {
+        if (self.chunks + 1) * MOST_PER_CHUNK > C::MAX {
+            self.empty();
+        }
+        count_chunk::<T, C, SLOTS, STRIDE>(&mut self.ways, chunk, vector, counter);
+        self.chunks += 1;
+        self
+    }
+
+    /// The counts of both tasks.
+    fn merge(mut self, mut other: Self) -> Self {
+        self.empty();
+        other.empty();
+        self.found.iter_mut().zip(&other.found).for_each(|(a, b)| *a = a.wrapping_add(*b));
+        self.missed += other.missed;
+        self
+    }
 }
 
 /// The counts of `x` in `bins` bins by `counter` (`bins` for a dropped
@@ -196,47 +282,37 @@ fn count<T: HistogramInput>(
     counter: impl Fn(T) -> u32 + Send + Sync + Copy,
 ) -> (Vec<u32>, u64) {
     if (bins as usize) < FEW {
-        count_in::<T, FEW, { FEW + PAST }>(x, bins, vector, counter)
+        count_in::<T, u16, FEW, { FEW + PAST / 2 }>(x, bins, vector, counter)
     } else {
-        count_in::<T, { 2 * MAX_BINS }, { 2 * MAX_BINS + PAST }>(x, bins, vector, counter)
+        count_in::<T, u32, { 2 * MAX_BINS }, { 2 * MAX_BINS + PAST / 4 }>(x, bins, vector, counter)
     }
 }
 
-/// [`count`] with `SLOTS` counters per copy, `STRIDE` apart.
-fn count_in<T: HistogramInput, const SLOTS: usize, const STRIDE: usize>(
+/// [`count`] with `SLOTS` counters `C` per copy, `STRIDE` apart.
+fn count_in<T: HistogramInput, C: Counter, const SLOTS: usize, const STRIDE: usize>(
     x: &[T],
     bins: u32,
     vector: Vector,
     counter: impl Fn(T) -> u32 + Send + Sync + Copy,
 ) -> (Vec<u32>, u64) {
-    const { assert!(SLOTS.is_power_of_two() && STRIDE == SLOTS + PAST) };
+    const {
+        assert!(SLOTS.is_power_of_two() && STRIDE * size_of::<C>() == SLOTS * size_of::<C>() + PAST);
+        assert!(MOST_PER_CHUNK <= C::MAX);
+    };
     let bins = bins as usize;
-    let (ways, missed) = x
+    let mut tally = x
         .par_chunks(CHUNK)
-        .fold(counters::<STRIDE>, move |(mut ways, missed), chunk| {
-            count_chunk::<T, SLOTS, STRIDE>(&mut ways, chunk, vector, counter);
-            // Take the chunk's dropped values out of the 32-bit counters.
-            let dropped: u64 = ways.iter_mut().map(|w| std::mem::take(&mut w[bins]) as u64).sum();
-            (ways, missed + dropped)
-        })
-        .reduce(counters::<STRIDE>, |(mut a, da), (b, db)| {
-            for (a, b) in a.iter_mut().zip(b.iter()) {
-                a[..bins].iter_mut().zip(&b[..bins]).for_each(|(a, b)| *a = a.wrapping_add(*b));
-            }
-            (a, da + db)
-        });
-    let mut found = vec![0u32; bins];
-    for way in ways.iter() {
-        found.iter_mut().zip(&way[..bins]).for_each(|(f, w)| *f = f.wrapping_add(*w));
-    }
-    (found, missed)
+        .fold(|| Tally::<C, STRIDE>::new(bins), move |tally, chunk| tally.count::<T, SLOTS>(chunk, vector, counter))
+        .reduce(|| Tally::new(bins), Tally::merge);
+    tally.empty();
+    (tally.found, tally.missed)
 }
 
 /// Count `chunk` into `ways`, built also for AVX2 and chosen at run time:
 /// a block's counter indices first, then its increments.
 #[multiversion(targets("x86_64+avx2"))]
-fn count_chunk<T: HistogramInput, const SLOTS: usize, const STRIDE: usize>(
-    ways: &mut [[u32; STRIDE]; WAYS],
+fn count_chunk<T: HistogramInput, C: Counter, const SLOTS: usize, const STRIDE: usize>(
+    ways: &mut [[C; STRIDE]; WAYS],
     chunk: &[T],
     vector: Vector,
     counter: impl Fn(T) -> u32,
@@ -253,14 +329,12 @@ fn count_chunk<T: HistogramInput, const SLOTS: usize, const STRIDE: usize>(
         // Element `i` of a group in copy `i`: the loop unrolls with each copy fixed.
         for group in slots.chunks_exact(WAYS) {
             for (way, &k) in ways.iter_mut().zip(group) {
-                let c = &mut way[k as usize % SLOTS];
-                *c = c.wrapping_add(1);
+                way[k as usize % SLOTS].bump();
             }
         }
     }
     for &v in rest {
-        let c = &mut ways[0][counter(v) as usize % SLOTS];
-        *c = c.wrapping_add(1);
+        ways[0][counter(v) as usize % SLOTS].bump();
     }
 }
 
@@ -322,6 +396,27 @@ mod tests {
                 })
                 .collect();
             agree(Vector::floats(p), &p, &values, |v| float_bin(v, &p, p.bins));
+        }
+    }
+
+    #[test]
+    fn narrow_counters_are_emptied_before_they_overflow() {
+        // One task counts every chunk: a copy's 16-bit counter would pass
+        // 2^16 after eight chunks of one value.
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool");
+        let n = 21 * CHUNK + BLOCK + 77;
+        for bins in [7u32, FEW as u32 - 1, FEW as u32] {
+            let counter = move |v: i32| if (v as u32) < bins { v as u32 } else { bins };
+            for (value, kept) in [(3, true), (-1, false)] {
+                let x = vec![value; n];
+                let (found, missed) = one.install(|| count(&x, bins, Vector::No, counter));
+                let mut want = vec![0u32; bins as usize];
+                if kept {
+                    want[value as usize] = n as u32;
+                }
+                assert_eq!(found, want, "{bins} bins, all {value}");
+                assert_eq!(missed, if kept { 0 } else { n as u64 }, "{bins} bins, all {value}: dropped");
+            }
         }
     }
 
