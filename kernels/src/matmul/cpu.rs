@@ -221,6 +221,32 @@ mod tests {
     }
 
     #[test]
+    fn products_run_side_by_side_on_the_pool_threads() {
+        // Streams on several of the pool's threads, each taking a threaded
+        // product at once: each finishes, with the same bits as alone.
+        let (m, n, k) = (97, 131, 61);
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let many = pool(FAER_FROM_THREADS);
+        let mut alone = vec![f32::NAN; m * n];
+        many.install(|| packed(&a, &b, &mut alone, (m, n, k)));
+        let together: Vec<Vec<f32>> = many.install(|| {
+            (0..2 * FAER_FROM_THREADS)
+                .into_par_iter()
+                .map(|_| {
+                    let mut c = vec![f32::NAN; m * n];
+                    packed(&a, &b, &mut c, (m, n, k));
+                    c
+                })
+                .collect()
+        });
+        for c in together {
+            assert!(c.iter().zip(&alone).all(|(x, y)| x.to_bits() == y.to_bits()));
+        }
+    }
+
+    #[test]
     fn packed_products_match_a_reference_on_every_route() {
         for threads in [1, FAER_FROM_THREADS - 1, FAER_FROM_THREADS] {
             agrees::<f32>(threads, f32::EPSILON as f64 / 2.0);
