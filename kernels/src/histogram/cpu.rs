@@ -26,9 +26,9 @@ const WAYS: usize = 8;
 /// back to the system and takes again, page by page, task after task).
 /// Below `FEW` bins the counters are 16-bit, emptied into the task's
 /// 32-bit counts before they can overflow: half the cache, and a little
-/// faster (counting in cache on the 16-core GPU host, 16 threads: 0.90-0.98
-/// ns per element each against 1.03-1.09 with 32-bit counters; from memory
-/// on 2 cores: 0.38 against 0.40).
+/// faster (a probe counting from memory on 2 cores: 0.38 ns per element
+/// against 0.40 with 32-bit counters; in cache on the 16-core GPU host's
+/// 16 threads, 0.90-1.08 against 1.03-1.09).
 const FEW: usize = 512;
 /// Bytes between copies past their `SLOTS` counters (`STRIDE` is `SLOTS`
 /// and this many bytes): a bin's counters in the eight copies are then
