@@ -82,7 +82,7 @@ fn route(m: usize, n: usize, k: usize) -> Route {
 
 /// `c = a . b`, row-major, for `f32` and `f64`, by [`route`]; the slices
 /// hold the shapes (checked by `matmul`).
-fn packed<T: faer::traits::ComplexField + Copy + 'static + num_one::One>(
+fn packed<T: faer::traits::ComplexField + Copy + 'static>(
     a: &[T],
     b: &[T],
     c: &mut [T],
@@ -93,7 +93,7 @@ fn packed<T: faer::traits::ComplexField + Copy + 'static + num_one::One>(
             let a = faer::MatRef::from_row_major_slice(&a[..m * k], m, k);
             let b = faer::MatRef::from_row_major_slice(&b[..k * n], k, n);
             let c = faer::MatMut::from_row_major_slice_mut(&mut c[..m * n], m, n);
-            faer::linalg::matmul::matmul(c, faer::Accum::Replace, a, b, T::one(), faer::Par::rayon(0));
+            faer::linalg::matmul::matmul(c, faer::Accum::Replace, a, b, T::one_impl(), faer::Par::rayon(0));
             return;
         }
         Route::Gemm { threaded: true } => gemm::Parallelism::Rayon(0),
@@ -117,30 +117,13 @@ fn packed<T: faer::traits::ComplexField + Copy + 'static + num_one::One>(
             b.as_ptr(),
             1,
             n as isize,
-            T::one(),
-            T::one(),
+            T::one_impl(),
+            T::one_impl(),
             false,
             false,
             false,
             parallelism,
         )
-    }
-}
-
-/// One of `f32` and `f64`.
-mod num_one {
-    pub trait One {
-        fn one() -> Self;
-    }
-    impl One for f32 {
-        fn one() -> f32 {
-            1.0
-        }
-    }
-    impl One for f64 {
-        fn one() -> f64 {
-            1.0
-        }
     }
 }
 
@@ -196,7 +179,7 @@ mod tests {
     /// `(k + 2) eps sum |a b|`, its output poisoned first.
     fn agrees<T>(threads: usize, eps: f64)
     where
-        T: faer::traits::ComplexField + Copy + 'static + num_one::One + From<f32> + Into<f64>,
+        T: faer::traits::ComplexField + Copy + 'static + From<f32> + Into<f64>,
     {
         let mut rng = ChaCha8Rng::seed_from_u64(29 + threads as u64);
         let pool = pool(threads);
