@@ -6,6 +6,14 @@
 //!   program order, [`RawStream::synchronize`](kiln_core::RawStream::synchronize)
 //!   has nothing to wait for and returns at once, and waiting on an event
 //!   never blocks.
+//! - **Work on shared memory is ordered.** Each operation holds the buffers
+//!   it uses while it runs, shared for reads and exclusive for writes, so
+//!   work reaching one buffer from two threads (a graph replayed on one
+//!   while another reads) runs one operation after the other, never
+//!   interleaved: there is no data race on host memory. A thread outside
+//!   rayon's pools waits for a busy buffer; inside a pool, where waiting
+//!   could deadlock the pool's work-stealing, the call is an `Err` that
+//!   says so and does nothing.
 //! - **Events** hold the monotonic-clock instant at which they were recorded;
 //!   since work is eager, that is when everything before them finished, and
 //!   elapsed time between two events is host wall time of the work between.
@@ -35,6 +43,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod access;
 mod device;
 mod fill;
 mod memory;

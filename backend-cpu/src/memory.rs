@@ -3,7 +3,7 @@
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use kiln_core::{RawBuffer, RawHostBuffer, Result};
 
@@ -89,7 +89,10 @@ impl Drop for Block {
 ///
 /// Access goes through raw pointers because kiln's typed layer, not this
 /// type, guarantees that a writable range is not used by anything else at the
-/// same time (the `# Safety` contracts of [`kiln_core::RawStream`]).
+/// same time (the `# Safety` contracts of [`kiln_core::RawStream`]). Work
+/// that reaches it through shared handles (a graph's replay) is ordered by
+/// its lock, which every [`CpuStream`](crate::CpuStream) operation holds
+/// while it runs (the `access` module).
 pub struct CpuMemory {
     block: Block,
     /// Bytes of `block` the buffer spans.
@@ -98,6 +101,8 @@ pub struct CpuMemory {
     /// bytes it leaves, on drop.
     pool: Option<Arc<Pool>>,
     pooled: bool,
+    /// Held by each stream operation on the memory: shared to read, exclusive to write.
+    lock: RwLock<()>,
     _cell: UnsafeCell<()>,
 }
 
@@ -116,7 +121,14 @@ impl std::fmt::Debug for CpuMemory {
 impl CpuMemory {
     /// Allocate `len` zeroed bytes; `None` when the system refuses.
     pub fn new(len: usize) -> Option<Self> {
-        Some(CpuMemory { block: Block::new(len)?, len, pool: None, pooled: false, _cell: UnsafeCell::new(()) })
+        Some(CpuMemory {
+            block: Block::new(len)?,
+            len,
+            pool: None,
+            pooled: false,
+            lock: RwLock::new(()),
+            _cell: UnsafeCell::new(()),
+        })
     }
 
     /// This fresh allocation, counted among `pool`'s live bytes until dropped.
@@ -127,7 +139,12 @@ impl CpuMemory {
 
     /// The first `len` bytes of `block`, which goes back to `pool` on drop.
     pub(crate) fn pooled(block: Block, len: usize, pool: Arc<Pool>) -> Self {
-        CpuMemory { block, len, pool: Some(pool), pooled: true, _cell: UnsafeCell::new(()) }
+        CpuMemory { block, len, pool: Some(pool), pooled: true, lock: RwLock::new(()), _cell: UnsafeCell::new(()) }
+    }
+
+    /// The lock that orders stream operations on this memory.
+    pub(crate) fn lock(&self) -> &RwLock<()> {
+        &self.lock
     }
 
     /// Pointer to the first byte.

@@ -1,10 +1,12 @@
-//! Eager streams: every operation runs on the calling thread when enqueued.
+//! Eager streams: every operation runs on the calling thread when enqueued,
+//! holding the memory it uses while it runs (see `access`).
 
 use kiln_core::{HostArg, HostArgs, LaunchConfig, Priority, RawArg, RawStream, Result};
 use rayon::prelude::*;
 
 use std::sync::Arc;
 
+use crate::access::{hold, Use};
 use crate::memory::{allocate, check_span};
 use crate::pool::Pool;
 use crate::{Cpu, CpuEvent, CpuKernel, CpuMemory};
@@ -48,14 +50,16 @@ impl RawStream for CpuStream {
 
     unsafe fn write(&self, dst: &CpuMemory, dst_offset: usize, src: &[u8]) -> Result<()> {
         check_span(dst, dst_offset, src.len(), "CpuStream::write destination")?;
-        // SAFETY: in bounds (checked) and exclusive by the caller's contract.
+        let _held = hold(&mut [(dst, Use::Write)], &"CpuStream::write destination")?;
+        // SAFETY: in bounds (checked) and exclusive: held above.
         copy_bytes(unsafe { dst.range_mut(dst_offset, src.len()) }, src);
         Ok(())
     }
 
     unsafe fn read(&self, src: &CpuMemory, src_offset: usize, dst: &mut [u8]) -> Result<()> {
         check_span(src, src_offset, dst.len(), "CpuStream::read source")?;
-        // SAFETY: in bounds (checked); nothing writes while we read, by the caller's contract.
+        let _held = hold(&mut [(src, Use::Read)], &"CpuStream::read source")?;
+        // SAFETY: in bounds (checked); nothing writes while we read: held above.
         copy_bytes(dst, unsafe { src.range(src_offset, dst.len()) });
         Ok(())
     }
@@ -94,7 +98,9 @@ impl RawStream for CpuStream {
     ) -> Result<()> {
         check_span(src, src_offset, bytes, "CpuStream::copy source")?;
         check_span(dst, dst_offset, bytes, "CpuStream::copy destination")?;
-        // SAFETY: in bounds (checked), and the ranges do not overlap, by the caller's contract.
+        let _held = hold(&mut [(src, Use::Read), (dst, Use::Write)], &"CpuStream::copy")?;
+        // SAFETY: in bounds (checked); nothing else uses them (held above),
+        // and the ranges do not overlap, by the caller's contract.
         let (s, d) = unsafe { (src.range(src_offset, bytes), dst.range_mut(dst_offset, bytes)) };
         copy_bytes(d, s);
         Ok(())
@@ -102,33 +108,39 @@ impl RawStream for CpuStream {
 
     unsafe fn fill(&self, dst: &CpuMemory, offset: usize, bytes: usize, pattern: &[u8]) -> Result<()> {
         check_span(dst, offset, bytes, "CpuStream::fill destination")?;
-        // SAFETY: in bounds (checked) and exclusive by the caller's contract.
+        let _held = hold(&mut [(dst, Use::Write)], &"CpuStream::fill destination")?;
+        // SAFETY: in bounds (checked) and exclusive: held above.
         let d = unsafe { dst.range_mut(offset, bytes) };
         crate::fill::fill(d, pattern);
         Ok(())
     }
 
     unsafe fn launch(&self, kernel: &CpuKernel, config: &LaunchConfig, args: &[RawArg<'_, Cpu>]) -> Result<()> {
+        let mut uses = Vec::with_capacity(args.len());
+        for a in args {
+            if let RawArg::Buffer { buffer, offset, len, writable, .. } = a {
+                check_span(buffer, *offset, *len, "CpuStream::launch buffer argument")?;
+                uses.push((*buffer, if *writable { Use::Write } else { Use::Read }));
+            }
+        }
+        let _held = hold(&mut uses, &format_args!("launch of kernel `{}`", kernel_name(kernel)))?;
         let host_args = args
             .iter()
-            .map(|a| {
-                Ok(match a {
-                    RawArg::Buffer { buffer, offset, len, dtype, writable } => {
-                        check_span(buffer, *offset, *len, "CpuStream::launch buffer argument")?;
-                        if *writable {
-                            // SAFETY: in bounds (checked); writable ranges overlap
-                            // nothing else, by the caller's contract.
-                            HostArg::Output(unsafe { buffer.range_mut(*offset, *len) }, *dtype)
-                        } else {
-                            // SAFETY: in bounds (checked); nothing writes a read-only
-                            // range, by the caller's contract.
-                            HostArg::Input(unsafe { buffer.range(*offset, *len) }, *dtype)
-                        }
-                    }
-                    RawArg::Scalar(s) => HostArg::Scalar(*s),
-                })
+            .map(|a| match a {
+                RawArg::Buffer { buffer, offset, len, dtype, writable: true } => {
+                    // SAFETY: in bounds (checked above); no other thread uses the
+                    // buffer (held above), and writable ranges overlap nothing
+                    // else of this launch, by the caller's contract.
+                    HostArg::Output(unsafe { buffer.range_mut(*offset, *len) }, *dtype)
+                }
+                RawArg::Buffer { buffer, offset, len, dtype, writable: false } => {
+                    // SAFETY: in bounds (checked above); no other thread writes the
+                    // buffer (held above), nor this launch, by the caller's contract.
+                    HostArg::Input(unsafe { buffer.range(*offset, *len) }, *dtype)
+                }
+                RawArg::Scalar(s) => HostArg::Scalar(*s),
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
         kernel.f.call(&mut HostArgs::new(kernel_name(kernel), *config, host_args))
     }
 
@@ -156,6 +168,57 @@ mod tests {
     use kiln_core::{DType, Device, Program, RawArg, RawDevice, RawStream};
 
     use crate::{Cpu, CpuMemory};
+
+    // A graph holds its buffers' memory and replays into it through shared
+    // handles: writes on one thread while another reads must not interleave
+    // (on host memory that would be a data race). Every read sees one fill
+    // whole. Without the buffers held per operation, most runs read vectors
+    // that mix the two fills.
+    #[test]
+    fn graph_replays_and_reads_on_other_threads_do_not_interleave() {
+        let dev = Device::<Cpu>::open(0).unwrap();
+        let s = dev.stream();
+        let n = 1 << 18;
+        let mut x = s.alloc::<f32>(n).unwrap();
+        let mut graphs = Vec::new();
+        for v in [1.0f32, 2.0] {
+            s.begin_capture().unwrap();
+            s.fill(&mut x, v).unwrap();
+            graphs.push(s.end_capture().unwrap());
+        }
+        s.fill(&mut x, 1.0).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let mixed = std::thread::scope(|scope| {
+            let writers: Vec<_> = (0..2)
+                .map(|t| {
+                    let (graphs, stop, dev) = (&graphs, &stop, &dev);
+                    scope.spawn(move || {
+                        let other = dev.create_stream(kiln_core::Priority::Normal).unwrap();
+                        let mut i = t;
+                        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            graphs[i % 2].launch(&other).unwrap();
+                            i += 1;
+                        }
+                    })
+                })
+                .collect();
+            let mut mixed = 0;
+            let start = std::time::Instant::now();
+            let mut reads = 0;
+            while reads < 100 || start.elapsed() < std::time::Duration::from_millis(300) {
+                let v = x.to_vec().unwrap();
+                mixed += usize::from(v.iter().any(|&e| e != v[0]) || !(v[0] == 1.0 || v[0] == 2.0));
+                reads += 1;
+                if start.elapsed() > std::time::Duration::from_secs(3) {
+                    break;
+                }
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            writers.into_iter().for_each(|w| w.join().unwrap());
+            mixed
+        });
+        assert_eq!(mixed, 0, "reads that mixed two replays");
+    }
 
     fn untouched(_args: &mut kiln_core::HostArgs<'_>) -> kiln_core::Result<()> {
         Ok(())

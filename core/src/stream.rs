@@ -74,6 +74,17 @@ pub enum Priority {
 /// at once, and the values read are unspecified: every bit pattern is a valid
 /// element, so this gives wrong numbers, never undefined behaviour.
 ///
+/// What "at once" means depends on the backend. On CUDA and wgpu the
+/// device runs the two at once and the values are a mix. On the CPU, where
+/// work is Rust code on host memory and a mix would be a data race, each
+/// operation (a copy, a fill, a kernel, one step of a graph's replay)
+/// holds the buffers it uses while it runs, shared to read and exclusive to
+/// write: the two run one after the other, each whole, in either order. A
+/// thread outside rayon's pools waits for a buffer that another thread's
+/// operation holds; a thread inside a rayon pool (where waiting could
+/// deadlock the pool) gets an `Err` saying that the buffer is in use, with
+/// nothing done.
+///
 /// ```
 /// use kiln_core::{Device, Priority};
 /// use kiln_cpu::Cpu;
