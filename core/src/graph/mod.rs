@@ -34,6 +34,11 @@ use record::{graph_steps, launch_args, Op, Step};
 /// buffers hold at the time: as with CUDA graphs, the values change from
 /// one replay to the next, the buffers and shapes do not. Cheap to share
 /// across threads; a replay is ordered on its stream like any other work.
+/// It writes into its buffers whoever else holds them, so ordering it
+/// against their other uses is the user's, as for work on two streams
+/// ([`Stream`]'s docs say what each backend guarantees where it is not
+/// ordered: on the CPU each step holds its buffers while it runs, so
+/// nothing reads a step half done).
 ///
 /// # Examples
 /// ```
