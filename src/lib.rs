@@ -58,9 +58,9 @@ mod runtime;
 pub use kiln_core as core;
 pub use kiln_core::dynamic::{AnyDevice, BackendEntry, DeviceVisitor};
 pub use kiln_core::{
-    bf16, f16, Backend, BackendKind, DType, DeviceInfo, DeviceKind, Dim3, Element, Error, Features, HostArgs,
-    HostMemoryStats, IndexWidth, Language, LaunchConfig, Limits, MemoryCounts, MemoryInfo, MemoryLimit, MemoryStats,
-    Priority, Program, Result,
+    bf16, f16, Backend, BackendKind, CachePolicy, DType, DeviceInfo, DeviceKind, Dim3, Element, Error, Features,
+    HostArgs, HostMemoryStats, IndexWidth, Language, LaunchConfig, Limits, MemoryCounts, MemoryInfo, MemoryLimit,
+    MemoryStats, Priority, Program, Result,
 };
 pub use kiln_cpu::Cpu;
 #[cfg(feature = "cuda")]

@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kiln_core::{
-    BackendKind, DeviceInfo, Error, Features, HostClosure, HostFn, IndexWidth, Limits, MemoryInfo, Priority, Program,
-    RawDevice, RawEvent, RawKernel, Result, Source,
+    BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, Features, HostClosure, HostFn, IndexWidth, Limits,
+    MemoryInfo, Priority, Program, RawDevice, RawEvent, RawKernel, Result, Source,
 };
 
 use crate::memory::allocate;
@@ -22,7 +22,7 @@ pub struct CpuDevice {
 impl CpuDevice {
     pub(crate) fn new() -> Self {
         let info = host_info();
-        let pool = Pool::new(info.memory_bytes);
+        let pool = Pool::new();
         CpuDevice { info, pool }
     }
 }
@@ -107,6 +107,15 @@ impl RawDevice for CpuDevice {
     fn trim_memory(&self, keep: u64) -> Result<()> {
         self.pool.trim(keep);
         Ok(())
+    }
+
+    fn set_cache_policy(&self, policy: CachePolicy) -> Result<()> {
+        self.pool.set_policy(policy);
+        Ok(())
+    }
+
+    fn cache_stats(&self) -> Result<CacheStats> {
+        Ok(self.pool.stats())
     }
 
     fn create_stream(&self, priority: Priority) -> Result<CpuStream> {

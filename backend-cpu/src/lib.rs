@@ -20,8 +20,9 @@
 //! - **Buffers** are 64-byte-aligned host allocations, zeroed when fresh;
 //!   an allocation the system refuses is an `OutOfMemory` error, not an
 //!   abort. Device buffers of 4 MiB or more come from a pool: once dropped,
-//!   their blocks are kept (up to an eighth of the machine's memory) for the
-//!   next buffer of the same size class, whose first writes then need no
+//!   their blocks are kept (within the device's
+//!   [`CachePolicy`](kiln_core::CachePolicy): at most the peak in use since
+//!   the last trim) for the next buffer of the same size class, whose first writes then need no
 //!   page faults; their contents are unspecified, as
 //!   [`Stream::alloc`](kiln_core::Stream::alloc) says.
 //!   [`Device::trim_memory`](kiln_core::Device::trim_memory) frees them, and

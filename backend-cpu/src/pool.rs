@@ -4,49 +4,38 @@
 //! array expression's result) is written at page-fault speed; a block kept
 //! from an earlier buffer of the same size class is already mapped.
 //!
-//! Buffers from [`POOLED_FROM`] bytes on take blocks rounded up to whole
-//! [`CLASS`]es; smaller ones go to the system allocator, which keeps its
-//! own. The blocks kept are at most an eighth of the machine's memory, and
+//! Buffers from [`POOLED_FROM`] bytes on take blocks of their
+//! [`size_class`] in whole [`GRANULE`]s (the huge page size), so a block
+//! serves any later buffer of its class; smaller ones go to the system
+//! allocator, which keeps its own. The bytes kept are bounded by the
+//! device's [`CachePolicy`]: at most the most bytes pooled blocks held at
+//! once since the last trim, or the budget, whichever is smaller; and
 //! [`Pool::trim`] gives them back on request.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use kiln_core::{size_class, BlockCache, CachePolicy, CacheStats};
 
 use crate::memory::{Block, CpuMemory};
 
 /// Buffers of at least this many bytes come from the pool.
 const POOLED_FROM: usize = 4 << 20;
 /// Pooled blocks are whole multiples of this (the huge page size).
-const CLASS: usize = 2 << 20;
+const GRANULE: u64 = 2 << 20;
 
 /// The blocks a device keeps, and the bytes its buffers hold.
 #[derive(Debug)]
 pub(crate) struct Pool {
-    state: Mutex<State>,
-    /// The most bytes kept for reuse.
-    cap: u64,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    /// Free blocks by size.
-    free: BTreeMap<usize, Vec<Block>>,
-    /// Bytes in `free`.
-    kept: u64,
-    /// Bytes of live buffers allocated through the pool.
-    live: u64,
+    cache: BlockCache<Block>,
+    /// Bytes of live buffers below [`POOLED_FROM`], from the system allocator.
+    unpooled: AtomicU64,
 }
 
 impl Pool {
-    /// A pool keeping at most an eighth of `memory` bytes (1 GiB where the
-    /// machine's memory is unknown).
-    pub(crate) fn new(memory: u64) -> Arc<Pool> {
-        let cap = if memory > 0 { memory / 8 } else { 1 << 30 };
-        Arc::new(Pool { state: Mutex::new(State::default()), cap })
-    }
-
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    /// An empty pool under the default policy.
+    pub(crate) fn new() -> Arc<Pool> {
+        Arc::new(Pool { cache: BlockCache::new(CachePolicy::default()), unpooled: AtomicU64::new(0) })
     }
 
     /// A buffer of `len` bytes: a kept block of its class (whatever it
@@ -55,79 +44,54 @@ impl Pool {
     pub(crate) fn alloc(self: &Arc<Pool>, len: usize) -> Option<CpuMemory> {
         if len < POOLED_FROM {
             let mem = CpuMemory::new(len)?;
-            self.state().live += len as u64;
+            self.unpooled.fetch_add(len as u64, Ordering::AcqRel);
             return Some(mem.counted(self.clone()));
         }
-        let size = len.checked_next_multiple_of(CLASS)?;
-        let kept = {
-            let mut state = self.state();
-            let block = state.free.get_mut(&size).and_then(Vec::pop);
-            if block.is_some() {
-                state.kept -= size as u64;
-            }
-            state.live += size as u64;
-            block
-        };
-        let block = match kept {
-            Some(block) => Some(block),
-            None => Block::new(size).or_else(|| {
-                self.trim(0);
-                Block::new(size)
-            }),
-        };
-        match block {
-            Some(block) => Some(CpuMemory::pooled(block, len, self.clone())),
-            None => {
-                self.state().live -= size as u64;
-                None
-            }
+        let size = size_class(len as u64, GRANULE)?;
+        if let Some((_, block)) = self.cache.take(size, size) {
+            return Some(CpuMemory::pooled(block, len, self.clone()));
         }
+        let bytes = usize::try_from(size).ok()?;
+        let block = Block::new(bytes).or_else(|| {
+            self.trim(0);
+            Block::new(bytes)
+        })?;
+        self.cache.add_used(size);
+        Some(CpuMemory::pooled(block, len, self.clone()))
     }
 
-    /// Take back a dropped buffer's block: kept while the pool holds less
-    /// than its cap, freed otherwise.
+    /// Take back a dropped buffer's block: kept within the policy's bound,
+    /// freed otherwise (it, or blocks kept longer, to make room).
     pub(crate) fn give_back(&self, block: Block) {
-        let size = block.len();
-        let mut state = self.state();
-        state.live -= size as u64;
-        if state.kept + size as u64 <= self.cap {
-            state.kept += size as u64;
-            state.free.entry(size).or_default().push(block);
-        } else {
-            drop(state);
-            drop(block);
-        }
+        drop(self.cache.put(block.len() as u64, block));
     }
 
     /// A dropped unpooled buffer of `len` bytes no longer counts.
     pub(crate) fn forget(&self, len: usize) {
-        self.state().live -= len as u64;
+        self.unpooled.fetch_sub(len as u64, Ordering::AcqRel);
     }
 
-    /// Free kept blocks, largest first, until at most `keep` bytes are kept.
+    /// Free kept blocks, largest first, until at most `keep` bytes are
+    /// kept, and start the peak in use over.
     pub(crate) fn trim(&self, keep: u64) {
-        let mut freed = Vec::new();
-        {
-            let mut state = self.state();
-            while state.kept > keep {
-                let Some(mut entry) = state.free.last_entry() else { break };
-                let block = entry.get_mut().pop();
-                if entry.get().is_empty() {
-                    entry.remove();
-                }
-                if let Some(block) = block {
-                    state.kept -= block.len() as u64;
-                    freed.push(block);
-                }
-            }
-        }
-        drop(freed);
+        drop(self.cache.trim(keep));
+    }
+
+    /// Apply `policy`, freeing the blocks past its bound.
+    pub(crate) fn set_policy(&self, policy: CachePolicy) {
+        drop(self.cache.set_policy(policy));
+    }
+
+    /// The pooled blocks' counts.
+    pub(crate) fn stats(&self) -> CacheStats {
+        self.cache.stats()
     }
 
     /// Bytes of live buffers, and those plus the bytes kept.
     pub(crate) fn counts(&self) -> (u64, u64) {
-        let state = self.state();
-        (state.live, state.live + state.kept)
+        let s = self.cache.stats();
+        let live = s.used + self.unpooled.load(Ordering::Acquire);
+        (live, live + s.cached)
     }
 }
 
@@ -144,18 +108,18 @@ mod tests {
 
     #[test]
     fn large_buffers_reuse_their_class_and_small_ones_do_not() {
-        let pool = Pool::new(1 << 34);
+        let pool = Pool::new();
         let a = pool.alloc(POOLED_FROM + 1).expect("memory");
         assert_eq!(a.len(), POOLED_FROM + 1);
         let at = address(&a);
         // SAFETY: the whole buffer, written by nothing else.
         unsafe { a.range_mut(0, a.len()).fill(0xA5) };
-        assert_eq!(pool.counts(), (POOLED_FROM as u64 + CLASS as u64, POOLED_FROM as u64 + CLASS as u64));
+        assert_eq!(pool.counts(), (POOLED_FROM as u64 + GRANULE, POOLED_FROM as u64 + GRANULE));
         drop(a);
-        assert_eq!(pool.counts(), (0, POOLED_FROM as u64 + CLASS as u64));
+        assert_eq!(pool.counts(), (0, POOLED_FROM as u64 + GRANULE));
         // The same class (rounded up to whole 2 MiB) gets the kept block back.
-        let b = pool.alloc(POOLED_FROM + CLASS).expect("memory");
-        assert_eq!((address(&b), b.len()), (at, POOLED_FROM + CLASS));
+        let b = pool.alloc(POOLED_FROM + GRANULE as usize).expect("memory");
+        assert_eq!((address(&b), b.len()), (at, POOLED_FROM + GRANULE as usize));
         // Another class gets a fresh, zeroed block.
         let c = pool.alloc(POOLED_FROM).expect("memory");
         assert_ne!(address(&c), at);
@@ -165,7 +129,7 @@ mod tests {
         let small = pool.alloc(100).expect("memory");
         assert_eq!(pool.counts().0, 100);
         drop(small);
-        assert_eq!(pool.counts(), (0, 2 * POOLED_FROM as u64 + CLASS as u64));
+        assert_eq!(pool.counts(), (0, 2 * POOLED_FROM as u64 + GRANULE));
         pool.trim(POOLED_FROM as u64);
         assert_eq!(pool.counts(), (0, POOLED_FROM as u64));
         pool.trim(0);
@@ -173,11 +137,35 @@ mod tests {
     }
 
     #[test]
-    fn blocks_past_the_cap_are_freed() {
-        let pool = Pool::new(8 * POOLED_FROM as u64);
-        let (a, b) = (pool.alloc(POOLED_FROM).expect("memory"), pool.alloc(POOLED_FROM).expect("memory"));
-        drop((a, b));
-        // An eighth of the memory: one block of 4 MiB is kept, not two.
-        assert_eq!(pool.counts(), (0, POOLED_FROM as u64));
+    fn a_block_serves_another_size_of_its_class() {
+        let pool = Pool::new();
+        let a = pool.alloc((100 << 20) + 1).expect("memory");
+        let at = address(&a);
+        drop(a);
+        // 100 MiB + 1 and 110 MiB both take a block of 112 MiB (64 MiB + 3 x 16 MiB).
+        let b = pool.alloc(110 << 20).expect("memory");
+        assert_eq!((address(&b), b.len()), (at, 110 << 20));
+        assert_eq!(pool.counts(), (112 << 20, 112 << 20));
+    }
+
+    #[test]
+    fn kept_blocks_stay_within_the_peak_in_use_and_the_budget() {
+        let pool = Pool::new();
+        // One buffer at a time, each of a larger class: keeping them all
+        // would hold 4 + 6 + 8 + 10 + 12 MiB; the peak in use is 12 MiB.
+        for mib in [4u64, 6, 8, 10, 12] {
+            drop(pool.alloc((mib << 20) as usize).expect("memory"));
+            let s = pool.stats();
+            assert_eq!((s.peak, s.bound), (mib << 20, mib << 20));
+            assert!(s.cached <= s.bound, "{s:?}");
+        }
+        assert_eq!(pool.counts(), (0, 12 << 20), "the latest block, kept alone");
+        pool.set_policy(CachePolicy::budget(8 << 20));
+        assert_eq!(pool.counts(), (0, 0), "12 MiB pass a budget of 8");
+        drop(pool.alloc(6 << 20).expect("memory"));
+        assert_eq!(pool.counts(), (0, 6 << 20));
+        pool.trim(0);
+        let s = pool.stats();
+        assert_eq!((s.cached, s.peak, s.bound), (0, 0, 0), "the peak starts over at the trim");
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaContext;
-use kiln_core::{DeviceInfo, MemoryInfo, Priority, Program, RawDevice, Result};
+use kiln_core::{CachePolicy, CacheStats, DeviceInfo, MemoryInfo, Priority, Program, RawDevice, Result};
 
 use crate::compile::Compiler;
 use crate::error::before_open;
@@ -51,7 +51,7 @@ impl CudaDevice {
         let state = Arc::new(DeviceState::new(ordinal, info.name.clone(), ctx, pooled));
         state.check_usable()?;
         if pooled {
-            ffi::keep_pool_memory(dev).map_err(|e| state.fail("cuMemPoolSetAttribute(release threshold)", e, 0))?;
+            crate::pool_policy::set_policy(&state, CachePolicy::default())?;
         }
         state.bind("cuCtxGetStreamPriorityRange")?;
         let priority_range =
@@ -126,14 +126,22 @@ impl RawDevice for CudaDevice {
         })
     }
 
-    /// `cuMemPoolTrimTo` on the default pool kiln allocates from; nothing
-    /// where the device has no pools (every free then returns its memory).
+    /// `cuMemPoolTrimTo` on the default pool kiln allocates from, to its
+    /// bytes in use and `keep` more, and a reset of its high watermark;
+    /// nothing where the device has no pools (every free then returns its
+    /// memory).
     fn trim_memory(&self, keep: u64) -> Result<()> {
-        if !self.state.pooled {
-            return Ok(());
-        }
-        self.state.bind("cuMemPoolTrimTo")?;
-        ffi::trim_pool(self.state.ctx.cu_device(), keep).map_err(|e| self.state.fail("cuMemPoolTrimTo", e, 0))
+        crate::pool_policy::trim(&self.state, keep)
+    }
+
+    /// The budget becomes the default pool's release threshold; the peak
+    /// bound is applied at each device synchronize (see `pool_policy.rs`).
+    fn set_cache_policy(&self, policy: CachePolicy) -> Result<()> {
+        crate::pool_policy::set_policy(&self.state, policy)
+    }
+
+    fn cache_stats(&self) -> Result<CacheStats> {
+        crate::pool_policy::stats(&self.state)
     }
 
     fn create_stream(&self, priority: Priority) -> Result<CudaStream> {
@@ -178,7 +186,9 @@ impl RawDevice for CudaDevice {
         self.state.bind("cuCtxSynchronize")?;
         let kernel = self.state.last_kernel.load(Ordering::Relaxed);
         self.state.ctx.synchronize().map_err(|e| self.state.fail("cuCtxSynchronize", e, kernel))?;
-        self.state.take_deferred()
+        self.state.take_deferred()?;
+        // Every stream-ordered free has happened: the pool's unused memory is all releasable.
+        crate::pool_policy::enforce(&self.state)
     }
 
     /// cuBLAS, where kiln-cuda is built with its `cublas` feature and the library loads.

@@ -84,11 +84,12 @@ pub(crate) fn stream_priority_range() -> Result<(i32, i32), DriverError> {
     result::stream::get_priority_range()
 }
 
-/// Keep memory freed with `cuMemFreeAsync` in the device's default pool
-/// instead of returning it to the driver at each synchronization, so that
-/// stream-ordered allocation is a pool hit in steady state.
-pub(crate) fn keep_pool_memory(dev: sys::CUdevice) -> Result<(), DriverError> {
-    let mut threshold: u64 = u64::MAX;
+/// Let the device's default pool keep up to `bytes` reserved at each
+/// synchronization (`CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`; `u64::MAX`: keep
+/// memory freed with `cuMemFreeAsync` instead of returning it to the driver,
+/// so that stream-ordered allocation is a pool hit in steady state).
+pub(crate) fn set_release_threshold(dev: sys::CUdevice, bytes: u64) -> Result<(), DriverError> {
+    let mut threshold: u64 = bytes;
     // SAFETY: `dev` came from `cuDeviceGet`; the attribute takes a pointer to a
     // u64, which lives across the call.
     unsafe {
@@ -99,6 +100,33 @@ pub(crate) fn keep_pool_memory(dev: sys::CUdevice) -> Result<(), DriverError> {
             (&mut threshold as *mut u64).cast(),
         )
         .result()
+    }
+}
+
+/// The most bytes of the default pool in use at once since its high
+/// watermark was last reset (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`).
+pub(crate) fn pool_peak(dev: sys::CUdevice) -> Result<u64, DriverError> {
+    let mut high = 0u64;
+    // SAFETY: `dev` came from `cuDeviceGet`; the attribute writes a u64
+    // through the pointer, which lives across the call.
+    unsafe {
+        let pool = result::device::get_default_mem_pool(dev)?;
+        let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH;
+        sys::cuMemPoolGetAttribute(pool, attr, (&mut high as *mut u64).cast()).result()?;
+    }
+    Ok(high)
+}
+
+/// Reset the default pool's high watermark of bytes in use (it can only be
+/// set to zero; the driver raises it again from the next allocation).
+pub(crate) fn reset_pool_peak(dev: sys::CUdevice) -> Result<(), DriverError> {
+    let mut zero = 0u64;
+    // SAFETY: `dev` came from `cuDeviceGet`; the attribute takes a pointer to
+    // a u64 holding 0, which lives across the call.
+    unsafe {
+        let pool = result::device::get_default_mem_pool(dev)?;
+        let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH;
+        sys::cuMemPoolSetAttribute(pool, attr, (&mut zero as *mut u64).cast()).result()
     }
 }
 

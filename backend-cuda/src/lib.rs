@@ -133,6 +133,7 @@ mod kernel;
 mod launch;
 mod memory;
 pub mod nccl;
+mod pool_policy;
 mod state;
 mod stream;
 

@@ -2,7 +2,7 @@
 //! a fault, errors kept from `Drop`, and the names of the kernels loaded.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use cudarc::driver::result::DriverError;
@@ -32,6 +32,8 @@ pub(crate) struct DeviceState {
     pub(crate) ctx: Arc<CudaContext>,
     /// Whether `cuMemAllocAsync`/`cuMemFreeAsync` are available (memory pools).
     pub(crate) pooled: bool,
+    /// The cache policy's budget for the default pool (`u64::MAX`: none); see `pool_policy.rs`.
+    pub(crate) cache_budget: AtomicU64,
     /// Set once a fault is seen; read on every call, so an atomic, not the mutex.
     lost: AtomicBool,
     fault: Mutex<Option<String>>,
@@ -71,6 +73,7 @@ impl DeviceState {
             name,
             ctx,
             pooled,
+            cache_budget: AtomicU64::new(u64::MAX),
             lost: AtomicBool::new(earlier.is_some()),
             fault: Mutex::new(earlier),
             deferred: Mutex::new(Vec::new()),

@@ -227,7 +227,7 @@ impl Context {
         };
         let batch = Mutex::new(batch);
         let bindings = Arc::new(Bindings::new(&device));
-        let pool = Arc::new(crate::pool::Pool::new(info.memory_bytes));
+        let pool = Arc::new(crate::pool::Pool::new(limits.max_buffer_size));
         Context {
             pool,
             device,

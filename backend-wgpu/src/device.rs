@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use kiln_core::{BackendKind, DeviceInfo, Error, MemoryInfo, Priority, Program, RawDevice, Result};
+use kiln_core::{
+    BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, MemoryInfo, Priority, Program, RawDevice, Result,
+};
 
 use crate::adapter::{accepted_backend, device_info, wanted_features};
 use crate::context::Context;
@@ -104,6 +106,16 @@ impl RawDevice for WgpuDevice {
         self.ctx.faults.check_lost()?;
         self.ctx.pool.trim(keep);
         Ok(())
+    }
+
+    fn set_cache_policy(&self, policy: CachePolicy) -> Result<()> {
+        self.ctx.faults.check_lost()?;
+        self.ctx.pool.set_policy(policy);
+        Ok(())
+    }
+
+    fn cache_stats(&self) -> Result<CacheStats> {
+        Ok(self.ctx.pool.stats())
     }
 
     fn create_stream(&self, priority: Priority) -> Result<WgpuStream> {

@@ -36,8 +36,8 @@ pub(crate) const fn round4(n: u64) -> u64 {
 /// last of them goes (`impl Drop for Buffer`), never earlier; kiln never
 /// calls `Buffer::destroy`, which would free it at once.
 ///
-/// On drop the wgpu buffer goes to the device's pool (see
-/// `pool.rs`) for the next allocation of its size.
+/// The wgpu buffer is allocated at the size class of `len` (see `pool.rs`),
+/// and on drop goes to the device's pool for the next allocation of its class.
 pub struct WgpuBuffer {
     pub(crate) raw: wgpu::Buffer,
     len: usize,
@@ -95,23 +95,25 @@ pub(crate) fn create_buffer(
 }
 
 impl WgpuBuffer {
-    /// A device buffer of `len` bytes on `ctx`'s device.
-    /// A kept buffer of the same size is reused; out of memory empties the
-    /// pool and tries once more.
+    /// A device buffer of `len` bytes on `ctx`'s device, allocated at its
+    /// size class. A kept buffer of the same class is reused; out of memory
+    /// empties the pool and tries once more.
     pub(crate) fn new(ctx: &Context, len: usize) -> Result<Self> {
         // At least one word, so that even an empty buffer can be bound and copied.
-        let size = round4(len as u64).max(4);
+        let size = ctx.pool.class(round4(len as u64).max(4));
         let raw = match ctx.pool.take(size) {
             Some(raw) => raw,
             None => {
                 let what = format!("device buffer of {len} bytes");
-                match create_buffer(&ctx.device, &ctx.info.name, &what, size, STORAGE, false) {
-                    Err(Error::OutOfMemory { .. }) if ctx.pool.bytes() > 0 => {
+                let raw = match create_buffer(&ctx.device, &ctx.info.name, &what, size, STORAGE, false) {
+                    Err(Error::OutOfMemory { .. }) if ctx.pool.stats().cached > 0 => {
                         ctx.pool.trim(0);
                         create_buffer(&ctx.device, &ctx.info.name, &what, size, STORAGE, false)?
                     }
                     other => other?,
-                }
+                };
+                ctx.pool.add_used(size);
+                raw
             }
         };
         let (bindings, pool) = (Arc::downgrade(&ctx.bindings), Arc::downgrade(&ctx.pool));

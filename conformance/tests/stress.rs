@@ -62,6 +62,19 @@ fn runs_on_the_cpu_with_every_check_passing() {
     assert_covered(&report);
     assert_eq!(report.skipped(), 0, "the CPU computes in every dtype:\n{report}");
     assert!(matches!(report.memory, MemoryCheck::Measured { .. }), "{report}");
+    assert_pools_bounded(&report);
+}
+
+/// The pools, read after the run before any trim, kept within their bound
+/// (at most the peak in use), and the leak check after the trim ran.
+fn assert_pools_bounded(report: &StressReport) {
+    let pool = report.pool.expect("the device pool is read after the run");
+    assert!(pool.cached <= pool.cache_bound, "{report}");
+    assert_eq!(pool.used, 0, "every buffer dropped: {report}");
+    let host = report.host_pool.expect("the host pool is read after the run");
+    assert!(host.cached <= host.cache_bound && host.cache_bound <= host.peak, "{report}");
+    assert!(matches!(report.leak, MemoryCheck::Measured { .. }), "{report}");
+    assert!(report.to_string().contains("after trim_memory(0)"), "{report}");
 }
 
 #[test]
@@ -88,6 +101,7 @@ fn runs_on_wgpu_when_an_adapter_exists() {
         matches!(report.memory, MemoryCheck::Measured { .. }),
         "wgpu reports its memory (budget or heap less reserved): {report}"
     );
+    assert_pools_bounded(&report);
 }
 
 #[test]

@@ -9,8 +9,8 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use crate::{
-    BackendKind, DeviceInfo, Error, Gemm, GraphStep, Language, LaunchConfig, MemoryInfo, Priority, Program, RawArg,
-    RawGraph, Result, VendorGemm,
+    BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, Gemm, GraphStep, Language, LaunchConfig, MemoryInfo,
+    Priority, Program, RawArg, RawGraph, Result, VendorGemm,
 };
 
 /// A backend: a set of associated types, in the manner of wgpu-hal's `Api`.
@@ -60,6 +60,21 @@ pub trait RawDevice: Send + Sync + Sized + 'static {
     fn trim_memory(&self, keep: u64) -> Result<()> {
         let _ = keep;
         Ok(())
+    }
+
+    /// Bound the memory the allocator keeps for reuse by `policy` from now
+    /// on (see [`CachePolicy`]), freeing what passes the new bound. The
+    /// default, for allocators that keep nothing back, does nothing.
+    fn set_cache_policy(&self, policy: CachePolicy) -> Result<()> {
+        let _ = policy;
+        Ok(())
+    }
+
+    /// The allocator's memory in use and kept for reuse, with the policy's
+    /// bound on the latter. The default, for allocators that keep nothing
+    /// back, is all zeros.
+    fn cache_stats(&self) -> Result<CacheStats> {
+        Ok(CacheStats::default())
     }
 
     /// A new stream; the priority is clamped to what the device supports.

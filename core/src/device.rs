@@ -10,8 +10,8 @@ use crate::graph::record::Queue;
 use crate::host_pool::HostPool;
 use crate::pool::Counter;
 use crate::{
-    Backend, BackendKind, Buffer, DeviceInfo, Element, Error, Event, HostBuffer, HostMemoryStats, Kernel, MemoryInfo,
-    MemoryLimit, MemoryStats, Priority, Program, RawDevice, Result, Stream,
+    Backend, BackendKind, Buffer, CachePolicy, DeviceInfo, Element, Error, Event, HostBuffer, HostMemoryStats, Kernel,
+    MemoryInfo, MemoryLimit, MemoryStats, Priority, Program, RawDevice, Result, Stream,
 };
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -161,9 +161,12 @@ impl<B: Backend> Device<B> {
     pub fn memory_stats(&self) -> Result<MemoryStats> {
         let c = &self.shared.memory;
         let info = self.shared.raw.memory().ok();
+        let cache = self.shared.raw.cache_stats()?;
         Ok(MemoryStats {
             used: c.used(),
             peak: c.peak(),
+            cached: cache.cached,
+            cache_bound: cache.bound,
             reserved: info.and_then(|m| m.reserved),
             limit: c.limit(),
             free: info.map(|m| m.free),
@@ -202,11 +205,60 @@ impl<B: Backend> Device<B> {
 
     /// Give memory the backend's allocator keeps for reuse back to the
     /// driver, keeping at most `keep` bytes of it (CUDA's stream-ordered
-    /// pool, the wgpu backend's dropped buffers, the CPU backend's pool).
-    /// Live buffers are untouched.
+    /// pool, the wgpu backend's dropped buffers, the CPU backend's pool),
+    /// and start the pool's peak in use, which bounds what it keeps (see
+    /// [`CachePolicy`]), over from what is in use now. Live buffers are
+    /// untouched.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let dev = Device::<Cpu>::open(0)?;
+    /// drop(dev.alloc::<u8>(8 << 20)?);              // a pooled block, kept for reuse
+    /// let kept = dev.memory_stats()?;
+    /// assert_eq!(kept.cached, 8 << 20);
+    /// assert!(kept.cached <= kept.cache_bound);
+    /// dev.trim_memory(0)?;
+    /// assert_eq!(dev.memory_stats()?.cached, 0);
+    /// # Ok(()) }
+    /// ```
     pub fn trim_memory(&self, keep: u64) -> Result<()> {
         self.check_usable()?;
         self.shared.raw.trim_memory(keep)
+    }
+
+    /// Bound the bytes this device's pools (the backend's, and the host
+    /// pool of [`alloc_host`](Self::alloc_host)) keep for reuse by
+    /// `policy` from now on, freeing at once what passes the new bound. By
+    /// default ([`CachePolicy::default`]) a pool keeps at most its peak in
+    /// use since the last trim.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::{CachePolicy, Device};
+    /// use kiln_cpu::Cpu;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let dev = Device::<Cpu>::open(0)?;
+    /// dev.set_cache_policy(CachePolicy::budget(4 << 20))?;
+    /// drop(dev.alloc::<u8>(8 << 20)?);              // larger than the budget: freed
+    /// assert_eq!(dev.memory_stats()?.cached, 0);
+    /// drop(dev.alloc::<u8>(4 << 20)?);              // kept
+    /// assert_eq!(dev.memory_stats()?.cached, 4 << 20);
+    /// assert_eq!(dev.memory_stats()?.cache_bound, 4 << 20);
+    /// # Ok(()) }
+    /// ```
+    pub fn set_cache_policy(&self, policy: CachePolicy) -> Result<()> {
+        self.check_usable()?;
+        self.shared.raw.set_cache_policy(policy)?;
+        self.shared.host.set_policy(policy);
+        Ok(())
+    }
+
+    /// The policy bounding what this device's pools keep for reuse.
+    pub fn cache_policy(&self) -> CachePolicy {
+        self.shared.host.policy()
     }
 
     /// Start the peaks (device and host memory) over from what is in use now.
@@ -224,7 +276,9 @@ impl<B: Backend> Device<B> {
     }
 
     /// Free the host blocks kept for reuse, largest first, until at most
-    /// `keep` bytes of them stay. Live host buffers are untouched.
+    /// `keep` bytes of them stay, and start the host pool's peak in use
+    /// since its last trim (its [`CachePolicy`] bound) over. Live host
+    /// buffers are untouched.
     pub fn trim_host_memory(&self, keep: u64) {
         self.shared.host.trim(keep);
     }

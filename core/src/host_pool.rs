@@ -7,14 +7,15 @@
 //!
 //! Blocks are whole multiples of [`HOST_BLOCK_UNIT`] bytes; a request takes
 //! the smallest cached block at least its size and at most twice it (its
-//! requested bytes zeroed, as a new block's are), or a new one. When the backend refuses a new block, the cache is freed and the
+//! requested bytes zeroed, as a new block's are), or a new one. The bytes
+//! kept are bounded by the device's [`CachePolicy`] (the peak in use since
+//! the last trim, or the budget, whichever is smaller; see `cache.rs`).
+//! When the backend refuses a new block, the cache is freed and the
 //! allocation tried once more.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
-use crate::{Backend, Error, RawDevice, RawHostBuffer, Result};
+use crate::{Backend, BlockCache, CachePolicy, Error, RawDevice, RawHostBuffer, Result};
 
 /// Host blocks are rounded up to a multiple of this many bytes (CuPy's unit).
 pub const HOST_BLOCK_UNIT: usize = 512;
@@ -33,6 +34,7 @@ pub const HOST_BLOCK_UNIT: usize = 512;
 /// drop(h);                                      // the block is kept for reuse
 /// let after = dev.host_memory_stats();
 /// assert_eq!((after.used, after.cached), (before.used, before.cached + 4096));
+/// assert!(after.cached <= after.cache_bound);
 /// dev.trim_host_memory(0);                      // and given back on request
 /// assert_eq!(dev.host_memory_stats().cached, 0);
 /// # assert_eq!(4096 % HOST_BLOCK_UNIT, 0);
@@ -49,6 +51,10 @@ pub struct HostMemoryStats {
     pub cached: u64,
     /// Blocks kept for reuse.
     pub cached_blocks: usize,
+    /// The most `cached` may be now: the smaller of the peak in use since
+    /// the last [`Device::trim_host_memory`](crate::Device::trim_host_memory)
+    /// and the policy's budget ([`CachePolicy`]).
+    pub cache_bound: u64,
 }
 
 impl HostMemoryStats {
@@ -60,21 +66,15 @@ impl HostMemoryStats {
 
 /// The cached blocks and counts of one device.
 pub(crate) struct HostPool<B: Backend> {
-    /// Free blocks by size in bytes.
-    free: Mutex<BTreeMap<usize, Vec<B::HostBuffer>>>,
-    used: AtomicU64,
+    cache: BlockCache<B::HostBuffer>,
+    /// The peak `used` since the device was opened or the peak was reset
+    /// (the cache's own peak starts over at each trim).
     peak: AtomicU64,
-    cached: AtomicU64,
 }
 
 impl<B: Backend> Default for HostPool<B> {
     fn default() -> Self {
-        HostPool {
-            free: Mutex::new(BTreeMap::new()),
-            used: AtomicU64::new(0),
-            peak: AtomicU64::new(0),
-            cached: AtomicU64::new(0),
-        }
+        HostPool { cache: BlockCache::new(CachePolicy::default()), peak: AtomicU64::new(0) }
     }
 }
 
@@ -86,91 +86,71 @@ fn block_size(bytes: usize, what: &str) -> Result<usize> {
 }
 
 impl<B: Backend> HostPool<B> {
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<usize, Vec<B::HostBuffer>>> {
-        self.free.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// A block of at least `bytes` from the cache or from `device`; counted as used.
     pub(crate) fn take(&self, device: &B::Device, bytes: usize, what: &str) -> Result<B::HostBuffer> {
         let size = block_size(bytes, what)?;
-        let cached = (size > 0).then(|| self.take_cached(size)).flatten();
+        let cached = (size > 0).then(|| self.cache.take(size as u64, (size as u64).saturating_mul(2))).flatten();
         let block = match cached {
-            Some(mut block) => {
+            Some((_, mut block)) => {
                 // Host buffers start zeroed, as new blocks are.
                 // SAFETY: a cached block is used by no copy and no host buffer.
                 unsafe { block.bytes_mut()[..bytes].fill(0) };
                 block
             }
-            None => match device.alloc_host(size) {
-                Err(Error::OutOfMemory { .. }) if self.stats().cached > 0 => {
-                    self.trim(0);
-                    device.alloc_host(size)?
-                }
-                other => other?,
-            },
+            None => {
+                let block = match device.alloc_host(size) {
+                    Err(Error::OutOfMemory { .. }) if self.cache.stats().cached > 0 => {
+                        self.trim(0);
+                        device.alloc_host(size)?
+                    }
+                    other => other?,
+                };
+                self.cache.add_used(block.len() as u64);
+                block
+            }
         };
-        let next = self.used.fetch_add(block.len() as u64, Ordering::AcqRel) + block.len() as u64;
-        self.peak.fetch_max(next, Ordering::Relaxed);
+        self.peak.fetch_max(self.cache.stats().used, Ordering::Relaxed);
         Ok(block)
     }
 
-    /// The smallest cached block of `size` to `2 size` bytes, if any.
-    fn take_cached(&self, size: usize) -> Option<B::HostBuffer> {
-        let mut free = self.lock();
-        let (&found, list) = free.range_mut(size..=size.saturating_mul(2)).next()?;
-        let block = list.pop()?;
-        if list.is_empty() {
-            free.remove(&found);
-        }
-        self.cached.fetch_sub(found as u64, Ordering::AcqRel);
-        Some(block)
-    }
-
-    /// Take back `block`, which no copy uses any more, for reuse.
+    /// Take back `block`, which no copy uses any more, for reuse within the policy's bound.
     pub(crate) fn put(&self, block: B::HostBuffer) {
-        let size = block.len();
-        self.used.fetch_sub(size as u64, Ordering::AcqRel);
+        let size = block.len() as u64;
         if size == 0 {
+            self.cache.release(0);
             return;
         }
-        let mut free = self.lock();
-        free.entry(size).or_default().push(block);
-        self.cached.fetch_add(size as u64, Ordering::AcqRel);
+        // Freed outside the cache's lock: a driver call per block.
+        drop(self.cache.put(size, block));
     }
 
     /// Free cached blocks, largest first, until at most `keep` bytes stay cached.
     pub(crate) fn trim(&self, keep: u64) {
-        let mut released = Vec::new();
-        {
-            let mut free = self.lock();
-            while self.cached.load(Ordering::Acquire) > keep {
-                let Some(mut entry) = free.last_entry() else { break };
-                let size = *entry.key();
-                if let Some(block) = entry.get_mut().pop() {
-                    self.cached.fetch_sub(size as u64, Ordering::AcqRel);
-                    released.push(block);
-                }
-                if entry.get().is_empty() {
-                    entry.remove();
-                }
-            }
-        }
-        // Freed outside the lock: a driver call per block.
-        drop(released);
+        drop(self.cache.trim(keep));
+    }
+
+    /// Apply `policy`, freeing the blocks past its bound.
+    pub(crate) fn set_policy(&self, policy: CachePolicy) {
+        drop(self.cache.set_policy(policy));
+    }
+
+    pub(crate) fn policy(&self) -> CachePolicy {
+        self.cache.policy()
     }
 
     pub(crate) fn stats(&self) -> HostMemoryStats {
-        let cached_blocks = self.lock().values().map(Vec::len).sum();
+        let s = self.cache.stats();
         HostMemoryStats {
-            used: self.used.load(Ordering::Acquire),
-            peak: self.peak.load(Ordering::Acquire),
-            cached: self.cached.load(Ordering::Acquire),
-            cached_blocks,
+            used: s.used,
+            peak: self.peak.load(Ordering::Acquire).max(s.used),
+            cached: s.cached,
+            cached_blocks: s.cached_blocks,
+            cache_bound: s.bound,
         }
     }
 
     pub(crate) fn reset_peak(&self) {
-        self.peak.store(self.used.load(Ordering::Acquire), Ordering::Release);
+        self.peak.store(self.cache.stats().used, Ordering::Release);
     }
 }
 
@@ -202,6 +182,30 @@ mod tests {
         assert_eq!((s.cached, s.cached_blocks), (1024, 1), "the largest block goes first");
         dev.reset_peak_memory();
         assert_eq!(dev.host_memory_stats().peak, 0);
+    }
+
+    #[test]
+    fn cached_host_blocks_stay_within_the_peak_and_the_budget() {
+        let (dev, counters) = testing::device();
+        // One buffer at a time, each larger than the last: none reuses a
+        // kept block, and keeping every one would hold 1 + 2 + ... + 10 KiB.
+        for k in 1..=10 {
+            drop(dev.alloc_host::<u8>(1024 * k).unwrap());
+            let s = dev.host_memory_stats();
+            assert_eq!(s.cache_bound, 1024 * k as u64, "the peak in use");
+            assert!(s.cached <= s.cache_bound, "{s:?}");
+        }
+        assert_eq!(counters.host_allocs.load(Ordering::SeqCst), 10);
+        let s = dev.host_memory_stats();
+        assert_eq!((s.cached, s.cached_blocks), (10 * 1024, 1), "the newest block, which fits alone");
+        dev.set_cache_policy(crate::CachePolicy::budget(4096)).unwrap();
+        let s = dev.host_memory_stats();
+        assert_eq!((s.cached, s.cache_bound), (0, 4096), "the block past the budget is freed");
+        drop(dev.alloc_host::<u8>(3000).unwrap());
+        assert_eq!(dev.host_memory_stats().cached, 3072);
+        dev.trim_host_memory(0);
+        let s = dev.host_memory_stats();
+        assert_eq!((s.cached, s.cache_bound), (0, 0), "the peak starts over at the trim");
     }
 
     #[test]

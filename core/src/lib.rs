@@ -56,6 +56,7 @@
 mod args;
 mod backend;
 mod buffer;
+mod cache;
 mod device;
 pub mod dynamic;
 mod element;
@@ -78,6 +79,7 @@ mod testing;
 pub use args::{Args, HostArg, HostArgs, KernelArg, RawArg, Scalar};
 pub use backend::{Backend, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel, RawStream};
 pub use buffer::{Buffer, BufferView, BufferViewMut, Storage, View, ViewMut};
+pub use cache::{size_class, BlockCache, CachePolicy, CacheStats};
 pub use device::Device;
 pub use element::{DType, Element};
 pub use error::{Error, MemoryCounts, Result};

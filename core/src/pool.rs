@@ -28,6 +28,13 @@ pub struct MemoryStats {
     /// The most `used` has been since the device was opened (or
     /// [`Device::reset_peak_memory`](crate::Device::reset_peak_memory)).
     pub peak: u64,
+    /// Bytes the backend's pool keeps for reuse: blocks of dropped buffers
+    /// (see [`CachePolicy`](crate::CachePolicy)).
+    pub cached: u64,
+    /// The most `cached` may be now: the smaller of the pool's peak in use
+    /// since the last [`Device::trim_memory`](crate::Device::trim_memory)
+    /// and the policy's budget.
+    pub cache_bound: u64,
     /// Bytes the backend's allocator holds (used, or kept for reuse), where it
     /// says ([`MemoryInfo::reserved`](crate::MemoryInfo::reserved)).
     pub reserved: Option<u64>,

@@ -1,7 +1,9 @@
 //! [`Device`] and [`Kernel`] of the run-time tier.
 
 use kiln_core::dynamic::{AnyDevice, DeviceVisitor};
-use kiln_core::{BackendKind, DeviceInfo, Element, MemoryInfo, MemoryLimit, MemoryStats, Priority, Program, Result};
+use kiln_core::{
+    BackendKind, CachePolicy, DeviceInfo, Element, MemoryInfo, MemoryLimit, MemoryStats, Priority, Program, Result,
+};
 use ndarray::{ArrayBase, Data, Dimension};
 
 use super::{backend_list, dispatch, Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier};
@@ -177,6 +179,31 @@ impl Device {
     /// at most `keep` bytes of it ([`kiln_core::Device::trim_memory`]).
     pub fn trim_memory(&self, keep: u64) -> Result<()> {
         dispatch!(self, Device, d => d.trim_memory(keep))
+    }
+
+    /// Bound the bytes this device's pools keep for reuse by `policy`
+    /// ([`kiln_core::Device::set_cache_policy`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln::{BackendKind, CachePolicy, Device};
+    /// # fn main() -> kiln::Result<()> {
+    /// let dev = Device::open(BackendKind::Cpu, 0)?;
+    /// dev.set_cache_policy(CachePolicy::budget(16 << 20))?;
+    /// assert_eq!(dev.cache_policy(), CachePolicy::budget(16 << 20));
+    /// drop(dev.alloc::<f32>(2 << 20)?);                 // 8 MiB, kept for reuse
+    /// let s = dev.memory_stats()?;
+    /// assert_eq!((s.cached, s.cache_bound), (8 << 20, 8 << 20));
+    /// # Ok(()) }
+    /// ```
+    pub fn set_cache_policy(&self, policy: CachePolicy) -> Result<()> {
+        dispatch!(self, Device, d => d.set_cache_policy(policy))
+    }
+
+    /// The policy bounding what this device's pools keep for reuse
+    /// ([`kiln_core::Device::cache_policy`]).
+    pub fn cache_policy(&self) -> CachePolicy {
+        dispatch!(self, Device, d => d.cache_policy())
     }
 
     /// Start the peak over from what is in use now.

@@ -36,3 +36,45 @@ fn trim_lets_kept_buffers_go_and_allocation_goes_on() {
     let x = s.upload(&[1.0f32, 2.0, 3.0]).unwrap();
     assert_eq!(x.to_vec().unwrap(), [1.0, 2.0, 3.0]);
 }
+
+#[test]
+fn a_buffer_of_another_size_in_its_class_is_reused() {
+    let Some(dev) = device() else { return };
+    dev.trim_memory(0).unwrap();
+    // 41 MiB and 47 MiB share the class of 48 MiB (32 MiB + 2 x 8 MiB).
+    drop(dev.alloc::<u8>(41 << 20).unwrap());
+    dev.synchronize().unwrap();
+    let kept = dev.memory().unwrap().allocated.unwrap();
+    let b = dev.alloc::<u8>(47 << 20).unwrap();
+    let reused = dev.memory().unwrap().allocated.unwrap();
+    assert!(reused <= kept, "the kept buffer serves 47 MiB: {kept} then {reused} bytes allocated");
+    assert_eq!(b.len(), 47 << 20);
+    drop(b);
+    dev.trim_memory(0).unwrap();
+}
+
+#[test]
+fn kept_buffers_stay_within_the_peak_in_use_and_the_budget() {
+    let Some(dev) = device() else { return };
+    dev.synchronize().unwrap();
+    dev.trim_memory(0).unwrap();
+    dev.synchronize().unwrap();
+    let base = dev.memory().unwrap().allocated.unwrap();
+    // One buffer at a time, each larger: keeping them all would hold
+    // 4 + 8 + 16 + 32 MiB; the most in use at once is 32 MiB.
+    for mib in [4usize, 8, 16, 32] {
+        drop(dev.alloc::<u8>(mib << 20).unwrap());
+        let s = dev.memory_stats().unwrap();
+        assert_eq!(s.cache_bound, (mib << 20) as u64, "the peak in use since the trim");
+        assert!(s.cached <= s.cache_bound, "{s:?}");
+    }
+    dev.synchronize().unwrap();
+    let held = dev.memory().unwrap().allocated.unwrap();
+    assert!(held <= base + (32 << 20) + (1 << 20), "at most the 32 MiB buffer kept: {base} then {held} bytes");
+    dev.set_cache_policy(kiln_core::CachePolicy::budget(16 << 20)).unwrap();
+    assert_eq!(dev.memory_stats().unwrap().cached, 0, "32 MiB pass a budget of 16");
+    dev.set_cache_policy(kiln_core::CachePolicy::default()).unwrap();
+    dev.trim_memory(0).unwrap();
+    let s = dev.memory_stats().unwrap();
+    assert_eq!((s.cached, s.cache_bound), (0, 0));
+}

@@ -53,6 +53,15 @@
 //! processes move too. A device that does not report its memory gets
 //! "not reported" ([`MemoryCheck::NotReported`]).
 //!
+//! That reading is taken with the pools as the run left them, untrimmed;
+//! each pool (the device's and the host pool) must then keep no more for
+//! reuse than its [`CachePolicy`](kiln_core::CachePolicy) bound
+//! ([`Cause::CacheOverBound`]). Then the run gives the pools' memory back
+//! (`trim_memory(0)`, `trim_host_memory(0)`) and checks for leaks
+//! ([`Cause::Leak`]): the pools keep nothing, kiln counts in use what it
+//! counted before the run, and the free memory is back within
+//! [`leak_slack`] (or [`StressConfig::memory_slack`]).
+//!
 //! # Examples
 //! ```
 //! use kiln_conformance::stress::{self, StressConfig};
@@ -85,7 +94,7 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use kiln_core::{Backend, Device, Error, MemoryInfo};
+use kiln_core::{Backend, Device, Error, MemoryInfo, MemoryStats};
 
 pub use ops::OpKind;
 pub use report::{Cause, MemoryCheck, OpCount, Site, StressError, StressReport};
@@ -253,6 +262,21 @@ pub fn default_slack(peak_live_bytes: u64, total_bytes: u64) -> u64 {
     2 * peak_live_bytes + (total_bytes / 16).max(256 << 20)
 }
 
+/// How many fewer free bytes after `trim_memory(0)` than before the run
+/// still pass the leak check: [`default_slack`] without the pools' share,
+/// a sixteenth of the device's memory and at least 256 MiB (modules,
+/// stacks and driver caches loaded during the run).
+///
+/// # Examples
+/// ```
+/// use kiln_conformance::stress::{default_slack, leak_slack};
+/// assert_eq!(leak_slack(1 << 30), 256 << 20);
+/// assert_eq!(leak_slack(80 << 30), default_slack(0, 80 << 30));
+/// ```
+pub fn leak_slack(total_bytes: u64) -> u64 {
+    (total_bytes / 16).max(256 << 20)
+}
+
 /// How often the calling thread looks at the workers.
 const TICK: Duration = Duration::from_millis(50);
 
@@ -284,6 +308,9 @@ pub fn run<B: Backend>(
         bytes_allocated: 0,
         peak_live_bytes: 0,
         memory: MemoryCheck::NotRun,
+        pool: None,
+        host_pool: None,
+        leak: MemoryCheck::NotRun,
     };
     let shared = Arc::new(Shared::default());
     let failed = |cause: Cause, report: &mut StressReport| {
@@ -302,6 +329,10 @@ pub fn run<B: Backend>(
     let before = match memory_now(dev, cfg.timeout) {
         Ok(m) => m,
         Err(cause) => return Err(failed(*cause, &mut report)),
+    };
+    let (counted_before, host_before) = match dev.memory_stats() {
+        Ok(s) => (s, dev.host_memory_stats()),
+        Err(error) => return Err(failed(Cause::Library { site: site("Device::memory_stats"), error }, &mut report)),
     };
 
     let started = Instant::now();
@@ -373,7 +404,7 @@ pub fn run<B: Backend>(
         Err(cause) => return Err(failed(*cause, &mut report)),
     };
     shared.tally.fill(&mut report);
-    report.memory = match (before, after) {
+    report.memory = match (before.clone(), after) {
         (Ok(before), Ok(after)) => MemoryCheck::Measured {
             before,
             after,
@@ -382,13 +413,90 @@ pub fn run<B: Backend>(
         (Err(reason), _) | (_, Err(reason)) => MemoryCheck::NotReported { reason },
     };
     report.elapsed = started.elapsed();
+    // The pools as the run left them, untrimmed.
+    match dev.memory_stats() {
+        Ok(s) => report.pool = Some(s),
+        Err(error) => return Err(failed(Cause::Library { site: site("Device::memory_stats"), error }, &mut report)),
+    }
+    report.host_pool = Some(dev.host_memory_stats());
     if let MemoryCheck::Measured { slack, .. } = report.memory {
         if !report.memory.ok() {
             let lost = report.memory.lost();
             return Err(failed(Cause::MemoryNotReturned { lost, slack }, &mut report));
         }
     }
+    if let Some(cause) = over_bound(report.pool.as_ref(), report.host_pool.as_ref()) {
+        return Err(failed(cause, &mut report));
+    }
+    if let Err(cause) = leak_check(dev, cfg, before, counted_before, host_before, &mut report) {
+        return Err(failed(*cause, &mut report));
+    }
     Ok(report)
+}
+
+/// A pool keeping more for reuse than its policy's bound, if one does.
+fn over_bound(pool: Option<&MemoryStats>, host: Option<&kiln_core::HostMemoryStats>) -> Option<Cause> {
+    if let Some(p) = pool.filter(|p| p.cached > p.cache_bound) {
+        return Some(Cause::CacheOverBound { pool: "device", cached: p.cached, bound: p.cache_bound });
+    }
+    let h = host.filter(|h| h.cached > h.cache_bound)?;
+    Some(Cause::CacheOverBound { pool: "host", cached: h.cached, bound: h.cache_bound })
+}
+
+/// Give every pool's memory back (`trim_memory(0)`, `trim_host_memory(0)`)
+/// and check that nothing stays: the pools keep nothing, kiln counts what
+/// it counted before the run, and the free memory is back within
+/// [`leak_slack`]. Fills `report.leak`.
+fn leak_check<B: Backend>(
+    dev: &Device<B>,
+    cfg: &StressConfig,
+    before: Result<MemoryInfo, String>,
+    counted_before: MemoryStats,
+    host_before: kiln_core::HostMemoryStats,
+    report: &mut StressReport,
+) -> Result<(), Box<Cause>> {
+    if let Err(error) = dev.trim_memory(0) {
+        return Err(Box::new(Cause::Library { site: site("Device::trim_memory"), error }));
+    }
+    dev.trim_host_memory(0);
+    let after = memory_now(dev, cfg.timeout)?;
+    let counted = dev.memory_stats().map_err(|error| Cause::Library { site: site("Device::memory_stats"), error })?;
+    let host = dev.host_memory_stats();
+    report.leak = match (before, after) {
+        (Ok(before), Ok(after)) => {
+            MemoryCheck::Measured { before, after, slack: cfg.memory_slack.unwrap_or_else(|| leak_slack(before.total)) }
+        }
+        (Err(reason), _) | (_, Err(reason)) => MemoryCheck::NotReported { reason },
+    };
+    let mut left = Vec::new();
+    if counted.cached != 0 || host.cached != 0 {
+        left.push(format!("the pools still keep {} (device) and {} (host) bytes", counted.cached, host.cached));
+    }
+    if counted.used != counted_before.used || host.used != host_before.used {
+        left.push(format!(
+            "kiln counts {} device and {} host bytes in use, {} and {} before the run",
+            counted.used, host.used, counted_before.used, host_before.used
+        ));
+    }
+    if let MemoryCheck::Measured { slack, .. } = report.leak {
+        if !report.leak.ok() {
+            left.push(format!(
+                "{} of free memory missing (slack {})",
+                report::bytes(report.leak.lost()),
+                report::bytes(slack)
+            ));
+        }
+    }
+    if left.is_empty() {
+        Ok(())
+    } else {
+        Err(Box::new(Cause::Leak { detail: left.join("; ") }))
+    }
+}
+
+/// Where a reading before or after the run is made.
+fn site(op: &'static str) -> Site {
+    Site { thread: 0, step: 0, op, detail: "before or after the run".into(), step_seed: 0 }
 }
 
 /// `Err` for a configuration that cannot run.
@@ -416,8 +524,6 @@ fn share(n: u64, threads: usize, index: usize) -> u64 {
 /// device that never finishes is reported after `timeout` rather than
 /// hanging. `Ok(Err(reason))` when the device does not report its memory.
 fn memory_now<B: Backend>(dev: &Device<B>, timeout: Duration) -> Result<Result<MemoryInfo, String>, Box<Cause>> {
-    let site =
-        |op: &'static str| Site { thread: 0, step: 0, op, detail: "before or after the run".into(), step_seed: 0 };
     let (tx, rx) = mpsc::channel();
     let d = dev.clone();
     let spawned = thread::Builder::new().name("kiln-stress-memory".into()).spawn(move || {

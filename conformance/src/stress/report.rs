@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use kiln_core::{Error, MemoryInfo};
+use kiln_core::{Error, HostMemoryStats, MemoryInfo, MemoryStats};
 
 use super::ops::OpKind;
 use super::watchdog::Stall;
@@ -225,6 +225,15 @@ pub struct StressReport {
     pub peak_live_bytes: u64,
     /// Free memory before and after.
     pub memory: MemoryCheck,
+    /// The device's pool after the run, before any trim: used, cached and
+    /// its bound, peak (`None` when the run did not get that far).
+    pub pool: Option<MemoryStats>,
+    /// The device's host pool at the same time.
+    pub host_pool: Option<HostMemoryStats>,
+    /// Free memory before the run and after `trim_memory(0)` and
+    /// `trim_host_memory(0)`, against the slack without the pools' share
+    /// ([`leak_slack`](super::leak_slack)).
+    pub leak: MemoryCheck,
 }
 
 impl StressReport {
@@ -266,7 +275,32 @@ impl fmt::Display for StressReport {
             })
             .collect();
         writeln!(f, "  ops: {}", ops.join(", "))?;
-        write!(f, "  memory: {}", self.memory)
+        if let Some(p) = &self.pool {
+            write!(
+                f,
+                "  pool: used {}, cached {} (bound {}), peak {}",
+                bytes(p.used),
+                bytes(p.cached),
+                bytes(p.cache_bound),
+                bytes(p.peak)
+            )?;
+            match p.reserved {
+                Some(r) => writeln!(f, "; the allocator reserves {}", bytes(r))?,
+                None => writeln!(f)?,
+            }
+        }
+        if let Some(h) = &self.host_pool {
+            writeln!(
+                f,
+                "  host pool: used {}, cached {} (bound {}), peak {}",
+                bytes(h.used),
+                bytes(h.cached),
+                bytes(h.cache_bound),
+                bytes(h.peak)
+            )?;
+        }
+        writeln!(f, "  memory: {}", self.memory)?;
+        write!(f, "  after trim_memory(0): {}", self.leak)
     }
 }
 
@@ -354,6 +388,22 @@ pub enum Cause {
         /// The slack.
         slack: u64,
     },
+    /// A pool kept more bytes for reuse than its policy's bound.
+    CacheOverBound {
+        /// Which pool: "device" or "host".
+        pool: &'static str,
+        /// Bytes kept.
+        cached: u64,
+        /// The bound.
+        bound: u64,
+    },
+    /// After `trim_memory(0)` and `trim_host_memory(0)`, memory was still
+    /// missing past the slack without the pools' share, or a pool still
+    /// kept or counted bytes.
+    Leak {
+        /// What was left.
+        detail: String,
+    },
 }
 
 impl fmt::Display for Cause {
@@ -376,6 +426,13 @@ impl fmt::Display for Cause {
                 bytes(*lost),
                 bytes(*slack)
             ),
+            Cause::CacheOverBound { pool, cached, bound } => write!(
+                f,
+                "the {pool} pool keeps {} for reuse after the run, more than its policy's bound of {}",
+                bytes(*cached),
+                bytes(*bound)
+            ),
+            Cause::Leak { detail } => write!(f, "leak after trim_memory(0): {detail}"),
         }
     }
 }
