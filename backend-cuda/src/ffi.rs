@@ -146,9 +146,11 @@ pub(crate) fn pool_usage(dev: sys::CUdevice) -> Result<(u64, u64), DriverError> 
     Ok((used, reserved))
 }
 
-/// Return the memory the device's default pool holds unused to the driver
-/// until it keeps at most `keep` bytes besides its live allocations
-/// (`cuMemPoolTrimTo`); memory still pending a stream-ordered free is kept.
+/// Return unused memory of the device's default pool to the driver
+/// (`cuMemPoolTrimTo`): the driver releases whole chunks of its
+/// reservation while it keeps at least `keep` bytes reserved, live
+/// allocations included, so the pool may keep up to a chunk past `keep`;
+/// memory still pending a stream-ordered free is kept.
 pub(crate) fn trim_pool(dev: sys::CUdevice, keep: u64) -> Result<(), DriverError> {
     // SAFETY: `dev` came from the context; trimming releases only unused pool memory.
     unsafe {

@@ -11,7 +11,9 @@
 //!   (`kiln_core::RawDevice`), when no stream-ordered free is pending:
 //!   where the pool keeps more unused bytes than the most in use since the
 //!   last trim (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`), or the budget, it is
-//!   trimmed (`cuMemPoolTrimTo`) to its bytes in use and the bound.
+//!   trimmed (`cuMemPoolTrimTo`) to its bytes in use and the bound; since
+//!   the driver releases whole chunks and keeps at least what it is asked
+//!   to, a pool still past the bound then gives back all it keeps unused.
 //!
 //! The default pool belongs to the device, not to one opened handle: the
 //! policy set last through any handle of the ordinal applies.
@@ -80,8 +82,15 @@ pub(crate) fn enforce(state: &DeviceState) -> Result<()> {
         return Ok(());
     }
     state.bind("cuMemPoolTrimTo")?;
-    ffi::trim_pool(state.ctx.cu_device(), s.used.saturating_add(s.bound))
-        .map_err(|e| state.fail("cuMemPoolTrimTo", e, 0))
+    let dev = state.ctx.cu_device();
+    ffi::trim_pool(dev, s.used.saturating_add(s.bound)).map_err(|e| state.fail("cuMemPoolTrimTo", e, 0))?;
+    // The driver releases whole chunks while it keeps at least what it was
+    // asked to: where the chunk it kept still passes the bound, everything
+    // unused goes.
+    if stats(state)?.cached > s.bound {
+        ffi::trim_pool(dev, s.used).map_err(|e| state.fail("cuMemPoolTrimTo", e, 0))?;
+    }
+    Ok(())
 }
 
 /// Return the pool's unused memory past `keep` bytes to the driver and start
