@@ -20,7 +20,6 @@ pub(crate) trait Source<B: Backend>: Sync {
     fn buffer_id(&self) -> *const ();
     fn layout(&self) -> &Layout;
     fn dtype(&self) -> DType;
-    fn check(&self) -> Result<()>;
     fn stream(&self) -> &Stream<B>;
     /// `args` and the elements `range` of the buffer, or all of it.
     fn push<'b>(&'b self, args: Args<'b, B>, range: Option<std::ops::Range<usize>>) -> Result<Args<'b, B>>;
@@ -35,9 +34,6 @@ impl<B: Backend, T: Element> Source<B> for Array<B, T> {
     }
     fn dtype(&self) -> DType {
         T::DTYPE
-    }
-    fn check(&self) -> Result<()> {
-        Array::check(self)
     }
     fn stream(&self) -> &Stream<B> {
         self.buffer.stream()
@@ -134,7 +130,6 @@ impl<'a, B: Backend> Plan<'a, B> {
     }
 
     fn array(&mut self, a: &'a dyn Source<B>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
-        a.check()?;
         let same = |o: &Operand<'a, B>| o.array.buffer_id() == a.buffer_id() && o.array.layout() == a.layout();
         let k = match self.arrays.iter().position(same) {
             Some(k) => k,
