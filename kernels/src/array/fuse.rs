@@ -110,7 +110,7 @@ impl<'a, B: Backend> Plan<'a, B> {
     pub(crate) fn new<T: Element>(expr: &'a ArrayExpr<B, T>, perm: Option<&[usize]>) -> Result<Self> {
         let full = expr.shape()?.to_vec();
         let shape = match perm {
-            Some(p) => Layout::standard(&full).permuted(p)?.shape().to_vec(),
+            Some(p) => Layout::standard(&full)?.permuted(p)?.shape().to_vec(),
             None => full.clone(),
         };
         let mut plan = Plan { shape, body: Expr::from(0), arrays: Vec::new(), scalars: Vec::new() };
@@ -242,7 +242,7 @@ impl<'a, B: Backend> Plan<'a, B> {
                 let at = o.layout.offset();
                 o.array.push(args, Some(at..at + n))?
             } else {
-                let end = o.layout.span().1;
+                let end = o.layout.span()?.1;
                 if i32::try_from(end).is_err() {
                     return Err(limit(format!("buffer index {end}")));
                 }
@@ -254,9 +254,13 @@ impl<'a, B: Backend> Plan<'a, B> {
         }
         if self.strided().next().is_some() {
             for d in dims(&self.shape) {
-                let w: usize = self.shape[d + 1..].iter().product();
-                // index() is u32: a launch past it is refused, so these fit.
-                args = args.scalar(self.shape[d] as u32).scalar(w as u32);
+                let (n, w) = (self.shape[d], self.shape[d + 1..].iter().product::<usize>());
+                let wide = |what: String| {
+                    Error::invalid("array expression", format!("{what} is past the u32 indices of a strided read"))
+                };
+                let n = u32::try_from(n).map_err(|_| wide(format!("extent {n}")))?;
+                let w = u32::try_from(w).map_err(|_| wide(format!("a step of {w} elements along an axis")))?;
+                args = args.scalar(n).scalar(w);
             }
         }
         for (_, o) in self.strided() {

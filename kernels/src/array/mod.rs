@@ -126,7 +126,7 @@ impl<B: Backend, T: Element> Array<B, T> {
                 actual: buffer.len(),
             });
         }
-        Ok(Array { buffer: Arc::new(buffer), layout: Layout::standard(shape), fault: None })
+        Ok(Array { buffer: Arc::new(buffer), layout: Layout::standard(shape)?, fault: None })
     }
 
     /// A device copy of `data`, shaped `shape` (row-major).

@@ -120,9 +120,13 @@ impl<B: Backend, T: MatmulElement> Array<B, T> {
                 ),
             ));
         }
+        let len = super::layout::checked_len(
+            &[m, n],
+            &format!("Array::matmul of {:?} by {:?}", self.shape(), other.shape()),
+        )?;
         let (a, b) = (self.row_major()?, other.row_major()?);
-        let mut c = self.stream().alloc::<T::Acc>(m * n)?;
-        if m * n > 0 {
+        let mut c = self.stream().alloc::<T::Acc>(len)?;
+        if len > 0 {
             matmul(self.stream(), &a.elements()?, &b.elements()?, &mut c, MatmulShape::new(m, n, k))?;
         }
         Array::from_buffer(c, &[m, n])
