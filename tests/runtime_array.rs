@@ -114,6 +114,34 @@ fn in_place_updates_are_copy_on_write_and_patterns_route() {
 }
 
 #[test]
+fn a_failed_in_place_operator_keeps_the_old_values_and_its_error_to_itself() {
+    for dev in devices() {
+        let on = dev.to_string();
+        let s = dev.stream();
+        let old = [1.0f32, 2.0, 3.0, 4.0];
+        let mut c = Array::from_vec(&s, &[2, 2], &old).unwrap();
+        let b = Array::from_vec(&s, &[3], &[10.0f32, 20.0, 30.0]).unwrap();
+        let before = c.clone();
+        c += &b;
+        let e = c.check().unwrap_err().to_string();
+        assert!(e.contains("[2, 2]") && e.contains("[3]"), "the error names both shapes on {on}: {e}");
+        assert_eq!(c.to_vec().unwrap(), old, "c reads its old values on {on}");
+        assert_eq!(c.t().to_vec().unwrap(), [1.0, 3.0, 2.0, 4.0], "so does a view of c on {on}");
+        c *= 2.0; // skipped while the error is held
+        assert_eq!(c.to_vec().unwrap(), old, "no update past a failure on {on}");
+        let after = c.clone();
+        for (name, other) in [("made before", &before), ("made after", &after)] {
+            assert!(other.check().is_ok(), "the clone {name} holds no error on {on}");
+            assert_eq!(other.to_vec().unwrap(), old, "the clone {name} on {on}");
+        }
+        assert_eq!(c.take_error().map(|e| e.to_string()), Some(e), "taken once on {on}");
+        assert!(c.check().is_ok(), "cleared on {on}");
+        c *= 2.0;
+        assert_eq!(c.to_vec().unwrap(), [2.0, 4.0, 6.0, 8.0], "updates again on {on}");
+    }
+}
+
+#[test]
 fn random_values_are_the_same_bits_on_every_backend() {
     let cpu = Device::open(kiln::BackendKind::Cpu, 0).unwrap().stream();
     let want = Array::<f32>::uniform(&cpu, &mut Philox::new(5), &[1000]).unwrap().to_vec().unwrap();

@@ -20,7 +20,9 @@ struct Shared<B: Backend> {
     id: u64,
     raw: B::Device,
     default_stream: Arc<Queue<B>>,
-    kernels: Mutex<HashMap<u64, Kernel<B>>>,
+    /// Keyed by the whole program (compared in full on a hash match), so
+    /// programs that differ never share a kernel.
+    kernels: Mutex<HashMap<Program, Kernel<B>>>,
     lost: Mutex<Option<String>>,
     memory: Counter,
     host: HostPool<B>,
@@ -311,18 +313,19 @@ impl<B: Backend> Device<B> {
     }
 
     /// Compile `program` for this device, or return the kernel compiled
-    /// earlier in this process from the same program (sources, options).
-    /// Backends may add an on-disk cache under this one.
+    /// earlier in this process from an equal program (the same name,
+    /// sources and options: see [`Program`]'s equality; programs whose
+    /// hashes collide still get kernels of their own). Backends may add an
+    /// on-disk cache under this one.
     pub fn kernel(&self, program: &Program) -> Result<Kernel<B>> {
         self.check_usable()?;
-        let key = program.fingerprint();
         let mut cache = self.shared.kernels.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(k) = cache.get(&key) {
+        if let Some(k) = cache.get(program) {
             return Ok(k.clone());
         }
         let raw = self.shared.raw.compile(program)?;
         let kernel = Kernel::from_parts(raw, self.id());
-        cache.insert(key, kernel.clone());
+        cache.insert(program.clone(), kernel.clone());
         Ok(kernel)
     }
 

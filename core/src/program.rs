@@ -4,6 +4,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::{Backend, Error, HostArgs, Language, Result};
@@ -136,6 +137,21 @@ impl std::fmt::Debug for Source {
     }
 }
 
+/// Sources are equal when they compile alike: the same text, the same host
+/// fn (by address) or closures with the same key.
+impl PartialEq for Source {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Source::Text(a), Source::Text(b)) => a == b,
+            (Source::Host(a), Source::Host(b)) => *a as usize == *b as usize,
+            (Source::Closure(a), Source::Closure(b)) => a.key == b.key,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Source {}
+
 /// A host fn is identified by its address, a closure by its key, as in the
 /// kernel cache.
 impl Hash for Source {
@@ -207,6 +223,20 @@ impl From<HostFn> for Source {
 /// assert!(program.has(Language::Cuda) && !program.has(Language::Wgsl));
 /// assert_eq!(program.languages().collect::<Vec<_>>(), [Language::Cuda, Language::Host]);
 /// ```
+///
+/// Two programs are equal (`==`) when they compile to the same kernel: the
+/// same name, the same sources in the same languages (equal text, the same
+/// host fn, closures with the same key) and the same options. The kernel
+/// cache of a [`Device`](crate::Device) is keyed by the whole program, so
+/// programs that differ never share a kernel, whatever their hashes.
+///
+/// ```
+/// use kiln_core::Program;
+/// let tile = |n: u32| Program::new("k").wgsl("@compute @workgroup_size(N) fn k() {}").define("N", n);
+/// assert_eq!(tile(64), tile(64)); // built twice, one kernel
+/// assert_ne!(tile(64), tile(128));
+/// assert_ne!(Program::new("ab").cuda("c"), Program::new("a").cuda("bc"));
+/// ```
 #[derive(Debug, Clone)]
 pub struct Program {
     name: String,
@@ -215,6 +245,16 @@ pub struct Program {
     options: CompileOptions,
     /// Computed on first use: launches look kernels up by it.
     fingerprint: OnceLock<u64>,
+    /// Drawn afresh at every change, and kept by clones: two programs with
+    /// one revision are one program and its copy, so equal without
+    /// comparing their sources (a launch's cache lookup is one compare).
+    revision: u64,
+}
+
+/// The next [`Program::revision`].
+fn next_revision() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Program {
@@ -225,7 +265,14 @@ impl Program {
             sources: BTreeMap::new(),
             options: CompileOptions::default(),
             fingerprint: OnceLock::new(),
+            revision: next_revision(),
         }
+    }
+
+    /// Forget what was computed from the contents, which just changed.
+    fn changed(&mut self) {
+        self.fingerprint = OnceLock::new();
+        self.revision = next_revision();
     }
 
     /// Set the source in `language` (replacing any earlier one): text for
@@ -239,7 +286,7 @@ impl Program {
     /// ```
     pub fn source(mut self, language: Language, source: impl Into<Source>) -> Self {
         self.sources.insert(language, source.into());
-        self.fingerprint = OnceLock::new();
+        self.changed();
         self
     }
 
@@ -266,21 +313,21 @@ impl Program {
     /// Add a preprocessor define (CUDA) / identifier substitution (WGSL).
     pub fn define(mut self, name: impl Into<String>, value: impl ToString) -> Self {
         self.options.defines.push((name.into(), value.to_string()));
-        self.fingerprint = OnceLock::new();
+        self.changed();
         self
     }
 
     /// Add a compiler flag.
     pub fn flag(mut self, flag: impl Into<String>) -> Self {
         self.options.flags.push(flag.into());
-        self.fingerprint = OnceLock::new();
+        self.changed();
         self
     }
 
     /// Add an include directory.
     pub fn include_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.options.include_paths.push(path.into());
-        self.fingerprint = OnceLock::new();
+        self.changed();
         self
     }
 
@@ -392,12 +439,22 @@ impl Program {
         Some(out)
     }
 
-    /// A hash of everything that determines the compiled kernel (the name,
-    /// every source with its language, the options), used as the in-memory
-    /// cache key (backends add their own arch and compiler version for
-    /// on-disk caches).
+    /// A 64-bit hash of everything that determines the compiled kernel (the
+    /// name, every source with its language, the options): equal programs
+    /// have equal fingerprints, and different ones almost always differ,
+    /// but may not. It is [`Program`]'s `Hash`; the kernel cache compares
+    /// whole programs on a match.
     pub fn fingerprint(&self) -> u64 {
         *self.fingerprint.get_or_init(|| self.hash_all())
+    }
+
+    /// This program with its fingerprint set to `value`, to make two
+    /// programs' hashes collide in tests.
+    #[cfg(test)]
+    pub(crate) fn with_fingerprint(self, value: u64) -> Self {
+        let fingerprint = OnceLock::new();
+        let _ = fingerprint.set(value);
+        Program { fingerprint, ..self }
     }
 
     fn hash_all(&self) -> u64 {
@@ -408,3 +465,27 @@ impl Program {
         h.finish()
     }
 }
+
+/// Equal when everything that determines the compiled kernel is equal (see
+/// [`Program`]); a program and its clones compare in one step.
+impl PartialEq for Program {
+    fn eq(&self, other: &Self) -> bool {
+        self.revision == other.revision
+            || (self.fingerprint() == other.fingerprint()
+                && self.name == other.name
+                && self.sources == other.sources
+                && self.options == other.options)
+    }
+}
+
+impl Eq for Program {}
+
+/// The [`fingerprint`](Program::fingerprint), computed once per program.
+impl Hash for Program {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64(self.fingerprint());
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -17,6 +17,8 @@ use crate::{
 #[derive(Default)]
 pub(crate) struct Counters {
     pub launches: AtomicUsize,
+    /// Programs compiled.
+    pub compiles: AtomicUsize,
     pub async_copies: AtomicUsize,
     pub stream_syncs: AtomicUsize,
     pub live_events: AtomicUsize,
@@ -155,6 +157,7 @@ impl RawDevice for MockDevice {
     }
 
     fn compile(&self, program: &Program) -> Result<MockKernel> {
+        self.counters.compiles.fetch_add(1, Ordering::SeqCst);
         Ok(MockKernel(program.name().to_string()))
     }
 

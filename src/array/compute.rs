@@ -159,11 +159,16 @@ impl<T: Element> Array<T> {
     /// broadcast to this shape), computed by one generated kernel;
     /// copy-on-write, as the typed [`assign`](kiln_kernels::array::Array::assign).
     /// `Err`, with the array unchanged, where `value` does not broadcast to
-    /// this shape, reads arrays of another backend, or cannot run.
+    /// this shape, reads arrays of another backend, cannot run, or the
+    /// array holds the error of a failed operator (that error, still held).
     ///
     /// The operators `a += x`, `a -= x`, `a *= x`, `a /= x`, `a %= x` are
-    /// `assign` of `&a + x` and so on; a failed one keeps the values and
-    /// holds the error for [`check`](Self::check) and every later use.
+    /// `assign` of `&a + x` and so on. One that fails keeps the array's old
+    /// values, readable as ever, and holds the error in this array alone
+    /// (not its clones or views): [`check`](Self::check) reports it until
+    /// [`take_error`](Self::take_error) clears it, and meanwhile later
+    /// operators on the array do nothing, so the values stay those from
+    /// before the first failure.
     pub fn assign(&mut self, value: impl IntoExpr<T>) -> Result<()> {
         let value = value.into_expr();
         dispatch!(self, Array, a => a.assign(lower_into::<B, T>(value)))

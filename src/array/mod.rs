@@ -34,7 +34,7 @@ mod expr;
 
 use std::fmt;
 
-use kiln_core::{Element, Result};
+use kiln_core::{Element, Error, Result};
 use kiln_kernels::array::Array as Typed;
 use kiln_kernels::Number;
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, SliceInfoElem};
@@ -193,10 +193,32 @@ impl<T: Element> Array<T> {
         dispatch!(self, Array, a => a.astype::<U>().map(B::wrap_array))
     }
 
-    /// `Ok` unless an in-place operator on this array failed: then that
-    /// error (see [`assign`](Self::assign)).
+    /// `Ok` unless an in-place operator on this array failed: then the
+    /// first such error, every time until [`take_error`](Self::take_error)
+    /// clears it. The values are those from before that operator and read
+    /// as ever; clones and views hold no error (see [`assign`](Self::assign)).
     pub fn check(&self) -> Result<()> {
         dispatch!(self, Array, a => a.check())
+    }
+
+    /// The error a failed in-place operator left in this array, if any,
+    /// cleared: afterwards [`check`](Self::check) is `Ok` and operators
+    /// update the array again.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln::array::Array;
+    /// # fn main() -> kiln::Result<()> {
+    /// let s = kiln::Device::open(kiln::BackendKind::Cpu, 0)?.stream();
+    /// let mut c = Array::from_vec(&s, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+    /// c += &Array::from_vec(&s, &[3], &[1.0f32, 2.0, 3.0])?; // does not broadcast
+    /// assert!(c.check().unwrap_err().to_string().contains("[3]"));
+    /// assert_eq!(c.to_vec()?, [1.0, 2.0, 3.0, 4.0]); // the old values
+    /// assert!(c.take_error().is_some() && c.check().is_ok());
+    /// # Ok(()) }
+    /// ```
+    pub fn take_error(&mut self) -> Option<Error> {
+        dispatch!(self, Array, a => a.take_error())
     }
 }
 

@@ -177,7 +177,9 @@ macro_rules! runtime_enums {
 
         /// An n-d array of `T` on a device of any backend (the typed tier's
         /// [`Array`](kiln_kernels::array::Array) in one arm per backend):
-        /// see [`crate::array`]. Cloning shares the elements.
+        /// see [`crate::array`]. Cloning shares the elements (copy-on-write),
+        /// not the error a failed in-place operator left (see
+        /// [`Array::check`]).
         #[derive(Clone, Debug)]
         #[non_exhaustive]
         pub enum Array<T: Element> {

@@ -18,14 +18,18 @@ impl<B: Backend, T: Element> Array<B, T> {
     /// Set every element to `value` (an expression, array or scalar
     /// broadcast to this array's shape), computed by one generated kernel;
     /// the expression may read this array. `Err`, with the array unchanged,
-    /// where `value` does not broadcast to this shape (naming both), or the
-    /// kernel cannot run.
+    /// where `value` does not broadcast to this shape (naming both), the
+    /// kernel cannot run, or the array holds the error of a failed operator
+    /// (that error, still held).
     ///
     /// The operators `a += x`, `a -= x`, `a *= x`, `a /= x` and `a %= x`
     /// are `assign` of `&a + x` and so on. An operator cannot return an
-    /// error: where one fails the array keeps its values and holds the
-    /// error, and every later use of it (or of a view of it) returns that
-    /// error: see [`check`](Self::check).
+    /// error: where one fails, the array keeps its old values (readable as
+    /// ever) and holds the error, which [`check`](Self::check) reports
+    /// until [`take_error`](Self::take_error) clears it. While it is held,
+    /// later operators on the array do nothing and `assign` returns it, so
+    /// the values stay those from before the first failure. Clones and
+    /// views never hold it (see [`Array`]'s type docs).
     ///
     /// # Examples
     /// ```
@@ -50,8 +54,13 @@ impl<B: Backend, T: Element> Array<B, T> {
     /// assert_eq!(z.to_vec()?, [0.5; 4]);
     /// let bad = Array::from_vec(&s, &[3], &[1.0f32, 2.0, 3.0])?;
     /// assert!(a.assign(&bad).is_err()); // [3] does not broadcast to [2, 2]
+    /// let kept = a.to_vec()?;
     /// a -= &bad; // the operator keeps the error in the array
     /// assert!(a.check().unwrap_err().to_string().contains("[3]"));
+    /// assert_eq!(a.to_vec()?, kept); // the values from before it
+    /// assert!(a.assign(1.0).is_err()); // refused while the error is held
+    /// assert!(a.take_error().is_some());
+    /// a.assign(1.0)?;
     /// # Ok(()) }
     /// ```
     pub fn assign(&mut self, value: impl IntoExpr<B, T>) -> Result<()> {
@@ -74,9 +83,10 @@ impl<B: Backend, T: Element> Array<B, T> {
         Ok(())
     }
 
-    /// `Ok` unless an in-place operator on this array (or on the array it
-    /// is a view of, before the view was taken) failed: then that error,
-    /// the values being those from before the failed update.
+    /// `Ok` unless an in-place operator on this array failed: then the
+    /// first such error, every time until [`take_error`](Self::take_error)
+    /// clears it. The values are those from before that operator. Clones
+    /// and views of the array, taken before or after, hold no error.
     pub fn check(&self) -> Result<()> {
         match &self.fault {
             None => Ok(()),
@@ -84,6 +94,33 @@ impl<B: Backend, T: Element> Array<B, T> {
         }
     }
 
+    /// The error a failed in-place operator left in this array, if any,
+    /// cleared: afterwards [`check`](Self::check) is `Ok` and operators
+    /// update the array again.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::array::Array;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let mut a = Array::from_vec(&s, &[2], &[1, 2])?;
+    /// assert!(a.take_error().is_none());
+    /// a += &Array::from_vec(&s, &[3], &[1, 2, 3])?;
+    /// let e = a.take_error().expect("[3] does not broadcast to [2]");
+    /// assert!(e.to_string().contains("[3]"));
+    /// assert!(a.check().is_ok() && a.take_error().is_none());
+    /// a += 1;
+    /// assert_eq!(a.to_vec()?, [2, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.fault.take()
+    }
+
+    /// `assign` for the operators: an error is kept (the first one) instead
+    /// of returned.
     fn update(&mut self, value: ArrayExpr<B, T>) {
         if let Err(e) = self.assign(value) {
             self.fault.get_or_insert(e);
@@ -104,3 +141,6 @@ macro_rules! assign_operators {
 
 assign_operators!(AddAssign add_assign => Add add, SubAssign sub_assign => Sub sub,
     MulAssign mul_assign => Mul mul, DivAssign div_assign => Div div, RemAssign rem_assign => Rem rem);
+
+#[cfg(test)]
+mod tests;

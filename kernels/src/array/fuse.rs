@@ -20,7 +20,6 @@ pub(crate) trait Source<B: Backend>: Sync {
     fn buffer_id(&self) -> *const ();
     fn layout(&self) -> &Layout;
     fn dtype(&self) -> DType;
-    fn check(&self) -> Result<()>;
     fn stream(&self) -> &Stream<B>;
     /// `args` and the elements `range` of the buffer, or all of it.
     fn push<'b>(&'b self, args: Args<'b, B>, range: Option<std::ops::Range<usize>>) -> Result<Args<'b, B>>;
@@ -35,9 +34,6 @@ impl<B: Backend, T: Element> Source<B> for Array<B, T> {
     }
     fn dtype(&self) -> DType {
         T::DTYPE
-    }
-    fn check(&self) -> Result<()> {
-        Array::check(self)
     }
     fn stream(&self) -> &Stream<B> {
         self.buffer.stream()
@@ -114,7 +110,7 @@ impl<'a, B: Backend> Plan<'a, B> {
     pub(crate) fn new<T: Element>(expr: &'a ArrayExpr<B, T>, perm: Option<&[usize]>) -> Result<Self> {
         let full = expr.shape()?.to_vec();
         let shape = match perm {
-            Some(p) => Layout::standard(&full).permuted(p)?.shape().to_vec(),
+            Some(p) => Layout::standard(&full)?.permuted(p)?.shape().to_vec(),
             None => full.clone(),
         };
         let mut plan = Plan { shape, body: Expr::from(0), arrays: Vec::new(), scalars: Vec::new() };
@@ -134,7 +130,6 @@ impl<'a, B: Backend> Plan<'a, B> {
     }
 
     fn array(&mut self, a: &'a dyn Source<B>, full: &[usize], perm: Option<&[usize]>) -> Result<Expr> {
-        a.check()?;
         let same = |o: &Operand<'a, B>| o.array.buffer_id() == a.buffer_id() && o.array.layout() == a.layout();
         let k = match self.arrays.iter().position(same) {
             Some(k) => k,
@@ -247,7 +242,7 @@ impl<'a, B: Backend> Plan<'a, B> {
                 let at = o.layout.offset();
                 o.array.push(args, Some(at..at + n))?
             } else {
-                let end = o.layout.span().1;
+                let end = o.layout.span()?.1;
                 if i32::try_from(end).is_err() {
                     return Err(limit(format!("buffer index {end}")));
                 }
@@ -259,9 +254,13 @@ impl<'a, B: Backend> Plan<'a, B> {
         }
         if self.strided().next().is_some() {
             for d in dims(&self.shape) {
-                let w: usize = self.shape[d + 1..].iter().product();
-                // index() is u32: a launch past it is refused, so these fit.
-                args = args.scalar(self.shape[d] as u32).scalar(w as u32);
+                let (n, w) = (self.shape[d], self.shape[d + 1..].iter().product::<usize>());
+                let wide = |what: String| {
+                    Error::invalid("array expression", format!("{what} is past the u32 indices of a strided read"))
+                };
+                let n = u32::try_from(n).map_err(|_| wide(format!("extent {n}")))?;
+                let w = u32::try_from(w).map_err(|_| wide(format!("a step of {w} elements along an axis")))?;
+                args = args.scalar(n).scalar(w);
             }
         }
         for (_, o) in self.strided() {

@@ -59,7 +59,7 @@ pub(crate) fn gather<B: Backend, T: Element>(
         return Ok(dst);
     }
     let flat = layout.collapsed();
-    let (lo, hi) = flat.span();
+    let (lo, hi) = flat.span()?;
     if hi > src.len() {
         return Err(Error::invalid(
             "array copy",
@@ -78,7 +78,7 @@ pub(crate) fn gather<B: Backend, T: Element>(
         }
     }
     let limit =
-        |what: String| Error::invalid("array copy", format!("{what} is past the i32 indices of a strided copy"));
+        |what: String| Error::invalid("array copy", format!("{what} is past the 32-bit indices of a strided copy"));
     let o = i32::try_from(flat.offset()).map_err(|_| limit(format!("offset {}", flat.offset())))?;
     if i32::try_from(hi).is_err() {
         return Err(limit(format!("buffer index {hi}")));
@@ -90,8 +90,9 @@ pub(crate) fn gather<B: Backend, T: Element>(
     for (&extent, &stride) in flat.shape().iter().zip(flat.strides()) {
         w /= extent;
         let s = i32::try_from(stride).map_err(|_| limit(format!("stride {stride}")))?;
-        // Extents and spans fit u32: index() reaches every element or the launch is refused.
-        args = args.scalar(extent as u32).scalar(s).scalar(w as u32);
+        let extent32 = u32::try_from(extent).map_err(|_| limit(format!("extent {extent}")))?;
+        let w32 = u32::try_from(w).map_err(|_| limit(format!("a step of {w} elements along an axis")))?;
+        args = args.scalar(extent32).scalar(s).scalar(w32);
     }
     k.launch(stream, args)?;
     Ok(dst)

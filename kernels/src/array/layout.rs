@@ -8,6 +8,12 @@ use ndarray::SliceInfoElem;
 /// `offset + i0 * strides[0] + i1 * strides[1] + ...` of its buffer.
 /// Strides are in elements and may be negative (reversed views) or zero
 /// (broadcast dimensions).
+///
+/// Every layout's arithmetic fits `isize`, as NumPy requires: its shape's
+/// extents other than 0 multiply to at most `isize::MAX`, and each method
+/// computes strides and offsets with checked arithmetic, answering `Err`
+/// (naming the operation, the layout and what overflowed) rather than
+/// wrapping or panicking.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     shape: Vec<usize>,
@@ -15,29 +21,43 @@ pub struct Layout {
     offset: usize,
 }
 
-/// Row-major strides of `shape`.
-fn standard_strides(shape: &[usize]) -> Vec<isize> {
+/// Row-major strides of `shape`, or `None` where its extents other than 0
+/// multiply past `isize::MAX` (the leading extent included, so that every
+/// element's index fits too).
+fn standard_strides(shape: &[usize]) -> Option<Vec<isize>> {
     let mut strides = vec![0isize; shape.len()];
     let mut step = 1isize;
     for (s, &n) in strides.iter_mut().zip(shape).rev() {
         *s = step;
-        step = step.saturating_mul(n.max(1) as isize);
+        step = step.checked_mul(isize::try_from(n.max(1)).ok()?)?;
     }
-    strides
+    Some(strides)
 }
 
 fn fail(what: impl Into<String>, why: impl Into<String>) -> Error {
     Error::invalid(what, why)
 }
 
-/// The number of elements of `shape`, or `Err` naming `what` where it
-/// overflows: every shape an array holds passes here first, so products of
-/// its extents fit afterwards.
+/// The number of elements of `shape`, or `Err` naming `what` where its
+/// extents other than 0 multiply past `isize::MAX` (NumPy's limit: strides
+/// and offsets are `isize`): every shape an array holds passes here first,
+/// so products of its extents, and its row-major strides, fit afterwards.
 pub(crate) fn checked_len(shape: &[usize], what: &str) -> Result<usize> {
-    shape
-        .iter()
-        .try_fold(1usize, |n, &e| n.checked_mul(e))
-        .ok_or_else(|| fail(what, format!("shape {shape:?} holds more elements than an index can count")))
+    if standard_strides(shape).is_none() {
+        return Err(too_big(shape, what));
+    }
+    Ok(shape.iter().product())
+}
+
+fn too_big(shape: &[usize], what: &str) -> Error {
+    let why =
+        format!("the extents of shape {shape:?} multiply past isize::MAX ({}), the most a stride steps", isize::MAX);
+    fail(what, why)
+}
+
+/// `x` as an `isize`, or `Err` naming `what` where it does not fit.
+fn signed(x: usize, what: &dyn Fn() -> String) -> Result<isize> {
+    isize::try_from(x).map_err(|_| fail(what(), format!("{x} is past isize::MAX")))
 }
 
 /// `index` (negative counts from the end) within an axis of `len`, or `None`.
@@ -50,9 +70,19 @@ fn absolute(index: isize, len: usize) -> Option<usize> {
 }
 
 impl Layout {
-    /// The row-major layout of `shape` from element 0.
-    pub fn standard(shape: &[usize]) -> Self {
-        Layout { shape: shape.to_vec(), strides: standard_strides(shape), offset: 0 }
+    /// The row-major layout of `shape` from element 0; `Err` where the
+    /// extents other than 0 multiply past `isize::MAX`.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_kernels::array::Layout;
+    /// assert_eq!(Layout::standard(&[2, 3, 4])?.strides(), [12, 4, 1]);
+    /// assert!(Layout::standard(&[1 << 40, 1 << 40]).is_err());
+    /// # Ok::<(), kiln_core::Error>(())
+    /// ```
+    pub fn standard(shape: &[usize]) -> Result<Self> {
+        let strides = standard_strides(shape).ok_or_else(|| too_big(shape, "the row-major layout"))?;
+        Ok(Layout { shape: shape.to_vec(), strides, offset: 0 })
     }
 
     /// The extent of each dimension.
@@ -75,8 +105,8 @@ impl Layout {
         self.shape.len()
     }
 
-    /// The number of elements (saturating: an array's own layouts never
-    /// overflow, as every shape is checked when it is made).
+    /// The number of elements (at most `isize::MAX`: every shape is
+    /// checked when its layout is made).
     pub fn len(&self) -> usize {
         self.shape.iter().fold(1usize, |n, &e| n.saturating_mul(e))
     }
@@ -89,26 +119,31 @@ impl Layout {
     /// Whether the elements are in row-major order, one after another
     /// (dimensions of extent 1 may have any stride).
     pub fn is_standard(&self) -> bool {
-        let want = standard_strides(&self.shape);
-        self.shape.iter().zip(&self.strides).zip(&want).all(|((&n, &s), &w)| n <= 1 || s == w)
+        standard_strides(&self.shape)
+            .is_some_and(|want| self.shape.iter().zip(&self.strides).zip(&want).all(|((&n, &s), &w)| n <= 1 || s == w))
     }
 
     /// The lowest and one past the highest buffer index the elements use
-    /// (`offset..offset` when there are none).
-    pub fn span(&self) -> (usize, usize) {
+    /// (`offset..offset` when there are none); `Err` where an index
+    /// overflows `isize` or falls below 0 (a layout made by these methods
+    /// never does).
+    pub fn span(&self) -> Result<(usize, usize)> {
         if self.is_empty() {
-            return (self.offset, self.offset);
+            return Ok((self.offset, self.offset));
         }
-        let (mut lo, mut hi) = (self.offset as isize, self.offset as isize);
-        for (&n, &s) in self.shape.iter().zip(&self.strides) {
-            let reach = (n as isize - 1) * s;
-            if reach < 0 {
-                lo += reach;
-            } else {
-                hi += reach;
-            }
+        let what = || format!("the span of the layout {self:?}");
+        let overflow = |part: String| fail(what(), format!("{part} overflows isize"));
+        let (mut lo, mut hi) = (signed(self.offset, &what)?, signed(self.offset, &what)?);
+        for (d, (&n, &s)) in self.shape.iter().zip(&self.strides).enumerate() {
+            let reach = signed(n - 1, &what)?
+                .checked_mul(s)
+                .ok_or_else(|| overflow(format!("axis {d}'s reach {} x stride {s}", n - 1)))?;
+            let end = if reach < 0 { &mut lo } else { &mut hi };
+            *end = end.checked_add(reach).ok_or_else(|| overflow(format!("the index reached along axis {d}")))?;
         }
-        (lo as usize, hi as usize + 1)
+        let lo = usize::try_from(lo).map_err(|_| fail(what(), format!("its lowest index is {lo}, below 0")))?;
+        // hi >= 0 here and below isize::MAX, so one past it fits usize.
+        Ok((lo, hi.unsigned_abs() + 1))
     }
 
     /// Dimensions merged where one steps over the next exactly (and
@@ -121,8 +156,10 @@ impl Layout {
             if n == 1 {
                 continue;
             }
+            // Checked: a product that overflows merges nothing.
+            let over = isize::try_from(n).ok().and_then(|n| s.checked_mul(n));
             match (shape.last_mut(), strides.last_mut()) {
-                (Some(pn), Some(ps)) if *ps == s * n as isize => {
+                (Some(pn), Some(ps)) if Some(*ps) == over && pn.checked_mul(n).is_some() => {
                     *pn *= n;
                     *ps = s;
                 }
@@ -160,7 +197,15 @@ impl Layout {
         }
         let mut out = Layout { shape: Vec::new(), strides: Vec::new(), offset: self.offset };
         let mut axis = 0;
-        let mut offset = self.offset as isize;
+        let whole = || format!("slice of an array of shape {:?}", self.shape);
+        let mut offset = signed(self.offset, &whole)?;
+        // `offset + at * s`, checked.
+        let moved = |offset: isize, at: usize, s: isize, axis: usize| {
+            signed(at, &|| what(axis))?
+                .checked_mul(s)
+                .and_then(|step| offset.checked_add(step))
+                .ok_or_else(|| fail(what(axis), format!("offset {offset} + {at} x stride {s} overflows isize")))
+        };
         for e in info {
             match *e {
                 SliceInfoElem::NewAxis => {
@@ -172,7 +217,7 @@ impl Layout {
                     let at = absolute(i, n)
                         .filter(|&a| a < n)
                         .ok_or_else(|| fail(what(axis), format!("index {i} is out of range for extent {n}")))?;
-                    offset += at as isize * s;
+                    offset = moved(offset, at, s, axis)?;
                     axis += 1;
                 }
                 SliceInfoElem::Slice { start, end, step } => {
@@ -185,22 +230,33 @@ impl Layout {
                             .ok_or_else(|| fail(what(axis), format!("bound {b} is out of range for extent {n}")))
                     };
                     let lo = range(start)?;
-                    let hi = range(end.unwrap_or(n as isize))?.max(lo);
-                    let m = hi - lo;
-                    let by = step.unsigned_abs();
-                    let len = m.div_ceil(by);
-                    if len > 0 {
-                        offset += if step < 0 { (hi - 1) as isize * s } else { lo as isize * s };
+                    let hi = match end {
+                        Some(b) => range(b)?,
+                        None => n,
                     }
+                    .max(lo);
+                    let len = (hi - lo).div_ceil(step.unsigned_abs());
+                    if len > 0 {
+                        offset = moved(offset, if step < 0 { hi - 1 } else { lo }, s, axis)?;
+                    }
+                    // As ndarray: an axis of one element or none steps nowhere, so
+                    // a step past the axis (`s![..;isize::MAX]`) is no overflow.
+                    let stride = if len <= 1 {
+                        0
+                    } else {
+                        s.checked_mul(step)
+                            .ok_or_else(|| fail(what(axis), format!("stride {s} x step {step} overflows isize")))?
+                    };
                     out.shape.push(len);
-                    out.strides.push(s * step);
+                    out.strides.push(stride);
                     axis += 1;
                 }
             }
         }
         out.shape.extend_from_slice(&self.shape[axis..]);
         out.strides.extend_from_slice(&self.strides[axis..]);
-        out.offset = offset as usize;
+        out.offset = usize::try_from(offset)
+            .map_err(|_| fail(whole(), format!("the first element would be at {offset}, below 0")))?;
         Ok(out)
     }
 
@@ -297,11 +353,8 @@ impl Layout {
                 format!("shape {shape:?} holds {n} elements, the array {}", self.len()),
             ));
         }
-        if self.is_standard() {
-            return Ok(Some(Layout { shape: shape.to_vec(), strides: standard_strides(shape), offset: self.offset }));
-        }
-        if n == 0 {
-            return Ok(Some(Layout { offset: self.offset, ..Layout::standard(shape) }));
+        if self.is_standard() || n == 0 {
+            return Ok(Some(Layout { offset: self.offset, ..Layout::standard(shape)? }));
         }
         // NumPy's no-copy reshape: group old and new dimensions into runs
         // of equal element counts; each old run must be contiguous in itself.
@@ -320,12 +373,21 @@ impl Layout {
                     oj += 1;
                 }
             }
-            if (oi..oj - 1).any(|k| os[k] != od[k + 1] as isize * os[k + 1]) {
+            // A product that overflows is no match: the run is not contiguous.
+            let steps_over =
+                |k: usize| isize::try_from(od[k + 1]).ok().and_then(|n| n.checked_mul(os[k + 1])) == Some(os[k]);
+            if !(oi..oj - 1).all(steps_over) {
                 return Ok(None);
             }
             strides[nj - 1] = os[oj - 1];
             for k in (ni + 1..nj).rev() {
-                strides[k - 1] = strides[k] * shape[k] as isize;
+                strides[k - 1] =
+                    isize::try_from(shape[k]).ok().and_then(|n| strides[k].checked_mul(n)).ok_or_else(|| {
+                        fail(
+                            format!("reshaping the layout {self:?} to shape {shape:?}"),
+                            format!("stride {} x extent {} overflows isize", strides[k], shape[k]),
+                        )
+                    })?;
             }
             ni = nj;
             nj += 1;
@@ -352,3 +414,6 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     checked_len(&shape, &format!("broadcasting shapes {a:?} and {b:?}"))?;
     Ok(shape)
 }
+
+#[cfg(test)]
+mod tests;

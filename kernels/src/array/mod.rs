@@ -55,16 +55,57 @@ pub use reduce::Fold;
 /// An n-d array of `T` on a device of backend `B`. Cloning an array (and
 /// taking a view) shares its buffer; the buffer lives while any array
 /// seeing it does. Work runs on the stream the buffer was made on.
+///
+/// # A failed in-place operator
+///
+/// The operators `+= -= *= /= %=` cannot return an error, so one that
+/// fails (shapes that do not broadcast, arrays of another device) leaves
+/// the array's values as they were and holds the error in this array
+/// alone:
+///
+/// - [`check`](Self::check) reports it, every time, until
+///   [`take_error`](Self::take_error) hands it over and clears it;
+/// - while it is held, later in-place updates of this array do nothing
+///   (operators) or return it ([`assign`](Self::assign)), so the values
+///   are those from before the first failure, never a partial sequence;
+/// - reading is unaffected: [`to_vec`](Self::to_vec), views and expressions
+///   see those old values;
+/// - clones and views, made before or after, do not hold the error.
+///
+/// Check after a sequence of operators, as after writes to a
+/// `BufWriter`:
+///
+/// ```
+/// use kiln_core::Device;
+/// use kiln_cpu::Cpu;
+/// use kiln_kernels::array::Array;
+/// # fn main() -> kiln_core::Result<()> {
+/// let s = Device::<Cpu>::open(0)?.stream();
+/// let mut c = Array::from_vec(&s, &[2, 2], &[1.0f32, 2.0, 3.0, 4.0])?;
+/// c += &Array::from_vec(&s, &[3], &[1.0f32, 2.0, 3.0])?; // [3] and [2, 2] do not broadcast
+/// c *= 10.0; // skipped: an error is held
+/// let e = c.check().unwrap_err().to_string();
+/// assert!(e.contains("[3]") && e.contains("[2, 2]"), "{e}");
+/// assert_eq!(c.to_vec()?, [1.0, 2.0, 3.0, 4.0]); // the old values
+/// assert!(c.clone().check().is_ok()); // the error stays with `c`
+/// assert!(c.take_error().is_some() && c.check().is_ok());
+/// c *= 10.0; // runs again
+/// assert_eq!(c.to_vec()?, [10.0, 20.0, 30.0, 40.0]);
+/// # Ok(()) }
+/// ```
 pub struct Array<B: Backend, T: Element> {
     buffer: Arc<Buffer<B, T>>,
     layout: Layout,
-    /// Why an in-place operator failed (see [`assign`](Array::assign)).
+    /// Why an in-place operator on this array failed (see
+    /// [`assign`](Array::assign)); never copied to clones and views.
     fault: Option<Error>,
 }
 
+/// A clone shares the buffer and the layout, not a held error: that
+/// belongs to the array whose operator failed.
 impl<B: Backend, T: Element> Clone for Array<B, T> {
     fn clone(&self) -> Self {
-        Array { buffer: self.buffer.clone(), layout: self.layout.clone(), fault: self.fault.clone() }
+        self.view(self.layout.clone())
     }
 }
 
@@ -85,7 +126,7 @@ impl<B: Backend, T: Element> Array<B, T> {
                 actual: buffer.len(),
             });
         }
-        Ok(Array { buffer: Arc::new(buffer), layout: Layout::standard(shape), fault: None })
+        Ok(Array { buffer: Arc::new(buffer), layout: Layout::standard(shape)?, fault: None })
     }
 
     /// A device copy of `data`, shaped `shape` (row-major).
@@ -110,8 +151,9 @@ impl<B: Backend, T: Element> Array<B, T> {
         Self::from_buffer(buffer, a.shape())
     }
 
+    /// The buffer seen through `layout`, holding no error.
     fn view(&self, layout: Layout) -> Self {
-        Array { buffer: self.buffer.clone(), layout, fault: self.fault.clone() }
+        Array { buffer: self.buffer.clone(), layout, fault: None }
     }
 
     /// The extent of each dimension.
@@ -236,7 +278,6 @@ impl<B: Backend, T: Element> Array<B, T> {
     /// The elements in row-major order in a buffer of their own (shared
     /// when the array already is one, from element 0 to its end).
     pub fn to_contiguous(&self) -> Result<Self> {
-        self.check()?;
         if self.layout.is_standard() && self.layout.offset() == 0 && self.len() == self.buffer.len() {
             return Ok(self.clone());
         }
@@ -244,9 +285,10 @@ impl<B: Backend, T: Element> Array<B, T> {
         Self::from_buffer(buffer, self.shape())
     }
 
-    /// The elements in row-major order, on the host; blocks.
+    /// The elements in row-major order, on the host; blocks. After a failed
+    /// in-place operator these are the values from before it (the error is
+    /// [`check`](Self::check)'s to report, not this read's).
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        self.check()?;
         if self.layout.is_standard() {
             return self.elements()?.to_vec();
         }

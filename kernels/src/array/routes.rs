@@ -14,7 +14,6 @@ impl<B: Backend, T: kiln_core::Element> Array<B, T> {
     /// This array in row-major order (itself when it already is).
     pub(super) fn row_major(&self) -> Result<Array<B, T>> {
         if self.is_standard_layout() {
-            self.check()?;
             Ok(self.clone())
         } else {
             self.to_contiguous()
@@ -121,9 +120,13 @@ impl<B: Backend, T: MatmulElement> Array<B, T> {
                 ),
             ));
         }
+        let len = super::layout::checked_len(
+            &[m, n],
+            &format!("Array::matmul of {:?} by {:?}", self.shape(), other.shape()),
+        )?;
         let (a, b) = (self.row_major()?, other.row_major()?);
-        let mut c = self.stream().alloc::<T::Acc>(m * n)?;
-        if m * n > 0 {
+        let mut c = self.stream().alloc::<T::Acc>(len)?;
+        if len > 0 {
             matmul(self.stream(), &a.elements()?, &b.elements()?, &mut c, MatmulShape::new(m, n, k))?;
         }
         Array::from_buffer(c, &[m, n])
