@@ -55,6 +55,7 @@ macro_rules! fold_arguments {
 use fold_arguments;
 
 mod elementwise;
+mod names;
 mod overrides;
 mod partials;
 mod reduction;
