@@ -71,6 +71,7 @@ mod host_fold_op;
 mod host_op;
 mod host_scan;
 mod host_scan_op;
+mod neutral;
 mod node;
 mod ty;
 mod value;

@@ -33,6 +33,22 @@ const SPLIT_MIN: usize = 4 * BLOCK as usize;
 /// - `len()` is the element count in the map, and the number of elements
 ///   folded into the result in the post-map (so `a / len()` is a mean).
 /// - A fold of no elements gives the post-map of the identity.
+/// - The identity must be neutral: `combine(identity, x) == x` and
+///   `combine(x, identity) == x`. The build checks this at sample values
+///   of the accumulator's dtype (small non-negative ones: 0, 1, 2, 3, 7,
+///   27, 100, 228, 255, and for floats 1e-20, 0.5, 1.5, 100.25, 1e20 too)
+///   and refuses a NaN identity, with an `Err` naming the identity and
+///   the combining expression; with a placeholder accumulator the check
+///   runs at the first launch (or [`programs`](ReductionKernel::programs))
+///   binding each dtype, before any element is read. What the samples
+///   cannot show (`0` for `max` of negative `i32`s passes) gives the same
+///   result on every backend: unless the combining expression is one
+///   operation (`+`, `*`, `min`, `max`, `&`, `|`, `^` of `a` and `b`) with
+///   its neutral element as the identity, it is applied only to operands
+///   other than the identity, so a value equal to the identity is left out
+///   of the fold however often a backend's plan folds the identity in (each
+///   GPU lane starts from it, the CPU from the first element). With a
+///   neutral identity that changes no result.
 /// - On the CPU, a fold of a whole array whose combining expression is one
 ///   operation of `a` and `b` (`+`, `*`, `min`, `max`, `&`, `|` or `^`),
 ///   with that operation's neutral element as the identity, folds each

@@ -30,6 +30,8 @@ use crate::scan::ScanKind;
 ///   identity of it on both sides; it need not be commutative: every
 ///   backend keeps the elements' order. Floating-point results differ from
 ///   a sequential loop in rounding, as the grouping differs.
+/// - The identity is checked and, where the check cannot prove it neutral
+///   everywhere, left out of every fold, as for a [`Reduction`](super::Reduction).
 /// - Any length; CUDA scans in one pass (decoupled look-back, as kiln's
 ///   own scan), wgpu in passes over tiles, the CPU in parallel chunks.
 /// - On the CPU, a combining expression that is one operation of `a` and
