@@ -188,6 +188,96 @@ fn a_literal_without_a_type_is_refused() {
     assert!(invalid(e.unwrap_err()).contains("literal"));
 }
 
+/// An elementwise kernel `y = body` over `x` and `y` of `dtype`, built.
+fn one_output(dtype: DType, body: Expr) -> kiln_core::Result<kiln_kernels::user::ElementwiseKernel> {
+    Elementwise::new("lit").input("x", dtype).output("y", dtype).set("y", body).build()
+}
+
+#[test]
+fn literals_that_do_not_fit_their_dtype_are_refused_at_build() {
+    let refused = |dtype: DType, body: Expr, words: &[&str]| {
+        let text = invalid(one_output(dtype, body).unwrap_err());
+        for w in words {
+            assert!(text.contains(w), "{text:?} does not name {w:?}");
+        }
+    };
+    // Overflow to an infinity, and a value lost to zero.
+    refused(DType::F32, var("x") + 1e300, &["1e300", "f32"]);
+    refused(DType::F32, var("x") * -1e39, &["-1e39", "f32"]);
+    refused(DType::F32, var("x") + 1e-50, &["1e-50", "f32", "0"]);
+    refused(DType::F32, Expr::from(1e300).cast(DType::F32) + var("x"), &["1e300", "f32"]);
+    // Integers out of range, in arithmetic, comparisons, selects and casts.
+    refused(DType::I32, var("x") + 3000000000u32, &["3000000000", "i32"]);
+    refused(DType::I32, select(var("x").lt(3000000000u32), var("x"), 0), &["3000000000", "i32"]);
+    refused(DType::U32, var("x") - -1, &["-1", "u32"]);
+    refused(DType::U32, Expr::from(-1).cast(DType::U32) + var("x"), &["-1", "u32"]);
+    refused(DType::I64, var("x") * u64::MAX, &["18446744073709551615", "i64"]);
+    refused(DType::I32, var("x") & 0x1_0000_0000i64, &["4294967296", "i32"]);
+    // A float literal never becomes an integer.
+    refused(DType::I32, var("x") + 2.0, &["2.0", "i32"]);
+}
+
+#[test]
+fn literals_that_fit_keep_their_value() {
+    let s = dev().stream();
+    let run_i32 = |body: Expr, x: &[i32]| {
+        let k = one_output(DType::I32, body).unwrap();
+        let xb = s.upload(x).unwrap();
+        let mut y = s.upload(&vec![7; x.len()]).unwrap();
+        k.launch(&s, Args::new().arg(&xb).arg(&mut y)).unwrap();
+        y.to_vec().unwrap()
+    };
+    // Bitwise operands may give the bits of the other signedness.
+    assert_eq!(run_i32(var("x") & 0xffff_0000u32, &[-1, 0x1234_5678]), [-65536, 0x1234_0000]);
+    assert_eq!(run_i32(var("x") + i32::MIN, &[1, -1]), [i32::MIN + 1, i32::MAX]);
+    let k = one_output(DType::U32, (Expr::from(-8) >> 1).cast(DType::U32) + var("x")).unwrap();
+    let xb = s.upload(&[0u32, 4]).unwrap();
+    let mut y = s.upload(&[7u32; 2]).unwrap();
+    k.launch(&s, Args::new().arg(&xb).arg(&mut y)).unwrap();
+    assert_eq!(y.to_vec().unwrap(), [0x7fff_fffc, 0x8000_0000]);
+    // f32: the largest finite value, subnormals, infinities and NaN are kept.
+    let k = Elementwise::new("floats")
+        .input("x", DType::F32)
+        .output("big", DType::F32)
+        .output("tiny", DType::F32)
+        .output("inf", DType::F32)
+        .output("nan", DType::F32)
+        .set("big", var("x") + f64::from(f32::MAX))
+        .set("tiny", var("x") + 1e-40)
+        .set("inf", var("x") + f64::INFINITY)
+        .set("nan", var("x") + f64::NAN)
+        .build()
+        .unwrap();
+    let xb = s.upload(&[0.0f32]).unwrap();
+    let poisoned = || s.upload(&[7.0f32]).unwrap();
+    let (mut big, mut tiny, mut inf, mut nan) = (poisoned(), poisoned(), poisoned(), poisoned());
+    k.launch(&s, Args::new().arg(&xb).arg(&mut big).arg(&mut tiny).arg(&mut inf).arg(&mut nan)).unwrap();
+    assert_eq!(big.to_vec().unwrap(), [f32::MAX]);
+    assert_eq!(tiny.to_vec().unwrap(), [1e-40f32]);
+    assert_eq!(inf.to_vec().unwrap(), [f32::INFINITY]);
+    assert!(nan.to_vec().unwrap()[0].is_nan());
+}
+
+#[test]
+fn a_literal_that_does_not_fit_a_placeholder_is_refused_before_a_launch_of_nothing() {
+    let k = Elementwise::new("lit")
+        .input("x", Ty::param("T"))
+        .output("y", Ty::param("T"))
+        .set("y", var("x") + 3000000000u32)
+        .build()
+        .unwrap();
+    let s = dev().stream();
+    let x = s.upload::<i32>(&[]).unwrap();
+    let mut y = s.upload::<i32>(&[]).unwrap();
+    let text = invalid(k.launch(&s, Args::new().arg(&x).arg(&mut y)).unwrap_err());
+    assert!(text.contains("3000000000") && text.contains("i32"), "{text}");
+    // On u32 the literal fits.
+    let x = s.upload(&[1u32]).unwrap();
+    let mut y = s.upload(&[0u32]).unwrap();
+    k.launch(&s, Args::new().arg(&x).arg(&mut y)).unwrap();
+    assert_eq!(y.to_vec().unwrap(), [3000000001]);
+}
+
 #[test]
 fn any_declaration_order_takes_the_count_from_the_inputs() {
     // An output declared before the input and a raw input of another

@@ -83,7 +83,7 @@ fn a_hand_written_reduction_pass_replaces_only_its_pass() {
     let x = s.upload(&[3, -8, 12, 5, 1, 4]).unwrap();
     assert_eq!(sum().reduce::<_, i32>(&s, Args::new().arg(&x)).unwrap(), 17);
     // SAFETY: largest reads x over the launch's length and writes the one output.
-    let hand = unsafe { sum().with_source(Language::Host, "sum_whole", largest as HostFn) }.unwrap();
+    let hand = unsafe { sum().with_source(Language::Host, "user_sum_whole", largest as HostFn) }.unwrap();
     assert_eq!(hand.reduce::<_, i32>(&s, Args::new().arg(&x)).unwrap(), 12);
     // The row pass is still generated: [[3, -8, 12], [5, 1, 4]] summed by rows.
     let mut rows = s.upload(&[0; 2]).unwrap();
@@ -96,7 +96,7 @@ fn a_hand_written_scan_pass_replaces_only_its_pass() {
     let k =
         Scan::new("running", DType::I32).input("x", DType::I32).scan(var("a") + var("b")).identity(0).build().unwrap();
     // SAFETY: running_product reads x and writes the output over the launch's length.
-    let hand = unsafe { k.with_source(Language::Host, "running_inclusive", running_product as HostFn) }.unwrap();
+    let hand = unsafe { k.with_source(Language::Host, "user_running_inclusive", running_product as HostFn) }.unwrap();
     let s = dev().stream();
     let x = s.upload(&[2, 3, -1, 4]).unwrap();
     let mut y = s.upload(&[0; 4]).unwrap();
@@ -116,12 +116,21 @@ fn an_entry_point_the_kernel_lacks_is_refused_with_the_ones_it_has() {
     // SAFETY: refused before any source could run.
     let e = unsafe { sum().with_source(Language::Cuda, "sum", "") }.unwrap_err();
     let m = invalid(e);
-    assert!(m.contains("`sum`") && m.contains("sum_whole, sum_fold, sum_rows, sum_split, sum_tile, sum_cols"), "{m}");
+    assert!(
+        m.contains("`sum`")
+            && m.contains("user_sum_whole, user_sum_fold, user_sum_rows, user_sum_split, user_sum_tile, user_sum_cols"),
+        "{m}"
+    );
     let k = Scan::new("cs", DType::U32).input("x", DType::U32).scan(var("a") + var("b")).identity(0).build().unwrap();
     // SAFETY: as above.
     let e = unsafe { k.with_source(Language::Wgsl, "cs_inclusive", "") }.unwrap_err();
     let m = invalid(e);
-    assert!(m.contains("cs_sums, cs_level_sums, cs_level_tiles, cs_tiles_inclusive, cs_tiles_exclusive"), "{m}");
+    assert!(
+        m.contains(
+            "user_cs_sums, user_cs_level_sums, user_cs_level_tiles, user_cs_tiles_inclusive, user_cs_tiles_exclusive"
+        ),
+        "{m}"
+    );
 }
 
 #[test]
@@ -136,7 +145,10 @@ fn user_kernels_become_programs_in_every_language() {
         .unwrap();
     let cuda = k.programs(Language::Cuda, IndexWidth::U64, &[("T", DType::F64)]).unwrap();
     let names: Vec<&str> = cuda.iter().map(|p| p.name()).collect();
-    assert_eq!(names, ["sq_whole", "sq_fold", "sq_rows", "sq_split", "sq_tile", "sq_cols"]);
+    assert_eq!(
+        names,
+        ["user_sq_whole", "user_sq_fold", "user_sq_rows", "user_sq_split", "user_sq_tile", "user_sq_cols"]
+    );
     for p in &cuda {
         let src = p.cuda_source().unwrap();
         assert!(src.contains(p.name()) && src.contains("double"), "{}", p.name());

@@ -248,3 +248,71 @@ fn single_operations_over_several_ranges() {
         }
     }
 }
+
+#[test]
+fn an_identity_that_is_not_neutral_is_refused_naming_it_and_the_combining_expression() {
+    let sum = |id: Expr| {
+        Reduction::new("r", DType::F32).input("x", DType::F32).map(var("x")).reduce(var("a") + var("b")).identity(id)
+    };
+    invalid(sum(Expr::from(5)).build(), &["`r`", "identity 5", "(a + b)", "not neutral"]);
+    invalid(sum(Expr::from(f64::NAN)).build(), &["`r`", "identity NaN", "(a + b)"]);
+    invalid(sum(Expr::from(0.5)).build(), &["identity 0.5", "(a + b)"]);
+    // NaN is refused even where kiln's max would leave it out.
+    let max = |id: Expr| {
+        Reduction::new("m", DType::F64).input("x", DType::F64).map(var("x")).reduce(var("a").max(var("b"))).identity(id)
+    };
+    invalid(max(Expr::from(f64::NAN)).build(), &["`m`", "NaN", "max(a, b)"]);
+    invalid(max(Expr::from(1.0)).build(), &["identity 1.0", "max(a, b)"]);
+    // Neutral on one side only: `a - b` from 0.
+    let sub = Reduction::new("d", DType::I32).input("x", DType::I32).map(var("x")).reduce(var("a") - var("b"));
+    invalid(sub.identity(0).build(), &["`d`", "identity 0", "(a - b)", "a = 0, b = 1 it gives -1, not 1"]);
+    // Neutral identities of each standard operation, and -inf for max, build.
+    let id = |combine: Expr, id: Expr| {
+        Reduction::new("ok", DType::F32).input("x", DType::F32).map(var("x")).reduce(combine).identity(id).build()
+    };
+    id(var("a") + var("b"), Expr::from(0)).unwrap();
+    id(var("a") * var("b"), Expr::from(1)).unwrap();
+    id(var("a").max(var("b")), Expr::from(f32::NEG_INFINITY)).unwrap();
+    id(var("a").min(var("b")), Expr::from(f32::INFINITY)).unwrap();
+}
+
+#[test]
+fn a_placeholder_identity_is_checked_when_a_launch_binds_it_even_of_nothing() {
+    let k = Reduction::new("r", Ty::param("T"))
+        .input("x", Ty::param("T"))
+        .map(var("x"))
+        .reduce(var("a") + var("b"))
+        .identity(5)
+        .build()
+        .unwrap();
+    let s = stream();
+    let empty = s.alloc::<f32>(0).unwrap();
+    invalid(k.reduce::<_, f32>(&s, Args::new().arg(&empty)), &["`r`", "identity 5", "(a + b)"]);
+    let x = s.upload(&[1u32, 1, 1]).unwrap();
+    invalid(k.reduce::<_, u32>(&s, Args::new().arg(&x)), &["identity 5", "a = 5, b = 0 it gives 5, not 0"]);
+}
+
+#[test]
+fn an_identity_neutral_only_at_the_samples_is_left_out_of_every_fold() {
+    // 0 is neutral for max at the check's non-negative samples, not at
+    // negative values: each fold is the max of the values other than 0,
+    // however often a backend's plan folds the identity in.
+    let k = Reduction::new("max0", DType::I32)
+        .input("x", DType::I32)
+        .map(var("x"))
+        .reduce(var("a").max(var("b")))
+        .identity(0)
+        .build()
+        .unwrap();
+    let s = stream();
+    let xs: Vec<i32> = (0..3 * 2048).map(|i| -3 - (i % 17)).collect();
+    let x = s.upload(&xs).unwrap();
+    assert_eq!(k.reduce::<_, i32>(&s, Args::new().arg(&x)).unwrap(), -3);
+    let mut rows = s.upload(&[7; 3]).unwrap();
+    k.reduce_axis(&s, Args::new().arg(&x), 3, 2048, 1, &mut rows).unwrap();
+    assert_eq!(rows.to_vec().unwrap(), [-3; 3]);
+    let mut cols = s.upload(&[7; 2048]).unwrap();
+    k.reduce_axis(&s, Args::new().arg(&x), 3, 2048, 0, &mut cols).unwrap();
+    let want: Vec<i32> = (0..2048).map(|c| (0..3).map(|r| xs[r * 2048 + c]).max().unwrap_or(0)).collect();
+    assert_eq!(cols.to_vec().unwrap(), want);
+}

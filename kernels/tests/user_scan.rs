@@ -176,6 +176,12 @@ fn bad_definitions_and_launches_are_errors_that_lose_nothing() {
     let uses_index =
         Scan::new("idx", DType::U32).input("x", DType::U32).scan(var("a") + index()).identity(0u32).build();
     invalid(uses_index.unwrap_err(), &["idx", "combining expression", "index()"]);
+    // The identity must be neutral on both sides: for `a * b + a`, 1 is on neither.
+    let five = Scan::new("five", DType::F32).input("x", DType::F32).scan(var("a") + var("b")).identity(5).build();
+    invalid(five.unwrap_err(), &["five", "identity 5", "(a + b)", "not neutral"]);
+    let left =
+        Scan::new("left", DType::U32).input("x", DType::U32).scan(var("a") * var("b") + var("a")).identity(1).build();
+    invalid(left.unwrap_err(), &["left", "identity 1", "a = 1, b = 0 it gives 1, not 0"]);
 
     let k = composition();
     let x = s.upload(&[1u32, 2, 3]).unwrap();

@@ -288,3 +288,82 @@ fn a_binding_past_the_limit_is_unsupported() {
     unsafe { dev.stream().launch(&k, LaunchConfig::new(1, 64), Args::new().arg(xs).arg(&mut y).arg(4u32)).unwrap() };
     assert_eq!(y.to_vec().unwrap(), vec![7.0; 4]);
 }
+
+/// User kernels named with WGSL keywords, predeclared functions and types,
+/// and the generators' own identifiers compile and run: generated WGSL
+/// declares them under `user_{name}` and names arguments by position.
+#[test]
+fn user_kernels_with_keyword_names_run() {
+    use kiln_kernels::expr::var;
+    use kiln_kernels::scan::ScanKind;
+    use kiln_kernels::user::{Elementwise, Reduction, Scan};
+    let Some(dev) = device() else { return };
+    let s = dev.stream();
+    let names = [
+        "return", "fn", "let", "var", "struct", "loop", "f32", "select", "bitcast", "override", "const", "_", "__x",
+        "a0", "Params", "params", "kx_zero", "block_x",
+    ];
+    let x = s.upload(&[1.0f32, -2.0, 3.5, 0.25, 8.0]).unwrap();
+    for name in names {
+        let k = Elementwise::new(name)
+            .input("fn", kiln_core::DType::F32)
+            .output("return", kiln_core::DType::F32)
+            .set("return", var("fn") * 2.0 + 1.0)
+            .build()
+            .unwrap();
+        let mut y = s.upload(&[7.0f32; 5]).unwrap();
+        k.launch(&s, Args::new().arg(&x).arg(&mut y)).unwrap_or_else(|e| panic!("`{name}`: {e}"));
+        assert_eq!(y.to_vec().unwrap(), [3.0, -3.0, 8.0, 1.5, 17.0], "`{name}`");
+    }
+    for name in ["fn", "Params", "_", "kx_map", "select"] {
+        let sum = Reduction::new(name, kiln_core::DType::F32)
+            .input("x", kiln_core::DType::F32)
+            .map(var("x"))
+            .reduce(var("a") + var("b"))
+            .identity(0)
+            .build()
+            .unwrap();
+        assert_eq!(sum.reduce::<_, f32>(&s, Args::new().arg(&x)).unwrap(), 10.75, "`{name}`");
+        let mut cols = s.upload(&[0.0f32; 5]).unwrap();
+        sum.reduce_axis(&s, Args::new().arg(&x), 1, 5, 0, &mut cols).unwrap();
+        assert_eq!(cols.to_vec().unwrap(), [1.0, -2.0, 3.5, 0.25, 8.0], "`{name}` along axis 0");
+        let scan = Scan::new(name, kiln_core::DType::F32)
+            .input("x", kiln_core::DType::F32)
+            .scan(var("a") + var("b"))
+            .identity(0)
+            .build()
+            .unwrap();
+        let mut y = s.upload(&[7.0f32; 5]).unwrap();
+        scan.scan(&s, ScanKind::Exclusive, Args::new().arg(&x), &mut y).unwrap();
+        assert_eq!(y.to_vec().unwrap(), [0.0, 1.0, -1.0, 2.5, 2.75], "`{name}`");
+    }
+}
+
+/// An identity neutral at the build's samples but not at the values folded
+/// (0 for the max of negative numbers) is left out of every fold, as on
+/// the CPU, though every workgroup lane starts from it.
+#[test]
+fn user_folds_leave_out_an_identity_that_is_not_neutral() {
+    use kiln_kernels::expr::var;
+    use kiln_kernels::scan::ScanKind;
+    use kiln_kernels::user::{Reduction, Scan};
+    let Some(dev) = device() else { return };
+    let s = dev.stream();
+    let i32t = kiln_core::DType::I32;
+    let k = Reduction::new("max0", i32t).input("x", i32t).map(var("x")).reduce(var("a").max(var("b"))).identity(0);
+    let k = k.build().unwrap();
+    let xs: Vec<i32> = (0..3 * 2048).map(|i| -3 - (i % 17)).collect();
+    let x = s.upload(&xs).unwrap();
+    assert_eq!(k.reduce::<_, i32>(&s, Args::new().arg(&x)).unwrap(), -3);
+    let mut rows = s.upload(&[7; 3]).unwrap();
+    k.reduce_axis(&s, Args::new().arg(&x), 3, 2048, 1, &mut rows).unwrap();
+    assert_eq!(rows.to_vec().unwrap(), [-3; 3]);
+    let mut cols = s.upload(&[7; 2048]).unwrap();
+    k.reduce_axis(&s, Args::new().arg(&x), 3, 2048, 0, &mut cols).unwrap();
+    let want: Vec<i32> = (0..2048).map(|c| (0..3).map(|r| xs[r * 2048 + c]).max().unwrap_or(0)).collect();
+    assert_eq!(cols.to_vec().unwrap(), want);
+    let scan = Scan::new("max0", i32t).input("x", i32t).scan(var("a").max(var("b"))).identity(0).build().unwrap();
+    let mut y = s.upload(&vec![7; xs.len()]).unwrap();
+    scan.scan(&s, ScanKind::Inclusive, Args::new().arg(&x), &mut y).unwrap();
+    assert_eq!(y.to_vec().unwrap(), vec![-3; xs.len()]);
+}

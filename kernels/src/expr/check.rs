@@ -276,18 +276,34 @@ impl Checker<'_> {
         self.push(Op::Const(value), value.ty, &[])
     }
 
-    /// A literal as a value of `want`.
-    fn literal(&mut self, lit: Lit, want: Option<Vt>, e: &Expr) -> Result<u32> {
+    /// A literal as a value of `want`; `bits` where an integer literal may
+    /// give the bits of its dtype's signed or unsigned twin (operands of
+    /// bitwise operations: `x & 0xffff_ffff` on i32).
+    fn literal(&mut self, lit: Lit, want: Option<Vt>, e: &Expr, bits: bool) -> Result<u32> {
         let value = match (lit, want) {
             (Lit::Typed(d, bits), _) => Value::from_bits(d, bits),
             (Lit::Bool(b), _) => Value::bool(b),
             (Lit::Int(v), Some(Vt::Num(d))) => {
-                if !d.is_float() && !fits(v, d) {
-                    return Err(self.fail(format!("the literal {v} does not fit {d}")));
+                let fit = if bits { fits(v, d) } else { fits_exactly(v, d) };
+                if !d.is_float() && !fit {
+                    let twin = if bits { " (nor its bits as the twin of the other signedness)" } else { "" };
+                    return Err(self.fail(format!("the literal {v} does not fit {d}{twin}, in {e}")));
                 }
                 Value::int(v, d)
             }
-            (Lit::Float(v), Some(Vt::Num(d))) if d.is_float() => Value::float(v, d),
+            (Lit::Float(v), Some(Vt::Num(d))) if d.is_float() => {
+                let value = Value::float(v, d);
+                if d == DType::F32 && v.is_finite() && !value.as_f32().is_finite() {
+                    return Err(self.fail(format!(
+                        "the literal {v:?} does not fit f32 (its largest finite value is {:e}), in {e}",
+                        f32::MAX
+                    )));
+                }
+                if d == DType::F32 && v != 0.0 && value.as_f32() == 0.0 {
+                    return Err(self.fail(format!("the literal {v:?} rounds to 0 in f32, in {e}")));
+                }
+                value
+            }
             (Lit::Float(v), Some(t)) => {
                 return Err(self.fail(format!("the float literal {v:?} is used as {t} in {e}")));
             }
@@ -306,11 +322,21 @@ impl Checker<'_> {
     /// Lower the operands of a same-typed operation: the non-literal ones
     /// first, then the literals at their type.
     fn same(&mut self, operands: &[&Expr], want: Option<Vt>) -> Result<Vec<u32>> {
+        self.operands(operands, want, false)
+    }
+
+    /// [`same`](Self::same) for the operands of a bitwise operation, whose
+    /// integer literals may be given as bits (see [`literal`](Self::literal)).
+    fn bitwise(&mut self, operands: &[&Expr], want: Option<Vt>) -> Result<Vec<u32>> {
+        self.operands(operands, want, true)
+    }
+
+    fn operands(&mut self, operands: &[&Expr], want: Option<Vt>, bits: bool) -> Result<Vec<u32>> {
         let ty = operands.iter().find_map(|e| self.infer(e)).or(want);
         let mut out = Vec::with_capacity(operands.len());
         for e in operands {
             out.push(match e.node() {
-                Node::Lit(lit @ (Lit::Int(_) | Lit::Float(_))) => self.literal(*lit, ty, e)?,
+                Node::Lit(lit @ (Lit::Int(_) | Lit::Float(_))) => self.literal(*lit, ty, e, bits)?,
                 _ => self.lower(e, ty)?,
             });
         }
@@ -364,9 +390,9 @@ impl Checker<'_> {
             }
             Node::Index => Ok(self.push(Op::Index, Vt::Num(DType::U32), &[])),
             Node::Len => Ok(self.push(Op::Len, Vt::Num(DType::U32), &[])),
-            Node::Lit(lit) => self.literal(*lit, want, e),
+            Node::Lit(lit) => self.literal(*lit, want, e, false),
             Node::Un(op, a) => {
-                let a = self.same(&[a], want)?[0];
+                let a = if *op == UnOp::Not { self.bitwise(&[a], want)? } else { self.same(&[a], want)? }[0];
                 let t = self.ty(a);
                 let ok = match op {
                     UnOp::Not => t == Vt::Bool || t.is_int(),
@@ -380,7 +406,7 @@ impl Checker<'_> {
                 Ok(self.push(Op::Un(*op), t, &[a]))
             }
             Node::Bin(op @ (BinOp::Shl | BinOp::Shr), a, b) => {
-                let a = self.same(&[a], want)?[0];
+                let a = self.bitwise(&[a], want)?[0];
                 let ta = self.ty(a);
                 let b = self.same(&[b], Some(ta))?[0];
                 if !ta.is_int() || !self.ty(b).is_int() {
@@ -394,7 +420,10 @@ impl Checker<'_> {
             }
             Node::Bin(op, a, b) => {
                 let operand_want = if op.is_comparison() { None } else { want };
-                let v = self.same(&[a, b], operand_want)?;
+                let v = match op {
+                    BinOp::And | BinOp::Or | BinOp::Xor => self.bitwise(&[a, b], operand_want)?,
+                    _ => self.same(&[a, b], operand_want)?,
+                };
                 let (ta, tb) = (self.ty(v[0]), self.ty(v[1]));
                 if ta != tb {
                     return Err(self.fail(format!("{} of {ta} and {tb} in {e}; convert one with .cast()", op.name())));
@@ -438,11 +467,8 @@ impl Checker<'_> {
             Node::Cast(a, ty) => {
                 let bind: HashMap<Arc<str>, DType> = self.bindings();
                 let to = resolve(self.kernel, ty, &bind, &format!("the cast {e}"))?;
-                let a = match a.node() {
-                    Node::Lit(Lit::Int(v)) => self.constant(Value::int(*v, to)),
-                    Node::Lit(Lit::Float(v)) if to.is_float() => self.constant(Value::float(*v, to)),
-                    _ => self.same(&[a], Some(Vt::Num(to)))?[0],
-                };
+                // A literal takes the cast's dtype, and must fit it.
+                let a = self.same(&[a], Some(Vt::Num(to)))?[0];
                 if self.ty(a) == Vt::Num(to) {
                     return Ok(a);
                 }

@@ -129,6 +129,12 @@ pub(crate) fn check_fold(def: &FoldDef, bind: &HashMap<Arc<str>, DType>) -> Resu
     let identity = check(k, &id_params, &[Stmt::Set(Arc::from(OUT), def.identity.clone())], bind)
         .map_err(|e| context(e, "identity"))?;
     only(k, &identity, "identity", |op| !matches!(op, Op::Load(_) | Op::At(_) | Op::LenOf(_) | Op::Index | Op::Len))?;
+    // Neutral at the samples; guarded where that does not prove it neutral everywhere.
+    let combine = match super::neutral::check(k, acc, (&combine, &def.combine), (&identity, &def.identity))? {
+        None => combine,
+        Some(guarded) => check(k, &pair, &[Stmt::Set(Arc::from(OUT), guarded)], bind)
+            .map_err(|e| context(e, "combining expression"))?,
+    };
 
     let (post, out) = match &def.post {
         None => (None, acc),

@@ -8,7 +8,7 @@
 
 use kiln_core::{DType, Result};
 
-use super::check::Op;
+use super::check::{Op, Typed};
 use super::fold::Fold;
 use super::host::{by_dtype, Col, Elem, Num};
 use super::host_eval::internal;
@@ -17,15 +17,14 @@ use super::node::BinOp;
 use super::ty::Vt;
 use crate::scan::cpu::{Prefix, Sum};
 
-/// The operation the combining expression is, when it is one of `a` and
-/// `b` that runs natively.
-fn operation(fold: &Fold) -> Option<BinOp> {
-    let body = &fold.combine;
+/// The operation the combining expression `body` (over accumulator
+/// values of dtype `acc`) is, when it is one of `a` and `b` that runs natively.
+fn operation(body: &Typed, acc: DType) -> Option<BinOp> {
     let &(_, v) = body.stores.last()?;
     let node = body.nodes.get(v as usize)?;
     let Op::Bin(op) = node.op else { return None };
     let operand = |k: usize| body.nodes.get(node.args[k] as usize).map(|n| (n.op, n.ty));
-    let acc = Some(Vt::Num(fold.acc));
+    let acc = Some(Vt::Num(acc));
     let (a, b) = (operand(0)?, operand(1)?);
     let ops = [a.0, b.0];
     let pair = ops == [Op::Scalar(0), Op::Scalar(1)] || ops == [Op::Scalar(1), Op::Scalar(0)];
@@ -100,8 +99,15 @@ impl<T: Num> Prefix for Apply<T> {
 /// The operation `fold` combines by, when it is one that runs natively
 /// and `id` (the fold's identity) is its neutral element.
 pub(super) fn native(fold: &Fold, id: &Col) -> Option<BinOp> {
-    let op = operation(fold)?;
-    let neutral = by_dtype!(fold.acc, T => {
+    standard(&fold.combine, fold.acc, id)
+}
+
+/// The operation the combining expression `combine` over `acc` is, when
+/// it is one that runs natively and `id` is its neutral element (so the
+/// identity is neutral at every value).
+pub(super) fn standard(combine: &Typed, acc: DType, id: &Col) -> Option<BinOp> {
+    let op = operation(combine, acc)?;
+    let neutral = by_dtype!(acc, T => {
         let id = T::col(id).and_then(|c| c.first().copied());
         id.is_some_and(|v| T::neutral(op).map(T::to_bits) == Some(v.to_bits()))
     });

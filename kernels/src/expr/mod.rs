@@ -13,6 +13,17 @@
 //!   except Rust number literals, which take the other operand's dtype
 //!   (an operand made of literals only takes a cast's target dtype:
 //!   `(Expr::from(-8) >> 1).cast(DType::U32)` shifts a `u32`).
+//! - A literal must be a value of the dtype it takes, or the kernel's
+//!   build (or, with placeholders, the launch that binds them) is an `Err`
+//!   naming the literal and the dtype. An integer literal must lie in the
+//!   dtype's range (`x + 3000000000` on `i32` is refused, not wrapped),
+//!   except as an operand of `&`, `|`, `^`, `!` or as the value shifted by
+//!   `<<` and `>>`, where it may give the bits of the other signedness
+//!   (`x & 0xffff_ffff` on `i32`, the `-8` above on `u32`); as a float it
+//!   rounds to nearest. A float literal never becomes an integer, even
+//!   `2.0` (write `2`); as `f32` it rounds to nearest, and a finite value
+//!   that would become an infinity (`1e300`) or a non-zero one that would
+//!   become zero (`1e-50`) is refused. Infinities and NaN are kept.
 //! - Integers wrap on overflow. `x / 0 == x`, `MIN / -1 == MIN`,
 //!   `x % 0 == 0`, `MIN % -1 == 0`; `%` is integers only (C's truncated
 //!   remainder). Shift amounts (any integer dtype) are taken modulo the
@@ -60,6 +71,7 @@ mod host_fold_op;
 mod host_op;
 mod host_scan;
 mod host_scan_op;
+mod neutral;
 mod node;
 mod ty;
 mod value;

@@ -7,7 +7,8 @@ use kiln_core::{
     Args, Backend, DType, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Source, Stream,
 };
 
-use super::signature::{bind, check_backend, check_ident, check_u32, resolve_types, Bound};
+use super::names::{self, check_ident};
+use super::signature::{bind, check_backend, check_u32, resolve_types, Bound};
 use crate::expr::{self, check, Expr, Param, Role, Stmt, Ty, Typed};
 use crate::launch::{blocks, check_dtype, BLOCK};
 
@@ -55,7 +56,10 @@ pub struct Elementwise {
 }
 
 impl Elementwise {
-    /// A kernel named `name` (a C identifier: it names the generated entry points).
+    /// A kernel named `name`: an identifier (ASCII letters, digits and `_`,
+    /// not starting with a digit). Any identifier serves, keywords of CUDA
+    /// C++ or WGSL included: generated code names the kernel's entry point
+    /// `user_{name}`, and its arguments and locals by position.
     pub fn new(name: impl Into<String>) -> Self {
         Elementwise { name: name.into(), params: Vec::new(), stmts: Vec::new() }
     }
@@ -156,7 +160,8 @@ impl ElementwiseKernel {
 
     /// Replace the generated source in `language` by a hand-written one
     /// (the escape hatch: a body tuned by hand for one backend). Its entry
-    /// point is the kernel's name; it takes the launch's arguments in
+    /// point is `user_{name}` (the name of [`program`](Self::program)'s
+    /// result, as for generated sources); it takes the launch's arguments in
     /// declaration order, then each raw input's length, then the element
     /// count (lengths at the device's index width, as in kiln's kernel ABI).
     ///
@@ -210,6 +215,7 @@ impl ElementwiseKernel {
         let body = Arc::new(check(&def.name, &def.params, &def.stmts, bind)?);
         let roles: Vec<Role> = def.params.iter().map(|p| p.role).collect();
         let name = &def.name;
+        let entry = names::entry(name);
         let generated_cuda = language == Language::Cuda && !self.0.sources.contains_key(&language);
         // Generated WGSL handles four elements per step (see
         // `expr::wgsl::elementwise`): a grid of a quarter of them.
@@ -220,18 +226,18 @@ impl ElementwiseKernel {
             _ => 1,
         };
         let program = match (self.0.sources.get(&language), language) {
-            (Some(s), _) => Program::new(name).source(language, s.clone()),
+            (Some(s), _) => Program::new(&entry).source(language, s.clone()),
             (None, Language::Cuda) => {
-                Program::new(name).cuda(expr::generate::cuda_elementwise(name, &roles, &body, width))
+                Program::new(&entry).cuda(expr::generate::cuda_elementwise(&entry, &roles, &body, width))
             }
             (None, Language::Wgsl) => {
                 check_backend(name, language, [&*body].into_iter())?;
-                Program::new(name).wgsl(expr::generate::wgsl_elementwise(name, &roles, &body))
+                Program::new(&entry).wgsl(expr::generate::wgsl_elementwise(&entry, &roles, &body))
             }
             (None, Language::Host) => {
                 let (roles, b) = (roles.clone(), body.clone());
                 let key = format!("elementwise {name} {:?}\n{}", roles, body.canonical());
-                Program::new(name)
+                Program::new(&entry)
                     .host_closure(HostClosure::new(key, move |args| expr::host_elementwise(&roles, &b, args)))
             }
             (None, other) => {

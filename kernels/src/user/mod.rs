@@ -45,7 +45,12 @@ macro_rules! fold_arguments {
             self
         }
 
-        /// The identity of the combining expression: a constant of the accumulator's dtype.
+        /// The identity of the combining expression: a constant of the
+        /// accumulator's dtype, neutral on both sides. `build` (or, where
+        /// the accumulator is a placeholder, the first launch binding each
+        /// dtype) checks it at sample values and refuses NaN; where the
+        /// check cannot prove it neutral everywhere, a value equal to it is
+        /// left out of the fold on every backend (see [`Reduction`]).
         pub fn identity(mut self, value: impl Into<Expr>) -> Self {
             self.identity = Some(value.into());
             self
@@ -55,6 +60,7 @@ macro_rules! fold_arguments {
 use fold_arguments;
 
 mod elementwise;
+mod names;
 mod overrides;
 mod partials;
 mod reduction;

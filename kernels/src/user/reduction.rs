@@ -8,9 +8,10 @@ use kiln_core::{
     Source, Stream, ViewMut,
 };
 
+use super::names::{self, check_ident};
 use super::overrides::Overrides;
 use super::partials::Partials;
-use super::signature::{bind, check_backend, check_ident, resolve_types, Bound};
+use super::signature::{bind, check_backend, resolve_types, Bound};
 use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Pass, Role, Shape, Stmt, Ty};
 use crate::launch::BLOCK;
 
@@ -32,6 +33,22 @@ const SPLIT_MIN: usize = 4 * BLOCK as usize;
 /// - `len()` is the element count in the map, and the number of elements
 ///   folded into the result in the post-map (so `a / len()` is a mean).
 /// - A fold of no elements gives the post-map of the identity.
+/// - The identity must be neutral: `combine(identity, x) == x` and
+///   `combine(x, identity) == x`. The build checks this at sample values
+///   of the accumulator's dtype (small non-negative ones: 0, 1, 2, 3, 7,
+///   27, 100, 228, 255, and for floats 1e-20, 0.5, 1.5, 100.25, 1e20 too)
+///   and refuses a NaN identity, with an `Err` naming the identity and
+///   the combining expression; with a placeholder accumulator the check
+///   runs at the first launch (or [`programs`](ReductionKernel::programs))
+///   binding each dtype, before any element is read. What the samples
+///   cannot show (`0` for `max` of negative `i32`s passes) gives the same
+///   result on every backend: unless the combining expression is one
+///   operation (`+`, `*`, `min`, `max`, `&`, `|`, `^` of `a` and `b`) with
+///   its neutral element as the identity, it is applied only to operands
+///   other than the identity, so a value equal to the identity is left out
+///   of the fold however often a backend's plan folds the identity in (each
+///   GPU lane starts from it, the CPU from the first element). With a
+///   neutral identity that changes no result.
 /// - On the CPU, a fold of a whole array whose combining expression is one
 ///   operation of `a` and `b` (`+`, `*`, `min`, `max`, `&`, `|` or `^`),
 ///   with that operation's neutral element as the identity, folds each
@@ -76,7 +93,8 @@ pub struct Reduction {
 }
 
 impl Reduction {
-    /// A reduction named `name` (an identifier) accumulating in `accumulator`.
+    /// A reduction named `name` (an identifier, as for
+    /// [`Elementwise::new`](super::Elementwise::new)) accumulating in `accumulator`.
     pub fn new(name: impl Into<String>, accumulator: impl Into<Ty>) -> Self {
         Reduction {
             name: name.into(),
@@ -177,14 +195,14 @@ impl ReductionKernel {
         &self.0.def.name
     }
 
-    /// The entry points of the passes in `language`, `{name}_{pass}`.
+    /// The entry points of the passes in `language`, `user_{name}_{pass}`.
     fn entries(&self, language: Language) -> Vec<String> {
-        passes(language).iter().map(|p| format!("{}_{}", self.name(), p.name())).collect()
+        passes(language).iter().map(|p| names::pass_entry(self.name(), p.name())).collect()
     }
 
     /// Replace the generated pass `entry` in `language` by a hand-written
     /// source (the escape hatch). The passes and their entry points are
-    /// those [`programs`](Self::programs) gives, `{name}_{pass}`: `whole`,
+    /// those [`programs`](Self::programs) gives, `user_{name}_{pass}`: `whole`,
     /// `fold`, `rows`, `split`, `tile` and `cols` on a GPU (`whole`, `rows`, `cols`
     /// on the host); a replacement keeps its pass's parameters, launch
     /// shape and entry point. `Err` naming the kernel and its entry points
@@ -206,10 +224,10 @@ impl ReductionKernel {
     ///     .map(var("x")).reduce(var("a") + var("b")).identity(0).build()?;
     /// let programs = sum.programs(Language::Host, IndexWidth::U64, &[])?;
     /// let entries: Vec<&str> = programs.iter().map(|p| p.name()).collect();
-    /// assert_eq!(entries, ["sum_whole", "sum_rows", "sum_cols"]);
+    /// assert_eq!(entries, ["user_sum_whole", "user_sum_rows", "user_sum_cols"]);
     /// // SAFETY: an unknown entry point is refused before any source could run.
     /// let wrong = unsafe { sum.clone().with_source(Language::Host, "sum_all", "") };
-    /// assert!(wrong.unwrap_err().to_string().contains("sum_whole, sum_rows, sum_cols"));
+    /// assert!(wrong.unwrap_err().to_string().contains("user_sum_whole, user_sum_rows, user_sum_cols"));
     /// # Ok(()) }
     /// ```
     pub unsafe fn with_source(self, language: Language, entry: &str, source: impl Into<Source>) -> Result<Self> {
@@ -245,14 +263,13 @@ impl ReductionKernel {
         let fold = check_fold(def, bind)?;
         let mut programs = HashMap::new();
         for &pass in passes(language) {
-            let entry = format!("{}_{}", def.name, pass.name());
+            // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
+            let (base, entry) = (names::entry(&def.name), names::pass_entry(&def.name, pass.name()));
             let program = self.0.overrides.program(language, &entry, || {
                 check_backend(&def.name, language, fold.parts())?;
                 Ok(match language {
-                    Language::Cuda => {
-                        Program::new(&entry).cuda(expr::generate::cuda_fold(&def.name, &fold, pass, width))
-                    }
-                    Language::Wgsl => Program::new(&entry).wgsl(expr::generate::wgsl_fold(&def.name, &fold, pass)),
+                    Language::Cuda => Program::new(&entry).cuda(expr::generate::cuda_fold(&base, &fold, pass, width)),
+                    Language::Wgsl => Program::new(&entry).wgsl(expr::generate::wgsl_fold(&base, &fold, pass)),
                     Language::Host => {
                         let shape = match pass {
                             Pass::Rows => Shape::Rows,

@@ -8,9 +8,10 @@ use kiln_core::{
     Stream, ViewMut,
 };
 
+use super::names::{self, check_ident};
 use super::overrides::Overrides;
 use super::partials::Partials;
-use super::signature::{bind, check_backend, check_ident, check_u32, resolve_types};
+use super::signature::{bind, check_backend, check_u32, resolve_types};
 use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Role, ScanPass, Stmt, Ty};
 use crate::scan::ScanKind;
 
@@ -29,6 +30,8 @@ use crate::scan::ScanKind;
 ///   identity of it on both sides; it need not be commutative: every
 ///   backend keeps the elements' order. Floating-point results differ from
 ///   a sequential loop in rounding, as the grouping differs.
+/// - The identity is checked and, where the check cannot prove it neutral
+///   everywhere, left out of every fold, as for a [`Reduction`](super::Reduction).
 /// - Any length; CUDA scans in one pass (decoupled look-back, as kiln's
 ///   own scan), wgpu in passes over tiles, the CPU in parallel chunks.
 /// - On the CPU, a combining expression that is one operation of `a` and
@@ -74,7 +77,8 @@ pub struct Scan {
 }
 
 impl Scan {
-    /// A scan named `name` (an identifier) accumulating in `accumulator`.
+    /// A scan named `name` (an identifier, as for
+    /// [`Elementwise::new`](super::Elementwise::new)) accumulating in `accumulator`.
     pub fn new(name: impl Into<String>, accumulator: impl Into<Ty>) -> Self {
         Scan {
             name: name.into(),
@@ -171,14 +175,14 @@ impl ScanKernel {
         &self.0.def.name
     }
 
-    /// The entry points of the passes in `language`, `{name}_{pass}`.
+    /// The entry points of the passes in `language`, `user_{name}_{pass}`.
     fn entries(&self, language: Language) -> Vec<String> {
-        passes(language).iter().map(|p| format!("{}_{}", self.name(), p.name())).collect()
+        passes(language).iter().map(|p| names::pass_entry(self.name(), &p.name())).collect()
     }
 
     /// Replace the generated pass `entry` in `language` by a hand-written
     /// source (the escape hatch). The passes and their entry points are
-    /// those [`programs`](Self::programs) gives, `{name}_{pass}`:
+    /// those [`programs`](Self::programs) gives, `user_{name}_{pass}`:
     /// `inclusive` and `exclusive` on CUDA and the host (one pass each);
     /// `sums`, `level_sums`, `level_tiles`, `tiles_inclusive` and
     /// `tiles_exclusive` in WGSL. A replacement keeps its pass's
@@ -211,8 +215,8 @@ impl ScanKernel {
     /// let cumsum = Scan::new("cumsum", t.clone()).input("x", t).scan(var("a") + var("b")).identity(0).build()?;
     /// let programs = cumsum.programs(Language::Cuda, IndexWidth::U64, &[("T", DType::F32)])?;
     /// let entries: Vec<&str> = programs.iter().map(|p| p.name()).collect();
-    /// assert_eq!(entries, ["cumsum_inclusive", "cumsum_exclusive"]);
-    /// assert!(programs[0].cuda_source().unwrap().contains("cumsum_inclusive"));
+    /// assert_eq!(entries, ["user_cumsum_inclusive", "user_cumsum_exclusive"]);
+    /// assert!(programs[0].cuda_source().unwrap().contains("user_cumsum_inclusive"));
     /// # Ok(()) }
     /// ```
     pub fn programs(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Vec<Program>> {
@@ -240,13 +244,14 @@ impl ScanKernel {
         let mut programs = HashMap::new();
         let mut cuda = None;
         for pass in passes(language) {
-            let entry = format!("{}_{}", def.name, pass.name());
+            // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
+            let (base, entry) = (names::entry(&def.name), names::pass_entry(&def.name, &pass.name()));
             let program = self.0.overrides.program(language, &entry, || {
                 check_backend(&def.name, language, fold.parts())?;
                 Ok(match (language, pass) {
                     (Language::Cuda, _) => Program::new(&entry)
-                        .cuda(cuda.get_or_insert_with(|| expr::generate::cuda_scan(&def.name, &fold, width)).clone()),
-                    (Language::Wgsl, _) => Program::new(&entry).wgsl(expr::generate::wgsl_scan(&def.name, &fold, pass)),
+                        .cuda(cuda.get_or_insert_with(|| expr::generate::cuda_scan(&base, &fold, width)).clone()),
+                    (Language::Wgsl, _) => Program::new(&entry).wgsl(expr::generate::wgsl_scan(&base, &fold, pass)),
                     (Language::Host, ScanPass::One(kind)) => {
                         let f = fold.clone();
                         let key = format!("scan {} {kind}\n{}", def.name, fold.canonical());

@@ -97,23 +97,6 @@ pub(crate) fn resolve_types(kernel: &str, params: &[Param], types: &[(&str, DTyp
     Ok((dtypes, bind))
 }
 
-/// `Err` unless `name` is an identifier and no two arguments share a name.
-pub(crate) fn check_ident(name: &str, params: &[Param]) -> Result<()> {
-    let ident = |s: &str| {
-        s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    if !ident(name) {
-        return Err(fail(name, "the name must be an identifier (letters, digits, _)"));
-    }
-    for (i, p) in params.iter().enumerate() {
-        if params[..i].iter().any(|q| q.name == p.name) {
-            return Err(fail(name, format!("declares `{}` twice", p.name)));
-        }
-    }
-    Ok(())
-}
-
 /// `Err` where `index()` or `len()` (u32) cannot reach every element or a
 /// raw input's length does not fit u32.
 pub(crate) fn check_u32<'a>(kernel: &str, bodies: impl Iterator<Item = &'a Typed>, bound: &Bound) -> Result<()> {
