@@ -67,7 +67,7 @@ pub use kiln_cpu::Cpu;
 pub use kiln_cuda::{nccl, Cuda};
 #[cfg(feature = "wgpu")]
 pub use kiln_wgpu::Wgpu;
-pub use registry::probe;
+pub use registry::{probe, BestReport, PassedOver};
 pub use runtime::{
     Args, Array, Buffer, BufferView, BufferViewMut, Device, Event, Graph, HostBuffer, Kernel, KernelArg, Stream, Tier,
     View, ViewMut,
