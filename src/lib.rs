@@ -18,6 +18,11 @@
 //! The backends are cargo features: `cuda` (NVRTC, cuBLAS) and `wgpu`
 //! (Vulkan), both on by default; the CPU backend is always there. Without a
 //! feature, opening that backend is an error saying it was not compiled in.
+//! A third default feature, `cpu-gemm`, gives the CPU's f32 and f64 matrix
+//! products the gemm and faer crates; without it they go through
+//! matrixmultiply (already there through ndarray), slower on large
+//! matrices. [`Device::best_with_report`] says which backends a program
+//! passed over and why; [`ndarray`] is kiln's own, re-exported.
 //!
 //! # Examples
 //! ```
@@ -67,7 +72,11 @@ pub use kiln_cpu::Cpu;
 pub use kiln_cuda::{nccl, Cuda};
 #[cfg(feature = "wgpu")]
 pub use kiln_wgpu::Wgpu;
-pub use registry::probe;
+/// The ndarray that [`Array::from_ndarray`] and [`Array::to_ndarray`] speak:
+/// use `kiln::ndarray` rather than a dependency of your own, and the
+/// versions always match.
+pub use ndarray;
+pub use registry::{probe, BestReport, PassedOver};
 pub use runtime::{
     Args, Array, Buffer, BufferView, BufferViewMut, Device, Event, Graph, HostBuffer, Kernel, KernelArg, Stream, Tier,
     View, ViewMut,

@@ -3,6 +3,8 @@
 //! Adding a backend is one line in [`entries`] and one in the run-time
 //! tier's backend list (`src/runtime/mod.rs`).
 
+use std::fmt;
+
 use kiln_core::dynamic::{AnyDevice, BackendEntry};
 use kiln_core::{BackendKind, DeviceInfo, Error, Result};
 
@@ -86,7 +88,9 @@ fn choose(requested: Option<BackendKind>, found: &[(BackendKind, DeviceInfo)]) -
 /// never chosen here, as it runs kernels more slowly than the CPU
 /// backend; ask for it by name with `KILN_BACKEND=wgpu` or
 /// [`Device::open`](crate::Device::open). `kiln devices` shows which
-/// adapters are software. [`crate::Device::best`] is this, on the run-time tier.
+/// adapters are software, and [`best_with_report`] says why each backend
+/// before the chosen one was passed over. [`crate::Device::best`] is this,
+/// on the run-time tier.
 ///
 /// # Examples
 /// ```
@@ -94,6 +98,94 @@ fn choose(requested: Option<BackendKind>, found: &[(BackendKind, DeviceInfo)]) -
 /// println!("running on {}", dev.info());
 /// ```
 pub fn best() -> Result<AnyDevice> {
+    best_with_report().map(|(device, _)| device)
+}
+
+/// What [`best`] passed over on its way to the device it chose, in the
+/// order it looked: backends not compiled in, backends that cannot run
+/// here (no driver, no adapter) or find no device, software adapters, and
+/// devices that failed to open. Backends after the chosen device's are not
+/// looked at. Its `Display` is one line per entry.
+///
+/// # Examples
+/// ```
+/// let (dev, report) = kiln::Device::best_with_report().unwrap();
+/// println!("running on {}", dev.info());
+/// for skipped in &report.passed_over {
+///     println!("passed over {skipped}"); // e.g. "cuda: no CUDA driver: libcuda.so not found"
+/// }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BestReport {
+    /// What was passed over, in the order [`best`] looked.
+    pub passed_over: Vec<PassedOver>,
+}
+
+/// A backend, or one of its devices, that [`best`] did not take, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PassedOver {
+    /// The backend.
+    pub backend: BackendKind,
+    /// The device, where the backend listed it; `None` when the backend as a
+    /// whole was passed over.
+    pub device: Option<DeviceInfo>,
+    /// Why, in words: "no CUDA driver: libcuda.so not found", "not compiled
+    /// into this build of kiln", "emulates a GPU on the CPU ...".
+    pub reason: String,
+}
+
+impl fmt::Display for PassedOver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.device {
+            Some(d) => write!(f, "{}:{} {}: {}", d.backend, d.ordinal, d.name, self.reason),
+            None => write!(f, "{}: {}", self.backend, self.reason),
+        }
+    }
+}
+
+impl fmt::Display for BestReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.passed_over.iter().enumerate() {
+            write!(f, "{}{p}", if i == 0 { "" } else { "\n" })?;
+        }
+        Ok(())
+    }
+}
+
+impl BestReport {
+    fn pass(&mut self, backend: BackendKind, device: Option<&DeviceInfo>, reason: impl Into<String>) {
+        self.passed_over.push(PassedOver { backend, device: device.cloned(), reason: reason.into() });
+    }
+}
+
+/// Why a backend is absent, without the "backend unavailable" preamble: the
+/// reason of [`Error::BackendUnavailable`], or any other error in full.
+///
+/// # Examples
+/// ```
+/// let e = kiln::Error::BackendUnavailable { backend: kiln::BackendKind::Cuda, reason: "no CUDA driver".into() };
+/// assert_eq!(kiln::registry::absent_reason(&e), "no CUDA driver");
+/// ```
+pub fn absent_reason(e: &Error) -> String {
+    match e {
+        Error::BackendUnavailable { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// [`best`], with what it passed over and why: where a program without a
+/// GPU landed on the CPU, the report says that CUDA found no driver and
+/// that the only wgpu adapter was lavapipe. Quiet: nothing is printed.
+/// [`crate::Device::best_with_report`] is this, on the run-time tier.
+///
+/// # Examples
+/// ```
+/// let (dev, report) = kiln::registry::best_with_report().unwrap();
+/// if dev.info().backend == kiln::BackendKind::Cpu && !report.passed_over.is_empty() {
+///     eprintln!("no GPU taken:\n{report}");
+/// }
+/// ```
+pub fn best_with_report() -> Result<(AnyDevice, BestReport)> {
     let requested = match std::env::var("KILN_BACKEND") {
         Ok(name) if !name.trim().is_empty() => Some(name.parse::<BackendKind>()?),
         _ => None,
@@ -102,21 +194,48 @@ pub fn best() -> Result<AnyDevice> {
     if let Some(kind) = requested.filter(|&k| entries.iter().all(|e| e.kind != k)) {
         return Err(not_compiled(kind));
     }
+    let mut report = BestReport::default();
+    for &kind in BackendKind::ALL.iter().filter(|&&k| entries.iter().all(|e| e.kind != k)) {
+        report.pass(kind, None, absent_reason(&not_compiled(kind)));
+    }
     let mut errors = Vec::new();
     // One backend at a time, in the order of their tiers, so that a
     // machine with CUDA never loads Vulkan.
-    for entry in entries.iter().filter(|e| requested.is_none_or(|k| k == e.kind)) {
+    for entry in &entries {
+        if let Some(other) = requested.filter(|&k| k != entry.kind) {
+            report.pass(entry.kind, None, format!("KILN_BACKEND={other} asks for another backend"));
+            continue;
+        }
         let found: Vec<(BackendKind, DeviceInfo)> = match (entry.devices)() {
             Ok(found) => found.into_iter().map(|d| (entry.kind, d)).collect(),
             Err(e) => {
+                report.pass(entry.kind, None, absent_reason(&e));
                 errors.push(e);
                 continue;
             }
         };
-        for (_, ordinal) in choose(requested, &found) {
+        if found.is_empty() {
+            report.pass(entry.kind, None, "the backend runs but finds no device");
+        }
+        let order = choose(requested, &found);
+        for (_, info) in found.iter().filter(|(k, d)| !order.contains(&(*k, d.ordinal))) {
+            let why = match requested {
+                Some(kind) => format!("KILN_BACKEND={kind} opens the backend's first device"),
+                None => format!(
+                    "emulates a GPU on the CPU ({}), slower than the cpu backend; KILN_BACKEND={} opens it",
+                    info.kind, entry.kind
+                ),
+            };
+            report.pass(entry.kind, Some(info), why);
+        }
+        for (_, ordinal) in order {
             match (entry.open)(ordinal) {
-                Ok(d) => return Ok(d),
-                Err(e) => errors.push(e),
+                Ok(d) => return Ok((d, report)),
+                Err(e) => {
+                    let info = found.iter().map(|(_, d)| d).find(|d| d.ordinal == ordinal);
+                    report.pass(entry.kind, info, format!("failed to open: {e}"));
+                    errors.push(e);
+                }
             }
         }
     }
@@ -239,8 +358,16 @@ mod tests {
             eprintln!("{gpu} is GPU hardware, which best() takes; nothing to check");
             return;
         }
-        let dev = best().unwrap();
+        let (dev, report) = best_with_report().unwrap();
         assert_eq!(dev.info().backend, Cpu, "best() chose {} over {gpus:?}", dev.info());
+        // Every GPU backend before the CPU is in the report, with a reason.
+        for kind in [Cuda, Wgpu] {
+            assert!(report.passed_over.iter().any(|p| p.backend == kind && !p.reason.is_empty()), "{report}");
+        }
+        for gpu in &gpus {
+            let line = report.passed_over.iter().find(|p| p.device.as_ref() == Some(gpu));
+            assert!(line.is_some_and(|p| p.reason.contains("emulates a GPU")), "{gpu} not in:\n{report}");
+        }
     }
 
     /// A backend left out by its feature is an error saying so, everywhere

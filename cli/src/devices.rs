@@ -2,12 +2,15 @@
 
 use std::process::ExitCode;
 
-use kiln::{DeviceInfo, Error};
+pub use kiln::registry::absent_reason;
+use kiln::DeviceInfo;
 
 /// Print each backend's devices with their kind, limits and features, or the
 /// reason it is absent ("no CUDA driver", "no Vulkan adapter"). A GPU
 /// emulated in software (lavapipe) is marked, with a note that
-/// `Device::best()` passes over it.
+/// `Device::best()` passes over it. Last, the device `Device::best()` takes
+/// and what it passed over on the way, with the reasons
+/// (`Device::best_with_report`).
 pub fn run() -> kiln::Result<ExitCode> {
     for (kind, found) in kiln::probe() {
         match found {
@@ -22,15 +25,16 @@ pub fn run() -> kiln::Result<ExitCode> {
             Err(e) => println!("{:<5} absent: {}", kind.name(), absent_reason(&e)),
         }
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Why a backend is absent, without the "backend unavailable" preamble.
-pub fn absent_reason(e: &Error) -> String {
-    match e {
-        Error::BackendUnavailable { reason, .. } => reason.clone(),
-        other => other.to_string(),
+    match kiln::registry::best_with_report() {
+        Ok((device, report)) => {
+            println!("\nDevice::best() takes {}", device.info());
+            for skipped in &report.passed_over {
+                println!("    passed over {skipped}");
+            }
+        }
+        Err(e) => println!("\nDevice::best() finds no device: {e}"),
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn describe(d: &DeviceInfo) -> String {

@@ -34,6 +34,29 @@ fn devices_lists_every_backend_or_why_it_is_absent() {
     }
 }
 
+/// `kiln devices` ends with what `Device::best()` takes and, one line each,
+/// what it passed over and why: the same report a program gets.
+#[test]
+fn devices_says_what_best_takes_and_why_it_passed_over_the_rest() {
+    if std::env::var("KILN_BACKEND").is_ok_and(|v| !v.trim().is_empty()) {
+        eprintln!("KILN_BACKEND is set, so best() opens what it names; nothing to check");
+        return;
+    }
+    let out = kiln(&["devices"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (device, report) = kiln::Device::best_with_report().expect("the CPU at least");
+    assert!(stdout.contains(&format!("Device::best() takes {}", device.info())), "{stdout}");
+    for skipped in &report.passed_over {
+        assert!(stdout.contains(&format!("    passed over {skipped}\n")), "{skipped} not in:\n{stdout}");
+    }
+    // Landing on the CPU, every absent GPU backend was passed over.
+    let on_cpu = device.info().backend == BackendKind::Cpu;
+    if let Some((kind, reason)) = absent_backend().filter(|(kind, _)| on_cpu && *kind != BackendKind::Cpu) {
+        assert!(stdout.contains(&format!("    passed over {kind}: {reason}")), "{stdout}");
+    }
+}
+
 /// A GPU emulated in software is marked, and Mesa's device-selection layer
 /// (22.3) does not get libwayland to print an `XDG_RUNTIME_DIR` error on a
 /// machine with no display.

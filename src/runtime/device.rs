@@ -6,6 +6,8 @@ use kiln_core::{
 };
 use ndarray::{ArrayBase, Data, Dimension};
 
+use crate::registry::BestReport;
+
 use super::{backend_list, dispatch, Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier};
 
 impl Device {
@@ -21,6 +23,24 @@ impl Device {
     /// ```
     pub fn best() -> Result<Device> {
         crate::registry::best().and_then(|d| Device::from_any(&d))
+    }
+
+    /// [`Device::best`], with what it passed over and why (a backend not
+    /// compiled in, no CUDA driver, a software wgpu adapter, a device that
+    /// failed to open), so that a program landing on the CPU can say why.
+    /// Nothing is printed; `kiln devices` prints the same report.
+    ///
+    /// # Examples
+    /// ```
+    /// let (dev, report) = kiln::Device::best_with_report().unwrap();
+    /// println!("running on {}", dev.info());
+    /// if !report.passed_over.is_empty() {
+    ///     println!("passed over:\n{report}"); // e.g. "cuda: no CUDA driver: libcuda.so not found"
+    /// }
+    /// ```
+    pub fn best_with_report() -> Result<(Device, BestReport)> {
+        let (device, report) = crate::registry::best_with_report()?;
+        Ok((Device::from_any(&device)?, report))
     }
 
     /// Open device `ordinal` of backend `kind`; an error says why it cannot

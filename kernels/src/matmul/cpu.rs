@@ -1,35 +1,33 @@
 //! CPU implementation of matmul: every strategy computes the same sums.
 //!
 //! `f32` and `f64` go through packed, cache-blocked kernels chosen for the
-//! CPU's SIMD at run time: `faer`'s matmul where the product is threaded
-//! over a pool of [`FAER_FROM_THREADS`] threads or more, the `gemm` crate
-//! otherwise. The others (`f16`, `bf16` into `f32`; `i32`, `u32` wrapping)
-//! go through the row loop below.
+//! CPU's SIMD at run time: with the `cpu-gemm` feature (default on), those
+//! of `faer` and `gemm` (`cpu_gemm.rs`); without it, matrixmultiply's,
+//! which ndarray brings into every build (`cpu_blocks.rs`). The others
+//! (`f16`, `bf16` into `f32`; `i32`, `u32` wrapping) go through the row
+//! loop below.
 
 use kiln_core::{DType, Error, HostArgs, Result};
 use rayon::prelude::*;
 
+#[cfg(not(feature = "cpu-gemm"))]
+use super::cpu_blocks::packed;
+#[cfg(feature = "cpu-gemm")]
+use super::cpu_gemm::packed;
 use super::MatmulElement;
 
 /// Products of fewer multiply-adds than this run on one thread: below it,
 /// handing blocks to the pool costs more than it saves.
-const PARALLEL_FROM: usize = 1 << 18;
-
-/// Threaded products go through `faer` where the pool has this many
-/// threads or more, through `gemm` on fewer. Measured on a 16-core x86-64
-/// host with AVX-512, 2048^3 f32 (f64), median of 10: `faer` 15.0 ms (31.9)
-/// and `gemm` 19.7 (37.6) on 16 threads; 42.8 (137) and 52.1 (157) on 4;
-/// 120 (228) and 101 (244) on 2. On a 2-core VM `gemm` leads on 2
-/// threads: 48 ms (98) against 66 (144).
-const FAER_FROM_THREADS: usize = 4;
+pub(super) const PARALLEL_FROM: usize = 1 << 18;
 
 /// `c = a . b`; arguments (a, b, c, m, n, k), row-major.
 ///
 /// Results depend only on the inputs, the machine's SIMD width and which
-/// kernels the product takes (`faer`'s or `gemm`'s, by its size and the
-/// pool's thread count): each element of `c` is one thread's sum over k,
-/// in an order fixed by the blocking (for `faer` and `gemm`) or p = 0,
-/// 1, ... (the row loop), whatever the number of threads that share it.
+/// kernels the product takes (with `cpu-gemm`, `faer`'s or `gemm`'s, by its
+/// size and the pool's thread count): each element of `c` is one thread's
+/// sum over k, in an order fixed by the blocking (for the packed kernels)
+/// or p = 0, 1, ... (the row loop), whatever the number of threads that
+/// share it.
 pub(crate) fn matmul<T: MatmulElement>(args: &mut HostArgs<'_>) -> Result<()> {
     let (a, b) = (args.input::<T>(0)?, args.input::<T>(1)?);
     let m = args.scalar::<u64>(3)? as usize;
@@ -59,74 +57,6 @@ pub(crate) fn matmul<T: MatmulElement>(args: &mut HostArgs<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The kernels a product takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Route {
-    /// `faer`'s, over the pool's threads.
-    Faer,
-    /// `gemm`'s, over the pool's threads or on the calling one.
-    Gemm { threaded: bool },
-}
-
-/// The kernels for a product of `m x k` by `k x n` in the current rayon
-/// pool: threaded from [`PARALLEL_FROM`] multiply-adds, through `faer`
-/// where the pool has [`FAER_FROM_THREADS`] threads or more.
-fn route(m: usize, n: usize, k: usize) -> Route {
-    let threaded = m.saturating_mul(n).saturating_mul(k) >= PARALLEL_FROM;
-    if threaded && rayon::current_num_threads() >= FAER_FROM_THREADS {
-        Route::Faer
-    } else {
-        Route::Gemm { threaded }
-    }
-}
-
-/// `c = a . b`, row-major, for `f32` and `f64`, by [`route`]; the slices
-/// hold the shapes (checked by `matmul`).
-fn packed<T: faer::traits::ComplexField + Copy + 'static>(
-    a: &[T],
-    b: &[T],
-    c: &mut [T],
-    (m, n, k): (usize, usize, usize),
-) {
-    let parallelism = match route(m, n, k) {
-        Route::Faer => {
-            let a = faer::MatRef::from_row_major_slice(&a[..m * k], m, k);
-            let b = faer::MatRef::from_row_major_slice(&b[..k * n], k, n);
-            let c = faer::MatMut::from_row_major_slice_mut(&mut c[..m * n], m, n);
-            faer::linalg::matmul::matmul(c, faer::Accum::Replace, a, b, T::one_impl(), faer::Par::rayon(0));
-            return;
-        }
-        Route::Gemm { threaded: true } => gemm::Parallelism::Rayon(0),
-        Route::Gemm { threaded: false } => gemm::Parallelism::None,
-    };
-    // SAFETY: row-major m x k, k x n and m x n matrices inside the slices
-    // (checked by the caller); `c` is borrowed exclusively and apart from the
-    // inputs; with read_dst false, c = beta (a . b), and beta is one.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            c.as_mut_ptr(),
-            1,
-            n as isize,
-            false,
-            a.as_ptr(),
-            1,
-            k as isize,
-            b.as_ptr(),
-            1,
-            n as isize,
-            T::one_impl(),
-            T::one_impl(),
-            false,
-            false,
-            false,
-            parallelism,
-        )
-    }
-}
-
 /// Rows of c in parallel; within a row, the i-k-j order streams rows of b
 /// (cache-friendly) and adds each element's k products in order.
 fn rows<T: MatmulElement>(a: &[T], b: &[T], c: &mut [T::Acc], n: usize, k: usize) {
@@ -142,11 +72,15 @@ fn rows<T: MatmulElement>(a: &[T], b: &[T], c: &mut [T::Acc], n: usize, k: usize
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
+    #[cfg(not(feature = "cpu-gemm"))]
+    use crate::matmul::cpu_blocks::Packed;
+    #[cfg(feature = "cpu-gemm")]
+    use crate::matmul::cpu_gemm::Packed;
 
     /// Shapes (m, n, k): below the threading size, at it, and past it, with
     /// single rows and columns and sides that fill no SIMD register.
@@ -161,25 +95,21 @@ mod tests {
         (33, 2, 4001),
     ];
 
-    fn pool(threads: usize) -> rayon::ThreadPool {
-        rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool")
-    }
+    /// Pools of these sizes take every route: one thread; threaded products
+    /// through `gemm` (with `cpu-gemm`, below its `FAER_FROM_THREADS`, 4);
+    /// through `faer` (from 4). Without `cpu-gemm`: one block of rows, and
+    /// three or four blocks, one a thread.
+    const THREADS: [usize; 3] = [1, 3, 4];
 
-    #[test]
-    fn large_products_take_faer_on_many_threads_and_gemm_on_few() {
-        let few = pool(FAER_FROM_THREADS - 1);
-        let many = pool(FAER_FROM_THREADS);
-        assert_eq!(few.install(|| route(64, 64, 64)), Route::Gemm { threaded: true });
-        assert_eq!(many.install(|| route(64, 64, 64)), Route::Faer);
-        assert_eq!(many.install(|| route(64, 64, 63)), Route::Gemm { threaded: false });
-        assert_eq!(many.install(|| route(1, 1, usize::MAX)), Route::Faer);
+    pub(in crate::matmul) fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool")
     }
 
     /// `packed` in a pool of `threads` against an f64 reference, within
     /// `(k + 2) eps sum |a b|`, its output poisoned first.
     fn agrees<T>(threads: usize, eps: f64)
     where
-        T: faer::traits::ComplexField + Copy + 'static + From<f32> + Into<f64>,
+        T: Packed + From<f32> + Into<f64>,
     {
         let mut rng = ChaCha8Rng::seed_from_u64(29 + threads as u64);
         let pool = pool(threads);
@@ -211,11 +141,11 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
-        let many = pool(FAER_FROM_THREADS);
+        let many = pool(THREADS[2]);
         let mut alone = vec![f32::NAN; m * n];
         many.install(|| packed(&a, &b, &mut alone, (m, n, k)));
         let together: Vec<Vec<f32>> = many.install(|| {
-            (0..2 * FAER_FROM_THREADS)
+            (0..2 * THREADS[2])
                 .into_par_iter()
                 .map(|_| {
                     let mut c = vec![f32::NAN; m * n];
@@ -231,7 +161,7 @@ mod tests {
 
     #[test]
     fn packed_products_match_a_reference_on_every_route() {
-        for threads in [1, FAER_FROM_THREADS - 1, FAER_FROM_THREADS] {
+        for threads in THREADS {
             agrees::<f32>(threads, f32::EPSILON as f64 / 2.0);
             // The f64 reference rounds as much as the product: twice the bound.
             agrees::<f64>(threads, f64::EPSILON);

@@ -19,6 +19,10 @@
 //! fp32 arithmetic: at most about `k` units of roundoff times `sum |a||b|`.
 
 mod cpu;
+#[cfg(not(feature = "cpu-gemm"))]
+mod cpu_blocks;
+#[cfg(feature = "cpu-gemm")]
+mod cpu_gemm;
 mod launch;
 mod plan;
 mod program;
