@@ -12,7 +12,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::case::{Case, Pattern};
-use crate::run::{set_count, RunOptions};
+use crate::options::{set_count, RunOptions};
 use crate::timing::{time_runs, Timing};
 
 /// The rows of `array_row_sums` (the elements past a multiple of it are left out).

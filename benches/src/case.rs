@@ -202,7 +202,7 @@ impl Pattern {
     /// case: 1 Ki elements; the launch overhead: one).
     pub fn fixed_size(self) -> Option<usize> {
         match self {
-            Pattern::ReduceLatency => Some(crate::latency::LATENCY_ELEMENTS),
+            Pattern::ReduceLatency => Some(LATENCY_ELEMENTS),
             Pattern::LaunchOverhead | Pattern::GraphLaunch => Some(1),
             _ => None,
         }
@@ -361,4 +361,18 @@ pub fn sweep_sizes() -> Vec<usize> {
 /// The quick sweep: small, medium, and the 64 Mi size the targets are stated at.
 pub fn quick_sizes() -> Vec<usize> {
     vec![1 << 10, 1 << 20, 1 << 26]
+}
+
+/// Elements summed by the latency case.
+pub(crate) const LATENCY_ELEMENTS: usize = 1 << 10;
+
+/// `1024` as "1Ki", `67108864` as "64Mi".
+pub fn size_label(n: usize) -> String {
+    const UNITS: [(usize, &str); 3] = [(1 << 30, "Gi"), (1 << 20, "Mi"), (1 << 10, "Ki")];
+    for (u, s) in UNITS {
+        if n >= u && n.is_multiple_of(u) {
+            return format!("{}{s}", n / u);
+        }
+    }
+    n.to_string()
 }

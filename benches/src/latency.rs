@@ -20,12 +20,10 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::case::{Case, Pattern};
-use crate::report::{PeerCell, Row};
-use crate::run::RunOptions;
+use crate::options::RunOptions;
+use crate::row::PeerCell;
+use crate::row::Row;
 use crate::timing::{time_end_to_end, time_runs, Timer, Timing};
-
-/// Elements summed by the latency case.
-pub(crate) const LATENCY_ELEMENTS: usize = 1 << 10;
 
 /// Timed runs of the latency case, at least: a round trip is short and its
 /// spread wide (scheduler wake-ups), so the median needs many.
@@ -189,7 +187,7 @@ pub fn render_latency(latencies: &[Latency]) -> String {
     }
     for (k, pattern) in patterns.iter().enumerate() {
         let rows: Vec<&Latency> = latencies.iter().filter(|l| l.pattern == *pattern).collect();
-        let size = crate::table::size_label(rows[0].size);
+        let size = crate::case::size_label(rows[0].size);
         if k > 0 {
             out.push('\n');
         }
@@ -219,6 +217,7 @@ mod tests {
     use kiln_cpu::Cpu;
 
     use super::*;
+    use crate::case::LATENCY_ELEMENTS;
 
     #[test]
     fn the_case_runs_on_the_cpu_with_many_runs() {

@@ -38,10 +38,12 @@ mod cubecl_peer;
 pub mod cuda_system;
 mod latency;
 mod matrix;
+mod options;
 mod parallel;
 mod peers;
 mod plot;
 mod report;
+mod row;
 mod run;
 mod scaling;
 mod table;
@@ -49,17 +51,19 @@ mod timing;
 
 use std::collections::BTreeMap;
 
-pub use case::{quick_sizes, square_side, sweep_sizes, Case, Pattern};
+pub use case::{quick_sizes, size_label, square_side, sweep_sizes, Case, Pattern};
 pub use clock::SmClock;
 #[cfg(feature = "cubecl")]
 pub use cubecl_peer::{run_cubecl_peer, CUBECL_VERSION};
 pub use latency::{latency_runs, latency_summary, render_latency, Latency};
+pub use options::RunOptions;
 pub use peers::{python_peer_names, run_python_peers, Peer, PeerRow};
 pub use plot::write_charts;
-pub use report::{utc_now, Header, PeerCell, Report, Row};
-pub use run::{run_case, skip_reason, RunOptions};
+pub use report::{utc_now, Header, Report};
+pub use row::{PeerCell, Row};
+pub use run::{run_case, skip_reason};
 pub use scaling::{render_scaling, scaling_summary, Scaling};
-pub use table::{render, size_label};
+pub use table::render;
 pub use timing::{sample_windows, time_end_to_end, time_runs, Sampling, Timer, Timing, MAX_LAUNCHES};
 
 use kiln_core::dynamic::DeviceVisitor;

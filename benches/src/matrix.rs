@@ -15,7 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::case::{square_side, Case, Pattern};
-use crate::run::{set_count, RunOptions};
+use crate::options::{set_count, RunOptions};
 use crate::timing::{time_runs, Timing};
 
 /// Products of more flops than this are skipped on wgpu devices: kiln's WGSL

@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::case::{Case, Pattern};
-use crate::run::{set_count, RunOptions};
+use crate::options::{set_count, RunOptions};
 use crate::timing::{time_runs, Timing};
 
 /// The histogram cases: 256 bins over [0, 1024), as the targets state them.

@@ -9,7 +9,7 @@ use std::process::Command;
 use kiln_core::BackendKind;
 use serde::Deserialize;
 
-use crate::run::RunOptions;
+use crate::options::RunOptions;
 use crate::timing::Timer;
 
 /// A peer's measurement of one case.

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::report::{PeerCell, Report};
+use crate::report::Report;
+use crate::row::PeerCell;
 
 type Series = BTreeMap<String, Vec<(f64, f64)>>;
 
@@ -49,7 +50,7 @@ fn draw(path: &Path, title: &str, series: &Series) -> Result<(), Box<dyn std::er
         .configure_mesh()
         .x_desc("elements")
         .y_desc("GB/s")
-        .x_label_formatter(&|x| crate::table::size_label(*x as usize))
+        .x_label_formatter(&|x| crate::case::size_label(*x as usize))
         .draw()?;
     for (i, (name, pts)) in series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();

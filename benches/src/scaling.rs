@@ -12,9 +12,9 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::case::Pattern;
-use crate::report::{PeerCell, Row};
-use crate::table::size_label;
+use crate::case::{size_label, Pattern};
+use crate::row::PeerCell;
+use crate::row::Row;
 
 /// The scaling of one series and pattern.
 #[derive(Debug, Clone, PartialEq, Serialize)]

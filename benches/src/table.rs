@@ -2,18 +2,9 @@
 
 use std::fmt::Write;
 
-use crate::report::{PeerCell, Report};
-
-/// `1024` as "1Ki", `67108864` as "64Mi".
-pub fn size_label(n: usize) -> String {
-    const UNITS: [(usize, &str); 3] = [(1 << 30, "Gi"), (1 << 20, "Mi"), (1 << 10, "Ki")];
-    for (u, s) in UNITS {
-        if n >= u && n.is_multiple_of(u) {
-            return format!("{}{s}", n / u);
-        }
-    }
-    n.to_string()
-}
+use crate::case::size_label;
+use crate::report::Report;
+use crate::row::PeerCell;
 
 fn cell(c: Option<&PeerCell>) -> String {
     match c {

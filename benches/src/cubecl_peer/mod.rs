@@ -42,11 +42,11 @@ use cubecl::wgpu::{try_init_device, RuntimeOptions, WgpuSetup};
 use kiln_core::{DType, Device};
 use kiln_wgpu::Wgpu;
 
+use crate::case::size_label;
 use crate::latency::latency_runs;
+use crate::options::{set_count, RunOptions};
 use crate::peers::{Peer, PeerRow};
-use crate::report::Row;
-use crate::run::{set_count, RunOptions};
-use crate::table::size_label;
+use crate::row::Row;
 use crate::timing::{sample_windows, time_end_to_end, Sampling, Timer, Timing};
 use crate::{BenchConfig, Case};
 use cases::{has, prepare, Ctx, Run};

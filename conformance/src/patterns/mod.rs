@@ -1,4 +1,4 @@
-//! The patterns the suite checks, one file (or, for reduce, one folder) per
+//! The patterns the suite checks, one file (or, for reduce and user, one folder) per
 //! group of the kernel library. Each group's `add_*` function adds its
 //! cases under the group name it is given; the list of groups, in
 //! [`for_each_group!`](crate::for_each_group), names them. `inputs` and
@@ -25,10 +25,6 @@ mod sort;
 mod sums;
 mod transpose;
 mod user;
-mod user_float;
-mod user_reduce;
-mod user_scan;
-mod user_source;
 
 pub use array::register as add_array;
 pub use compact::register as add_compact;

@@ -14,7 +14,7 @@ use kiln_kernels::scan::{scan, ScanKind};
 use kiln_kernels::Number;
 use rand::Rng;
 
-use super::ops::{inputs, prefix_sums, read, total, Fault, Owned, Started, Step};
+use super::step::{inputs, prefix_sums, read, total, Fault, Owned, Started, Step};
 use crate::{binary as reference, unary, Arith, CaseRng, Expected, Tolerance};
 
 /// What stream B does with the data it was handed.

@@ -1,32 +1,14 @@
 //! Memory operations: allocation churn from one byte to the largest size
 //! allowed, and page-locked host buffers reused for many asynchronous copies.
 
-use kiln_core::{Backend, Device, HostBuffer};
+use kiln_core::Backend;
 use kiln_kernels::map::{map_in_place, MapOp};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
-use super::ops::{log_uniform, Fault, Started, Step};
 use super::report::bytes;
+use super::step::{log_uniform, Fault, Pinned, Started, Step};
 use crate::{Expected, Tolerance};
-
-/// A worker's pair of page-locked buffers, kept for the whole run: `up`
-/// feeds copies to the device, `down` receives copies back.
-pub(crate) struct Pinned<B: Backend> {
-    up: HostBuffer<B, u32>,
-    down: HostBuffer<B, u32>,
-}
-
-impl<B: Backend> Pinned<B> {
-    /// A pair of `len` elements each.
-    pub(crate) fn new(dev: &Device<B>, len: usize) -> kiln_core::Result<Self> {
-        Ok(Pinned { up: dev.alloc_host(len)?, down: dev.alloc_host(len)? })
-    }
-
-    fn len(&self) -> usize {
-        self.up.len()
-    }
-}
 
 /// One to three allocations of log-uniform sizes on random streams: each
 /// filled with one byte value, its first and last bytes then written with

@@ -81,10 +81,12 @@
 //! ```
 
 mod handoff;
+mod kind;
 mod memory;
 mod ops;
 mod patterns;
 mod report;
+mod step;
 mod watchdog;
 mod worker;
 
@@ -96,11 +98,11 @@ use std::time::{Duration, Instant};
 
 use kiln_core::{Backend, Device, Error, MemoryInfo, MemoryStats};
 
-pub use ops::OpKind;
+pub use kind::OpKind;
 pub use report::{Cause, MemoryCheck, OpCount, Site, StressError, StressReport};
 pub use watchdog::{Heartbeat, Stall, Watchdog};
 
-use ops::Plan;
+use step::Plan;
 use worker::{Shared, Worker};
 
 /// The largest churn allocation when none is given: 256 MiB.

@@ -12,7 +12,7 @@ use kiln_kernels::sort::{sort, SortOrder};
 use kiln_kernels::Number;
 use rand::Rng;
 
-use super::ops::{inputs, prefix_sums, read, total, Fault, Started, Step};
+use super::step::{inputs, prefix_sums, read, total, Fault, Started, Step};
 use crate::{binary as reference, unary, Arith, Expected, Tolerance};
 
 /// How closely a map must match: sign operations exactly, a square within

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use kiln_core::{Error, HostMemoryStats, MemoryInfo, MemoryStats};
 
-use super::ops::OpKind;
+use super::kind::OpKind;
 use super::watchdog::Stall;
 use crate::Mismatch;
 

@@ -10,9 +10,10 @@ use std::time::Instant;
 use kiln_core::{Backend, Device, Priority, Stream};
 use rand::{Rng, SeedableRng};
 
-use super::memory::Pinned;
-use super::ops::{self, Check, Fault, Finish, OpKind, Plan, Started, Step};
+use super::kind::OpKind;
+use super::ops;
 use super::report::{Cause, Site, Tally};
+use super::step::{Check, Fault, Finish, Pinned, Plan, Started, Step};
 use super::watchdog::Heartbeat;
 use super::{StepAction, StepHook, StepInfo};
 use crate::CaseRng;

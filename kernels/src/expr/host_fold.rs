@@ -8,58 +8,17 @@
 //! ranges' results fold in a tree too. Rows and columns of a 2-D shape fold
 //! a column of partial results per step.
 
-use kiln_core::{Error, HostArgs, Result};
+use kiln_core::{HostArgs, Result};
 use rayon::prelude::*;
 
 use super::check::{Role, Typed};
 use super::fold::Fold;
-use super::host::{by_dtype, scalar_bits, store, Col, Slice, SliceMut, CHUNK, TASK_CHUNKS};
+use super::host::{store, Col, Slice, SliceMut, CHUNK};
 use super::host_eval::{Exec, Machine};
-use super::value::Value;
+use super::host_inputs::{internal, length, per_row, row_part, Inputs};
 
 /// Columns narrower than this fold along the rows one column at a time.
 const NARROW: usize = 64;
-
-pub(super) fn internal(what: &str) -> Error {
-    Error::invalid("user reduction on the CPU", format!("{what}: disagrees with the checked kernel"))
-}
-
-/// The launch's inputs and scalars, by argument.
-pub(super) struct Inputs<'a> {
-    slices: Vec<Option<Slice<'a>>>,
-    scalars: Vec<Option<Value>>,
-}
-
-impl<'a> Inputs<'a> {
-    /// The user's arguments of a launch (inputs and scalars), and the
-    /// element count after them and each raw input's length.
-    pub(super) fn of(fold: &Fold, args: &HostArgs<'a>) -> Result<(Inputs<'a>, usize)> {
-        let p = fold.roles.len();
-        let mut inputs = Inputs { slices: vec![None; p + 2], scalars: vec![None; p + 2] };
-        for (k, role) in fold.roles.iter().enumerate() {
-            let d = fold.map.dtypes[k];
-            match role {
-                Role::Scalar => {
-                    let bits = by_dtype!(d, T => scalar_bits::<T>(args, k)?);
-                    inputs.scalars[k] = Some(Value::from_bits(d, bits));
-                }
-                _ => inputs.slices[k] = Some(Slice::input(args, k, d)?),
-            }
-        }
-        let raws = fold.roles.iter().filter(|r| **r == Role::Raw).count();
-        Ok((inputs, length(args, p + raws)?))
-    }
-
-    /// Argument `p`'s elements, when it is an input (not a scalar).
-    pub(super) fn slice(&self, p: usize) -> Option<Slice<'a>> {
-        self.slices.get(p).copied().flatten()
-    }
-
-    /// The range `[start, start + len)` of `n`.
-    pub(super) fn exec(&self, start: usize, len: usize, n: usize) -> Exec<'_> {
-        Exec { start, len, n, inputs: &self.slices, scalars: &self.scalars, local: &[] }
-    }
-}
 
 /// Evaluate `body` over `[start, start + len)` of `n` and take its stored value.
 pub(super) fn eval(body: &Typed, inputs: &Inputs<'_>, start: usize, len: usize, n: usize) -> Result<Col> {
@@ -165,29 +124,6 @@ fn fold_range(
         at += len;
     }
     comb.tree(acc.ok_or_else(|| internal("an empty range"))?)
-}
-
-/// Task `t`'s range `[start, end)` of a fold of each row of `cols`
-/// elements in fixed parts of `TASK_CHUNKS` chunks, every part of every row
-/// a task of its own (rows of `per_row(cols)` tasks).
-pub(super) fn row_part(t: usize, cols: usize) -> (usize, usize) {
-    let task = CHUNK * TASK_CHUNKS;
-    let (r, k) = (t / per_row(cols), t % per_row(cols));
-    let start = r * cols + k * task;
-    (start, ((r + 1) * cols).min(start + task))
-}
-
-/// Tasks per row of [`row_part`].
-pub(super) fn per_row(cols: usize) -> usize {
-    cols.div_ceil(CHUNK * TASK_CHUNKS)
-}
-
-/// A length argument at `index` (u64 or u32, the device's index width).
-fn length(args: &HostArgs<'_>, index: usize) -> Result<usize> {
-    match args.scalar::<u64>(index) {
-        Ok(v) => Ok(v as usize),
-        Err(_) => Ok(args.scalar::<u32>(index)? as usize),
-    }
 }
 
 /// How a reduction folds: everything, or along an axis of `rows x cols`.

@@ -14,9 +14,9 @@ use rayon::prelude::*;
 use super::fold::Fold;
 use super::host::{Col, Elem, Num, CHUNK};
 use super::host_eval::Machine;
-use super::host_fold::{internal, per_row, row_part, Inputs};
+use super::host_inputs::{internal, per_row, row_part, Inputs};
 use super::host_op::{direct, native, with_prefix, WithPrefix};
-use crate::scan::cpu::{parts_total, Prefix};
+use crate::scan::prefix::{parts_total, Prefix};
 
 /// The fold of all `n` (at least one) elements natively, when the fold's
 /// combining expression and identity `id` allow it: one element.

@@ -12,10 +12,11 @@ use super::check::{Op, Typed};
 use super::fold::Fold;
 use super::host::{by_dtype, Col, Elem, Num};
 use super::host_eval::internal;
-use super::host_fold::Inputs;
+use super::host_inputs::Inputs;
 use super::node::BinOp;
 use super::ty::Vt;
-use crate::scan::cpu::{Prefix, Sum};
+use crate::scan::cpu::Sum;
+use crate::scan::prefix::Prefix;
 
 /// The operation the combining expression `body` (over accumulator
 /// values of dtype `acc`) is, when it is one of `a` and `b` that runs natively.

@@ -20,7 +20,8 @@ use rayon::prelude::*;
 use super::fold::Fold;
 use super::host::{Col, Elem, Slice, SliceMut};
 use super::host_eval::Machine;
-use super::host_fold::{identity, Combiner, Inputs};
+use super::host_fold::{identity, Combiner};
+use super::host_inputs::{scan_internal, Inputs};
 use crate::scan::ScanKind;
 
 /// Elements per chunk.
@@ -80,7 +81,7 @@ fn by_step(values: Slice<'_>, r: Runs, pad: &Col, spare: &mut Col, out: &mut Col
         Slice::F32(v) => go(v, r, pad, spare, out),
         Slice::F64(v) => go(v, r, pad, spare, out),
     };
-    done.ok_or_else(|| internal("a chunk's runs"))
+    done.ok_or_else(|| scan_internal("a chunk's runs"))
 }
 
 /// The inverse of [`by_step`]: `rows` (`step` rows of `runs`) back in the
@@ -100,12 +101,8 @@ fn by_run(rows: &Col, r: Runs, spare: &mut Col, scratch: &mut Col, out: &mut Sli
         Col::F64(_) => go::<f64>(rows, r, spare, scratch),
         Col::B(_) => None,
     };
-    done.ok_or_else(|| internal("a chunk's output"))?;
+    done.ok_or_else(|| scan_internal("a chunk's output"))?;
     super::host::copy_into(scratch.slice()?.sub(0, r.len), out)
-}
-
-pub(super) fn internal(what: &str) -> kiln_core::Error {
-    kiln_core::Error::invalid("user scan on the CPU", format!("{what}: disagrees with the checked kernel"))
 }
 
 /// One thread's machines: the map's and the combining expression's.

@@ -13,11 +13,10 @@ use kiln_core::Result;
 use super::fold::Fold;
 use super::host::{Col, Elem, Num, SliceMut, CHUNK as SPAN};
 use super::host_eval::Machine;
-use super::host_fold::Inputs;
+use super::host_inputs::{scan_internal, Inputs};
 use super::host_op::{direct, native, with_prefix, WithPrefix};
-use super::host_scan::internal;
-use crate::scan::cpu::{Prefix, CHUNK};
 use crate::scan::cpu_pass::{chunk_of, scan as scan_chunks};
+use crate::scan::prefix::{Prefix, CHUNK};
 use crate::scan::ScanKind;
 
 /// Scan natively when the fold's combining expression and identity `id`
@@ -32,7 +31,7 @@ pub(super) fn scan(
 ) -> Result<bool> {
     let Some(op) = native(fold, id) else { return Ok(false) };
     if out.len() != n {
-        return Err(internal("the output's length"));
+        return Err(scan_internal("the output's length"));
     }
     let exclusive = kind == ScanKind::Exclusive;
     with_prefix(op, fold.acc, Scan { fold, exclusive, inputs, out: out.sub(0, n) })?;
@@ -59,7 +58,7 @@ impl WithPrefix for Scan<'_, '_> {
         P::T: Num,
     {
         let Scan { fold, exclusive, inputs, out } = self;
-        let out = P::T::of_mut(out).ok_or_else(|| internal("the output"))?;
+        let out = P::T::of_mut(out).ok_or_else(|| scan_internal("the output"))?;
         let n = out.len();
         let result = Fold::result(&fold.map);
         if let Some(x) = direct::<P::T>(fold, inputs, n) {
@@ -74,7 +73,7 @@ impl WithPrefix for Scan<'_, '_> {
             for at in (start..end).step_by(SPAN) {
                 let exec = inputs.exec(at, SPAN.min(end - at), n);
                 machine.run(&exec)?;
-                xs.extend_from_slice(P::T::of(machine.values(result, &exec)?).ok_or_else(|| internal("the map"))?);
+                xs.extend_from_slice(P::T::of(machine.values(result, &exec)?).ok_or_else(|| scan_internal("the map"))?);
             }
             machines.lock().unwrap_or_else(PoisonError::into_inner).push(machine);
             Ok(xs)

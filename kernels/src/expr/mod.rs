@@ -43,7 +43,7 @@
 //!   through, an infinity or NaN is indeterminate there; the finite results
 //!   follow the rules above. The per-operation error bounds each backend is
 //!   held to are tabled in the conformance suite's random float
-//!   expressions (`conformance/src/patterns/user_float.rs`).
+//!   expressions (`conformance/src/patterns/user/float.rs`).
 //! - Float to integer conversion truncates and saturates, NaN giving 0;
 //!   integer to float rounds to nearest; integer to integer wraps.
 //! - A raw input read outside its length gives 0.
@@ -64,10 +64,13 @@ mod cuda;
 mod cuda_fold;
 mod cuda_scan;
 mod fold;
+mod fold_check;
 mod host;
+mod host_elementwise;
 mod host_eval;
 mod host_fold;
 mod host_fold_op;
+mod host_inputs;
 mod host_op;
 mod host_scan;
 mod host_scan_op;
@@ -89,8 +92,9 @@ pub(crate) mod check_op {
     pub(crate) use super::check::transcendental;
     pub(crate) use super::check::Op::*;
 }
-pub(crate) use fold::{check_fold, Fold, FoldDef, Pass, ScanPass};
-pub(crate) use host::elementwise as host_elementwise;
+pub(crate) use fold::{Fold, FoldDef, Pass, ScanPass};
+pub(crate) use fold_check::check_fold;
+pub(crate) use host_elementwise::elementwise as host_elementwise;
 pub(crate) use host_fold::{reduce as host_reduce, Shape};
 pub(crate) use host_scan::scan as host_scan;
 

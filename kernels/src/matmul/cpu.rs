@@ -16,10 +16,6 @@ use super::cpu_blocks::packed;
 use super::cpu_gemm::packed;
 use super::MatmulElement;
 
-/// Products of fewer multiply-adds than this run on one thread: below it,
-/// handing blocks to the pool costs more than it saves.
-pub(super) const PARALLEL_FROM: usize = 1 << 18;
-
 /// `c = a . b`; arguments (a, b, c, m, n, k), row-major.
 ///
 /// Results depend only on the inputs, the machine's SIMD width and which

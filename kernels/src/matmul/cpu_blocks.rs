@@ -9,7 +9,7 @@ use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, LinalgScalar};
 use rayon::prelude::*;
 
-use super::cpu::PARALLEL_FROM;
+use super::PARALLEL_FROM;
 
 /// The element types of the packed kernels, `f32` and `f64` (ndarray sends
 /// both to matrixmultiply).

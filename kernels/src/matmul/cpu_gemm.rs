@@ -2,7 +2,7 @@
 //! `cpu-gemm` feature): `faer`'s matmul where the product is threaded over a
 //! pool of [`FAER_FROM_THREADS`] threads or more, `gemm`'s otherwise.
 
-use super::cpu::PARALLEL_FROM;
+use super::PARALLEL_FROM;
 
 /// Threaded products go through `faer` where the pool has this many
 /// threads or more, through `gemm` on fewer. Measured on a 16-core x86-64

@@ -33,6 +33,11 @@ use kiln_core::{
 
 use crate::launch::check_dtype;
 
+/// CPU products of fewer multiply-adds than this run on one thread: below
+/// it, handing blocks to the pool costs more than it saves (the packed
+/// kernels of `cpu_gemm.rs` and `cpu_blocks.rs`).
+const PARALLEL_FROM: usize = 1 << 18;
+
 mod sealed {
     pub trait Sealed {}
 }

@@ -12,7 +12,7 @@ use std::arch::x86_64::{
     _mm256_permute4x64_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm_cvtsd_f64, _mm_loadu_ps, _mm_storeu_ps,
 };
 
-use super::cpu::CHAINS;
+use super::prefix::CHAINS;
 
 /// Elements one register holds in f64.
 const LANES: usize = 4;

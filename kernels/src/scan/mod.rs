@@ -62,6 +62,7 @@ mod cpu_f32;
 pub(crate) mod cpu_pass;
 pub(crate) mod fallback;
 pub(crate) mod plan;
+pub(crate) mod prefix;
 
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@ use kiln_core::{Error, HostArgs, Result};
 use rayon::prelude::*;
 
 use super::cpu_scatter::{runs, Direct, Sink, Streamed};
-use super::program::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
+use super::types::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
 use super::SortKey;
 
 /// Sorts of this many keys and more scatter through [`Streamed`] sinks:

@@ -6,6 +6,7 @@ use kiln_core::{Args, Backend, Buffer, Error, Kernel, LaunchConfig, Result, Stre
 use super::onesweep::Onesweep;
 use super::plan::{three_phase_tile, Build, THREADS};
 use super::program::phase_program;
+use super::types::Io;
 use super::{SortKey, SortOrder};
 use crate::launch::index_width;
 
@@ -43,14 +44,6 @@ impl<B: Backend> Scratch<B> {
             .map_err(|_| Error::invalid(what, format!("{tiles} tiles of {tile} keys exceed 32-bit counters")))?;
         Ok(Scratch { hist: stream.alloc(256 * tiles as usize)?, totals: stream.alloc(256)?, tiles, n })
     }
-}
-
-/// The buffers one pass reads and writes.
-pub(super) struct Io<'r, KI, VI, KO, VO> {
-    pub keys_in: &'r KI,
-    pub vals_in: &'r VI,
-    pub keys_out: &'r mut KO,
-    pub vals_out: &'r mut VO,
 }
 
 /// Run pass `index` (digit `index`: bits 8 index..8 index + 8) with `flags`: its three kernels.

@@ -45,11 +45,12 @@ mod launch;
 mod onesweep;
 mod plan;
 mod program;
+mod types;
 
 use kiln_core::{Backend, Element, Error, Result, Stream, View, ViewMut};
 
-use launch::{Io, Passes};
-use program::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
+use launch::Passes;
+use types::{Io, FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
 
 /// The direction of a sort.
 ///

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use kiln_core::{Args, Backend, Buffer, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut};
 
-use super::launch::Io;
 use super::plan::Build;
-use super::program::{FLAG_VALUES, KEYS_CUH, KEYS_WGSL};
+use super::program::{KEYS_CUH, KEYS_WGSL};
+use super::types::{Io, FLAG_VALUES, MAX_KEYS};
 use super::{SortKey, SortOrder};
 use crate::launch::{cuda_source, index_width, program};
 
@@ -31,9 +31,6 @@ const COUNT_BLOCKS_UNKNOWN: usize = 1024;
 /// Reads of an earlier tile's status word before a WGSL workgroup counts
 /// that tile's digits itself (onesweep.wgsl's SORT_SPIN).
 const SPIN: u32 = 64;
-/// The most keys onesweep sorts: its status words count in 30 bits.
-pub(super) const MAX_KEYS: usize = (1 << 30) - 1;
-
 /// The digit-count kernel (onesweep.cu's STEP 0, onesweep_count.wgsl).
 fn count_program<K: SortKey>(order: SortOrder) -> Arc<Program> {
     let name = format!("kiln_radix_digit_counts_{}_{}", K::DTYPE, order.name());

@@ -2,7 +2,7 @@
 
 use kiln_core::{Backend, Device, Language};
 
-use super::onesweep::MAX_KEYS;
+use super::types::MAX_KEYS;
 
 /// Keys per tile of the three-phase CUDA kernels (256 threads x 16 keys).
 const CUDA_TILE: usize = 4096;

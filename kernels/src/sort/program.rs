@@ -1,5 +1,5 @@
-//! The sort's three-phase programs (kernel.cu, kernel.wgsl, cpu.rs) and the
-//! flags their passes take.
+//! The sort's three-phase programs (kernel.cu, kernel.wgsl, cpu.rs); the
+//! flags their passes take are in `types.rs`.
 
 use std::sync::Arc;
 
@@ -7,17 +7,6 @@ use kiln_core::Program;
 
 use super::{cpu, SortKey, SortOrder};
 use crate::launch::{cuda_source, program};
-
-/// Map the keys read (to sortable patterns): the first pass.
-pub(crate) const FLAG_MAP: u32 = 1;
-/// Unmap the keys written (back to key bits): the last pass.
-pub(crate) const FLAG_UNMAP: u32 = 2;
-/// Move values with the keys.
-pub(crate) const FLAG_VALUES: u32 = 4;
-/// Take each key's position as its value (argsort's first pass).
-pub(crate) const FLAG_GEN_INDEX: u32 = 8;
-/// Write no keys, only values (argsort's last pass).
-pub(crate) const FLAG_NO_KEYS: u32 = 16;
 
 /// kiln_map and kiln_unmap, which both CUDA sorts start with.
 pub(super) const KEYS_CUH: &str = include_str!("keys.cuh");

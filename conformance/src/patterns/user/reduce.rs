@@ -8,10 +8,10 @@ use kiln_kernels::expr::{len, var, Expr};
 use kiln_kernels::user::Reduction;
 use rand::Rng;
 
-use super::reduce::shape;
-use super::unchanged;
-use super::user::{build_with, gen, Env, R};
+use super::{build_with, gen, Env, R};
+use crate::patterns::reduce::shape;
 use crate::patterns::sums::{sum_bound, Compensated};
+use crate::patterns::unchanged;
 use crate::{poisoned, Ctx, Expected, Failure, Tolerance};
 
 /// A combining operation: its name, the expression, the identity, the reference.

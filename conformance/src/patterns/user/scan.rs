@@ -9,10 +9,10 @@ use kiln_kernels::expr::{var, Expr};
 use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::Scan;
 
-use super::unchanged;
-use super::user::{build_with, gen, Env, R};
-use super::user_reduce::COMBINE;
+use super::reduce::COMBINE;
+use super::{build_with, gen, Env, R};
 use crate::patterns::sums::Compensated;
+use crate::patterns::unchanged;
 use crate::{poisoned, Ctx, Expected, Failure, Tolerance};
 
 /// The image of `k` under the map `m` (two bits per image), as an expression.

@@ -2,7 +2,13 @@
 //! operator, comparisons, select, casts between i32 and u32, raw gathers
 //! in and out of range, the element index), several per generated kernel,
 //! against a reference evaluator written here in i64 arithmetic, apart from
-//! every backend. Floats are in [`user_float`](super::user_float).
+//! every backend. Floats are in [`float`], reductions in [`reduce`], scans in
+//! [`scan`] and kernels from source in [`source`].
+
+mod float;
+mod reduce;
+mod scan;
+mod source;
 
 use kiln_core::{Args, Backend, DType, Device};
 use kiln_kernels::expr::{index, select, var, Expr};
@@ -330,8 +336,8 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.one(group, "user/random-int", DType::U32, |d, ctx| random_ints::<B, u32>(d, ctx));
     c.one(group, "user/nested-min-max", DType::I32, |d, ctx| nested_min_max::<B, i32>(d, ctx));
     c.one(group, "user/nested-min-max", DType::U32, |d, ctx| nested_min_max::<B, u32>(d, ctx));
-    super::user_float::register(c, group);
-    super::user_reduce::register(c, group);
-    super::user_scan::register(c, group);
-    super::user_source::register(c, group);
+    float::register(c, group);
+    reduce::register(c, group);
+    scan::register(c, group);
+    source::register(c, group);
 }

@@ -8,7 +8,7 @@ use kiln_kernels::expr::var;
 use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::{Elementwise, Reduction, Scan};
 
-use super::unchanged;
+use crate::patterns::unchanged;
 use crate::{poisoned, Cases, Ctx, Expected, Failure, Tolerance};
 
 /// `program`'s source for `B`.

@@ -23,7 +23,7 @@ use kiln_core::{Args, Backend, DType, Device, Language};
 use kiln_kernels::expr::{index, select, var, Expr};
 use rand::Rng;
 
-use super::unchanged;
+use crate::patterns::unchanged;
 use crate::{poisoned, CaseRng, Cases, Ctx, Expected, Failure, Mismatch, Sample};
 
 /// Outputs per generated kernel (with three inputs, within WGSL's eight storage buffers).
@@ -680,7 +680,7 @@ fn random_floats<B: Backend, T: Float>(device: &Device<B>, ctx: &mut Ctx) -> Res
     let (mut judged, mut total) = (0usize, 0usize);
     for k in 0..KERNELS {
         let exprs: Vec<F> = (0..OUTPUTS).map(|_| gen.typed(&mut ctx.rng, 4)).collect();
-        let kernel = super::user::random_kernel(k, T::DTYPE, exprs.iter().map(|e| build(e, T::DTYPE)))?;
+        let kernel = super::random_kernel(k, T::DTYPE, exprs.iter().map(|e| build(e, T::DTYPE)))?;
         let want: Vec<Vec<V>> = exprs.iter().map(|e| (0..ctx.n).map(|i| env.eval(e, i)).collect()).collect();
         let shown: Vec<Vec<T>> =
             want.iter().map(|w| w.iter().map(|v| T::from_f64(if v.known() { v.v } else { 0.0 })).collect()).collect();

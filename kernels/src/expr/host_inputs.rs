@@ -1,0 +1,82 @@
+//! What a user reduction or scan on the CPU reads: the launch's inputs and
+//! scalars, its lengths, the tasks rows are folded in, and its internal
+//! error. A leaf of the host's folds and scans (`host_fold.rs`,
+//! `host_fold_op.rs`, `host_op.rs`, `host_scan.rs`, `host_scan_op.rs`).
+
+use kiln_core::{Error, HostArgs, Result};
+
+use super::check::Role;
+use super::fold::Fold;
+use super::host::{by_dtype, scalar_bits, Slice, CHUNK, TASK_CHUNKS};
+use super::host_eval::Exec;
+use super::value::Value;
+
+/// An internal error of a user reduction on the CPU.
+pub(super) fn internal(what: &str) -> Error {
+    Error::invalid("user reduction on the CPU", format!("{what}: disagrees with the checked kernel"))
+}
+
+/// An internal error of a user scan on the CPU.
+pub(super) fn scan_internal(what: &str) -> Error {
+    Error::invalid("user scan on the CPU", format!("{what}: disagrees with the checked kernel"))
+}
+
+/// The launch's inputs and scalars, by argument.
+pub(super) struct Inputs<'a> {
+    pub(super) slices: Vec<Option<Slice<'a>>>,
+    pub(super) scalars: Vec<Option<Value>>,
+}
+
+impl<'a> Inputs<'a> {
+    /// The user's arguments of a launch (inputs and scalars), and the
+    /// element count after them and each raw input's length.
+    pub(super) fn of(fold: &Fold, args: &HostArgs<'a>) -> Result<(Inputs<'a>, usize)> {
+        let p = fold.roles.len();
+        let mut inputs = Inputs { slices: vec![None; p + 2], scalars: vec![None; p + 2] };
+        for (k, role) in fold.roles.iter().enumerate() {
+            let d = fold.map.dtypes[k];
+            match role {
+                Role::Scalar => {
+                    let bits = by_dtype!(d, T => scalar_bits::<T>(args, k)?);
+                    inputs.scalars[k] = Some(Value::from_bits(d, bits));
+                }
+                _ => inputs.slices[k] = Some(Slice::input(args, k, d)?),
+            }
+        }
+        let raws = fold.roles.iter().filter(|r| **r == Role::Raw).count();
+        Ok((inputs, length(args, p + raws)?))
+    }
+
+    /// Argument `p`'s elements, when it is an input (not a scalar).
+    pub(super) fn slice(&self, p: usize) -> Option<Slice<'a>> {
+        self.slices.get(p).copied().flatten()
+    }
+
+    /// The range `[start, start + len)` of `n`.
+    pub(super) fn exec(&self, start: usize, len: usize, n: usize) -> Exec<'_> {
+        Exec { start, len, n, inputs: &self.slices, scalars: &self.scalars, local: &[] }
+    }
+}
+
+/// Task `t`'s range `[start, end)` of a fold of each row of `cols`
+/// elements in fixed parts of `TASK_CHUNKS` chunks, every part of every row
+/// a task of its own (rows of `per_row(cols)` tasks).
+pub(super) fn row_part(t: usize, cols: usize) -> (usize, usize) {
+    let task = CHUNK * TASK_CHUNKS;
+    let (r, k) = (t / per_row(cols), t % per_row(cols));
+    let start = r * cols + k * task;
+    (start, ((r + 1) * cols).min(start + task))
+}
+
+/// Tasks per row of [`row_part`].
+pub(super) fn per_row(cols: usize) -> usize {
+    cols.div_ceil(CHUNK * TASK_CHUNKS)
+}
+
+/// A length argument at `index` (u64 or u32, the device's index width).
+pub(super) fn length(args: &HostArgs<'_>, index: usize) -> Result<usize> {
+    match args.scalar::<u64>(index) {
+        Ok(v) => Ok(v as usize),
+        Err(_) => Ok(args.scalar::<u32>(index)? as usize),
+    }
+}
