@@ -20,7 +20,8 @@ const CHUNK: usize = 1 << 16;
 pub(crate) fn copy_if<T: Number, const PRED: u8, const INDICES: bool>(args: &mut HostArgs<'_>) -> Result<()> {
     let value = args.scalar::<T>(6)?;
     // The predicate's kind is a constant here, so each test compiles to one comparison.
-    let test = move |v: T| Predicate::from_code(PRED, value).test(v);
+    let pred = Predicate::decode(PRED, value, "copy_if on the CPU")?;
+    let test = move |v: T| pred.test(v);
     let x = args.input::<T>(0)?;
     // Outputs that cannot stay in cache are written past it.
     let stream = size_of_val(x) >= crate::stream_store::STREAM_FROM;
@@ -70,7 +71,10 @@ fn vector_keep<T: Number, const PRED: u8>(
         if !is_x86_feature_detected!("avx512f") {
             return false;
         }
-        let pred = Predicate::from_code(PRED, ());
+        // `copy_if` has checked the code; an unknown one takes the scalar path.
+        let Some(pred) = Predicate::from_code(PRED, ()) else {
+            return false;
+        };
         let operand = if pred == Predicate::NonZero { 0 } else { bits };
         // SAFETY: the CPU has AVX-512 (detected just above).
         let kept = unsafe { cpu_x86::keep(lanes, pred, operand, Write { indices, stream }, part, chunk, first as u32) };
