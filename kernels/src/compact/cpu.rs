@@ -159,15 +159,15 @@ fn keep<T: Number, O: Copy + Default, F: Fn(usize, T) -> O, P: Fn(T) -> bool>(
     // Without a branch per element (half of them mispredicted on mixed
     // data): each element is written to the next free slot of a small
     // block, which advances only when the element is kept.
-    let mut block = [O::default(); BLOCK + 1];
+    let mut block = [O::default(); RUN + 1];
     let mut written = 0;
-    for (b, run) in chunk.chunks(BLOCK).enumerate() {
-        if let Some(ahead) = chunk.get((b + AHEAD) * BLOCK..) {
-            prefetch::lines(&ahead[..ahead.len().min(BLOCK)]);
+    for (b, run) in chunk.chunks(RUN).enumerate() {
+        if let Some(ahead) = chunk.get((b + AHEAD) * RUN..) {
+            prefetch::lines(&ahead[..ahead.len().min(RUN)]);
         }
         let mut n = 0;
         for (i, &v) in run.iter().enumerate() {
-            block[n] = value(first + b * BLOCK + i, v);
+            block[n] = value(first + b * RUN + i, v);
             n += usize::from(test(v));
         }
         part[written..written + n].copy_from_slice(&block[..n]);
@@ -175,7 +175,9 @@ fn keep<T: Number, O: Copy + Default, F: Fn(usize, T) -> O, P: Fn(T) -> bool>(
     }
 }
 
-/// Elements of a chunk compacted through one block.
-const BLOCK: usize = 256;
-/// How many blocks ahead of the one compacted its input is asked for.
+/// Elements of a chunk compacted through the staging block at a time on
+/// the CPU: a host-side run length, unrelated to the GPU block size
+/// (`launch::BLOCK`).
+const RUN: usize = 256;
+/// How many runs ahead of the one compacted its input is asked for.
 const AHEAD: usize = 2;
