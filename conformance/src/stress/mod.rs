@@ -434,10 +434,19 @@ pub fn run<B: Backend>(
     Ok(report)
 }
 
-/// A pool keeping more for reuse than its policy's bound, if one does.
+/// A pool keeping more for reuse than its policy's bound, if one does; or
+/// the backend's allocator holding more free memory, beyond the bytes in
+/// use and the pool's, than that same bound (blocks that nothing uses,
+/// or that a few kept buffers pin).
 fn over_bound(pool: Option<&MemoryStats>, host: Option<&kiln_core::HostMemoryStats>) -> Option<Cause> {
     if let Some(p) = pool.filter(|p| p.cached > p.cache_bound) {
         return Some(Cause::CacheOverBound { pool: "device", cached: p.cached, bound: p.cache_bound });
+    }
+    if let Some(p) = pool {
+        let held = p.used.saturating_add(p.cached);
+        if let Some(free) = p.reserved.and_then(|r| r.checked_sub(held)).filter(|&f| f > p.cache_bound) {
+            return Some(Cause::AllocatorOverBound { free, bound: p.cache_bound });
+        }
     }
     let h = host.filter(|h| h.cached > h.cache_bound)?;
     Some(Cause::CacheOverBound { pool: "host", cached: h.cached, bound: h.cache_bound })
@@ -547,5 +556,26 @@ fn memory_now<B: Backend>(dev: &Device<B>, timeout: Duration) -> Result<Result<M
                 silent_for: timeout,
             }],
         })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(used: u64, cached: u64, cache_bound: u64, reserved: Option<u64>) -> MemoryStats {
+        MemoryStats { used, peak: used, cached, cache_bound, reserved, limit: None, free: None, total: 0 }
+    }
+
+    #[test]
+    fn pools_and_allocators_past_the_policy_fail_the_run() {
+        // Within: the allocator holds 60 beyond 10 in use and 50 kept, bound 60.
+        assert!(over_bound(Some(&stats(10, 50, 60, Some(120))), None).is_none());
+        assert!(over_bound(Some(&stats(10, 50, 60, None)), None).is_none());
+        let pool = over_bound(Some(&stats(0, 61, 60, Some(61))), None);
+        assert!(matches!(pool, Some(Cause::CacheOverBound { cached: 61, bound: 60, .. })), "{pool:?}");
+        let allocator = over_bound(Some(&stats(10, 50, 60, Some(121))), None);
+        assert!(matches!(allocator, Some(Cause::AllocatorOverBound { free: 61, bound: 60 })), "{allocator:?}");
+        assert!(allocator.is_some_and(|c| c.to_string().contains("allocator")));
     }
 }
