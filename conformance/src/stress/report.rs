@@ -403,11 +403,13 @@ pub enum Cause {
         bound: u64,
     },
     /// The backend's allocator held more free memory (beyond the bytes in
-    /// use and the pool's) than the pool's bound.
+    /// use and the pool's) than the pool's bound and the allocator's own
+    /// blocks allow.
     AllocatorOverBound {
         /// Bytes reserved by the allocator and neither used nor kept by the pool.
         free: u64,
-        /// The pool's bound.
+        /// The pool's bound and the allocator's blocks
+        /// ([`ALLOCATOR_BLOCKS`](super::ALLOCATOR_BLOCKS)).
         bound: u64,
     },
     /// After `trim_memory(0)` and `trim_host_memory(0)`, memory was still
@@ -448,7 +450,7 @@ impl fmt::Display for Cause {
             Cause::AllocatorOverBound { free, bound } => write!(
                 f,
                 "the device's allocator holds {} that neither buffers nor the pool use after the run, \
-                 more than the pool's bound of {}",
+                 more than the pool's bound and the allocator's last blocks, {}",
                 bytes(*free),
                 bytes(*bound)
             ),
