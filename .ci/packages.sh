@@ -14,18 +14,12 @@ budget=$((2 * 1024 * 1024))
 
 rm -f target/package/*.crate
 # Arguments go to cargo (`--no-verify`, `--allow-dirty` while editing).
-# Run from outside the repository, so that .cargo/config.toml is not read:
-# the packages build as a user's `cargo publish` would build them, the six
-# kiln crates unoptimised. Their dependencies get the opt-level that
-# .cargo/config.toml gives them, so that where CI's test build compiled one
-# with the same features its build is used again (the verification builds
-# share target/): no code is built differently for it.
+# Run from outside the repository, so that .cargo/config.toml (the debug
+# builds' per-package optimisation) is not read: each package builds as a
+# user's `cargo publish` would build it, and `kiln`'s verification reuses the
+# dependencies the five before it compiled.
 root=$(pwd)
-profile=(--config 'profile.dev.package."*".opt-level=2')
-for p in "${published[@]}"; do
-    profile+=(--config "profile.dev.package.$p.opt-level=0")
-done
-(cd "$(mktemp -d)" && cargo "${profile[@]}" package --manifest-path "$root/Cargo.toml" --locked "$@" "${published[@]/#/-p}")
+(cd "$(mktemp -d)" && cargo package --manifest-path "$root/Cargo.toml" --locked "$@" "${published[@]/#/-p}")
 
 version=$(cargo metadata --format-version 1 --no-deps --locked |
     python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "kiln"))')
