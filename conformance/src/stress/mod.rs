@@ -440,6 +440,12 @@ pub fn run<B: Backend>(
 /// memory type, of at most 16 MiB (8 MiB in host memory).
 pub const ALLOCATOR_BLOCKS: u64 = 32 << 20;
 
+/// Bytes the backend's allocator reserves beyond those in use and those the
+/// pool keeps, where it says what it reserves.
+pub(crate) fn allocator_free(p: &MemoryStats) -> Option<u64> {
+    p.reserved.map(|r| r.saturating_sub(p.used.saturating_add(p.cached)))
+}
+
 /// A pool keeping more for reuse than its policy's bound, if one does; or
 /// the backend's allocator holding more free memory, beyond the bytes in
 /// use and the pool's, than that same bound and [`ALLOCATOR_BLOCKS`]
@@ -449,9 +455,8 @@ fn over_bound(pool: Option<&MemoryStats>, host: Option<&kiln_core::HostMemorySta
         return Some(Cause::CacheOverBound { pool: "device", cached: p.cached, bound: p.cache_bound });
     }
     if let Some(p) = pool {
-        let held = p.used.saturating_add(p.cached);
         let bound = p.cache_bound.saturating_add(ALLOCATOR_BLOCKS);
-        if let Some(free) = p.reserved.and_then(|r| r.checked_sub(held)).filter(|&f| f > bound) {
+        if let Some(free) = allocator_free(p).filter(|&f| f > bound) {
             return Some(Cause::AllocatorOverBound { free, bound });
         }
     }

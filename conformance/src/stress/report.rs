@@ -284,14 +284,11 @@ impl fmt::Display for StressReport {
                 bytes(p.cache_bound),
                 bytes(p.peak)
             )?;
-            match p.reserved {
-                Some(r) => writeln!(
-                    f,
-                    "; the allocator reserves {} ({} beyond them)",
-                    bytes(r),
-                    bytes(r.saturating_sub(p.used.saturating_add(p.cached)))
-                )?,
-                None => writeln!(f)?,
+            match (p.reserved, super::allocator_free(p)) {
+                (Some(r), Some(free)) => {
+                    writeln!(f, "; the allocator reserves {} ({} beyond them)", bytes(r), bytes(free))?
+                }
+                _ => writeln!(f)?,
             }
         }
         if let Some(h) = &self.host_pool {
