@@ -6,7 +6,8 @@ use kiln_core::{
     BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, MemoryInfo, Priority, Program, RawDevice, Result,
 };
 
-use crate::adapter::{accepted_backend, device_info, wanted_features};
+use crate::adapter::{accepted_backend, device_info};
+use crate::optional::{wanted_features, Optional};
 use crate::context::Context;
 use crate::{Wgpu, WgpuEvent, WgpuHostBuffer, WgpuKernel, WgpuStream};
 
@@ -21,9 +22,14 @@ pub struct WgpuDevice {
 const BLOCKS: std::ops::Range<u64> = (4 << 20)..(16 << 20);
 
 impl WgpuDevice {
-    /// Open `adapter` (number `ordinal` in kiln's list) with every optional
-    /// feature kiln uses that it has, and its own limits, not WebGPU's defaults.
-    pub(crate) fn open(ordinal: usize, adapter: &wgpu::Adapter) -> Result<Self> {
+    /// Open adapter `ordinal` of kiln's list with every optional feature
+    /// kiln uses that it has but those `hidden`, and its own limits, not
+    /// WebGPU's defaults.
+    pub(crate) fn open(ordinal: usize, hidden: &[Optional]) -> Result<Self> {
+        let adapters = crate::adapter::adapters()?;
+        let count = adapters.len();
+        let adapter =
+            adapters.get(ordinal).ok_or(Error::DeviceNotFound { backend: BackendKind::Wgpu, ordinal, count })?;
         let info = adapter.get_info();
         if !accepted_backend(info.backend) {
             return Err(Error::BackendUnavailable {
@@ -31,7 +37,7 @@ impl WgpuDevice {
                 reason: format!("adapter {} runs on {:?}, not Vulkan", info.name, info.backend),
             });
         }
-        let features = wanted_features(adapter.features());
+        let features = wanted_features(adapter.features(), hidden);
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
             label: Some("kiln"),
