@@ -14,7 +14,12 @@ budget=$((2 * 1024 * 1024))
 
 rm -f target/package/*.crate
 # Arguments go to cargo (`--no-verify`, `--allow-dirty` while editing).
-cargo package --locked "$@" "${published[@]/#/-p}"
+# Run from outside the repository, so that .cargo/config.toml (the debug
+# builds' per-package optimisation) is not read: each package builds as a
+# user's `cargo publish` would build it, and `kiln`'s verification reuses the
+# dependencies the five before it compiled.
+root=$(pwd)
+(cd "$(mktemp -d)" && cargo package --manifest-path "$root/Cargo.toml" --locked "$@" "${published[@]/#/-p}")
 
 version=$(cargo metadata --format-version 1 --no-deps --locked |
     python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "kiln"))')

@@ -13,8 +13,8 @@
 mod common;
 
 use kiln::array::{where_, Array, Fold};
+use kiln::kernels::random::Philox;
 use kiln::ndarray::{Array2, Axis};
-use kiln::typed::kernels::random::Philox;
 
 /// The session, the standardisation of a `rows` x `cols` matrix and pi
 /// from `points` random points, on `dev` (whichever backend it is).

@@ -5,7 +5,7 @@
 //! error naming both, and the array mixed into keeps its values.
 
 use kiln::array::{promote, where_, Array, ArrayExpr, Fold};
-use kiln::typed::kernels::random::Philox;
+use kiln::kernels::random::Philox;
 use kiln::typed::kernels::sort::SortOrder;
 use kiln::{Cpu, Device, Error};
 use ndarray::{s, Array2, ArrayD, Axis};

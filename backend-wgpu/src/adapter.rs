@@ -106,34 +106,6 @@ pub(crate) fn adapters() -> Result<Vec<wgpu::Adapter>> {
     Ok(order.into_iter().filter_map(|i| all[i].take()).collect())
 }
 
-/// Optional features to leave off, as an adapter without them would be
-/// (comma-separated: `subgroups`, `f64`, `f16`, `float-atomics`,
-/// `timestamps`): kiln's kernels then take the paths they take on such an
-/// adapter (a browser's WebGPU, say), so those can be tested anywhere.
-pub const HIDE_ENV: &str = "KILN_WGPU_HIDE";
-
-/// The optional features kiln asks for when the adapter has them, less
-/// those [`HIDE_ENV`] names.
-pub(crate) fn wanted_features(adapter: wgpu::Features) -> wgpu::Features {
-    let mut wanted = wgpu::Features::SHADER_F64
-        | wgpu::Features::SHADER_F16
-        | wgpu::Features::SUBGROUP
-        | wgpu::Features::SHADER_FLOAT32_ATOMIC
-        | wgpu::Features::TIMESTAMP_QUERY
-        | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
-    for name in std::env::var(HIDE_ENV).unwrap_or_default().split(',') {
-        wanted = wanted.difference(match name.trim() {
-            "subgroups" => wgpu::Features::SUBGROUP,
-            "f64" => wgpu::Features::SHADER_F64,
-            "f16" => wgpu::Features::SHADER_F16,
-            "float-atomics" => wgpu::Features::SHADER_FLOAT32_ATOMIC,
-            "timestamps" => wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
-            _ => wgpu::Features::empty(),
-        });
-    }
-    adapter & wanted
-}
-
 /// Whether events can carry device timestamps: queries written between
 /// commands of an encoder, not only at pass boundaries.
 pub(crate) fn has_timestamps(f: wgpu::Features) -> bool {

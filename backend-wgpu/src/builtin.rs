@@ -361,9 +361,7 @@ mod tests {
 
     /// The first device kiln opens, if any.
     fn context() -> Option<std::sync::Arc<Context>> {
-        let adapters = crate::adapter::adapters().ok()?;
-        let adapter = adapters.into_iter().find(|a| crate::adapter::accepted_backend(a.get_info().backend))?;
-        crate::device::WgpuDevice::open(0, &adapter).ok().map(|d| d.ctx.clone())
+        crate::device::WgpuDevice::open(0, &[]).ok().map(|d| d.ctx.clone())
     }
 
     #[test]

@@ -6,8 +6,9 @@ use kiln_core::{
     BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, MemoryInfo, Priority, Program, RawDevice, Result,
 };
 
-use crate::adapter::{accepted_backend, device_info, wanted_features};
+use crate::adapter::{accepted_backend, device_info};
 use crate::context::Context;
+use crate::optional::{wanted_features, Optional};
 use crate::{Wgpu, WgpuEvent, WgpuHostBuffer, WgpuKernel, WgpuStream};
 
 /// An opened wgpu device.
@@ -16,10 +17,19 @@ pub struct WgpuDevice {
     adapter: wgpu::Adapter,
 }
 
+/// The sizes of the device memory blocks gpu-allocator carves buffers from
+/// (see [`WgpuDevice::open`]).
+const BLOCKS: std::ops::Range<u64> = (4 << 20)..(16 << 20);
+
 impl WgpuDevice {
-    /// Open `adapter` (number `ordinal` in kiln's list) with every optional
-    /// feature kiln uses that it has, and its own limits, not WebGPU's defaults.
-    pub(crate) fn open(ordinal: usize, adapter: &wgpu::Adapter) -> Result<Self> {
+    /// Open adapter `ordinal` of kiln's list with every optional feature
+    /// kiln uses that it has but those `hidden`, and its own limits, not
+    /// WebGPU's defaults.
+    pub(crate) fn open(ordinal: usize, hidden: &[Optional]) -> Result<Self> {
+        let adapters = crate::adapter::adapters()?;
+        let count = adapters.len();
+        let adapter =
+            adapters.get(ordinal).ok_or(Error::DeviceNotFound { backend: BackendKind::Wgpu, ordinal, count })?;
         let info = adapter.get_info();
         if !accepted_backend(info.backend) {
             return Err(Error::BackendUnavailable {
@@ -27,12 +37,22 @@ impl WgpuDevice {
                 reason: format!("adapter {} runs on {:?}, not Vulkan", info.name, info.backend),
             });
         }
-        let features = wanted_features(adapter.features());
+        let features = wanted_features(adapter.features(), hidden);
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
             label: Some("kiln"),
             required_features: features,
             required_limits: limits.clone(),
+            // gpu-allocator carves buffers from blocks of 4 to 16 MiB here
+            // (4 to 8 MiB in host memory) in place of wgpu's default 128 to
+            // 256 MiB, and gives a block back once nothing is carved from
+            // it, save the last one of each memory type. kiln's pool keeps
+            // buffers for reuse within its cache policy; what the allocator
+            // holds beyond them, in blocks that a few kept or live buffers
+            // pin, then stays within a few blocks. Buffers larger than a
+            // block get memory of their own, freed with them, and the pool
+            // makes new allocations rare.
+            memory_hints: wgpu::MemoryHints::Manual { suballocated_device_memory_block_size: BLOCKS },
             ..Default::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))

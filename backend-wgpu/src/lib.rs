@@ -119,6 +119,7 @@ mod event;
 mod kernel;
 mod launch;
 mod memory;
+mod optional;
 mod params;
 mod pool;
 mod reflect;
@@ -126,15 +127,16 @@ mod stream;
 mod transfer;
 mod vulkan;
 
-pub use adapter::{ADAPTER_ENV, HIDE_ENV};
+pub use adapter::ADAPTER_ENV;
 pub use device::WgpuDevice;
 pub use event::WgpuEvent;
 pub use kernel::WgpuKernel;
 pub use kernel::CHECKED_ENV;
 pub use memory::{WgpuBuffer, WgpuHostBuffer};
+pub use optional::{Optional, HIDE_ENV};
 pub use stream::WgpuStream;
 
-use kiln_core::{Backend, BackendKind, DeviceInfo, Error, Language, Result};
+use kiln_core::{Backend, BackendKind, DeviceInfo, Language, Result};
 
 /// The wgpu backend.
 #[derive(Debug, Clone, Copy, Default)]
@@ -158,7 +160,7 @@ impl Backend for Wgpu {
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                let features = adapter::wanted_features(a.features());
+                let features = optional::wanted_features(a.features(), &[]);
                 let memory = vulkan::device_memory(a).unwrap_or(0);
                 adapter::device_info(i, &a.get_info(), &a.limits(), features, memory)
             })
@@ -166,10 +168,26 @@ impl Backend for Wgpu {
     }
 
     fn open(ordinal: usize) -> Result<WgpuDevice> {
-        let adapters = adapter::adapters()?;
-        let count = adapters.len();
-        let adapter =
-            adapters.get(ordinal).ok_or(Error::DeviceNotFound { backend: BackendKind::Wgpu, ordinal, count })?;
-        WgpuDevice::open(ordinal, adapter)
+        WgpuDevice::open(ordinal, &[])
+    }
+}
+
+impl Wgpu {
+    /// Open adapter `ordinal` as [`Device::open`](kiln_core::Device::open)
+    /// does, but without the optional features in `hidden`, as an adapter
+    /// lacking them would be opened: kiln's kernels then take the paths
+    /// they take there, and the device's [`DeviceInfo`] says the features
+    /// are absent. [`HIDE_ENV`] does the same for every device of a process.
+    ///
+    /// ```
+    /// use kiln_core::Error;
+    /// use kiln_wgpu::{Optional, Wgpu};
+    /// match Wgpu::open_without(0, &[Optional::Subgroups]) {
+    ///     Ok(dev) => assert!(!dev.info().features.subgroups),
+    ///     Err(e) => assert!(matches!(e, Error::BackendUnavailable { .. } | Error::DeviceNotFound { .. })),
+    /// }
+    /// ```
+    pub fn open_without(ordinal: usize, hidden: &[Optional]) -> Result<kiln_core::Device<Wgpu>> {
+        kiln_core::Device::from_raw(WgpuDevice::open(ordinal, hidden)?)
     }
 }

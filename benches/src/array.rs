@@ -4,16 +4,16 @@
 //! and rotated among sets as the other cases do.
 
 use kiln_core::{Backend, DType, Error, Result, Stream};
+use kiln_kernels::Number;
 use kiln_kernels::array::{Array, ArrayExpr, Fold};
 use kiln_kernels::random::{Normal, Philox, Uniform};
-use kiln_kernels::Number;
 use ndarray::s;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::case::{Case, Pattern};
-use crate::options::{set_count, RunOptions};
-use crate::timing::{time_runs, Timing};
+use crate::options::{RunOptions, set_count};
+use crate::timing::{Timing, time_runs};
 
 /// The rows of `array_row_sums` (the elements past a multiple of it are left out).
 const ROWS: usize = 8;
@@ -53,16 +53,16 @@ fn typed<B: Backend, T: Number>(
     case: &Case,
     opts: &RunOptions,
     rng: &mut ChaCha8Rng,
-    gen: impl Fn(&mut ChaCha8Rng) -> T,
+    draw: impl Fn(&mut ChaCha8Rng) -> T,
 ) -> Result<Timing> {
     let n = case.n;
-    let host: Vec<T> = (0..n).map(|_| gen(rng)).collect();
+    let host: Vec<T> = (0..n).map(|_| draw(rng)).collect();
     let sets = set_count(stream, case.pattern.bytes(n, case.dtype));
     let arrays = (0..sets)
         .map(|_| Ok((Array::from_vec(stream, &[n], &host)?, Array::from_vec(stream, &[n], &host)?)))
         .collect::<Result<Vec<_>>>()?;
     stream.synchronize()?;
-    let alpha = ArrayExpr::scalar(gen(rng));
+    let alpha = ArrayExpr::scalar(draw(rng));
     let two = ArrayExpr::scalar(T::from_index(2));
     time_runs(stream, &opts.sampling(), |i| {
         let (x, y) = &arrays[i % sets];

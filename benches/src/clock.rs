@@ -8,8 +8,8 @@
 
 use std::sync::OnceLock;
 
-use nvml_wrapper::enum_wrappers::device::Clock;
 use nvml_wrapper::Nvml;
+use nvml_wrapper::enum_wrappers::device::Clock;
 
 fn nvml() -> Option<&'static Nvml> {
     static NVML: OnceLock<Option<Nvml>> = OnceLock::new();

@@ -338,7 +338,7 @@ fn compile_rows(dev: &Device<Cuda>, rows: &mut Vec<Row>, prefix: &str, what: &st
                 return Err(kiln_core::Error::invalid(
                     "cached-load child",
                     format!("{}{}", text, String::from_utf8_lossy(&out.stderr)),
-                ))
+                ));
             }
         }
     }

@@ -12,9 +12,9 @@
 use std::fmt::Write;
 
 use kiln_core::{Backend, Error, Result, Stream};
-use kiln_kernels::elementwise::{binary_in_place, BinaryOp};
-use kiln_kernels::map::{map, MapOp};
-use kiln_kernels::reduce::{reduce, ReduceOp};
+use kiln_kernels::elementwise::{BinaryOp, binary_in_place};
+use kiln_kernels::map::{MapOp, map};
+use kiln_kernels::reduce::{ReduceOp, reduce};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -23,7 +23,7 @@ use crate::case::{Case, Pattern};
 use crate::options::RunOptions;
 use crate::row::PeerCell;
 use crate::row::Row;
-use crate::timing::{time_end_to_end, time_runs, Timer, Timing};
+use crate::timing::{Timer, Timing, time_end_to_end, time_runs};
 
 /// Timed runs of the latency case, at least: a round trip is short and its
 /// spread wide (scheduler wake-ups), so the median needs many.
@@ -142,16 +142,17 @@ impl Latency {
 /// microseconds.
 ///
 /// # Examples
-/// ```
+/// Not run as a doc test (the 200 timed round trips take a minute in a
+/// debug build); the module's tests check the summary.
+/// ```no_run
 /// use kiln_benches::{latency_summary, BenchConfig, BenchVisitor};
 /// use kiln_core::{dynamic::DeviceVisitor, Device};
-/// # fn main() -> kiln_core::Result<()> {
-/// let config = BenchConfig { patterns: vec!["reduce_latency".into()], runs: 100, ..Default::default() };
+/// let config = BenchConfig { patterns: vec!["reduce_latency".into()], sizes: vec![1024], runs: 100, ..Default::default() };
 /// let result = BenchVisitor::new(&config, &mut |_| {}).visit(&Device::<kiln_cpu::Cpu>::open(0)?)?;
 /// let summary = latency_summary(&result.rows);
 /// assert_eq!((summary.len(), summary[0].size), (1, 1024));
 /// assert!(summary[0].median_us > 0.0 && summary[0].min_us <= summary[0].median_us);
-/// # Ok(()) }
+/// # Ok::<(), kiln_core::Error>(())
 /// ```
 pub fn latency_summary(rows: &[Row]) -> Vec<Latency> {
     let mut out = Vec::new();

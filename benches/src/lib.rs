@@ -19,13 +19,12 @@
 //! use kiln_core::dynamic::DeviceVisitor;
 //! use kiln_core::Device;
 //! use kiln_cpu::Cpu;
-//! # fn main() -> kiln_core::Result<()> {
 //! let config = BenchConfig { patterns: vec!["vector_add".into()], sizes: vec![1 << 12], runs: 3, ..Default::default() };
 //! let result = BenchVisitor::new(&config, &mut |_| {}).visit(&Device::<Cpu>::open(0)?)?;
 //! let row = &result.rows[0];
 //! assert_eq!(row.pattern, "vector_add");
 //! assert!(row.gb_per_s.unwrap() > 0.0);
-//! # Ok(()) }
+//! # Ok::<(), kiln_core::Error>(())
 //! ```
 #![deny(missing_docs)]
 
@@ -51,20 +50,20 @@ mod timing;
 
 use std::collections::BTreeMap;
 
-pub use case::{quick_sizes, size_label, square_side, sweep_sizes, Case, Pattern};
+pub use case::{Case, Pattern, quick_sizes, size_label, square_side, sweep_sizes};
 pub use clock::SmClock;
 #[cfg(feature = "cubecl")]
-pub use cubecl_peer::{run_cubecl_peer, CUBECL_VERSION};
-pub use latency::{latency_runs, latency_summary, render_latency, Latency};
+pub use cubecl_peer::{CUBECL_VERSION, run_cubecl_peer};
+pub use latency::{Latency, latency_runs, latency_summary, render_latency};
 pub use options::RunOptions;
-pub use peers::{python_peer_names, run_python_peers, Peer, PeerRow};
+pub use peers::{Peer, PeerRow, python_peer_names, run_python_peers};
 pub use plot::write_charts;
-pub use report::{utc_now, Header, Report};
+pub use report::{Header, Report, utc_now};
 pub use row::{PeerCell, Row};
 pub use run::{run_case, skip_reason};
-pub use scaling::{render_scaling, scaling_summary, Scaling};
+pub use scaling::{Scaling, render_scaling, scaling_summary};
 pub use table::render;
-pub use timing::{sample_windows, time_end_to_end, time_runs, Sampling, Timer, Timing, MAX_LAUNCHES};
+pub use timing::{MAX_LAUNCHES, Sampling, Timer, Timing, sample_windows, time_end_to_end, time_runs};
 
 use kiln_core::dynamic::DeviceVisitor;
 

@@ -7,16 +7,16 @@
 //! 4096^3 sgemm of the targets).
 
 use kiln_core::{Backend, BackendKind, Buffer, DType, Element, Error, RawDevice, Result, Stream};
-use kiln_kernels::image::{convolve, gray, Border, Filter, PixelFormat};
-use kiln_kernels::matmul::{matmul_with, MatmulElement, MatmulShape, MatmulStrategy};
-use kiln_kernels::sort::{sort_into, sort_pairs, SortKey, SortOrder};
+use kiln_kernels::image::{Border, Filter, PixelFormat, convolve, gray};
+use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy, matmul_with};
+use kiln_kernels::sort::{SortKey, SortOrder, sort_into, sort_pairs};
 use kiln_kernels::transpose::transpose_with;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::case::{square_side, Case, Pattern};
-use crate::options::{set_count, RunOptions};
-use crate::timing::{time_runs, Timing};
+use crate::case::{Case, Pattern, square_side};
+use crate::options::{RunOptions, set_count};
+use crate::timing::{Timing, time_runs};
 
 /// Products of more flops than this are skipped on wgpu devices: kiln's WGSL
 /// kernel on a software Vulkan device (or a small GPU) would take minutes
@@ -117,13 +117,13 @@ fn transpose<B: Backend, T: Element>(
     case: &Case,
     opts: &RunOptions,
     rng: &mut ChaCha8Rng,
-    gen: impl Fn(&mut ChaCha8Rng) -> T,
+    draw: impl Fn(&mut ChaCha8Rng) -> T,
 ) -> Result<Timing> {
     let Pattern::Transpose(algorithm) = case.pattern else {
         return Err(Error::invalid("bench transpose", format!("{} is not a transpose", case.pattern.name())));
     };
     let side = square_side(case.n);
-    let input: Vec<T> = (0..side * side).map(|_| gen(rng)).collect();
+    let input: Vec<T> = (0..side * side).map(|_| draw(rng)).collect();
     let sets = set_count(stream, case.pattern.bytes(case.n, case.dtype));
     let mut buffers = buffer_sets::<B, T, T>(stream, &input, side * side, sets)?;
     time_runs(stream, &opts.sampling(), |i| {
@@ -140,9 +140,9 @@ fn gemm<B: Backend, T: MatmulElement<Acc = T>>(
     side: usize,
     opts: &RunOptions,
     rng: &mut ChaCha8Rng,
-    gen: impl Fn(&mut ChaCha8Rng) -> T,
+    draw: impl Fn(&mut ChaCha8Rng) -> T,
 ) -> Result<Timing> {
-    let values: Vec<T> = (0..2 * side * side).map(|_| gen(rng)).collect();
+    let values: Vec<T> = (0..2 * side * side).map(|_| draw(rng)).collect();
     let sets = set_count(stream, 3 * (side * side * size_of::<T>()) as u64);
     let mut buffers = buffer_sets::<B, T, T>(stream, &values, side * side, sets)?;
     let shape = MatmulShape::new(side, side, side);
@@ -189,9 +189,9 @@ fn sort<B: Backend, K: SortKey>(
     pairs: bool,
     opts: &RunOptions,
     rng: &mut ChaCha8Rng,
-    gen: impl Fn(&mut ChaCha8Rng) -> K,
+    draw: impl Fn(&mut ChaCha8Rng) -> K,
 ) -> Result<Timing> {
-    let keys: Vec<K> = (0..n).map(|_| gen(rng)).collect();
+    let keys: Vec<K> = (0..n).map(|_| draw(rng)).collect();
     if !pairs {
         let sets = set_count(stream, 2 * (n * 4) as u64);
         let mut buffers = buffer_sets::<B, K, K>(stream, &keys, n, sets)?;

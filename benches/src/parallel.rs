@@ -5,19 +5,19 @@
 //! is device work only, never a read back to the host.
 
 use kiln_core::{Args, Backend, Buffer, DType, Error, Result, Stream};
-use kiln_kernels::compact::{copy_if_into, Predicate};
+use kiln_kernels::Number;
+use kiln_kernels::compact::{Predicate, copy_if_into};
 use kiln_kernels::expr::var;
 use kiln_kernels::histogram::histogram_into;
-use kiln_kernels::reduce::{dot_into, reduce_into, ReduceOp};
-use kiln_kernels::scan::{scan, ScanKind};
+use kiln_kernels::reduce::{ReduceOp, dot_into, reduce_into};
+use kiln_kernels::scan::{ScanKind, scan};
 use kiln_kernels::user::{Reduction, Scan};
-use kiln_kernels::Number;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::case::{Case, Pattern};
-use crate::options::{set_count, RunOptions};
-use crate::timing::{time_runs, Timing};
+use crate::options::{RunOptions, set_count};
+use crate::timing::{Timing, time_runs};
 
 /// The histogram cases: 256 bins over [0, 1024), as the targets state them.
 const BINS: usize = 256;
@@ -68,11 +68,11 @@ fn typed<B: Backend, T: Number>(
     case: &Case,
     opts: &RunOptions,
     rng: &mut ChaCha8Rng,
-    gen: impl Fn(&mut ChaCha8Rng) -> T,
+    draw: impl Fn(&mut ChaCha8Rng) -> T,
     threshold: T,
 ) -> Result<Timing> {
     let n = case.n;
-    let host: Vec<T> = (0..n).map(|_| gen(rng)).collect();
+    let host: Vec<T> = (0..n).map(|_| draw(rng)).collect();
     let sets = set_count(stream, case.pattern.bytes(n, case.dtype));
     let mut buffers = (0..sets)
         .map(|_| {

@@ -107,22 +107,28 @@ pub fn run_python_peers(
     dtype: &str,
     opts: &RunOptions,
 ) -> Vec<Peer> {
-    SCRIPTS
-        .iter()
-        .filter(|s| s.3 == backend)
-        .map(|(name, src, extra, _)| run_script(name, src, extra, patterns, sizes, dtype, opts))
-        .collect()
+    let python = std::env::var("KILN_PYTHON").unwrap_or_else(|_| "python3".into());
+    let job = Job { python: &python, patterns, sizes, dtype, opts };
+    peers_with(backend, &job)
 }
 
-fn run_script(
-    name: &str,
-    src: &str,
-    extra: &[&str],
-    patterns: &[String],
-    sizes: &[usize],
-    dtype: &str,
-    opts: &RunOptions,
-) -> Peer {
+/// What each peer's script is run with.
+struct Job<'a> {
+    /// The interpreter.
+    python: &'a str,
+    patterns: &'a [String],
+    sizes: &'a [usize],
+    dtype: &'a str,
+    opts: &'a RunOptions,
+}
+
+/// [`run_python_peers`] with the interpreter given.
+fn peers_with(backend: BackendKind, job: &Job) -> Vec<Peer> {
+    SCRIPTS.iter().filter(|s| s.3 == backend).map(|(name, src, extra, _)| run_script(name, src, extra, job)).collect()
+}
+
+fn run_script(name: &str, src: &str, extra: &[&str], job: &Job) -> Peer {
+    let Job { python, patterns, sizes, dtype, opts } = *job;
     let dir = std::env::temp_dir().join(format!("kiln-peers-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return Peer::absent(name, format!("cannot create {}: {e}", dir.display()));
@@ -132,9 +138,8 @@ fn run_script(
     if let Err(e) = std::fs::write(&script, src) {
         return Peer::absent(name, format!("cannot write {}: {e}", script.display()));
     }
-    let python = std::env::var("KILN_PYTHON").unwrap_or_else(|_| "python3".into());
     let sizes: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
-    let result = Command::new(&python)
+    let result = Command::new(python)
         .arg(&script)
         .args(["--cases", &patterns.join(","), "--sizes", &sizes.join(","), "--dtype", dtype])
         .args(["--runs", &opts.runs.to_string(), "--warmup-ms", &opts.warmup_ms.to_string()])
@@ -165,7 +170,7 @@ fn run_script(
 mod tests {
     use super::*;
 
-    /// Held by the tests that run the scripts: one of them sets `KILN_PYTHON`.
+    /// Held by the tests that run the scripts, which share a temporary folder.
     static PYTHON: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     #[test]
@@ -240,15 +245,11 @@ mod tests {
     #[test]
     fn a_missing_interpreter_is_absent_with_its_reason() {
         let _python = PYTHON.lock().unwrap_or_else(|p| p.into_inner());
-        std::env::set_var("KILN_PYTHON", "/nonexistent/python3");
-        let peers = run_python_peers(
-            BackendKind::Cuda,
-            &["axpy".into()],
-            &[16],
-            "f32",
-            &RunOptions { runs: 1, warmup_ms: 0.0, ..Default::default() },
-        );
-        std::env::remove_var("KILN_PYTHON");
+        let opts = RunOptions { runs: 1, warmup_ms: 0.0, ..Default::default() };
+        let job =
+            Job { python: "/nonexistent/python3", patterns: &["axpy".into()], sizes: &[16], dtype: "f32", opts: &opts };
+        let peers = peers_with(BackendKind::Cuda, &job);
+        assert!(!peers.is_empty());
         for p in peers {
             let reason = p.status.unwrap_err();
             assert!(reason.contains("/nonexistent/python3"), "{reason}");

@@ -1,7 +1,7 @@
 //! Running one case on one device: inputs, rotation, the timed operation.
 
 use kiln_core::{Args, Backend, Buffer, DType, Error, Result, Stream};
-use kiln_kernels::elementwise::{axpy, binary, BinaryOp};
+use kiln_kernels::elementwise::{BinaryOp, axpy, binary};
 use kiln_kernels::expr::var;
 use kiln_kernels::fill::{fill, sequence};
 use kiln_kernels::map::map;
@@ -9,8 +9,8 @@ use kiln_kernels::user::Elementwise;
 use rand::{Rng, SeedableRng};
 
 use crate::case::{Case, Pattern};
-use crate::options::{set_count, RunOptions};
-use crate::timing::{time_runs, Timing};
+use crate::options::{RunOptions, set_count};
+use crate::timing::{Timing, time_runs};
 
 /// Why a case was not run on a device (too big, a dtype it lacks).
 pub fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<String> {
@@ -72,19 +72,19 @@ fn run_typed<B: Backend, T: kiln_kernels::Number>(
     stream: &Stream<B>,
     case: &Case,
     opts: &RunOptions,
-    gen: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T,
+    draw: impl Fn(&mut rand_chacha::ChaCha8Rng) -> T,
 ) -> Result<Timing> {
     let n = case.n;
     let sets = set_count(stream, case.pattern.bytes(n, case.dtype));
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(opts.seed ^ n as u64);
-    let host: Vec<T> = (0..n).map(|_| gen(&mut rng)).collect();
+    let host: Vec<T> = (0..n).map(|_| draw(&mut rng)).collect();
     let mut buffers: Vec<Vec<Buffer<B, T>>> = Vec::with_capacity(sets);
     for _ in 0..sets {
         let set = (0..case.pattern.arrays()).map(|_| stream.upload(&host)).collect::<Result<Vec<_>>>()?;
         buffers.push(set);
     }
     stream.synchronize()?;
-    let alpha: T = gen(&mut rng);
+    let alpha: T = draw(&mut rng);
     let t = kiln_kernels::expr::Ty::from(T::DTYPE);
     let user_axpy = Elementwise::new("bench_axpy")
         .scalar("a", t.clone())

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::case::{size_label, Pattern};
+use crate::case::{Pattern, size_label};
 use crate::row::PeerCell;
 use crate::row::Row;
 
@@ -77,13 +77,12 @@ type Key = (String, Option<String>, String, String);
 /// ```
 /// use kiln_benches::{scaling_summary, BenchConfig, BenchVisitor};
 /// use kiln_core::{dynamic::DeviceVisitor, Device};
-/// # fn main() -> kiln_core::Result<()> {
 /// let config = BenchConfig { patterns: vec!["vector_add".into()], sizes: vec![1 << 10, 1 << 16], runs: 3, ..Default::default() };
 /// let result = BenchVisitor::new(&config, &mut |_| {}).visit(&Device::<kiln_cpu::Cpu>::open(0)?)?;
 /// let s = &scaling_summary(&result.rows)[0];
 /// assert_eq!((s.pattern.as_str(), s.sizes, s.smallest_size), ("vector_add", 2, 1 << 10));
 /// assert!(s.n_half.is_some() && s.best_gb_per_s.unwrap() > 0.0 && s.fixed_cost_us > 0.0);
-/// # Ok(()) }
+/// # Ok::<(), kiln_core::Error>(())
 /// ```
 pub fn scaling_summary(rows: &[Row]) -> Vec<Scaling> {
     let mut order: Vec<Key> = Vec::new();

@@ -82,11 +82,7 @@ pub const MAX_LAUNCHES: usize = 1000;
 
 /// How many operations of `ms` each cover `sample_ms`.
 fn launches_for(ms: f64, sample_ms: f64) -> usize {
-    if ms > 0.0 && ms.is_finite() {
-        ((sample_ms / ms).ceil() as usize).clamp(1, MAX_LAUNCHES)
-    } else {
-        MAX_LAUNCHES
-    }
+    if ms > 0.0 && ms.is_finite() { ((sample_ms / ms).ceil() as usize).clamp(1, MAX_LAUNCHES) } else { MAX_LAUNCHES }
 }
 
 /// The method every timed case follows, whatever times it.
@@ -224,11 +220,7 @@ pub fn median(sorted: &[f64]) -> f64 {
     if n == 0 {
         return f64::NAN;
     }
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
+    if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0 }
 }
 
 #[cfg(test)]

@@ -1,11 +1,11 @@
 //! Test support for [`conformance_tests!`](crate::conformance_tests): the
 //! functions its tests call. They report by panicking, as tests do.
 
-use kiln_core::{Backend, Device, Error};
+use kiln_core::{Backend, Device, DeviceKind, Error};
 
-use crate::{cases, notes, run, Options, Summary, GROUPS};
+use crate::{cases, notes, run, Options, Summary, GROUPS, SIZES};
 
-/// Run every case of `group` at every size on device 0 of backend `B`, and
+/// Run every case of `group` at every size of [`test_sizes`] on device 0 of backend `B`, and
 /// panic with every failure (seed, index, expected, got and neighbours)
 /// unless all pass. When `B` cannot run on this machine (no driver, no
 /// adapter, no device) it prints why and returns.
@@ -20,13 +20,14 @@ pub fn run_group<B: Backend>(group: &str) {
         Err(e) => panic!("opening {} device 0 for the {group} conformance tests failed: {e}", B::KIND),
     };
     let options = match Options::from_env() {
-        Ok(o) => Options { pattern: Some(group.to_string()), ..o },
+        Ok(o) => Options { pattern: Some(group.to_string()), sizes: test_sizes(device.info().kind), ..o },
         Err(e) => panic!("{e}"),
     };
     let records = run(&device, &options, &mut |_| {});
     assert!(!records.is_empty(), "the conformance suite has no case in group {group:?}");
     let summary = Summary::of(&records);
-    eprintln!("{group} on {}: {summary} (base seed {:#x})", device.info(), options.seed);
+    let largest = options.sizes.iter().max().copied().unwrap_or(0);
+    eprintln!("{group} on {}: {summary} (sizes up to {largest}, base seed {:#x})", device.info(), options.seed);
     if !summary.ok() {
         let failures: Vec<_> = records.iter().filter(|r| r.status.is_failure()).cloned().collect();
         panic!(
@@ -39,6 +40,33 @@ pub fn run_group<B: Backend>(group: &str) {
             notes(&failures)
         );
     }
+}
+
+/// Set to run the conformance tests at every size on a GPU emulated on the
+/// CPU too (see [`test_sizes`]).
+pub const FULL_SIZES_VAR: &str = "KILN_CONFORMANCE_FULL";
+
+/// The largest size the conformance tests run on a GPU emulated on the CPU.
+pub const SOFTWARE_MAX_SIZE: usize = 100_003;
+
+/// The sizes [`run_group`] runs: every one of [`SIZES`](crate::SIZES), but
+/// on a GPU emulated on the CPU (lavapipe) none past [`SOFTWARE_MAX_SIZE`]
+/// unless [`FULL_SIZES_VAR`] is set. There the million-element size adds
+/// minutes on two cores and runs nothing the smaller sizes do not: 100 003
+/// elements already span hundreds of workgroups and dozens of the largest
+/// tiles. The CPU backend and real GPUs (`kiln conform`) run it.
+///
+/// ```
+/// use kiln_conformance::harness::{test_sizes, SOFTWARE_MAX_SIZE};
+/// use kiln_core::DeviceKind;
+/// assert_eq!(test_sizes(DeviceKind::DiscreteGpu), kiln_conformance::SIZES);
+/// if std::env::var_os(kiln_conformance::harness::FULL_SIZES_VAR).is_none() {
+///     assert_eq!(test_sizes(DeviceKind::Software).iter().max(), Some(&SOFTWARE_MAX_SIZE));
+/// }
+/// ```
+pub fn test_sizes(kind: DeviceKind) -> Vec<usize> {
+    let capped = kind.is_software() && std::env::var_os(FULL_SIZES_VAR).is_none();
+    SIZES.iter().copied().filter(|&n| !capped || n <= SOFTWARE_MAX_SIZE).collect()
 }
 
 /// Check that the groups are distinct, that every group has a case on
@@ -62,7 +90,7 @@ pub fn check_groups<B: Backend>() {
 /// group of patterns, named after the group (`fill`, `reduce`, ...; the
 /// list is [`for_each_group!`](crate::for_each_group)), each opening device
 /// 0 of the backend (or printing why it is absent and passing) and running
-/// every case of the group at every size; and `covers_every_group`, which
+/// every case of the group at every size of [`test_sizes`]; and `covers_every_group`, which
 /// runs [`check_groups`]. Invoke it in a module of its own.
 ///
 /// ```ignore

@@ -123,7 +123,7 @@ impl<T: Uniform> Array<T> {
     /// # Examples
     /// ```
     /// use kiln::array::Array;
-    /// use kiln::typed::kernels::random::Philox;
+    /// use kiln::kernels::random::Philox;
     /// # fn main() -> kiln::Result<()> {
     /// let s = kiln::Device::open(kiln::BackendKind::Cpu, 0)?.stream();
     /// let mut rng = Philox::new(42);

@@ -29,6 +29,7 @@ pub mod histogram;
 pub mod image;
 pub mod map;
 pub mod matmul;
+pub mod random;
 pub mod reduce;
 pub mod scan;
 pub mod sort;

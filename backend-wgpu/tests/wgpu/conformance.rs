@@ -1,3 +1,38 @@
-//! The conformance suite: every pattern x dtype x size against the CPU reference.
+//! The conformance suite: every pattern x dtype x size against the CPU
+//! reference; and again, for the kernels that take another path there, on
+//! the adapter with its subgroups hidden.
+
+use kiln_conformance::harness::test_sizes;
+use kiln_conformance::{run, Options, Summary};
+use kiln_core::Error;
+use kiln_wgpu::{Optional, Wgpu};
 
 kiln_conformance::conformance_tests!(kiln_wgpu::Wgpu);
+
+/// On adapters without subgroup operations (WebGPU's baseline) the
+/// one-pass scans and compaction walk back with the whole workgroup
+/// instead of one subgroup, and the sort runs three kernels a pass instead
+/// of onesweep: those paths, on this adapter with its subgroups hidden.
+#[test]
+fn scans_compaction_and_sort_pass_without_subgroups() {
+    let device = match Wgpu::open_without(0, &[Optional::Subgroups]) {
+        Ok(d) => d,
+        Err(e @ (Error::BackendUnavailable { .. } | Error::DeviceNotFound { .. })) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+        Err(e) => panic!("opening wgpu device 0 without subgroups failed: {e}"),
+    };
+    assert!(!device.info().features.subgroups, "subgroups were hidden, yet {}", device.info());
+    for group in ["scan", "compact", "sort"] {
+        // On lavapipe at most 100003 elements: the three-phase sort's tiles
+        // of 256 keys make 391 of them (the million-key size would add
+        // minutes on two cores).
+        let sizes = test_sizes(device.info().kind);
+        let options = Options { pattern: Some(group.to_string()), sizes, ..Options::default() };
+        let records = run(&device, &options, &mut |_| {});
+        let summary = Summary::of(&records);
+        assert!(!records.is_empty() && summary.ok(), "{group} without subgroups: {summary}\n{records:#?}");
+        eprintln!("{group} without subgroups on {}: {summary}", device.info());
+    }
+}

@@ -20,8 +20,8 @@ use cubek::std::InputBinding;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::kernels::{launch, Elementwise};
-use crate::case::{square_side, Case, Pattern};
+use super::kernels::{Elementwise, launch};
+use crate::case::{Case, Pattern, square_side};
 use kiln_kernels::map::MapOp;
 
 /// What each case needs: the client, the buffer sets to rotate among, the seed.

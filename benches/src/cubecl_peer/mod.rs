@@ -33,23 +33,23 @@
 mod cases;
 mod kernels;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use cubecl::future::block_on;
 use cubecl::prelude::Client;
 use cubecl::profile::TimingMethod;
-use cubecl::wgpu::{try_init_device, RuntimeOptions, WgpuSetup};
+use cubecl::wgpu::{RuntimeOptions, WgpuSetup, try_init_device};
 use kiln_core::{DType, Device};
 use kiln_wgpu::Wgpu;
 
 use crate::case::size_label;
 use crate::latency::latency_runs;
-use crate::options::{set_count, RunOptions};
+use crate::options::{RunOptions, set_count};
 use crate::peers::{Peer, PeerRow};
 use crate::row::Row;
-use crate::timing::{sample_windows, time_end_to_end, Sampling, Timer, Timing};
+use crate::timing::{Sampling, Timer, Timing, sample_windows, time_end_to_end};
 use crate::{BenchConfig, Case};
-use cases::{has, prepare, Ctx, Run};
+use cases::{Ctx, Run, has, prepare};
 
 /// The CubeCL release this peer is built against.
 pub const CUBECL_VERSION: &str = "0.11.3";

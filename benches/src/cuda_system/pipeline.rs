@@ -7,7 +7,7 @@ use std::time::Instant;
 use kiln_core::{Args, Device, Event, HostBuffer, LaunchConfig, Priority, Program, Result, Stream};
 use kiln_cuda::Cuda;
 
-use super::{elapsed, rate_row, time_row, Row};
+use super::{Row, elapsed, rate_row, time_row};
 
 const CHUNKS: usize = 16;
 const CHUNK: usize = 4 << 20; // u32 elements: 16 MiB

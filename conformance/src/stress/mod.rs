@@ -436,10 +436,31 @@ pub fn run<B: Backend>(
     Ok(report)
 }
 
-/// A pool keeping more for reuse than its policy's bound, if one does.
+/// Free memory a backend's allocator may hold past the pool's bound: the
+/// blocks it keeps even when nothing is carved from them, or that a few
+/// buffers pin. kiln-wgpu's gpu-allocator keeps the last block of each
+/// memory type, of at most 16 MiB (8 MiB in host memory).
+pub const ALLOCATOR_BLOCKS: u64 = 32 << 20;
+
+/// Bytes the backend's allocator reserves beyond those in use and those the
+/// pool keeps, where it says what it reserves.
+pub(crate) fn allocator_free(p: &MemoryStats) -> Option<u64> {
+    p.reserved.map(|r| r.saturating_sub(p.used.saturating_add(p.cached)))
+}
+
+/// A pool keeping more for reuse than its policy's bound, if one does; or
+/// the backend's allocator holding more free memory, beyond the bytes in
+/// use and the pool's, than that same bound and [`ALLOCATOR_BLOCKS`]
+/// (blocks that nothing uses, or that a few kept buffers pin).
 fn over_bound(pool: Option<&MemoryStats>, host: Option<&kiln_core::HostMemoryStats>) -> Option<Cause> {
     if let Some(p) = pool.filter(|p| p.cached > p.cache_bound) {
         return Some(Cause::CacheOverBound { pool: "device", cached: p.cached, bound: p.cache_bound });
+    }
+    if let Some(p) = pool {
+        let bound = p.cache_bound.saturating_add(ALLOCATOR_BLOCKS);
+        if let Some(free) = allocator_free(p).filter(|&f| f > bound) {
+            return Some(Cause::AllocatorOverBound { free, bound });
+        }
     }
     let h = host.filter(|h| h.cached > h.cache_bound)?;
     Some(Cause::CacheOverBound { pool: "host", cached: h.cached, bound: h.cache_bound })
@@ -549,5 +570,31 @@ fn memory_now<B: Backend>(dev: &Device<B>, timeout: Duration) -> Result<Result<M
                 silent_for: timeout,
             }],
         })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(used: u64, cached: u64, cache_bound: u64, reserved: Option<u64>) -> MemoryStats {
+        MemoryStats { used, peak: used, cached, cache_bound, reserved, limit: None, free: None, total: 0 }
+    }
+
+    #[test]
+    fn pools_and_allocators_past_the_policy_fail_the_run() {
+        // Within: the allocator holds 60 plus its blocks beyond 10 in use and 50 kept, bound 60.
+        let most = 120 + ALLOCATOR_BLOCKS;
+        assert!(over_bound(Some(&stats(10, 50, 60, Some(most))), None).is_none());
+        assert!(over_bound(Some(&stats(10, 50, 60, None)), None).is_none());
+        let pool = over_bound(Some(&stats(0, 61, 60, Some(61))), None);
+        assert!(matches!(pool, Some(Cause::CacheOverBound { cached: 61, bound: 60, .. })), "{pool:?}");
+        let allocator = over_bound(Some(&stats(10, 50, 60, Some(most + 1))), None);
+        let (free, bound) = (61 + ALLOCATOR_BLOCKS, 60 + ALLOCATOR_BLOCKS);
+        assert!(
+            matches!(allocator, Some(Cause::AllocatorOverBound { free: f, bound: b }) if (f, b) == (free, bound)),
+            "{allocator:?}"
+        );
+        assert!(allocator.is_some_and(|c| c.to_string().contains("allocator")));
     }
 }

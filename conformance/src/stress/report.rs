@@ -284,9 +284,11 @@ impl fmt::Display for StressReport {
                 bytes(p.cache_bound),
                 bytes(p.peak)
             )?;
-            match p.reserved {
-                Some(r) => writeln!(f, "; the allocator reserves {}", bytes(r))?,
-                None => writeln!(f)?,
+            match (p.reserved, super::allocator_free(p)) {
+                (Some(r), Some(free)) => {
+                    writeln!(f, "; the allocator reserves {} ({} beyond them)", bytes(r), bytes(free))?
+                }
+                _ => writeln!(f)?,
             }
         }
         if let Some(h) = &self.host_pool {
@@ -397,6 +399,16 @@ pub enum Cause {
         /// The bound.
         bound: u64,
     },
+    /// The backend's allocator held more free memory (beyond the bytes in
+    /// use and the pool's) than the pool's bound and the allocator's own
+    /// blocks allow.
+    AllocatorOverBound {
+        /// Bytes reserved by the allocator and neither used nor kept by the pool.
+        free: u64,
+        /// The pool's bound and the allocator's blocks
+        /// ([`ALLOCATOR_BLOCKS`](super::ALLOCATOR_BLOCKS)).
+        bound: u64,
+    },
     /// After `trim_memory(0)` and `trim_host_memory(0)`, memory was still
     /// missing past the slack without the pools' share, or a pool still
     /// kept or counted bytes.
@@ -430,6 +442,13 @@ impl fmt::Display for Cause {
                 f,
                 "the {pool} pool keeps {} for reuse after the run, more than its policy's bound of {}",
                 bytes(*cached),
+                bytes(*bound)
+            ),
+            Cause::AllocatorOverBound { free, bound } => write!(
+                f,
+                "the device's allocator holds {} that neither buffers nor the pool use after the run, \
+                 more than the pool's bound and the allocator's last blocks, {}",
+                bytes(*free),
                 bytes(*bound)
             ),
             Cause::Leak { detail } => write!(f, "leak after trim_memory(0): {detail}"),

@@ -20,7 +20,8 @@ const CHUNK: usize = 1 << 16;
 pub(crate) fn copy_if<T: Number, const PRED: u8, const INDICES: bool>(args: &mut HostArgs<'_>) -> Result<()> {
     let value = args.scalar::<T>(6)?;
     // The predicate's kind is a constant here, so each test compiles to one comparison.
-    let test = move |v: T| Predicate::from_code(PRED, value).test(v);
+    let pred = Predicate::decode(PRED, value, "copy_if on the CPU")?;
+    let test = move |v: T| pred.test(v);
     let x = args.input::<T>(0)?;
     // Outputs that cannot stay in cache are written past it.
     let stream = size_of_val(x) >= crate::stream_store::STREAM_FROM;
@@ -70,7 +71,10 @@ fn vector_keep<T: Number, const PRED: u8>(
         if !is_x86_feature_detected!("avx512f") {
             return false;
         }
-        let pred = Predicate::from_code(PRED, ());
+        // `copy_if` has checked the code; an unknown one takes the scalar path.
+        let Some(pred) = Predicate::from_code(PRED, ()) else {
+            return false;
+        };
         let operand = if pred == Predicate::NonZero { 0 } else { bits };
         // SAFETY: the CPU has AVX-512 (detected just above).
         let kept = unsafe { cpu_x86::keep(lanes, pred, operand, Write { indices, stream }, part, chunk, first as u32) };
@@ -155,15 +159,15 @@ fn keep<T: Number, O: Copy + Default, F: Fn(usize, T) -> O, P: Fn(T) -> bool>(
     // Without a branch per element (half of them mispredicted on mixed
     // data): each element is written to the next free slot of a small
     // block, which advances only when the element is kept.
-    let mut block = [O::default(); BLOCK + 1];
+    let mut block = [O::default(); RUN + 1];
     let mut written = 0;
-    for (b, run) in chunk.chunks(BLOCK).enumerate() {
-        if let Some(ahead) = chunk.get((b + AHEAD) * BLOCK..) {
-            prefetch::lines(&ahead[..ahead.len().min(BLOCK)]);
+    for (b, run) in chunk.chunks(RUN).enumerate() {
+        if let Some(ahead) = chunk.get((b + AHEAD) * RUN..) {
+            prefetch::lines(&ahead[..ahead.len().min(RUN)]);
         }
         let mut n = 0;
         for (i, &v) in run.iter().enumerate() {
-            block[n] = value(first + b * BLOCK + i, v);
+            block[n] = value(first + b * RUN + i, v);
             n += usize::from(test(v));
         }
         part[written..written + n].copy_from_slice(&block[..n]);
@@ -171,7 +175,9 @@ fn keep<T: Number, O: Copy + Default, F: Fn(usize, T) -> O, P: Fn(T) -> bool>(
     }
 }
 
-/// Elements of a chunk compacted through one block.
-const BLOCK: usize = 256;
-/// How many blocks ahead of the one compacted its input is asked for.
+/// Elements of a chunk compacted through the staging block at a time on
+/// the CPU: a host-side run length, unrelated to the GPU block size
+/// (`launch::BLOCK`).
+const RUN: usize = 256;
+/// How many runs ahead of the one compacted its input is asked for.
 const AHEAD: usize = 2;

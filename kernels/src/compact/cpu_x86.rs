@@ -20,8 +20,10 @@ use crate::stream_store;
 
 /// Elements one comparison tests.
 const LANES: usize = 16;
-/// Elements packed through the block between copies into the output.
-const BLOCK: usize = 256;
+/// Elements packed through the staging block between copies into the
+/// output (a run): a host-side run length, unrelated to the GPU block size
+/// (`launch::BLOCK`).
+const RUN: usize = 256;
 /// Kept elements gathered before they are written out together.
 const STAGE: usize = 2048;
 
@@ -107,7 +109,7 @@ pub(super) fn keep(
     // ends of each write are read first). Each group's packed lanes are
     // stored whole at the block's end: room for `STAGE` elements, a full
     // run and one more group.
-    let mut block = [0u32; STAGE + BLOCK + LANES];
+    let mut block = [0u32; STAGE + RUN + LANES];
     let mut written = 0;
     let mut n = 0;
     let mut flush = |block: &[u32], written: &mut usize| -> Option<()> {
@@ -115,16 +117,16 @@ pub(super) fn keep(
         *written += block.len();
         Some(())
     };
-    let mut runs = chunk.chunks_exact(BLOCK);
+    let mut runs = chunk.chunks_exact(RUN);
     for (b, run) in runs.by_ref().enumerate() {
         for (g, group) in run.chunks_exact(LANES).enumerate() {
             // SAFETY: `group` holds the 16 u32 an unaligned load reads.
             let v = unsafe { _mm512_loadu_si512(group.as_ptr().cast()) };
             let m = test(lanes, pred, v, p);
-            let at = first.wrapping_add((b * BLOCK + g * LANES) as u32);
+            let at = first.wrapping_add((b * RUN + g * LANES) as u32);
             let kept = if indices { _mm512_add_epi32(iota, _mm512_set1_epi32(at as i32)) } else { v };
             // SAFETY: `n < STAGE` when the run starts, so `n <= STAGE +
-            // BLOCK - LANES - 1` here (at most 15 groups of 16 kept before
+            // RUN - LANES - 1` here (at most 15 groups of 16 kept before
             // this one), and the 16 u32 stored lie inside `block`.
             unsafe {
                 _mm512_storeu_si512(block[n..n + LANES].as_mut_ptr().cast(), _mm512_maskz_compress_epi32(m, kept))
@@ -172,9 +174,8 @@ mod tests {
             return;
         }
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        for (k, n) in [0, 1, 15, 16, 17, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 40, 3 * STAGE + BLOCK + 9]
-            .into_iter()
-            .enumerate()
+        for (k, n) in
+            [0, 1, 15, 16, 17, RUN - 1, RUN, RUN + 1, 3 * RUN + 40, 3 * STAGE + RUN + 9].into_iter().enumerate()
         {
             let stream = k % 2 == 1;
             let x: Vec<T> = (0..n).map(|_| values[rng.random_range(0..values.len())]).collect();

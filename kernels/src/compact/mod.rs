@@ -72,15 +72,32 @@ pub enum Predicate<T> {
 }
 
 impl<T> Predicate<T> {
-    /// The predicate of a kernel's `PRED` code (see `code`).
-    pub(crate) fn from_code(code: u8, value: T) -> Self {
+    /// The predicate of a kernel's `PRED` code (see `code`), or `None` for
+    /// a code no predicate has.
+    pub(crate) fn from_code(code: u8, value: T) -> Option<Self> {
         match code {
-            0 => Predicate::GreaterThan(value),
-            1 => Predicate::LessThan(value),
-            2 => Predicate::EqualTo(value),
-            3 => Predicate::NotEqualTo(value),
-            _ => Predicate::NonZero,
+            0 => Some(Predicate::GreaterThan(value)),
+            1 => Some(Predicate::LessThan(value)),
+            2 => Some(Predicate::EqualTo(value)),
+            3 => Some(Predicate::NotEqualTo(value)),
+            4 => Some(Predicate::NonZero),
+            _ => None,
         }
+    }
+
+    /// [`from_code`](Self::from_code), with an unknown code as an
+    /// `InvalidArgument` error naming `what` (the kernel that got it).
+    #[inline]
+    pub(crate) fn decode(code: u8, value: T, what: &str) -> Result<Self> {
+        Self::from_code(code, value).ok_or_else(|| {
+            Error::invalid(
+                what,
+                format!(
+                    "predicate code {code} names no predicate \
+                     (0 greater_than, 1 less_than, 2 equal_to, 3 not_equal_to, 4 non_zero)"
+                ),
+            )
+        })
     }
 }
 
@@ -398,4 +415,29 @@ pub fn copy_if_indices<B: Backend, T: Number>(
     let mut count = stream.alloc::<u64>(1)?;
     copy_if_indices_into(stream, x, pred, indices, &mut count)?;
     read_count(stream, &count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Predicate;
+    use kiln_core::Error;
+
+    #[test]
+    fn codes_round_trip_and_unknown_codes_are_refused() {
+        let all = [
+            Predicate::GreaterThan(2.0f32),
+            Predicate::LessThan(2.0),
+            Predicate::EqualTo(2.0),
+            Predicate::NotEqualTo(2.0),
+            Predicate::NonZero,
+        ];
+        for pred in all {
+            assert_eq!(Predicate::from_code(pred.code(), 2.0f32), Some(pred));
+        }
+        for code in [5, u8::MAX] {
+            assert_eq!(Predicate::from_code(code, 2.0f32), None);
+            let err = Predicate::decode(code, 2.0f32, "copy_if test").unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+        }
+    }
 }

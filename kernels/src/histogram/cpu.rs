@@ -37,9 +37,10 @@ const FEW: usize = 512;
 const PAST: usize = 64;
 /// Elements whose counter indices are taken together before they are
 /// counted (eight at a time in vector registers where the counter
-/// function has a vector form).
-const BLOCK: usize = 256;
-/// How many blocks ahead the input is asked for.
+/// function has a vector form): a host-side batch, unrelated to the GPU
+/// block size (`launch::BLOCK`).
+const BATCH: usize = 256;
+/// How many batches ahead the input is asked for.
 const AHEAD: usize = 2;
 
 /// The counter of a float `v`: its bin, or `dropped` when it is out of
@@ -146,23 +147,23 @@ impl Vector {
     /// The counter index of each of `block`'s values: by the vector form
     /// where there is one for `T`, else by `counter`.
     #[inline(always)]
-    fn slots<T: HistogramInput>(self, block: &[T; BLOCK], slots: &mut [u32; BLOCK], counter: impl Fn(T) -> u32) {
+    fn slots<T: HistogramInput>(self, block: &[T; BATCH], slots: &mut [u32; BATCH], counter: impl Fn(T) -> u32) {
         #[cfg(target_arch = "x86_64")]
         {
             let any: &dyn Any = block;
             match self {
                 Vector::Shifted(p) => {
-                    if let Some(block) = any.downcast_ref::<[i32; BLOCK]>() {
+                    if let Some(block) = any.downcast_ref::<[i32; BATCH]>() {
                         // SAFETY: `Shifted` is only made where the CPU has AVX2.
                         return unsafe { super::cpu_x86::shifted(block, &p, slots) };
                     }
-                    if let Some(block) = any.downcast_ref::<[u8; BLOCK]>() {
+                    if let Some(block) = any.downcast_ref::<[u8; BATCH]>() {
                         // SAFETY: as above.
                         return unsafe { super::cpu_x86::shifted(block, &p, slots) };
                     }
                 }
                 Vector::Floats(p) => {
-                    if let Some(block) = any.downcast_ref::<[f32; BLOCK]>() {
+                    if let Some(block) = any.downcast_ref::<[f32; BATCH]>() {
                         // SAFETY: `Floats` is only made where the CPU has AVX2.
                         return unsafe { super::cpu_x86::floats(block, &p, slots) };
                     }
@@ -217,7 +218,7 @@ impl Counter for u32 {
 
 /// The most one copy's counter gains from one chunk: its share of the
 /// chunk's whole blocks, and every element past them.
-const MOST_PER_CHUNK: usize = CHUNK / WAYS + BLOCK;
+const MOST_PER_CHUNK: usize = CHUNK / WAYS + BATCH;
 
 /// One task's counts: `WAYS` copies of counters `C`, emptied into 32-bit
 /// `found` (wrapping, as the kernels' counts) and exact `missed` before
@@ -317,14 +318,14 @@ fn count_chunk<T: HistogramInput, C: Counter, const SLOTS: usize, const STRIDE: 
     vector: Vector,
     counter: impl Fn(T) -> u32,
 ) {
-    let blocks = chunk.chunks_exact(BLOCK);
+    let blocks = chunk.chunks_exact(BATCH);
     let rest = blocks.remainder();
-    let mut slots = [0u32; BLOCK];
+    let mut slots = [0u32; BATCH];
     for (g, block) in blocks.enumerate() {
-        if let Some(ahead) = chunk.get((g + AHEAD) * BLOCK..(g + AHEAD + 1) * BLOCK) {
+        if let Some(ahead) = chunk.get((g + AHEAD) * BATCH..(g + AHEAD + 1) * BATCH) {
             prefetch::lines(ahead);
         }
-        let Ok(block) = <&[T; BLOCK]>::try_from(block) else { continue };
+        let Ok(block) = <&[T; BATCH]>::try_from(block) else { continue };
         vector.slots(block, &mut slots, &counter);
         // Element `i` of a group in copy `i`: the loop unrolls with each copy fixed.
         for group in slots.chunks_exact(WAYS) {
@@ -349,9 +350,9 @@ mod tests {
     /// `Vector::slots` against the counter function one value at a time,
     /// on values drawn around the range's ends and inside it.
     fn agree<T: HistogramInput>(vector: Vector, p: &BinParams, values: &[T], counter: impl Fn(T) -> u32) {
-        for block in values.chunks_exact(BLOCK) {
-            let block = <&[T; BLOCK]>::try_from(block).expect("a block");
-            let mut slots = [u32::MAX; BLOCK];
+        for block in values.chunks_exact(BATCH) {
+            let block = <&[T; BATCH]>::try_from(block).expect("a block");
+            let mut slots = [u32::MAX; BATCH];
             vector.slots(block, &mut slots, &counter);
             for (v, got) in block.iter().zip(slots) {
                 assert_eq!(got, counter(*v), "{v:?} with {p:?}");
@@ -369,7 +370,7 @@ mod tests {
             let p = bin_params::<i32>(bins, lo, hi).expect("parameters");
             assert!(p.shift < 32);
             let edges = [lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, i32::MIN as i64, i32::MAX as i64];
-            let values: Vec<i32> = (0..64 * BLOCK)
+            let values: Vec<i32> = (0..64 * BATCH)
                 .map(|i| match i % 3 {
                     0 => edges[rng.random_range(0..edges.len())].clamp(i32::MIN as i64, i32::MAX as i64) as i32,
                     1 => rng.random_range(lo.max(i32::MIN as i64)..hi.min(i32::MAX as i64)) as i32,
@@ -380,14 +381,14 @@ mod tests {
         }
         for (bins, lo, hi) in [(256u32, 0u32, 256u32), (16, 32, 96), (1, 7, 8)] {
             let p = bin_params::<u8>(bins as usize, lo, hi).expect("parameters");
-            let values: Vec<u8> = (0..16 * BLOCK).map(|_| rng.random()).collect();
+            let values: Vec<u8> = (0..16 * BATCH).map(|_| rng.random()).collect();
             agree(Vector::shifted(p), &p, &values, |v| shifted_bin(v, &p));
         }
         for (bins, lo, hi) in [(256, 0.0f32, 1.0f32), (3, -1.5, 7.25), (4096, -1e6, 1e-3), (1, 0.5, 0.5000001)] {
             let p = bin_params::<f32>(bins, lo, hi).expect("parameters");
             let ends = [lo, hi, lo.next_down(), lo.next_up(), hi.next_down(), hi.next_up(), -0.0, 0.0];
             let odd = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, 3e38, -3e38];
-            let values: Vec<f32> = (0..64 * BLOCK)
+            let values: Vec<f32> = (0..64 * BATCH)
                 .map(|i| match i % 4 {
                     0 => ends[rng.random_range(0..ends.len())],
                     1 => odd[rng.random_range(0..odd.len())],
@@ -404,7 +405,7 @@ mod tests {
         // One task counts every chunk: a copy's 16-bit counter would pass
         // 2^16 after eight chunks of one value.
         let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool");
-        let n = 21 * CHUNK + BLOCK + 77;
+        let n = 21 * CHUNK + BATCH + 77;
         for bins in [7u32, FEW as u32 - 1, FEW as u32] {
             let counter = move |v: i32| if (v as u32) < bins { v as u32 } else { bins };
             for (value, kept) in [(3, true), (-1, false)] {
@@ -425,7 +426,7 @@ mod tests {
         // Both sizes of counters, at and next to the edge between them,
         // over several tasks' chunks and a remainder.
         let mut rng = ChaCha8Rng::seed_from_u64(17);
-        let n = 3 * CHUNK + BLOCK + 5;
+        let n = 3 * CHUNK + BATCH + 5;
         let x: Vec<i32> = (0..n).map(|_| rng.random_range(-5000..5000)).collect();
         for bins in [1u32, 255, FEW as u32 - 1, FEW as u32, MAX_BINS as u32] {
             // Value v counts in bin v mod (bins + 1); bin `bins` is dropped.

@@ -122,7 +122,7 @@ pub(crate) fn convolve<P: Pixel>(args: &mut HostArgs<'_>) -> Result<()> {
     let height = args.scalar::<u64>(4)? as usize;
     let fw = args.scalar::<u32>(5)? as usize;
     let fh = args.scalar::<u32>(6)? as usize;
-    let border = Border::from_code(args.scalar::<u32>(7)?);
+    let border = Border::decode(args.scalar::<u32>(7)?, "convolve on the CPU: the border argument")?;
     let divisor = args.scalar::<f32>(8)?;
     let out = args.output::<P>(2)?;
     if width == 0 {

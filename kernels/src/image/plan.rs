@@ -3,10 +3,9 @@
 
 use kiln_core::{Backend, DType, Device, Language, LaunchConfig};
 
-use crate::launch::{aligned, blocks};
-
-/// Threads per block of the 1D kernels (gray, WGSL's convolution).
-const BLOCK: u32 = 256;
+// Threads per block of the 1D kernels (gray, WGSL's convolution): the
+// shared one-element-per-thread block.
+use crate::launch::{aligned, blocks, BLOCK};
 
 /// The gray launch over `n` pixels whose input and output views start at
 /// byte offsets `in_off` and `out_off`. A thread converts as many pixels

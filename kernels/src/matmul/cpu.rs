@@ -73,10 +73,7 @@ pub(super) mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    #[cfg(not(feature = "cpu-gemm"))]
-    use crate::matmul::cpu_blocks::Packed;
-    #[cfg(feature = "cpu-gemm")]
-    use crate::matmul::cpu_gemm::Packed;
+    use crate::matmul::cpu_blocks;
 
     /// Shapes (m, n, k): below the threading size, at it, and past it, with
     /// single rows and columns and sides that fill no SIMD register.
@@ -93,19 +90,23 @@ pub(super) mod tests {
 
     /// Pools of these sizes take every route: one thread; threaded products
     /// through `gemm` (with `cpu-gemm`, below its `FAER_FROM_THREADS`, 4);
-    /// through `faer` (from 4). Without `cpu-gemm`: one block of rows, and
-    /// three or four blocks, one a thread.
+    /// through `faer` (from 4). On matrixmultiply's route (`cpu_blocks`,
+    /// the one without `cpu-gemm`): one block of rows, and three or four
+    /// blocks, one a thread.
     const THREADS: [usize; 3] = [1, 3, 4];
 
     pub(in crate::matmul) fn pool(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool")
     }
 
-    /// `packed` in a pool of `threads` against an f64 reference, within
+    /// A packed product: `packed` of this build, or another route's.
+    type Product<T> = fn(&[T], &[T], &mut [T], (usize, usize, usize));
+
+    /// `product` in a pool of `threads` against an f64 reference, within
     /// `(k + 2) eps sum |a b|`, its output poisoned first.
-    fn agrees<T>(threads: usize, eps: f64)
+    fn agrees<T>(product: Product<T>, threads: usize, eps: f64)
     where
-        T: Packed + From<f32> + Into<f64>,
+        T: Copy + Send + Sync + From<f32> + Into<f64>,
     {
         let mut rng = ChaCha8Rng::seed_from_u64(29 + threads as u64);
         let pool = pool(threads);
@@ -113,7 +114,7 @@ pub(super) mod tests {
             let a: Vec<T> = (0..m * k).map(|_| T::from(rng.random_range(-2.0f32..2.0))).collect();
             let b: Vec<T> = (0..k * n).map(|_| T::from(rng.random_range(-2.0f32..2.0))).collect();
             let mut c = vec![T::from(f32::NAN); m * n];
-            pool.install(|| packed(&a, &b, &mut c, (m, n, k)));
+            pool.install(|| product(&a, &b, &mut c, (m, n, k)));
             for i in 0..m {
                 for j in 0..n {
                     let terms = (0..k).map(|p| a[i * k + p].into() * b[p * n + j].into());
@@ -158,9 +159,18 @@ pub(super) mod tests {
     #[test]
     fn packed_products_match_a_reference_on_every_route() {
         for threads in THREADS {
-            agrees::<f32>(threads, f32::EPSILON as f64 / 2.0);
+            agrees::<f32>(packed, threads, f32::EPSILON as f64 / 2.0);
             // The f64 reference rounds as much as the product: twice the bound.
-            agrees::<f64>(threads, f64::EPSILON);
+            agrees::<f64>(packed, threads, f64::EPSILON);
+        }
+    }
+
+    #[test]
+    fn matrixmultiply_products_match_a_reference_on_every_route() {
+        // The route of builds without `cpu-gemm`, whichever this build takes.
+        for threads in THREADS {
+            agrees::<f32>(cpu_blocks::packed, threads, f32::EPSILON as f64 / 2.0);
+            agrees::<f64>(cpu_blocks::packed, threads, f64::EPSILON);
         }
     }
 }

@@ -19,7 +19,9 @@
 //! fp32 arithmetic: at most about `k` units of roundoff times `sum |a||b|`.
 
 mod cpu;
-#[cfg(not(feature = "cpu-gemm"))]
+// The lean route is compiled into every test build, so the default build's
+// tests check it too.
+#[cfg(any(test, not(feature = "cpu-gemm")))]
 mod cpu_blocks;
 #[cfg(feature = "cpu-gemm")]
 mod cpu_gemm;

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, Buffer, BufferView, BufferViewMut, Device, Error, LaunchConfig, Program, Result, Stream, View,
-    ViewMut,
+    Args, Backend, Buffer, BufferView, BufferViewMut, Device, Error, Language, LaunchConfig, Program, Result, Stream,
+    View, ViewMut,
 };
 
 use super::{check_empty, check_numeric, cpu, fold_into, reduce_cuda, wgsl_is_nan, ReduceOp};
@@ -130,9 +130,14 @@ fn fold_rows<B: Backend, T: Number>(
     out: BufferViewMut<'_, B, T>,
 ) -> Result<()> {
     let kernel = stream.device().kernel(&axis_program::<T>(op, 1))?;
-    let warps_per_block = BLOCK as usize / 32;
-    let max_grid = stream.device().info().limits.max_grid[0] as usize;
-    let blocks = rows.div_ceil(warps_per_block).clamp(1, max_grid);
+    let info = stream.device().info();
+    // Rows a block folds: on CUDA one per warp (the device's warp width);
+    // WGSL's workgroups are 8 rows of 32 invocations whatever the subgroup
+    // size (axis.wgsl); the host fn ignores the grid.
+    let lanes = if B::LANGUAGE == Language::Cuda { info.limits.warp_size.max(1) } else { 32 };
+    let rows_per_block = (BLOCK / lanes).max(1) as usize;
+    let max_grid = info.limits.max_grid[0] as usize;
+    let blocks = rows.div_ceil(rows_per_block).clamp(1, max_grid);
     let args = Args::new().arg(x).arg(out).scalar(op.identity::<T>());
     let (width, name) = (index_width(stream), kernel.name());
     let args = args.length(width, rows, name)?.length(width, cols, name)?.length(width, 0, name)?;

@@ -220,7 +220,8 @@ macro_rules! per_dtype {
 /// Whole-array fold; arguments (x, out, identity, n): `out[0]` = fold of x,
 /// the other partials the identity.
 pub(crate) fn fold<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
-    per_dtype!(T, args, fold_typed, ReduceOp::from_code(OP))
+    let op = ReduceOp::decode(OP, "reduction on the CPU")?;
+    per_dtype!(T, args, fold_typed, op)
 }
 
 fn fold_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> {
@@ -250,7 +251,8 @@ fn put<T: Number>(out: &mut [T], value: T, identity: T) -> Result<()> {
 
 /// Along axis 1 (one result per row); arguments (x, out, identity, rows, cols).
 pub(crate) fn fold_rows<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
-    per_dtype!(T, args, rows_typed, ReduceOp::from_code(OP))
+    let op = ReduceOp::decode(OP, "row reduction on the CPU")?;
+    per_dtype!(T, args, rows_typed, op)
 }
 
 fn rows_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> {
@@ -269,7 +271,8 @@ fn rows_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> 
 /// `rows_per_chunk`; arguments (x, out, identity, rows, cols, rows_per_chunk).
 /// The CPU folds all rows into chunk 0 and gives the other chunks the identity.
 pub(crate) fn fold_cols<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
-    per_dtype!(T, args, cols_typed, ReduceOp::from_code(OP))
+    let op = ReduceOp::decode(OP, "column reduction on the CPU")?;
+    per_dtype!(T, args, cols_typed, op)
 }
 
 fn cols_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> {

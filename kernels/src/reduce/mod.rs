@@ -128,13 +128,24 @@ impl ReduceOp {
         self as u8
     }
 
-    const fn from_code(code: u8) -> ReduceOp {
+    /// The operation of a kernel's `OP` code (see `code`), or `None` for a
+    /// code no operation has.
+    pub(crate) const fn from_code(code: u8) -> Option<ReduceOp> {
         match code {
-            0 => ReduceOp::Sum,
-            1 => ReduceOp::Product,
-            2 => ReduceOp::Min,
-            _ => ReduceOp::Max,
+            0 => Some(ReduceOp::Sum),
+            1 => Some(ReduceOp::Product),
+            2 => Some(ReduceOp::Min),
+            3 => Some(ReduceOp::Max),
+            _ => None,
         }
+    }
+
+    /// [`from_code`](Self::from_code), with an unknown code as an
+    /// `InvalidArgument` error naming `what` (the kernel that got it).
+    pub(crate) fn decode(code: u8, what: &str) -> Result<ReduceOp> {
+        Self::from_code(code).ok_or_else(|| {
+            Error::invalid(what, format!("reduction code {code} names no operation (0 sum, 1 product, 2 min, 3 max)"))
+        })
     }
 
     /// The WGSL fold of `a` and `b` (`is_nan` from [`wgsl_is_nan`]).
@@ -324,4 +335,23 @@ pub fn dot<B: Backend, T: Number>(stream: &Stream<B>, x: &impl View<B, T>, y: &i
     let mut out = stream.alloc::<T>(1)?;
     dot_into(stream, x, y, &mut out)?;
     read_one(stream, &out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReduceOp;
+    use kiln_core::Error;
+
+    #[test]
+    fn codes_round_trip_and_unknown_codes_are_refused() {
+        for op in ReduceOp::ALL {
+            assert_eq!(ReduceOp::from_code(op.code()), Some(op));
+        }
+        for code in [4, 5, u8::MAX] {
+            assert_eq!(ReduceOp::from_code(code), None);
+            let err = ReduceOp::decode(code, "reduction test").unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
+            assert!(err.to_string().starts_with("reduction test: reduction code"), "{err}");
+        }
+    }
 }

@@ -479,9 +479,11 @@ impl ReductionKernel {
             return unsafe { stream.launch(&kernel, LaunchConfig::new(1, 1), args.arg(out)) };
         }
         if axis == 1 {
-            // CUDA: a warp per row; WGSL: a workgroup per row. Rows too few
-            // to fill the device are cut into parts, a block each.
-            let per_block = if B::LANGUAGE == Language::Cuda { (BLOCK / 32) as usize } else { 1 };
+            // CUDA: a warp per row (the device's warp width); WGSL: a
+            // workgroup per row. Rows too few to fill the device are cut
+            // into parts, a block each.
+            let per_block =
+                if B::LANGUAGE == Language::Cuda { (BLOCK / info.limits.warp_size.max(1)).max(1) as usize } else { 1 };
             // On CUDA twice the blocks of a whole-array pass (a part's loads
             // are single elements, not 16-byte packs: 2974 to 3423 GB/s for
             // 8 rows of 8 Mi f32 on an H200); WGSL's 1024 groups already

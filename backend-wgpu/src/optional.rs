@@ -1,0 +1,100 @@
+//! The optional features kiln asks an adapter for, and leaving some off, as
+//! an adapter without them would be: kiln's kernels then take the paths
+//! they take on such an adapter (a browser's WebGPU, say), so those can be
+//! tested anywhere.
+
+/// Environment variable naming optional features to leave off on every
+/// device opened (comma-separated [`Optional::name`]s: `subgroups`, `f64`,
+/// `f16`, `float-atomics`, `timestamps`). Unknown names are ignored.
+pub const HIDE_ENV: &str = "KILN_WGPU_HIDE";
+
+/// An optional feature kiln uses where the adapter has it, which a device
+/// can be opened without ([`Wgpu::open_without`](crate::Wgpu::open_without),
+/// or [`HIDE_ENV`] for every device of a process).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Optional {
+    /// Subgroup operations: without them the one-pass scans and compaction
+    /// walk back with the whole workgroup, and the sort runs three kernels
+    /// a pass instead of onesweep.
+    Subgroups,
+    /// 64-bit floats in kernels.
+    F64,
+    /// 16-bit floats in kernels.
+    F16,
+    /// Atomic add on 32-bit floats.
+    FloatAtomics,
+    /// Timestamp queries, which events time with.
+    Timestamps,
+}
+
+impl Optional {
+    /// Every optional feature.
+    pub const ALL: [Optional; 5] =
+        [Optional::Subgroups, Optional::F64, Optional::F16, Optional::FloatAtomics, Optional::Timestamps];
+
+    /// The name [`HIDE_ENV`] knows the feature by.
+    ///
+    /// ```
+    /// use kiln_wgpu::Optional;
+    /// assert_eq!(Optional::FloatAtomics.name(), "float-atomics");
+    /// assert_eq!(Optional::from_name(" float-atomics "), Some(Optional::FloatAtomics));
+    /// assert_eq!(Optional::from_name("warp"), None);
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Optional::Subgroups => "subgroups",
+            Optional::F64 => "f64",
+            Optional::F16 => "f16",
+            Optional::FloatAtomics => "float-atomics",
+            Optional::Timestamps => "timestamps",
+        }
+    }
+
+    /// The feature named `name` (surrounding spaces ignored), if any.
+    pub fn from_name(name: &str) -> Option<Optional> {
+        Optional::ALL.into_iter().find(|o| o.name() == name.trim())
+    }
+
+    /// The wgpu features it stands for.
+    fn wgpu(self) -> wgpu::Features {
+        match self {
+            Optional::Subgroups => wgpu::Features::SUBGROUP,
+            Optional::F64 => wgpu::Features::SHADER_F64,
+            Optional::F16 => wgpu::Features::SHADER_F16,
+            Optional::FloatAtomics => wgpu::Features::SHADER_FLOAT32_ATOMIC,
+            Optional::Timestamps => wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
+        }
+    }
+}
+
+/// The optional features kiln asks for when the adapter has them, less
+/// those `hidden` and those [`HIDE_ENV`] names.
+pub(crate) fn wanted_features(adapter: wgpu::Features, hidden: &[Optional]) -> wgpu::Features {
+    let from_env = std::env::var(HIDE_ENV).unwrap_or_default();
+    let named = from_env.split(',').filter_map(Optional::from_name);
+    let wanted = Optional::ALL.iter().fold(wgpu::Features::empty(), |f, o| f | o.wgpu());
+    let wanted = hidden.iter().copied().chain(named).fold(wanted, |f, o| f.difference(o.wgpu()));
+    adapter & wanted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_features_are_left_off_and_the_rest_kept() {
+        let all = wgpu::Features::all();
+        let kept = wanted_features(all, &[Optional::Subgroups, Optional::Timestamps]);
+        assert!(!kept.contains(wgpu::Features::SUBGROUP));
+        assert!(!kept.intersects(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS));
+        assert!(kept.contains(wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_F16));
+        assert!(kept.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC));
+        // Nothing the adapter lacks, nothing kiln does not use.
+        assert_eq!(wanted_features(wgpu::Features::SHADER_F16, &[]), wgpu::Features::SHADER_F16);
+        assert!(!wanted_features(all, &[]).contains(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS));
+        for o in Optional::ALL {
+            assert_eq!(Optional::from_name(o.name()), Some(o));
+        }
+    }
+}
