@@ -45,6 +45,7 @@
 #![deny(missing_docs)]
 
 mod access;
+mod block;
 mod device;
 mod fill;
 mod memory;

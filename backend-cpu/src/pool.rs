@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use kiln_core::{size_class, BlockCache, CachePolicy, CacheStats};
 
-use crate::memory::{Block, CpuMemory};
+use crate::block::Block;
 
 /// Buffers of at least this many bytes come from the pool.
 const POOLED_FROM: usize = 4 << 20;
@@ -38,18 +38,20 @@ impl Pool {
         Arc::new(Pool { cache: BlockCache::new(CachePolicy::default()), unpooled: AtomicU64::new(0) })
     }
 
-    /// A buffer of `len` bytes: a kept block of its class (whatever it
-    /// held), or a fresh zeroed allocation; `None` when the system refuses
-    /// even after the kept blocks are freed.
-    pub(crate) fn alloc(self: &Arc<Pool>, len: usize) -> Option<CpuMemory> {
+    /// A block of at least `len` bytes, and whether it is pooled: a kept
+    /// block of its class (whatever it held), or a fresh zeroed one (the
+    /// system allocator's below [`POOLED_FROM`], counted among the live
+    /// bytes until [`forget`](Self::forget)); `None` when the system
+    /// refuses even after the kept blocks are freed.
+    pub(crate) fn take(&self, len: usize) -> Option<(Block, bool)> {
         if len < POOLED_FROM {
-            let mem = CpuMemory::new(len)?;
+            let block = Block::new(len)?;
             self.unpooled.fetch_add(len as u64, Ordering::AcqRel);
-            return Some(mem.counted(self.clone()));
+            return Some((block, false));
         }
         let size = size_class(len as u64, GRANULE)?;
         if let Some((_, block)) = self.cache.take(size, size) {
-            return Some(CpuMemory::pooled(block, len, self.clone()));
+            return Some((block, true));
         }
         let bytes = usize::try_from(size).ok()?;
         let block = Block::new(bytes).or_else(|| {
@@ -57,7 +59,7 @@ impl Pool {
             Block::new(bytes)
         })?;
         self.cache.add_used(size);
-        Some(CpuMemory::pooled(block, len, self.clone()))
+        Some((block, true))
     }
 
     /// Take back a dropped buffer's block: kept within the policy's bound,
@@ -100,6 +102,12 @@ mod tests {
     use kiln_core::RawBuffer;
 
     use super::*;
+    use crate::memory::CpuMemory;
+
+    /// A buffer of `len` bytes from `pool`.
+    fn alloc(pool: &Arc<Pool>, len: usize) -> Option<CpuMemory> {
+        CpuMemory::from_pool(pool, len)
+    }
 
     /// A buffer's address, to check a block is reused.
     fn address(mem: &CpuMemory) -> usize {
@@ -109,7 +117,7 @@ mod tests {
     #[test]
     fn large_buffers_reuse_their_class_and_small_ones_do_not() {
         let pool = Pool::new();
-        let a = pool.alloc(POOLED_FROM + 1).expect("memory");
+        let a = alloc(&pool, POOLED_FROM + 1).expect("memory");
         assert_eq!(a.len(), POOLED_FROM + 1);
         let at = address(&a);
         // SAFETY: the whole buffer, written by nothing else.
@@ -118,15 +126,15 @@ mod tests {
         drop(a);
         assert_eq!(pool.counts(), (0, POOLED_FROM as u64 + GRANULE));
         // The same class (rounded up to whole 2 MiB) gets the kept block back.
-        let b = pool.alloc(POOLED_FROM + GRANULE as usize).expect("memory");
+        let b = alloc(&pool, POOLED_FROM + GRANULE as usize).expect("memory");
         assert_eq!((address(&b), b.len()), (at, POOLED_FROM + GRANULE as usize));
         // Another class gets a fresh, zeroed block.
-        let c = pool.alloc(POOLED_FROM).expect("memory");
+        let c = alloc(&pool, POOLED_FROM).expect("memory");
         assert_ne!(address(&c), at);
         // SAFETY: the whole buffer, written by nothing else.
         assert!(unsafe { c.range(0, c.len()) }.iter().all(|&v| v == 0));
         drop((b, c));
-        let small = pool.alloc(100).expect("memory");
+        let small = alloc(&pool, 100).expect("memory");
         assert_eq!(pool.counts().0, 100);
         drop(small);
         assert_eq!(pool.counts(), (0, 2 * POOLED_FROM as u64 + GRANULE));
@@ -139,11 +147,11 @@ mod tests {
     #[test]
     fn a_block_serves_another_size_of_its_class() {
         let pool = Pool::new();
-        let a = pool.alloc((100 << 20) + 1).expect("memory");
+        let a = alloc(&pool, (100 << 20) + 1).expect("memory");
         let at = address(&a);
         drop(a);
         // 100 MiB + 1 and 110 MiB both take a block of 112 MiB (64 MiB + 3 x 16 MiB).
-        let b = pool.alloc(110 << 20).expect("memory");
+        let b = alloc(&pool, 110 << 20).expect("memory");
         assert_eq!((address(&b), b.len()), (at, 110 << 20));
         assert_eq!(pool.counts(), (112 << 20, 112 << 20));
     }
@@ -154,7 +162,7 @@ mod tests {
         // One buffer at a time, each of a larger class: keeping them all
         // would hold 4 + 6 + 8 + 10 + 12 MiB; the peak in use is 12 MiB.
         for mib in [4u64, 6, 8, 10, 12] {
-            drop(pool.alloc((mib << 20) as usize).expect("memory"));
+            drop(alloc(&pool, (mib << 20) as usize).expect("memory"));
             let s = pool.stats();
             assert_eq!((s.peak, s.bound), (mib << 20, mib << 20));
             assert!(s.cached <= s.bound, "{s:?}");
@@ -162,7 +170,7 @@ mod tests {
         assert_eq!(pool.counts(), (0, 12 << 20), "the latest block, kept alone");
         pool.set_policy(CachePolicy::budget(8 << 20));
         assert_eq!(pool.counts(), (0, 0), "12 MiB pass a budget of 8");
-        drop(pool.alloc(6 << 20).expect("memory"));
+        drop(alloc(&pool, 6 << 20).expect("memory"));
         assert_eq!(pool.counts(), (0, 6 << 20));
         pool.trim(0);
         let s = pool.stats();

@@ -45,7 +45,7 @@ impl RawStream for CpuStream {
     }
 
     fn alloc(&self, bytes: usize) -> Result<CpuMemory> {
-        allocate(self.pool.alloc(bytes), bytes, &format!("buffer of {bytes} bytes"), &self.device)
+        allocate(CpuMemory::from_pool(&self.pool, bytes), bytes, &format!("buffer of {bytes} bytes"), &self.device)
     }
 
     unsafe fn write(&self, dst: &CpuMemory, dst_offset: usize, src: &[u8]) -> Result<()> {

@@ -21,20 +21,11 @@ use std::sync::Mutex;
 
 use kiln_core::Result;
 
-use crate::builtin::{binding, params_entry, storage_entry};
 use crate::errors::scoped;
-use crate::memory::{create_buffer, STORAGE};
+use crate::resources::{binding, create_buffer, next_id, params_entry, storage_entry, STORAGE};
 
 /// Bind groups kept at most before the cache starts over.
 pub(crate) const MAX_GROUPS: usize = 4096;
-
-/// The number of the next buffer made (0 is never given).
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// A number for a new buffer, unique in the process.
-pub(crate) fn next_id() -> u64 {
-    NEXT_ID.fetch_add(1, Ordering::Relaxed)
-}
 
 /// A bound range: the buffer's number, the offset and the size in bytes.
 pub(crate) type Range = (u64, u64, u64);

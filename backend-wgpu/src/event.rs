@@ -60,7 +60,7 @@ impl WgpuEvent {
                 ty: wgpu::QueryType::Timestamp,
                 count: 1,
             });
-            let resolve = crate::memory::create_buffer(
+            let resolve = crate::resources::create_buffer(
                 &ctx.device,
                 &ctx.info.name,
                 "event timestamp",
@@ -92,7 +92,7 @@ impl WgpuEvent {
                 let pooled = ctx.stamp_buffers.lock().unwrap_or_else(|p| p.into_inner()).pop();
                 let readback = match pooled {
                     Some(b) => b,
-                    None => crate::memory::create_buffer(
+                    None => crate::resources::create_buffer(
                         &ctx.device,
                         &ctx.info.name,
                         "event timestamp",

@@ -11,6 +11,7 @@ use wgpu::naga;
 use crate::context::Context;
 use crate::errors::{describe, scoped};
 use crate::reflect::{reflect, Reflection, BLOCK_OVERRIDES};
+use crate::resources::checks_for;
 
 /// What a pipeline depends on besides the module.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -58,16 +59,6 @@ pub const CHECKED_ENV: &str = "KILN_WGPU_CHECKED";
 /// guards either way: `x / 0 == x` is WGSL's definition, which kernels use.
 fn runtime_checks() -> wgpu::ShaderRuntimeChecks {
     checks_for(std::env::var(CHECKED_ENV).ok().as_deref())
-}
-
-/// The checks for a value of [`CHECKED_ENV`].
-pub(crate) fn checks_for(value: Option<&str>) -> wgpu::ShaderRuntimeChecks {
-    let mut checks = wgpu::ShaderRuntimeChecks::checked();
-    if !matches!(value.map(str::trim), Some(v) if !v.is_empty() && v != "0") {
-        checks.bounds_checks = false;
-        checks.force_loop_bounding = false;
-    }
-    checks
 }
 
 /// `file:line:column: message` for the first location of a diagnostic,
@@ -189,7 +180,7 @@ impl WgpuKernel {
 
 #[cfg(test)]
 mod tests {
-    use super::checks_for;
+    use crate::resources::checks_for;
 
     #[test]
     fn checks_only_when_asked_for() {

@@ -110,7 +110,6 @@
 
 mod adapter;
 mod bindings;
-mod builtin;
 mod completion;
 mod context;
 mod device;
@@ -123,6 +122,7 @@ mod optional;
 mod params;
 mod pool;
 mod reflect;
+mod resources;
 mod stream;
 mod transfer;
 mod vulkan;

@@ -7,19 +7,11 @@ use std::sync::{Arc, Weak};
 
 use kiln_core::{Error, RawBuffer, RawHostBuffer, Result};
 
-use crate::bindings::{next_id, Bindings};
+use crate::bindings::Bindings;
 use crate::context::Context;
 use crate::errors::{describe, scoped};
 use crate::pool::Pool;
-
-/// Usages of every kiln device buffer: kernel storage, and both ends of copies.
-pub(crate) const STORAGE: wgpu::BufferUsages =
-    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
-
-/// `n` rounded up to a multiple of 4, the granularity of wgpu's copies and bindings.
-pub(crate) const fn round4(n: u64) -> u64 {
-    n.next_multiple_of(4)
-}
+use crate::resources::{create_buffer, next_id, round4, STORAGE};
 
 /// Device storage: a wgpu buffer of `len` bytes (allocated rounded up to a
 /// multiple of 4, so that every range of it can be widened to whole words).
@@ -67,30 +59,6 @@ impl std::fmt::Debug for WgpuBuffer {
 impl RawBuffer for WgpuBuffer {
     fn len(&self) -> usize {
         self.len
-    }
-}
-
-/// Create a wgpu buffer, turning wgpu's out-of-band errors into `Err`.
-pub(crate) fn create_buffer(
-    device: &wgpu::Device,
-    device_name: &str,
-    what: &str,
-    size: u64,
-    usage: wgpu::BufferUsages,
-    mapped_at_creation: bool,
-) -> Result<wgpu::Buffer> {
-    let desc = wgpu::BufferDescriptor { label: Some(what), size, usage, mapped_at_creation };
-    match scoped(device, || device.create_buffer(&desc)) {
-        (buffer, None) => Ok(buffer),
-        (_, Some(wgpu::Error::OutOfMemory { .. })) => Err(Error::OutOfMemory {
-            device: device_name.to_string(),
-            what: what.to_string(),
-            requested: size,
-            counts: kiln_core::MemoryCounts::free(None),
-        }),
-        (_, Some(e)) => {
-            Err(Error::driver(kiln_core::BackendKind::Wgpu, format!("create_buffer ({what})"), describe(&e)))
-        }
     }
 }
 

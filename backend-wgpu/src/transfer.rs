@@ -3,7 +3,7 @@
 //! wgpu copies whole 4-byte words only, never within one buffer, and clears
 //! only to zero. Ranges that fit are one wgpu command; the others (u8 and
 //! f16 views at odd positions, same-buffer copies, non-zero patterns) go
-//! through a temporary buffer and kiln's byte kernels ([`crate::builtin`]).
+//! through a temporary buffer and kiln's byte kernels (`context/builtin.rs`).
 
 use std::sync::{Arc, Mutex};
 

@@ -61,7 +61,7 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
         let mut out = stream.alloc::<u32>(lanes.rows)?;
         if lanes.rows > 0 {
             let expr = values.expr();
-            let plan = Plan::new(&expr, Some(&lanes.perm))?;
+            let plan = Plan::new(&expr.term, expr.shape()?, Some(&lanes.perm))?;
             let count = count(&plan, lanes.rows * lanes.cols)?;
             let args = plan.args(Args::new(), count.as_ref())?.arg(extreme.buffer()).scalar(cols32);
             kernel::<B, T>(&plan)?.reduce_axis(&stream, args, lanes.rows, lanes.cols, 1, &mut out)?;

@@ -3,16 +3,26 @@
 //! map is the expression), cached by the expression's form, its operands'
 //! access (in order or strided) and rank.
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use kiln_core::{Args, Backend, DType, Element, Error, Result, Scalar, Stream};
 
-use super::lazy::{ArrayExpr, Term};
 use super::{Array, Layout};
 use crate::expr::{index, select, var, Expr, Ty};
-use crate::user::{Elementwise, ElementwiseKernel, Reduction};
+use crate::user::{Elementwise, Reduction};
+
+/// A node of an array expression.
+pub(crate) enum Term<B: Backend, T: Element> {
+    Array(Array<B, T>),
+    Scalar(T),
+    Un(UnOp, Arc<Term<B, T>>),
+    Bin(BinOp, Arc<Term<B, T>>, Arc<Term<B, T>>),
+    /// `a` where the mask holds, else `b`.
+    Where(Arc<dyn Lower<B>>, Arc<Term<B, T>>, Arc<Term<B, T>>),
+    /// An expression of another element type converted to `T`.
+    Cast(Arc<dyn Lower<B>>),
+}
 
 /// An array of any element type, as a plan reads it.
 pub(crate) trait Source<B: Backend>: Sync {
@@ -105,16 +115,16 @@ fn limit(what: String) -> Error {
 }
 
 impl<'a, B: Backend> Plan<'a, B> {
-    /// The plan of `expr`, its axes walked in the order `perm` gives (all
-    /// of them, in order, without one).
-    pub(crate) fn new<T: Element>(expr: &'a ArrayExpr<B, T>, perm: Option<&[usize]>) -> Result<Self> {
-        let full = expr.shape()?.to_vec();
+    /// The plan of the expression `term` of shape `full`, its axes walked
+    /// in the order `perm` gives (all of them, in order, without one).
+    pub(crate) fn new<T: Element>(term: &'a Term<B, T>, full: &[usize], perm: Option<&[usize]>) -> Result<Self> {
+        let full = full.to_vec();
         let shape = match perm {
             Some(p) => Layout::standard(&full)?.permuted(p)?.shape().to_vec(),
             None => full.clone(),
         };
         let mut plan = Plan { shape, body: Expr::from(0), arrays: Vec::new(), scalars: Vec::new() };
-        plan.body = plan.term(&expr.term, &full, perm)?;
+        plan.body = plan.term(term, &full, perm)?;
         if plan.arrays.is_empty() {
             return Err(Error::invalid(
                 "array expression",
@@ -280,48 +290,4 @@ pub(crate) fn name(prefix: &str, key: &str) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     key.hash(&mut h);
     format!("{prefix}_{:016x}", h.finish())
-}
-
-impl<B: Backend, T: Element> ArrayExpr<B, T> {
-    /// Compute the expression into a new row-major array, with one
-    /// generated kernel (cached: a loop does not recompile). `Err` where
-    /// the arrays do not broadcast together (naming both shapes), where
-    /// there is no array to give a device, or a strided operand reaches
-    /// past the i32 indices of a strided read.
-    pub fn eval(&self) -> Result<Array<B, T>> {
-        static KERNELS: OnceLock<Mutex<HashMap<String, ElementwiseKernel>>> = OnceLock::new();
-        let plan = Plan::new(self, None)?;
-        let stream = plan.stream();
-        let n: usize = plan.shape.iter().product();
-        let mut out = stream.alloc::<T>(n)?;
-        // Launched at any size: an empty one still checks the device has the types.
-        let key = format!("{} {}", T::DTYPE, plan.key());
-        let k = crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
-            let def = plan.declare(Elementwise::new(name("kiln_array", &key)), false);
-            def.output("out", T::DTYPE).set("out", plan.body.clone()).build()
-        })?;
-        k.launch(&stream, plan.args(Args::new(), None)?.arg(&mut out))?;
-        Array::from_buffer(out, &plan.shape)
-    }
-
-    /// Compute the expression converted to `U` (NumPy's `astype`, fused
-    /// into the same kernel), with kiln's conversions: integers wrap, floats
-    /// to integers truncate and saturate (NaN giving 0), integers to floats
-    /// round to nearest.
-    ///
-    /// # Examples
-    /// ```
-    /// use kiln_core::Device;
-    /// use kiln_cpu::Cpu;
-    /// use kiln_kernels::array::Array;
-    /// # fn main() -> kiln_core::Result<()> {
-    /// let s = Device::<Cpu>::open(0)?.stream();
-    /// let a = Array::from_vec(&s, &[4], &[-1.5f64, 2.7, 1e20, f64::NAN])?;
-    /// assert_eq!(a.expr().astype::<i32>()?.to_vec()?, [-1, 2, i32::MAX, 0]);
-    /// assert_eq!((&a * 2.0).astype::<f32>()?.to_vec()?[..3], [-3.0f32, 5.4, 2e20]);
-    /// # Ok(()) }
-    /// ```
-    pub fn astype<U: Element>(&self) -> Result<Array<B, U>> {
-        self.clone().cast::<U>().eval()
-    }
 }

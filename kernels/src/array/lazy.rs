@@ -1,26 +1,16 @@
 //! Array expressions, built lazily by operators and methods and run as one
 //! generated elementwise kernel when [`eval`](ArrayExpr::eval)uated.
 
+use std::collections::HashMap;
 use std::ops;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use kiln_core::{Backend, Element, Error, Result};
+use kiln_core::{Args, Backend, Element, Error, Result};
 
-use super::fuse::{Lower, Plan};
+use super::fuse::{name, Lower, Plan, Term};
 use super::{broadcast_shapes, Array};
 use crate::expr::{BinOp, Expr, UnOp};
-
-/// A node of an array expression.
-pub(crate) enum Term<B: Backend, T: Element> {
-    Array(Array<B, T>),
-    Scalar(T),
-    Un(UnOp, Arc<Term<B, T>>),
-    Bin(BinOp, Arc<Term<B, T>>, Arc<Term<B, T>>),
-    /// `a` where the mask holds, else `b`.
-    Where(Arc<dyn Lower<B>>, Arc<Term<B, T>>, Arc<Term<B, T>>),
-    /// An expression of another element type converted to `T`.
-    Cast(Arc<dyn Lower<B>>),
-}
+use crate::user::{Elementwise, ElementwiseKernel};
 
 /// An elementwise expression of arrays and scalars of `T`, not yet
 /// computed: operators on arrays build one, [`eval`](Self::eval) runs it as
@@ -435,4 +425,48 @@ macro_rules! array_comparisons {
             ne_to => Ne,
         }
     };
+}
+
+impl<B: Backend, T: Element> ArrayExpr<B, T> {
+    /// Compute the expression into a new row-major array, with one
+    /// generated kernel (cached: a loop does not recompile). `Err` where
+    /// the arrays do not broadcast together (naming both shapes), where
+    /// there is no array to give a device, or a strided operand reaches
+    /// past the i32 indices of a strided read.
+    pub fn eval(&self) -> Result<Array<B, T>> {
+        static KERNELS: OnceLock<Mutex<HashMap<String, ElementwiseKernel>>> = OnceLock::new();
+        let plan = Plan::new(&self.term, self.shape()?, None)?;
+        let stream = plan.stream();
+        let n: usize = plan.shape.iter().product();
+        let mut out = stream.alloc::<T>(n)?;
+        // Launched at any size: an empty one still checks the device has the types.
+        let key = format!("{} {}", T::DTYPE, plan.key());
+        let k = crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
+            let def = plan.declare(Elementwise::new(name("kiln_array", &key)), false);
+            def.output("out", T::DTYPE).set("out", plan.body.clone()).build()
+        })?;
+        k.launch(&stream, plan.args(Args::new(), None)?.arg(&mut out))?;
+        Array::from_buffer(out, &plan.shape)
+    }
+
+    /// Compute the expression converted to `U` (NumPy's `astype`, fused
+    /// into the same kernel), with kiln's conversions: integers wrap, floats
+    /// to integers truncate and saturate (NaN giving 0), integers to floats
+    /// round to nearest.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::Device;
+    /// use kiln_cpu::Cpu;
+    /// use kiln_kernels::array::Array;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let a = Array::from_vec(&s, &[4], &[-1.5f64, 2.7, 1e20, f64::NAN])?;
+    /// assert_eq!(a.expr().astype::<i32>()?.to_vec()?, [-1, 2, i32::MAX, 0]);
+    /// assert_eq!((&a * 2.0).astype::<f32>()?.to_vec()?[..3], [-3.0f32, 5.4, 2e20]);
+    /// # Ok(()) }
+    /// ```
+    pub fn astype<U: Element>(&self) -> Result<Array<B, U>> {
+        self.clone().cast::<U>().eval()
+    }
 }

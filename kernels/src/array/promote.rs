@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use kiln_core::{Backend, Element};
 
-use super::lazy::{ArrayExpr, CastOf, IntoExpr, Term};
+use super::fuse::Term;
+use super::lazy::{ArrayExpr, CastOf, IntoExpr};
 use super::Array;
 
 /// The type NumPy gives `T` combined with `U`. Symmetric:

@@ -132,7 +132,7 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
     /// Fold every element with `fold` and return the result; the expression
     /// is computed in the same pass. Blocks until the value is on the host.
     pub fn fold(&self, fold: Fold) -> Result<T> {
-        let plan = Plan::new(self, None)?;
+        let plan = Plan::new(&self.term, self.shape()?, None)?;
         let n: usize = plan.shape.iter().product();
         fold.check::<T>(n)?;
         let stream = plan.stream();
@@ -161,7 +161,7 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
     pub fn fold_axes(&self, fold: Fold, axes: &[usize]) -> Result<Array<B, T>> {
         let lanes = Lanes::of(self.shape()?, axes, &format!("array {fold:?}"))?;
         fold.check::<T>(lanes.cols)?;
-        let plan = Plan::new(self, Some(&lanes.perm))?;
+        let plan = Plan::new(&self.term, self.shape()?, Some(&lanes.perm))?;
         let stream = plan.stream();
         let mut out = stream.alloc::<T>(lanes.rows)?;
         if lanes.rows > 0 {

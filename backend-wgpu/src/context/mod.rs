@@ -21,9 +21,12 @@ use std::time::Duration;
 use kiln_core::{BackendKind, DeviceInfo, Error, Result};
 
 use crate::bindings::Bindings;
-use crate::builtin::{binding, Builtins};
+use crate::resources::{binding, create_buffer};
+use builtin::Builtins;
 use crate::completion::{Completion, Completions, Hold, State};
 use crate::errors::{driver, scoped, Faults};
+
+mod builtin;
 
 /// Commands recorded before the batch is submitted on its own, so that the
 /// device starts on long sequences of launches without waiting for a sync.
@@ -298,7 +301,7 @@ impl Context {
         if p.current == p.blocks.len() {
             let what = "kiln kernel scalars";
             let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
-            let buffer = crate::memory::create_buffer(&self.device, &self.info.name, what, PARAMS_BLOCK, usage, false)?;
+            let buffer = create_buffer(&self.device, &self.info.name, what, PARAMS_BLOCK, usage, false)?;
             p.blocks.push(ParamsBlock { buffer, groups: HashMap::new() });
         }
         let block = &mut p.blocks[p.current];

@@ -8,9 +8,9 @@
 
 use kiln_core::{BackendKind, Error, Result};
 
-use crate::context::{Batch, Context};
+use super::{Batch, Context};
 use crate::errors::{describe, scoped};
-use crate::memory::round4;
+use crate::resources::{binding, checks_for, round4, storage_entry};
 
 /// Workgroup size of both kernels (fixed in their sources).
 const GROUP: u64 = 256;
@@ -18,40 +18,6 @@ const GROUP: u64 = 256;
 /// Most bytes one dispatch covers, whatever the adapter allows: the byte
 /// kernel's offsets are 32-bit.
 const MAX_CHUNK: u64 = 1 << 30;
-
-/// A storage-buffer entry of a bind group layout.
-pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-/// The uniform entry holding a kernel's scalar arguments (group 1, binding
-/// 0), bound with a dynamic offset into the batch's scalar block.
-pub(crate) fn params_entry() -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding: 0,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: true,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-/// A binding of `size` bytes of `buffer` from `offset`.
-pub(crate) fn binding(buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindingResource<'_> {
-    wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset, size: wgpu::BufferSize::new(size) })
-}
 
 /// One compiled built-in kernel with its bind group layouts.
 struct Builtin {
@@ -68,7 +34,7 @@ impl Builtin {
             // SAFETY: both kernels index only words of their bindings: the
             // range arithmetic in `fill` and `copy` below sizes each binding
             // to cover every word a dispatch touches, and their loops end.
-            let module = unsafe { device.create_shader_module_trusted(desc, crate::kernel::checks_for(None)) };
+            let module = unsafe { device.create_shader_module_trusted(desc, checks_for(None)) };
             let buffers = device
                 .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(name), entries: storage });
             let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -168,25 +134,25 @@ impl Builtins {
             fill: Builtin::new(
                 ctx,
                 "kiln_fill_bytes",
-                include_str!("wgsl/fill_bytes.wgsl"),
+                include_str!("../wgsl/fill_bytes.wgsl"),
                 &[storage_entry(0, false)],
             )?,
             copy: Builtin::new(
                 ctx,
                 "kiln_copy_bytes",
-                include_str!("wgsl/copy_bytes.wgsl"),
+                include_str!("../wgsl/copy_bytes.wgsl"),
                 &[storage_entry(0, true), storage_entry(1, false)],
             )?,
             fill4: Builtin::new(
                 ctx,
                 "kiln_fill_vec4",
-                include_str!("wgsl/fill_vec4.wgsl"),
+                include_str!("../wgsl/fill_vec4.wgsl"),
                 &[storage_entry(0, false)],
             )?,
             copy4: Builtin::new(
                 ctx,
                 "kiln_copy_vec4",
-                include_str!("wgsl/copy_vec4.wgsl"),
+                include_str!("../wgsl/copy_vec4.wgsl"),
                 &[storage_entry(0, true), storage_entry(1, false)],
             )?,
         })
