@@ -14,9 +14,10 @@
 //!   memory, so every element loaded serves a whole tile's multiply-adds
 //!   (kiln's `MatmulStrategy::Tiled`; on CUDA the register-blocked sgemm).
 //!
-//! Where the device offers a vendor GEMM (cuBLAS on CUDA) it runs that too. Every result is checked against the host's
-//! f64 sum within fp32's bound, `(k + 2) eps sum |a b|`, and timed with
-//! events. The shape is not a multiple of any tile.
+//! Where the device offers a vendor GEMM (cuBLAS on CUDA) it runs that too.
+//! Every result is checked against the host's f64 sum within fp32's bound,
+//! `(k + 2) eps sum |a b|`, and timed with events. The shape is not a
+//! multiple of any tile.
 //!
 //! ```sh
 //! cargo run --release --example matmul -- --backend cpu
