@@ -12,6 +12,8 @@
 
 mod common;
 
+use common::Mismatch;
+
 use kiln::array::{where_, Array, Fold};
 use kiln::kernels::random::Philox;
 use kiln::ndarray::{Array2, Axis};
@@ -25,7 +27,7 @@ struct Arrays {
 }
 
 impl Arrays {
-    fn run(&self, dev: &kiln::Device) -> kiln::Result<common::Checked> {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let s = dev.stream();
         let mut lines = Vec::new();
 
@@ -34,9 +36,8 @@ impl Arrays {
         let mut a_gpu = Array::from_ndarray(&s, &a)?;
         a_gpu *= 2.0f32;
         a_gpu.check()?; // an operator cannot return the error of a failed update
-        if a_gpu.to_ndarray()? != (&a * 2.0).into_dyn() {
-            return Ok(Err(format!("doubled:\n{a_gpu}\nexpected\n{}", &a * 2.0)));
-        }
+        let doubled = a_gpu.to_ndarray()? == (&a * 2.0).into_dyn();
+        common::ensure(doubled, || format!("doubled:\n{a_gpu}\nexpected\n{}", &a * 2.0))?;
         lines.push(format!("a doubled on the device:\n{a_gpu}"));
 
         // Columns standardised: (x - mean) / std, with std = sqrt(mean(x^2) - mean^2).
@@ -49,17 +50,13 @@ impl Arrays {
         let std = (&mean_sq - (&mean * &mean)).sqrt().eval()?;
         let z = ((&dx - &mean) / &std).eval()?; // the row of means and deviations repeats down the rows
         let z = z.to_ndarray()?;
-        let Some(m) = x.mean_axis(Axis(0)) else { return Ok(Err("no rows".into())) };
+        let m = x.mean_axis(Axis(0)).ok_or_else(|| Mismatch("no rows".into()))?;
         let sd = x.std_axis(Axis(0), 0.0);
-        let z2 = match z.view().into_dimensionality::<ndarray::Ix2>() {
-            Ok(v) => v,
-            Err(e) => return Ok(Err(e.to_string())),
-        };
+        let z2 = z.view().into_dimensionality::<ndarray::Ix2>().map_err(|e| Mismatch(e.to_string()))?;
         for ((i, j), &got) in z2.indexed_iter() {
             let want = (x[[i, j]] - m[j]) / sd[j];
-            if got.is_nan() != want.is_nan() || (got - want).abs() > 1e-9 * (1.0 + want.abs()) {
-                return Ok(Err(format!("z[{i}][{j}] = {got}, host {want}")));
-            }
+            let close = got.is_nan() == want.is_nan() && (got - want).abs() <= 1e-9 * (1.0 + want.abs());
+            common::ensure(close, || format!("z[{i}][{j}] = {got}, host {want}"))?;
         }
         let col_means = Array::from_ndarray(&s, &z)?.fold_axes(Fold::Mean, &[0])?.to_vec()?;
         lines.push(format!(
@@ -75,11 +72,11 @@ impl Arrays {
         let pi = 4.0 * f64::from(inside) / n as f64;
         // The count's standard deviation is sqrt(n p (1 - p)), p = pi / 4.
         let sigma = 4.0 * (std::f64::consts::FRAC_PI_4 * (1.0 - std::f64::consts::FRAC_PI_4) / n as f64).sqrt();
-        if (pi - std::f64::consts::PI).abs() > 6.0 * sigma {
-            return Ok(Err(format!("pi estimated as {pi} from {n} points, more than 6 sigma ({sigma:.1e}) off")));
-        }
+        common::ensure((pi - std::f64::consts::PI).abs() <= 6.0 * sigma, || {
+            format!("pi estimated as {pi} from {n} points, more than 6 sigma ({sigma:.1e}) off")
+        })?;
         lines.push(format!("pi from {n} Philox points: {pi:.5} (sigma {sigma:.1e})"));
-        Ok(Ok(lines.join("\n")))
+        Ok(lines.join("\n"))
     }
 }
 

@@ -1,6 +1,6 @@
 //! elementwise: `c = a op b` for add, sub, mul and div, and axpy
-//! `z = alpha * x + y`, with `kiln::kernels::elementwise`; checked against
-//! the host.
+//! `z = alpha * x + y`, with `kiln::kernels::elementwise` on the run-time
+//! tier; checked against the host.
 //!
 //! ```sh
 //! cargo run --release --example elementwise -- --backend cpu
@@ -8,8 +8,7 @@
 
 mod common;
 
-use kiln::typed::kernels::elementwise::{axpy, axpy_in_place, binary, BinaryOp};
-use kiln::{Backend, DeviceVisitor};
+use kiln::kernels::elementwise::{axpy, axpy_in_place, binary, BinaryOp};
 
 /// The host's answer for `op`, and its symbol.
 fn host(op: BinaryOp, a: f32, b: f32) -> (f32, char) {
@@ -22,15 +21,12 @@ fn host(op: BinaryOp, a: f32, b: f32) -> (f32, char) {
 }
 
 /// Every binary operation and axpy over `n` elements.
-#[derive(Clone)]
 struct Elementwise {
     n: usize,
 }
 
-impl DeviceVisitor for Elementwise {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+impl Elementwise {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let (n, s) = (self.n, dev.stream());
         let a: Vec<f32> = (0..n).map(|i| (i % 97) as f32 - 48.0).collect();
         let b: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.25 + 0.5).collect();
@@ -42,24 +38,18 @@ impl DeviceVisitor for Elementwise {
             binary(&s, op, &da, &db, &mut dc)?;
             let c = dc.to_vec()?;
             let want: Vec<f32> = a.iter().zip(&b).map(|(&a, &b)| host(op, a, b).0).collect();
-            if let Err(m) = common::check(&format!("a {op} b"), &c, &want, common::close_f32) {
-                return Ok(Err(m));
-            }
+            common::check(&format!("a {op} b"), &c, &want, common::close_f32)?;
             lines.push(format!("{}: {} {} {} = {}", op.name(), a[0], host(op, a[0], b[0]).1, b[0], c[0]));
         }
         let alpha = 2.5f32;
         dc.fill(f32::NAN)?;
         axpy(&s, alpha, &da, &db, &mut dc)?;
         let want: Vec<f32> = a.iter().zip(&b).map(|(&x, &y)| alpha * x + y).collect();
-        if let Err(m) = common::check("axpy", &dc.to_vec()?, &want, common::close_f32) {
-            return Ok(Err(m));
-        }
+        common::check("axpy", &dc.to_vec()?, &want, common::close_f32)?;
         // In place: b becomes alpha * a + b, no third buffer.
         let mut db = db;
         axpy_in_place(&s, alpha, &da, &mut db)?;
-        if let Err(m) = common::check("axpy in place", &db.to_vec()?, &want, common::close_f32) {
-            return Ok(Err(m));
-        }
+        common::check("axpy in place", &db.to_vec()?, &want, common::close_f32)?;
         lines.push(format!("axpy: {alpha} * {} + {} = {}", a[0], b[0], want[0]));
         // Integers wrap, and division by zero gives the dividend.
         let (ia, ib) = (s.upload(&[i32::MAX, 7, -9])?, s.upload(&[1, 0, 2])?);
@@ -70,18 +60,18 @@ impl DeviceVisitor for Elementwise {
         let quotients = ic.to_vec()?;
         let want_sums = [i32::MIN, 7, -7];
         let want_quotients = [i32::MAX, 7, -4];
-        if sums != want_sums || quotients != want_quotients {
-            return Ok(Err(format!(
+        common::ensure(sums == want_sums && quotients == want_quotients, || {
+            format!(
                 "i32: sums {sums:?} (expected {want_sums:?}), quotients {quotients:?} (expected {want_quotients:?})"
-            )));
-        }
+            )
+        })?;
         lines.push(format!("i32 [MAX, 7, -9] + [1, 0, 2] = {sums:?}; / = {quotients:?}"));
-        Ok(Ok(lines.join("\n")))
+        Ok(lines.join("\n"))
     }
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("elementwise", Elementwise { n: 1 << 20 })
+    common::run("elementwise", |dev| Elementwise { n: 1 << 20 }.run(dev))
 }
 
 #[cfg(test)]
@@ -91,7 +81,7 @@ mod tests {
     #[test]
     fn elementwise_on_every_backend() {
         for n in [1, 1025] {
-            common::on_every_backend(Elementwise { n });
+            common::on_every_device(|dev| Elementwise { n }.run(dev));
         }
     }
 }

@@ -1,30 +1,27 @@
 //! Timing a kernel with events: record one before and one after the work on
 //! a stream, wait for the second, and read the device time between them
-//! (CUDA events on a GPU, the monotonic clock on the CPU).
+//! (CUDA events on a GPU, the monotonic clock on the CPU). Written on the
+//! run-time tier.
 //!
 //! ```text
 //! cargo run --release --example event_timing            # the best device
 //! cargo run --example event_timing -- --backend cpu     # a chosen backend
 //! ```
 
-use kiln::typed::kernels::map::{map, MapOp};
 mod common;
 
 use std::process::ExitCode;
 
-use kiln::{Backend, DeviceVisitor, Result};
+use kiln::kernels::map::{map, MapOp};
 
 /// Square `n` floats a few times and report the time and bandwidth of each run.
-#[derive(Clone)]
 struct TimeSquare {
     n: usize,
     runs: usize,
 }
 
-impl DeviceVisitor for TimeSquare {
-    type Output = Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Result<common::Checked> {
+impl TimeSquare {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let s = dev.stream();
         let xs: Vec<f32> = (0..self.n).map(|i| (i % 1000) as f32 * 0.5 - 250.0).collect();
         let x = s.upload(&xs)?;
@@ -43,19 +40,21 @@ impl DeviceVisitor for TimeSquare {
         }
         // The events time real work: check it was done.
         let want: Vec<f32> = xs.iter().map(|a| a * a).collect();
-        Ok(common::check("y", &y.to_vec()?, &want, |g, w| g == w)
-            .map(|()| format!("best of {} runs: {:.3} ms for {} elements", self.runs, best * 1e3, self.n)))
+        common::check("y", &y.to_vec()?, &want, |g, w| g == w)?;
+        Ok(format!("best of {} runs: {:.3} ms for {} elements", self.runs, best * 1e3, self.n))
     }
 }
 
 fn main() -> ExitCode {
-    common::main("event_timing", TimeSquare { n: 1 << 24, runs: 5 })
+    common::run("event_timing", |dev| TimeSquare { n: 1 << 24, runs: 5 }.run(dev))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn runs_on_every_backend_found() {
-        super::common::on_every_backend(super::TimeSquare { n: 4099, runs: 2 });
+        common::on_every_device(|dev| TimeSquare { n: 4099, runs: 2 }.run(dev));
     }
 }

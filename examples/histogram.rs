@@ -1,7 +1,8 @@
 //! histogram: the seed's histogram with atomics, 256 bins over the bytes
 //! of a generated picture; then i32 values in 10 bins of a range, and f32
 //! values with some outside the range (and a NaN), which are dropped and
-//! counted. Every count is checked against the host.
+//! counted. Every count is checked against the host. Written on the
+//! run-time tier.
 //!
 //! ```sh
 //! cargo run --release --example histogram -- --backend cpu
@@ -9,19 +10,15 @@
 
 mod common;
 
-use kiln::typed::kernels::histogram::histogram;
-use kiln::{Backend, DeviceVisitor};
+use kiln::kernels::histogram::histogram;
 
 /// Histograms of `n` values.
-#[derive(Clone)]
 struct Histograms {
     n: usize,
 }
 
-impl DeviceVisitor for Histograms {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+impl Histograms {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let s = dev.stream();
         let n = self.n;
         let mut lines = Vec::new();
@@ -43,12 +40,8 @@ impl DeviceVisitor for Histograms {
         let mut want = vec![0u32; 256];
         pixels.iter().for_each(|&p| want[p as usize] += 1);
         let got = counts.to_vec()?;
-        if let Err(m) = common::check("byte histogram", &got, &want, |g, w| g == w) {
-            return Ok(Err(m));
-        }
-        if dropped != 0 {
-            return Ok(Err(format!("{dropped} bytes dropped from [0, 256)")));
-        }
+        common::check("byte histogram", &got, &want, |g, w| g == w)?;
+        common::ensure(dropped == 0, || format!("{dropped} bytes dropped from [0, 256)"))?;
         lines.push(format!("{side} x {side} picture: {} pixels at 255, {} at 0", got[255], got[0]));
 
         // i32 values from -50 to 149 in 10 bins of [0, 100): width 10, half dropped.
@@ -63,12 +56,8 @@ impl DeviceVisitor for Histograms {
                 _ => want_dropped += 1,
             }
         }
-        if let Err(m) = common::check("i32 histogram", &ten.to_vec()?, &want, |g, w| g == w) {
-            return Ok(Err(m));
-        }
-        if dropped != want_dropped {
-            return Ok(Err(format!("i32: {dropped} dropped, host {want_dropped}")));
-        }
+        common::check("i32 histogram", &ten.to_vec()?, &want, |g, w| g == w)?;
+        common::ensure(dropped == want_dropped, || format!("i32: {dropped} dropped, host {want_dropped}"))?;
         lines.push(format!("i32 in 10 bins of [0, 100): {want:?}, {dropped} dropped"));
 
         // f32 in 4 bins of [0, 1): 1.0 itself, negatives and NaN are dropped.
@@ -85,19 +74,15 @@ impl DeviceVisitor for Histograms {
                 want_dropped += 1;
             }
         }
-        if let Err(m) = common::check("f32 histogram", &four.to_vec()?, &want, |g, w| g == w) {
-            return Ok(Err(m));
-        }
-        if dropped != want_dropped {
-            return Ok(Err(format!("f32: {dropped} dropped, host {want_dropped}")));
-        }
+        common::check("f32 histogram", &four.to_vec()?, &want, |g, w| g == w)?;
+        common::ensure(dropped == want_dropped, || format!("f32: {dropped} dropped, host {want_dropped}"))?;
         lines.push(format!("f32 in 4 bins of [0, 1): {want:?}, {dropped} dropped (out of range or NaN)"));
-        Ok(Ok(lines.join("\n")))
+        Ok(lines.join("\n"))
     }
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("histogram", Histograms { n: 1 << 22 })
+    common::run("histogram", |dev| Histograms { n: 1 << 22 }.run(dev))
 }
 
 #[cfg(test)]
@@ -107,7 +92,7 @@ mod tests {
     #[test]
     fn histograms_on_every_backend() {
         for n in [1, 1000, 100_003] {
-            common::on_every_backend(Histograms { n });
+            common::on_every_device(|dev| Histograms { n }.run(dev));
         }
     }
 }

@@ -2,7 +2,8 @@
 //! weights, then a 5 x 5 Gaussian blur of the gray image (mirrored at the
 //! edges), read and written with the `image` crate (PNG or JPEG). Without
 //! `--input`, a generated test picture is used. Both results are checked
-//! against the host's computation and written as PNG files.
+//! against the host's computation and written as PNG files. Written on the
+//! run-time tier.
 //!
 //! ```sh
 //! cargo run --release --example image_filters -- --backend cpu --input photo.jpg --output-dir /tmp
@@ -13,8 +14,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use kiln::typed::kernels::image::{blur, gray, Blur, Border, PixelFormat};
-use kiln::{Backend, DeviceVisitor, Error};
+use kiln::kernels::image::{blur, gray, Blur, Border, PixelFormat};
+use kiln::Error;
 
 /// An interleaved 8-bit picture: RGB or RGBA.
 #[derive(Clone)]
@@ -103,16 +104,13 @@ fn host_blur(g: &[u8], width: usize, height: usize) -> Vec<u8> {
 }
 
 /// Gray and blur `picture` on a device, check both, write both into `out_dir`.
-#[derive(Clone)]
 struct Filters {
     picture: Picture,
     out_dir: PathBuf,
 }
 
-impl DeviceVisitor for Filters {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+impl Filters {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let p = &self.picture;
         let (w, h) = (p.width, p.height);
         let s = dev.stream();
@@ -123,23 +121,19 @@ impl DeviceVisitor for Filters {
         blur(&s, Blur::Gaussian5, &g, w, h, Border::Reflect, &mut blurred)?;
         let (got_gray, got_blur) = (g.to_vec()?, blurred.to_vec()?);
         let want_gray = host_gray(p);
-        if let Err(e) = common::check("gray", &got_gray, &want_gray, |a, b| a == b) {
-            return Ok(Err(e));
-        }
-        if let Err(e) = common::check("blur", &got_blur, &host_blur(&want_gray, w, h), |a, b| a == b) {
-            return Ok(Err(e));
-        }
+        common::check("gray", &got_gray, &want_gray, |a, b| a == b)?;
+        common::check("blur", &got_blur, &host_blur(&want_gray, w, h), |a, b| a == b)?;
         std::fs::create_dir_all(&self.out_dir)
             .map_err(|e| io_error("creating the output directory", &self.out_dir, e))?;
         let (gray_path, blur_path) = (self.out_dir.join("gray.png"), self.out_dir.join("blur.png"));
         write_gray(&gray_path, w, h, got_gray)?;
         write_gray(&blur_path, w, h, got_blur)?;
-        Ok(Ok(format!(
+        Ok(format!(
             "{w} x {h} {} picture: gray -> {}, 5 x 5 Gaussian blur -> {}",
             p.format.name(),
             gray_path.display(),
             blur_path.display()
-        )))
+        ))
     }
 }
 
@@ -171,34 +165,17 @@ fn main() -> ExitCode {
             None => test_picture(640, 480),
         };
         let out_dir = out_dir.unwrap_or_else(|| std::env::temp_dir().join("kiln-image-filters"));
-        let device = match common::backend_arg(&args)? {
-            Some(name) => kiln::Device::by_name(&name)?,
-            None => kiln::Device::best()?,
-        };
-        Ok((Filters { picture, out_dir }, device))
+        Ok(Filters { picture, out_dir })
     });
-    let (filters, device) = match setup {
-        Ok(s) => s,
+    let filters = match setup {
+        Ok(f) => f,
         Err(e) => {
             eprintln!("image_filters: {e} (usage: [--backend cpu|cuda|wgpu] [--input FILE] [--output-dir DIR])");
             return ExitCode::from(2);
         }
     };
-    println!("image_filters on {}", device.info());
-    match device.visit(filters) {
-        Ok(Ok(summary)) => {
-            println!("{summary}\nok: matches the host computation");
-            ExitCode::SUCCESS
-        }
-        Ok(Err(mismatch)) => {
-            eprintln!("image_filters: MISMATCH: {mismatch}");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("image_filters: {e}");
-            ExitCode::from(2)
-        }
-    }
+    // What is left of the arguments is for the harness: `--backend`.
+    common::run_with_args("image_filters", &args, |dev| filters.run(dev))
 }
 
 #[cfg(test)]
@@ -210,7 +187,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("kiln-image-filters-test-{}", std::process::id()));
         for (w, h) in [(1, 1), (3, 70), (61, 37)] {
             let picture = test_picture(w, h);
-            common::on_every_backend(Filters { picture: picture.clone(), out_dir: dir.clone() });
+            let filters = Filters { picture: picture.clone(), out_dir: dir.clone() };
+            common::on_every_device(|dev| filters.run(dev));
             // The written gray image reads back as the host's gray.
             let back = image::open(dir.join("gray.png")).unwrap().to_luma8().into_raw();
             assert_eq!(back, host_gray(&picture));
@@ -221,7 +199,8 @@ mod tests {
         rgba.save(&path).unwrap();
         let picture = read_picture(&path).unwrap();
         assert_eq!(picture.format, PixelFormat::Rgba);
-        common::on_every_backend(Filters { picture, out_dir: dir.clone() });
+        let filters = Filters { picture, out_dir: dir.clone() };
+        common::on_every_device(|dev| filters.run(dev));
         assert!(read_picture(&dir.join("missing.png")).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -1,7 +1,8 @@
 //! 2D indexing: a kernel launched over a width x height grid of 16 x 16
 //! blocks writes each element's own coordinates, `out[y][x] = y << 16 | x`,
 //! so a wrong row stride, a swapped axis or a missed edge shows at once.
-//! One `Program` with CUDA C, WGSL and a host fn, following the kernel ABI.
+//! One `Program` with CUDA C, WGSL and a host fn, following the kernel ABI,
+//! launched on the run-time tier.
 //!
 //! ```sh
 //! cargo run --release --example index_2d -- --backend cpu
@@ -9,8 +10,7 @@
 
 mod common;
 
-use kiln::typed::Args;
-use kiln::{Backend, DeviceVisitor, HostArgs, LaunchConfig, Program};
+use kiln::{Args, HostArgs, LaunchConfig, Program};
 
 /// CUDA: grid-stride along both axes, 64-bit indices.
 const CUDA: &str = r#"
@@ -62,16 +62,13 @@ fn program() -> Program {
 }
 
 /// Fill a `width` x `height` grid (both below 2^16, so coordinates stay distinct).
-#[derive(Clone)]
 struct Index2d {
     width: usize,
     height: usize,
 }
 
-impl DeviceVisitor for Index2d {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+impl Index2d {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let (w, h) = (self.width, self.height);
         let kernel = dev.kernel(&program())?;
         let mut out = dev.alloc::<u32>(w * h)?;
@@ -83,18 +80,17 @@ impl DeviceVisitor for Index2d {
         unsafe { dev.stream().launch(&kernel, config, args)? };
         let got = out.to_vec()?;
         let want: Vec<u32> = (0..h).flat_map(|y| (0..w).map(move |x| ((y << 16) | x) as u32)).collect();
-        Ok(common::check("out", &got, &want, |g, w| g == w).map(|()| {
-            let corner = got.last().map(|v| format!("(x {}, y {})", v & 0xffff, v >> 16)).unwrap_or_default();
-            format!(
-                "{w} x {h} grid in blocks of 16 x 16 ({} x {} blocks); last element holds {corner}",
-                config.grid.x, config.grid.y
-            )
-        }))
+        common::check("out", &got, &want, |g, w| g == w)?;
+        let corner = got.last().map(|v| format!("(x {}, y {})", v & 0xffff, v >> 16)).unwrap_or_default();
+        Ok(format!(
+            "{w} x {h} grid in blocks of 16 x 16 ({} x {} blocks); last element holds {corner}",
+            config.grid.x, config.grid.y
+        ))
     }
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("index_2d", Index2d { width: 1000, height: 333 })
+    common::run("index_2d", |dev| Index2d { width: 1000, height: 333 }.run(dev))
 }
 
 #[cfg(test)]
@@ -104,7 +100,7 @@ mod tests {
     #[test]
     fn indexes_on_every_backend_at_edge_shapes() {
         for (width, height) in [(1, 1), (17, 3), (3, 17), (300, 257)] {
-            common::on_every_backend(Index2d { width, height });
+            common::on_every_device(|dev| Index2d { width, height }.run(dev));
         }
     }
 }

@@ -1,3 +1,11 @@
+//! The typed-tier example: every other example runs on the run-time tier
+//! (`kiln::Device`, one `match` per call); this one is written once,
+//! generically, for `kiln::typed::Device<B>`, and `Device::visit` runs it
+//! with the concrete backend of whichever device was found. Code does so for
+//! static dispatch in hot loops, or, as here, to reach the backend itself:
+//! `dev.raw()` is the backend's own device, which says whether a vendor GEMM
+//! (cuBLAS) is there to compare with kiln's kernels.
+//!
 //! Matrix multiply, `c = a . b` (row-major f32), the seed's two ways:
 //!
 //! - naive: one thread per element of `c`, each reading a row of `a` and a
@@ -6,9 +14,10 @@
 //!   memory, so every element loaded serves a whole tile's multiply-adds
 //!   (kiln's `MatmulStrategy::Tiled`; on CUDA the register-blocked sgemm).
 //!
-//! Where the device offers a vendor GEMM (cuBLAS on CUDA) it runs that too. Every result is checked against the host's
-//! f64 sum within fp32's bound, `(k + 2) eps sum |a b|`, and timed with
-//! events. The shape is not a multiple of any tile.
+//! Where the device offers a vendor GEMM (cuBLAS on CUDA) it runs that too.
+//! Every result is checked against the host's f64 sum within fp32's bound,
+//! `(k + 2) eps sum |a b|`, and timed with events. The shape is not a
+//! multiple of any tile.
 //!
 //! ```sh
 //! cargo run --release --example matmul -- --backend cpu
@@ -22,15 +31,15 @@ use kiln::{Backend, DType, DeviceVisitor};
 use rand::{Rng, SeedableRng};
 
 /// Multiply an `m x k` by a `k x n` matrix with each strategy the backend has.
-#[derive(Clone)]
 struct Matmul {
     shape: MatmulShape,
 }
 
+/// Written once for every backend `B`; `Device::visit` picks `B` at run time.
 impl DeviceVisitor for Matmul {
-    type Output = kiln::Result<common::Checked>;
+    type Output = common::Checked;
 
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> common::Checked {
         let MatmulShape { m, n, k } = self.shape;
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
@@ -67,10 +76,8 @@ impl DeviceVisitor for Matmul {
             let within = |(&g, &(w, bound)): (&f32, &(f64, f64))| (g as f64 - w).abs() <= bound;
             let bad = got.iter().zip(&want).position(|e| !within(e));
             if let Some(i) = bad {
-                return Ok(Err(format!(
-                    "{used}: c[{i}] = {}, expected {} within {:.2e}",
-                    got[i], want[i].0, want[i].1
-                )));
+                let why = format!("{used}: c[{i}] = {}, expected {} within {:.2e}", got[i], want[i].0, want[i].1);
+                return Err(common::Mismatch(why).into());
             }
             let rate = match stop.elapsed_since(&start) {
                 Ok(t) => format!(
@@ -82,12 +89,13 @@ impl DeviceVisitor for Matmul {
             };
             lines.push(format!("  {used:<6} {rate}"));
         }
-        Ok(Ok(lines.join("\n")))
+        Ok(lines.join("\n"))
     }
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("matmul", Matmul { shape: MatmulShape::new(500, 333, 257) })
+    let shape = MatmulShape::new(500, 333, 257);
+    common::run("matmul", |dev| dev.visit(Matmul { shape }))
 }
 
 #[cfg(test)]
@@ -97,7 +105,8 @@ mod tests {
     #[test]
     fn multiplies_on_every_backend_at_edge_shapes() {
         for (m, n, k) in [(1, 1, 1), (1, 37, 5), (37, 1, 5), (65, 17, 129), (130, 129, 9)] {
-            common::on_every_backend(Matmul { shape: MatmulShape::new(m, n, k) });
+            let shape = MatmulShape::new(m, n, k);
+            common::on_every_device(|dev| dev.visit(Matmul { shape }));
         }
     }
 }

@@ -2,23 +2,22 @@
 //! chunk is copied in from page-locked host memory, computed on, and copied
 //! back, with chunk `i` on stream `i % streams`. On a GPU the copies of one
 //! chunk overlap the kernels of others (and copies in overlap copies out),
-//! so 4 streams beat 1; on the CPU both take the same time.
+//! so 4 streams beat 1; on the CPU both take the same time. Written on the
+//! run-time tier.
 //!
 //! ```text
 //! cargo run --release --example pipeline
 //! ```
 
-use std::time::Instant;
-
-use kiln::typed::kernels::map::{map, MapOp};
 mod common;
 
 use std::process::ExitCode;
+use std::time::Instant;
 
-use kiln::typed::HostBuffer;
-use kiln::{Backend, DeviceVisitor, Priority, Result};
+use kiln::kernels::map::{map, MapOp};
+use kiln::{HostBuffer, Priority, Result};
 
-#[derive(Clone)]
+/// `chunks` chunks of `chunk` floats, squared on their way through the device.
 struct Pipeline {
     chunks: usize,
     chunk: usize,
@@ -26,12 +25,12 @@ struct Pipeline {
 
 impl Pipeline {
     /// One pass on `streams` streams; returns the wall time.
-    fn pass<B: Backend>(
+    fn pass(
         &self,
-        dev: &kiln::typed::Device<B>,
+        dev: &kiln::Device,
         streams: usize,
-        input: &[HostBuffer<B, f32>],
-        output: &mut [HostBuffer<B, f32>],
+        input: &[HostBuffer<f32>],
+        output: &mut [HostBuffer<f32>],
     ) -> Result<f64> {
         let streams: Vec<_> = (0..streams).map(|_| dev.create_stream(Priority::Normal)).collect::<Result<_>>()?;
         // One pair of device buffers per stream, reused chunk after chunk in stream order.
@@ -52,12 +51,8 @@ impl Pipeline {
         }
         Ok(t.elapsed().as_secs_f64())
     }
-}
 
-impl DeviceVisitor for Pipeline {
-    type Output = Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Result<common::Checked> {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let mut input = Vec::new();
         let mut output = Vec::new();
         for c in 0..self.chunks {
@@ -73,29 +68,29 @@ impl DeviceVisitor for Pipeline {
         let four = self.pass(dev, 4, &input, &mut output)?;
         for (c, (hin, hout)) in input.iter().zip(&output).enumerate() {
             let want: Vec<f32> = hin.as_slice()?.iter().map(|a| a * a).collect();
-            if let Err(e) = common::check(&format!("chunk {c}"), hout.as_slice()?, &want, |g, w| g == w) {
-                return Ok(Err(e));
-            }
+            common::check(&format!("chunk {c}"), hout.as_slice()?, &want, |g, w| g == w)?;
         }
-        Ok(Ok(format!(
+        Ok(format!(
             "{} chunks of {} floats: 1 stream {:.2} ms, 4 streams {:.2} ms ({:.2}x)",
             self.chunks,
             self.chunk,
             one * 1e3,
             four * 1e3,
             one / four
-        )))
+        ))
     }
 }
 
 fn main() -> ExitCode {
-    common::main("pipeline", Pipeline { chunks: 16, chunk: 1 << 22 })
+    common::run("pipeline", |dev| Pipeline { chunks: 16, chunk: 1 << 22 }.run(dev))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn runs_on_every_backend_found() {
-        super::common::on_every_backend(super::Pipeline { chunks: 5, chunk: 1000 });
+        common::on_every_device(|dev| Pipeline { chunks: 5, chunk: 1000 }.run(dev));
     }
 }

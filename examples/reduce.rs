@@ -13,7 +13,6 @@ mod common;
 use kiln::kernels::reduce::{argmax, argmin, dot, reduce, reduce_axis, reduce_into, ReduceOp};
 
 /// Reductions over `n` values and a `rows` x `cols` matrix.
-#[derive(Clone)]
 struct Reductions {
     n: usize,
     rows: usize,
@@ -27,7 +26,7 @@ fn sum_close(got: f32, want: f64, n: usize, magnitude: f64) -> bool {
 }
 
 impl Reductions {
-    fn run(&self, dev: &kiln::Device) -> kiln::Result<common::Checked> {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let s = dev.stream();
         let n = self.n;
         // A wave with a single lowest and highest point (at n/4 and 3n/4 of a period).
@@ -39,39 +38,33 @@ impl Reductions {
         let sum = reduce(&s, ReduceOp::Sum, &dx)?;
         let magnitude: f64 = x.iter().map(|v| v.abs() as f64).sum();
         let want: f64 = x.iter().map(|&v| v as f64).sum();
-        if !sum_close(sum, want, n, magnitude) {
-            return Ok(Err(format!("sum = {sum}, host {want}")));
-        }
+        common::ensure(sum_close(sum, want, n, magnitude), || format!("sum = {sum}, host {want}"))?;
         lines.push(format!("sum     = {sum:.4} (host {want:.4})"));
 
         let (min, max) = (reduce(&s, ReduceOp::Min, &dx)?, reduce(&s, ReduceOp::Max, &dx)?);
         let host_min = x.iter().copied().fold(f32::INFINITY, f32::min);
         let host_max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        if (min, max) != (host_min, host_max) {
-            return Ok(Err(format!("min, max = {min}, {max}; host {host_min}, {host_max}")));
-        }
+        common::ensure((min, max) == (host_min, host_max), || {
+            format!("min, max = {min}, {max}; host {host_min}, {host_max}")
+        })?;
         let ((imin, vmin), (imax, vmax)) = (argmin(&s, &dx)?, argmax(&s, &dx)?);
         let first = |v: f32| x.iter().position(|&e| e == v);
-        if (Some(imin), Some(imax)) != (first(vmin), first(vmax)) || (vmin, vmax) != (min, max) {
-            return Ok(Err(format!("argmin {imin} ({vmin}), argmax {imax} ({vmax}): not the first extremes")));
-        }
+        common::ensure((Some(imin), Some(imax)) == (first(vmin), first(vmax)) && (vmin, vmax) == (min, max), || {
+            format!("argmin {imin} ({vmin}), argmax {imax} ({vmax}): not the first extremes")
+        })?;
         lines.push(format!("min     = {min:.4} first at {imin}; max = {max:.4} first at {imax}"));
 
         let d = dot(&s, &dx, &dy)?;
         let want_dot: f64 = x.iter().zip(&y).map(|(&a, &b)| a as f64 * b as f64).sum();
         let dot_magnitude: f64 = x.iter().zip(&y).map(|(&a, &b)| (a as f64 * b as f64).abs()).sum();
-        if !sum_close(d, want_dot, n, dot_magnitude) {
-            return Ok(Err(format!("dot = {d}, host {want_dot}")));
-        }
+        common::ensure(sum_close(d, want_dot, n, dot_magnitude), || format!("dot = {d}, host {want_dot}"))?;
         lines.push(format!("dot     = {d:.4} (host {want_dot:.4})"));
 
         // Integers wrap: the product of the first 40 odd numbers, modulo 2^32.
         let odd: Vec<u32> = (0..40).map(|i| 2 * i + 1).collect();
         let product = reduce(&s, ReduceOp::Product, &s.upload(&odd)?)?;
         let host_product = odd.iter().fold(1u32, |a, &b| a.wrapping_mul(b));
-        if product != host_product {
-            return Ok(Err(format!("product of odd numbers = {product}, host {host_product}")));
-        }
+        common::ensure(product == host_product, || format!("product of odd numbers = {product}, host {host_product}"))?;
         lines.push(format!("product of 1, 3, ..., 79 modulo 2^32 = {product}"));
 
         // Row sums stay on the device; the next kernels fold them into the
@@ -89,11 +82,11 @@ impl Reductions {
         let got = results.to_vec()?; // the one wait for the host
         let host_total: i32 = m.iter().sum();
         let host_max = *m.iter().max().unwrap_or(&0);
-        if got != [host_total, host_max] {
-            return Ok(Err(format!("total and max of the matrix = {got:?}, host [{host_total}, {host_max}]")));
-        }
+        common::ensure(got == [host_total, host_max], || {
+            format!("total and max of the matrix = {got:?}, host [{host_total}, {host_max}]")
+        })?;
         lines.push(format!("{rows} x {cols} matrix: sum of row sums = {}, max of column maxima = {}", got[0], got[1]));
-        Ok(Ok(lines.join("\n")))
+        Ok(lines.join("\n"))
     }
 }
 

@@ -1,6 +1,7 @@
 //! scan: running sums of millions of elements (many blocks' worth: the
 //! seed's single-block scan went wrong past one block), inclusive and
-//! exclusive, in place, and in segments; checked against the host.
+//! exclusive, in place, and in segments, on the run-time tier; checked
+//! against the host.
 //!
 //! ```sh
 //! cargo run --release --example scan -- --backend cpu
@@ -8,19 +9,15 @@
 
 mod common;
 
-use kiln::typed::kernels::scan::{scan, scan_in_place, segmented_scan, ScanKind};
-use kiln::{Backend, DeviceVisitor};
+use kiln::kernels::scan::{scan, scan_in_place, segmented_scan, ScanKind};
 
 /// Scans of `n` elements.
-#[derive(Clone)]
 struct Scans {
     n: usize,
 }
 
-impl DeviceVisitor for Scans {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+impl Scans {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let s = dev.stream();
         let n = self.n;
         let mut lines = Vec::new();
@@ -45,9 +42,7 @@ impl DeviceVisitor for Scans {
                     }
                 })
                 .collect();
-            if let Err(m) = common::check(&format!("{kind} scan"), &got, &want, |g, w| g == w) {
-                return Ok(Err(m));
-            }
+            common::check(&format!("{kind} scan"), &got, &want, |g, w| g == w)?;
             lines.push(format!("{kind:>9} scan of 0..{n}: last = {}", got.last().copied().unwrap_or(0)));
         }
 
@@ -56,9 +51,7 @@ impl DeviceVisitor for Scans {
         scan_in_place(&s, ScanKind::Inclusive, &mut halves)?;
         let got = halves.to_vec()?;
         let want: Vec<f32> = (1..=n).map(|i| i as f32 * 0.5).collect();
-        if let Err(m) = common::check("in-place scan of 0.5s", &got, &want, |g, w| g == w) {
-            return Ok(Err(m));
-        }
+        common::check("in-place scan of 0.5s", &got, &want, |g, w| g == w)?;
         lines.push(format!("in-place scan of {n} halves: last = {}", got.last().copied().unwrap_or(0.0)));
 
         // Segments of 1000: each restarts its count.
@@ -68,16 +61,14 @@ impl DeviceVisitor for Scans {
         segmented_scan(&s, ScanKind::Exclusive, &ones, &s.upload(&flags)?, &mut counts)?;
         let got = counts.to_vec()?;
         let want: Vec<i32> = (0..n).map(|i| (i % 1000) as i32).collect();
-        if let Err(m) = common::check("segmented exclusive scan", &got, &want, |g, w| g == w) {
-            return Ok(Err(m));
-        }
+        common::check("segmented exclusive scan", &got, &want, |g, w| g == w)?;
         lines.push("segmented scan: every segment of 1000 counts 0..999".to_string());
-        Ok(Ok(lines.join("\n")))
+        Ok(lines.join("\n"))
     }
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("scan", Scans { n: 1 << 22 })
+    common::run("scan", |dev| Scans { n: 1 << 22 }.run(dev))
 }
 
 #[cfg(test)]
@@ -87,7 +78,7 @@ mod tests {
     #[test]
     fn scans_on_every_backend() {
         for n in [1, 4097, 100_003] {
-            common::on_every_backend(Scans { n });
+            common::on_every_device(|dev| Scans { n }.run(dev));
         }
     }
 }

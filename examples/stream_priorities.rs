@@ -2,29 +2,28 @@
 //! background work (`Priority::Low`). On CUDA the levels map onto the
 //! device's priority range (lower numbers first there) and are clamped to
 //! it; each stream reports the level it really got. Backends without
-//! priorities accept every level and run them alike.
+//! priorities accept every level and run them alike. Written on the
+//! run-time tier.
 //!
 //! ```text
 //! cargo run --release --example stream_priorities
 //! ```
 
-use kiln::typed::kernels::map::{map_in_place, MapOp};
 mod common;
 
 use std::process::ExitCode;
 
-use kiln::{Backend, DeviceVisitor, Priority, Result};
+use kiln::kernels::map::{map_in_place, MapOp};
+use kiln::Priority;
 
-#[derive(Clone)]
+/// Squares of `background` floats on a low-priority stream, of `urgent` on a high one.
 struct Priorities {
     background: usize,
     urgent: usize,
 }
 
-impl DeviceVisitor for Priorities {
-    type Output = Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Result<common::Checked> {
+impl Priorities {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let low = dev.create_stream(Priority::Low)?;
         let high = dev.create_stream(Priority::High)?;
         println!("asked Low, got {:?}; asked High, got {:?}", low.priority(), high.priority());
@@ -45,23 +44,25 @@ impl DeviceVisitor for Priorities {
         map_in_place(&high, MapOp::Square, &mut small)?;
         let stop = high.record_event()?;
 
-        let urgent_ok = common::check("small", &small.to_vec()?, &vec![9.0f32; self.urgent], |g, w| g == w);
+        common::check("small", &small.to_vec()?, &vec![9.0f32; self.urgent], |g, w| g == w)?;
         bg_stop.synchronize()?;
         let want = (0..8).fold(1.0001f32, |v, _| v * v);
-        let background_ok = common::check("big", &big.to_vec()?, &vec![want; background], |g, w| g == w);
+        common::check("big", &big.to_vec()?, &vec![want; background], |g, w| g == w)?;
         let (urgent, work) = (stop.elapsed_since(&start)?, bg_stop.elapsed_since(&bg_start)?);
-        Ok(urgent_ok.and(background_ok).map(|()| format!("urgent job: {urgent:?}; background work: {work:?}")))
+        Ok(format!("urgent job: {urgent:?}; background work: {work:?}"))
     }
 }
 
 fn main() -> ExitCode {
-    common::main("stream_priorities", Priorities { background: 1 << 26, urgent: 1 << 12 })
+    common::run("stream_priorities", |dev| Priorities { background: 1 << 26, urgent: 1 << 12 }.run(dev))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn runs_on_every_backend_found() {
-        super::common::on_every_backend(super::Priorities { background: 1 << 12, urgent: 64 });
+        common::on_every_device(|dev| Priorities { background: 1 << 12, urgent: 64 }.run(dev));
     }
 }

@@ -1,29 +1,27 @@
 //! Two streams where one waits on the other's event: stream A computes
 //! `y = x * x`, records an event, and stream B waits on it before computing
 //! `z = y + w`. The wait is on the device; the host never blocks until it
-//! reads the result.
+//! reads the result. Written on the run-time tier.
 //!
 //! ```text
 //! cargo run --release --example stream_wait
 //! ```
 
-use kiln::typed::kernels::elementwise::{binary, BinaryOp};
-use kiln::typed::kernels::map::{map, MapOp};
 mod common;
 
 use std::process::ExitCode;
 
-use kiln::{Backend, DeviceVisitor, Priority, Result};
+use kiln::kernels::elementwise::{binary, BinaryOp};
+use kiln::kernels::map::{map, MapOp};
+use kiln::Priority;
 
-#[derive(Clone)]
+/// Square on stream A, add on stream B after A's event, over `n` elements.
 struct Handoff {
     n: usize,
 }
 
-impl DeviceVisitor for Handoff {
-    type Output = Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Result<common::Checked> {
+impl Handoff {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let (a, b) = (dev.create_stream(Priority::Normal)?, dev.create_stream(Priority::Normal)?);
         let xs: Vec<f32> = (0..self.n).map(|i| (i % 97) as f32 - 48.0).collect();
         let ws: Vec<f32> = (0..self.n).map(|i| (i % 13) as f32).collect();
@@ -40,19 +38,21 @@ impl DeviceVisitor for Handoff {
 
         let got = z.to_vec()?; // blocks until B is done (and so A too)
         let want: Vec<f32> = xs.iter().zip(&ws).map(|(x, w)| x * x + w).collect();
-        Ok(common::check("z", &got, &want, |g, w| g == w)
-            .map(|()| format!("z = x*x + w on {} elements: stream B saw stream A's result", self.n)))
+        common::check("z", &got, &want, |g, w| g == w)?;
+        Ok(format!("z = x*x + w on {} elements: stream B saw stream A's result", self.n))
     }
 }
 
 fn main() -> ExitCode {
-    common::main("stream_wait", Handoff { n: 1 << 22 })
+    common::run("stream_wait", |dev| Handoff { n: 1 << 22 }.run(dev))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn runs_on_every_backend_found() {
-        super::common::on_every_backend(super::Handoff { n: 1001 });
+        common::on_every_device(|dev| Handoff { n: 1001 }.run(dev));
     }
 }

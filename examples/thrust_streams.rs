@@ -4,7 +4,7 @@
 //! that event on the device and sums the squares (reduce) and keeps those
 //! over a threshold (copy_if). Meanwhile stream A goes on with work of its
 //! own. The host blocks only to read results, which are checked against
-//! closed forms.
+//! closed forms. Written on the run-time tier.
 //!
 //! ```sh
 //! cargo run --release --example thrust_streams -- --backend cpu
@@ -12,22 +12,19 @@
 
 mod common;
 
-use kiln::typed::kernels::compact::Predicate;
-use kiln::typed::kernels::map::MapOp;
-use kiln::typed::kernels::reduce::ReduceOp;
-use kiln::typed::kernels::thrust;
-use kiln::{Backend, DeviceVisitor, Priority};
+use kiln::kernels::compact::Predicate;
+use kiln::kernels::map::MapOp;
+use kiln::kernels::reduce::ReduceOp;
+use kiln::kernels::thrust;
+use kiln::Priority;
 
 /// The two-stream program over `n` elements.
-#[derive(Clone)]
 struct TwoStreams {
     n: usize,
 }
 
-impl DeviceVisitor for TwoStreams {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+impl TwoStreams {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let n = self.n;
         let (a, b) = (dev.create_stream(Priority::Normal)?, dev.create_stream(Priority::Normal)?);
 
@@ -54,30 +51,22 @@ impl DeviceVisitor for TwoStreams {
         // as long as i^2 does not wrap (i < 65536 here).
         let m = n as u128;
         let want_total = (m.saturating_sub(1) * m * (2 * m).saturating_sub(1) / 6) as u32;
-        if total != want_total {
-            return Ok(Err(format!("sum of squares = {total}, expected {want_total}")));
-        }
+        common::ensure(total == want_total, || format!("sum of squares = {total}, expected {want_total}"))?;
         let want_kept = n.saturating_sub(1001);
-        if kept != want_kept {
-            return Ok(Err(format!("{kept} squares over {threshold}, expected {want_kept}")));
-        }
+        common::ensure(kept == want_kept, || format!("{kept} squares over {threshold}, expected {want_kept}"))?;
         let first = big.slice(..kept.min(3))?.to_vec()?;
         let want_first: Vec<u32> = (1001..1001 + kept.min(3) as u32).map(|i| i * i).collect();
-        if first != want_first {
-            return Ok(Err(format!("first squares kept = {first:?}, expected {want_first:?}")));
-        }
-        if x_again.to_vec()? != squares.to_vec()? {
-            return Ok(Err("stream A's second transform differs from its first".into()));
-        }
-        Ok(Ok(format!(
+        common::ensure(first == want_first, || format!("first squares kept = {first:?}, expected {want_first:?}"))?;
+        common::check("stream A's second transform", &x_again.to_vec()?, &squares.to_vec()?, |g, w| g == w)?;
+        Ok(format!(
             "A: sequence and square of {n} u32; B after A's event: sum of squares = {total} (mod 2^32), \
              {kept} squares over {threshold}, starting {first:?}"
-        )))
+        ))
     }
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("thrust_streams", TwoStreams { n: 60_000 })
+    common::run("thrust_streams", |dev| TwoStreams { n: 60_000 }.run(dev))
 }
 
 #[cfg(test)]
@@ -87,7 +76,7 @@ mod tests {
     #[test]
     fn two_streams_on_every_backend() {
         for n in [1, 1001, 1002, 60_000] {
-            common::on_every_backend(TwoStreams { n });
+            common::on_every_device(|dev| TwoStreams { n }.run(dev));
         }
     }
 }

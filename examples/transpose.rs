@@ -8,7 +8,8 @@
 //!   a column of it does not hit one memory bank 32 times.
 //!
 //! Both are checked bit for bit against the host and timed with events
-//! (the GB/s counts one read and one write per element).
+//! (the GB/s counts one read and one write per element). Written on the
+//! run-time tier.
 //!
 //! ```sh
 //! cargo run --release --example transpose -- --backend cpu
@@ -16,20 +17,16 @@
 
 mod common;
 
-use kiln::typed::kernels::transpose::{transpose_with, TransposeAlgorithm};
-use kiln::{Backend, DeviceVisitor};
+use kiln::kernels::transpose::{transpose_with, TransposeAlgorithm};
 
 /// Transpose a `rows x cols` matrix with both algorithms.
-#[derive(Clone)]
 struct Transpose {
     rows: usize,
     cols: usize,
 }
 
-impl DeviceVisitor for Transpose {
-    type Output = kiln::Result<common::Checked>;
-
-    fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> Self::Output {
+impl Transpose {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let (rows, cols) = (self.rows, self.cols);
         // Distinct values, so a misplaced element always shows.
         let a: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
@@ -43,9 +40,7 @@ impl DeviceVisitor for Transpose {
             let (start, stop) = (s.record_event()?, dev.create_event()?);
             transpose_with(&s, algorithm, &ab, rows, cols, &mut t)?;
             s.record(&stop)?;
-            if let Err(e) = common::check(&format!("{algorithm} transpose"), &t.to_vec()?, &want, |g, w| g == w) {
-                return Ok(Err(e));
-            }
+            common::check(&format!("{algorithm} transpose"), &t.to_vec()?, &want, |g, w| g == w)?;
             let bytes = 2.0 * (rows * cols * 4) as f64;
             let rate = match stop.elapsed_since(&start) {
                 Ok(d) => format!("{:.3} ms, {:.1} GB/s", d.as_secs_f64() * 1e3, bytes / d.as_secs_f64() / 1e9),
@@ -53,12 +48,12 @@ impl DeviceVisitor for Transpose {
             };
             lines.push(format!("  {algorithm:<5} {rate}"));
         }
-        Ok(Ok(lines.join("\n")))
+        Ok(lines.join("\n"))
     }
 }
 
 fn main() -> std::process::ExitCode {
-    common::main("transpose", Transpose { rows: 1500, cols: 1001 })
+    common::run("transpose", |dev| Transpose { rows: 1500, cols: 1001 }.run(dev))
 }
 
 #[cfg(test)]
@@ -68,7 +63,7 @@ mod tests {
     #[test]
     fn transposes_on_every_backend_at_edge_shapes() {
         for (rows, cols) in [(1, 1), (1, 100), (100, 1), (33, 31), (64, 97)] {
-            common::on_every_backend(Transpose { rows, cols });
+            common::on_every_device(|dev| Transpose { rows, cols }.run(dev));
         }
     }
 }

@@ -35,7 +35,7 @@ struct UserKernels {
 }
 
 impl UserKernels {
-    fn run(&self, dev: &kiln::Device) -> kiln::Result<common::Checked> {
+    fn run(&self, dev: &kiln::Device) -> common::Checked {
         let s = dev.stream();
         let (n, rows) = (self.n, self.rows);
         let mut lines = Vec::new();
@@ -58,9 +58,7 @@ impl UserKernels {
         // A GPU may fuse a multiply into the add: within a few ulps of the
         // larger term, since the terms can cancel.
         let close = |g: f32, w: f32| (g - w).abs() <= 4.0 * f32::EPSILON * 2.5;
-        if let Err(m) = common::check("a*x + b*y", &dz.to_vec()?, &want, close) {
-            return Ok(Err(m));
-        }
+        common::check("a*x + b*y", &dz.to_vec()?, &want, close)?;
         lines.push(format!("lincomb: z = 2.5 x - 0.75 y over {n} elements"));
 
         // The L2 norm: squares summed in the accumulator type, the root after.
@@ -75,9 +73,7 @@ impl UserKernels {
         let want = x.iter().map(|v| (*v as f64).powi(2)).sum::<f64>().sqrt();
         // A sum of n positive terms: relative error within log2(n) roundings.
         let bound = |want: f64, n: usize| 4.0 * f32::EPSILON as f64 * (n as f64).log2().max(1.0) * want;
-        if (got as f64 - want).abs() > bound(want, n) {
-            return Ok(Err(format!("|x| = {got}, host {want}")));
-        }
+        common::ensure((got as f64 - want).abs() <= bound(want, n), || format!("|x| = {got}, host {want}"))?;
         lines.push(format!("l2norm: |x| = {got} (host {want:.6})"));
         let cols = n / rows;
         let mut row_norms = s.alloc::<f32>(rows)?;
@@ -85,9 +81,7 @@ impl UserKernels {
         let got = row_norms.to_vec()?;
         for (r, g) in got.iter().enumerate() {
             let want = x[r * cols..(r + 1) * cols].iter().map(|v| (*v as f64).powi(2)).sum::<f64>().sqrt();
-            if (*g as f64 - want).abs() > bound(want, cols) {
-                return Ok(Err(format!("|row {r}| = {g}, host {want}")));
-            }
+            common::ensure((*g as f64 - want).abs() <= bound(want, cols), || format!("|row {r}| = {g}, host {want}"))?;
         }
         lines.push(format!("l2norm along rows: {rows} norms of {cols} elements"));
 
@@ -108,11 +102,9 @@ impl UserKernels {
                 Some(*m)
             })
             .collect();
-        if let Err(m) = common::check("running maximum", &dm.to_vec()?, &want, |g, w| g == w) {
-            return Ok(Err(m));
-        }
+        common::check("running maximum", &dm.to_vec()?, &want, |g, w| g == w)?;
         lines.push(format!("running_max: last = {}", want.last().copied().unwrap_or(i32::MIN)));
-        Ok(Ok(lines.join("\n")))
+        Ok(lines.join("\n"))
     }
 }
 

@@ -1,57 +1,100 @@
-//! What every seed program shares: the device from `--backend`, the length
-//! argument of the kernel ABI, checking results against the host, exit codes.
+//! What every seed program shares: the device from `--backend`, checking
+//! results against the host, and exit codes.
+//!
+//! A program is a function of a [`kiln::Device`] (whichever backend was
+//! found) returning [`Checked`]: `Ok` with a summary of what it computed, or
+//! a [`Failure`]. Both a kiln error and a [`Mismatch`] with the host's
+//! computation turn into a `Failure` with `?`:
+//!
+//! ```ignore
+//! fn run(dev: &kiln::Device) -> common::Checked {
+//!     let got = dev.upload(&[1u32, 2])?.to_vec()?; // a kiln::Error
+//!     common::check("x", &got, &[1, 2], |g, w| g == w)?; // a Mismatch
+//!     Ok(format!("x = {got:?}"))
+//! }
+//! ```
 
 #![allow(dead_code)] // each example uses a different part
 
-use std::fmt::Debug;
+use std::fmt::{self, Debug, Display};
 use std::process::ExitCode;
 
-use kiln::DeviceVisitor;
+/// What a program found: a line saying what it computed, when every result
+/// matched the host's computation, or why not.
+pub type Checked = Result<String, Failure>;
 
-/// What a seed program found: `Ok` with a line saying what it computed, or
-/// `Err` with the first element that differs from the host's computation.
-pub type Checked = Result<String, String>;
+/// A device result that differs from the host's computation: what differs, and how.
+#[derive(Debug)]
+pub struct Mismatch(pub String);
+
+/// Why a program did not finish with results matching the host's.
+#[derive(Debug)]
+pub enum Failure {
+    /// The program ran, and a result differs from the host's (exit code 1).
+    Mismatch(Mismatch),
+    /// The program could not run: a bad argument, an absent backend, a
+    /// failed launch (exit code 2).
+    Error(kiln::Error),
+}
+
+impl From<Mismatch> for Failure {
+    fn from(m: Mismatch) -> Self {
+        Failure::Mismatch(m)
+    }
+}
+
+impl From<kiln::Error> for Failure {
+    fn from(e: kiln::Error) -> Self {
+        Failure::Error(e)
+    }
+}
+
+impl Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Mismatch(Mismatch(m)) => write!(f, "MISMATCH: {m}"),
+            Failure::Error(e) => Display::fmt(e, f),
+        }
+    }
+}
 
 /// Open the device named by `--backend NAME` (cpu, cuda, wgpu), or else
 /// [`kiln::Device::best`], run `program` there and turn the outcome into an
 /// exit code: 0 when the results match the host's, 1 when they do not,
 /// 2 on an error (a bad argument, an absent backend, a failed launch).
-/// For programs on the run-time tier.
-pub fn run(name: &str, program: impl FnOnce(&kiln::Device) -> kiln::Result<Checked>) -> ExitCode {
+pub fn run(name: &str, program: impl FnOnce(&kiln::Device) -> Checked) -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let device = match backend_arg(&args) {
-        Ok(Some(name)) => kiln::Device::by_name(&name),
-        Ok(None) => kiln::Device::best(),
-        Err(e) => Err(e),
-    };
-    let device = match device {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("{name}: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    println!("{name} on {}", device.info());
-    match program(&device) {
-        Ok(Ok(summary)) => {
+    run_with_args(name, &args, program)
+}
+
+/// [`run`] with the arguments given, for a program that has taken its own
+/// out of the command line first.
+pub fn run_with_args(name: &str, args: &[String], program: impl FnOnce(&kiln::Device) -> Checked) -> ExitCode {
+    let outcome = open_device(args).map_err(Failure::from).and_then(|device| {
+        println!("{name} on {}", device.info());
+        program(&device)
+    });
+    match outcome {
+        Ok(summary) => {
             println!("{summary}\nok: matches the host computation");
             ExitCode::SUCCESS
         }
-        Ok(Err(mismatch)) => {
-            eprintln!("{name}: MISMATCH: {mismatch}");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("{name}: {e}");
-            ExitCode::from(2)
+        Err(failure) => {
+            eprintln!("{name}: {failure}");
+            ExitCode::from(match failure {
+                Failure::Mismatch(_) => 1,
+                Failure::Error(_) => 2,
+            })
         }
     }
 }
 
-/// [`run`] for programs written generically on the typed tier: the visitor
-/// runs with the device's concrete backend type.
-pub fn main<V: DeviceVisitor<Output = kiln::Result<Checked>>>(name: &str, program: V) -> ExitCode {
-    run(name, |device| device.visit(program))
+/// The device named by `--backend NAME` in `args`, or else the best one found.
+pub fn open_device(args: &[String]) -> kiln::Result<kiln::Device> {
+    match backend_arg(args)? {
+        Some(name) => kiln::Device::by_name(&name),
+        None => kiln::Device::best(),
+    }
 }
 
 /// The value of `--backend NAME` or `--backend=NAME`, if given.
@@ -72,14 +115,23 @@ pub fn backend_arg(args: &[String]) -> kiln::Result<Option<String>> {
     Ok(found)
 }
 
-/// `Err` naming the first index where `got` and `want` disagree under `same`.
-pub fn check<T: Copy + Debug>(what: &str, got: &[T], want: &[T], same: impl Fn(T, T) -> bool) -> Result<(), String> {
+/// A [`Mismatch`] naming the first index where `got` and `want` disagree under `same`.
+pub fn check<T: Copy + Debug>(what: &str, got: &[T], want: &[T], same: impl Fn(T, T) -> bool) -> Result<(), Mismatch> {
     if got.len() != want.len() {
-        return Err(format!("{what}: {} elements, expected {}", got.len(), want.len()));
+        return Err(Mismatch(format!("{what}: {} elements, expected {}", got.len(), want.len())));
     }
     match got.iter().zip(want).position(|(&g, &w)| !same(g, w)) {
         None => Ok(()),
-        Some(i) => Err(format!("{what}[{i}] = {:?}, expected {:?}", got[i], want[i])),
+        Some(i) => Err(Mismatch(format!("{what}[{i}] = {:?}, expected {:?}", got[i], want[i]))),
+    }
+}
+
+/// A [`Mismatch`] saying `why` unless `holds`.
+pub fn ensure(holds: bool, why: impl FnOnce() -> String) -> Result<(), Mismatch> {
+    if holds {
+        Ok(())
+    } else {
+        Err(Mismatch(why()))
     }
 }
 
@@ -90,20 +142,16 @@ pub fn close_f32(got: f32, want: f32) -> bool {
 
 /// Run `program` on device 0 of every backend that opens here, for the
 /// examples' tests: the CPU always, the GPU backends where they exist.
-pub fn on_every_device(program: impl Fn(&kiln::Device) -> kiln::Result<Checked>) {
+/// Panics, naming the device, unless every run matched the host.
+pub fn on_every_device(program: impl Fn(&kiln::Device) -> Checked) {
     for entry in kiln::registry::entries() {
         let Ok(device) = kiln::Device::open(entry.kind, 0) else {
             eprintln!("skipping {}: not available here", entry.kind);
             continue;
         };
         match program(&device) {
-            Ok(Ok(summary)) => eprintln!("{}: {summary}", entry.kind),
-            other => panic!("on {}: {other:?}", device.info()),
+            Ok(summary) => eprintln!("{}: {summary}", entry.kind),
+            Err(failure) => panic!("on {}: {failure}", device.info()),
         }
     }
-}
-
-/// [`on_every_device`] for a program on the typed tier.
-pub fn on_every_backend<V: DeviceVisitor<Output = kiln::Result<Checked>> + Clone>(program: V) {
-    on_every_device(|device| device.visit(program.clone()))
 }
