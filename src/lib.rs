@@ -61,7 +61,7 @@ pub mod registry;
 mod runtime;
 
 pub use kiln_core as core;
-pub use kiln_core::dynamic::{AnyDevice, BackendEntry, DeviceVisitor};
+pub use kiln_core::DeviceVisitor;
 pub use kiln_core::{
     bf16, f16, Backend, BackendKind, CachePolicy, DType, DeviceInfo, DeviceKind, Dim3, Element, Error, Features,
     HostArgs, HostMemoryStats, IndexWidth, Language, LaunchConfig, Limits, MemoryCounts, MemoryInfo, MemoryLimit,

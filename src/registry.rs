@@ -1,23 +1,57 @@
 //! The backends compiled into kiln, and choosing one at run time.
 //!
-//! Adding a backend is one line in [`entries`] and one in the run-time
-//! tier's backend list (`src/runtime/mod.rs`).
+//! Everything here is generated from the run-time tier's one list of
+//! backends (`backend_list!` in `src/runtime/mod.rs`), written in order of
+//! preference (GPUs first).
 
 use std::fmt;
 
-use kiln_core::dynamic::{AnyDevice, BackendEntry};
-use kiln_core::{BackendKind, DeviceInfo, Error, Result};
+use kiln_core::{Backend, BackendKind, DeviceInfo, Error, Result};
 
-/// Every backend compiled in, in order of preference (GPUs first): CUDA
-/// with the `cuda` feature, wgpu with the `wgpu` feature, and the CPU.
-pub fn entries() -> Vec<BackendEntry> {
-    vec![
-        #[cfg(feature = "cuda")]
-        BackendEntry::of::<kiln_cuda::Cuda>(),
-        #[cfg(feature = "wgpu")]
-        BackendEntry::of::<kiln_wgpu::Wgpu>(),
-        BackendEntry::of::<kiln_cpu::Cpu>(),
-    ]
+use crate::runtime::{backend_list, Device};
+
+/// How to list and open the devices of one backend compiled in.
+#[derive(Clone, Copy)]
+struct Entry {
+    kind: BackendKind,
+    /// Its devices, or why it cannot run here.
+    devices: fn() -> Result<Vec<DeviceInfo>>,
+    /// Open one of its devices on the run-time tier.
+    open: fn(usize) -> Result<Device>,
+}
+
+/// The entries of the backends compiled in, in the list's order.
+macro_rules! entries_of {
+    (() $($(#[$attr:meta])* $variant:ident($backend:path),)*) => {
+        vec![
+            $(
+                $(#[$attr])*
+                Entry {
+                    kind: <$backend as Backend>::KIND,
+                    devices: <$backend as Backend>::devices,
+                    open: |ordinal| kiln_core::Device::<$backend>::open(ordinal).map(Device::$variant),
+                },
+            )*
+        ]
+    };
+}
+
+/// Every backend compiled in, in order of preference: CUDA with the `cuda`
+/// feature, wgpu with the `wgpu` feature, and the CPU.
+fn entries() -> Vec<Entry> {
+    backend_list!(entries_of!())
+}
+
+/// The backends compiled into this build of kiln, in the order
+/// [`best`] tries them (GPUs first; the CPU always, last).
+///
+/// # Examples
+/// ```
+/// let kinds = kiln::registry::compiled();
+/// assert_eq!(kinds.last(), Some(&kiln::BackendKind::Cpu));
+/// ```
+pub fn compiled() -> Vec<BackendKind> {
+    entries().iter().map(|e| e.kind).collect()
 }
 
 /// Each backend kiln knows, with its devices or the reason it is absent
@@ -97,7 +131,7 @@ fn choose(requested: Option<BackendKind>, found: &[(BackendKind, DeviceInfo)]) -
 /// let dev = kiln::registry::best().unwrap();   // the CPU at least
 /// println!("running on {}", dev.info());
 /// ```
-pub fn best() -> Result<AnyDevice> {
+pub fn best() -> Result<Device> {
     best_with_report().map(|(device, _)| device)
 }
 
@@ -185,7 +219,7 @@ pub fn absent_reason(e: &Error) -> String {
 ///     eprintln!("no GPU taken:\n{report}");
 /// }
 /// ```
-pub fn best_with_report() -> Result<(AnyDevice, BestReport)> {
+pub fn best_with_report() -> Result<(Device, BestReport)> {
     let requested = match std::env::var("KILN_BACKEND") {
         Ok(name) if !name.trim().is_empty() => Some(name.parse::<BackendKind>()?),
         _ => None,
@@ -246,15 +280,15 @@ pub fn best_with_report() -> Result<(AnyDevice, BestReport)> {
     Err(Error::BackendUnavailable { backend: BackendKind::Cpu, reason: reasons.join("; ") })
 }
 
-/// Open device `ordinal` of backend `kind`, erased; an error says why it
-/// cannot (no driver, no such device, not compiled into this build).
+/// Open device `ordinal` of backend `kind`; an error says why it cannot
+/// (no driver, no such device, not compiled into this build).
 ///
 /// # Examples
 /// ```
 /// assert!(kiln::registry::open(kiln::BackendKind::Cpu, 0).is_ok());
 /// assert!(kiln::registry::open(kiln::BackendKind::Cpu, 3).is_err());
 /// ```
-pub fn open(kind: BackendKind, ordinal: usize) -> Result<AnyDevice> {
+pub fn open(kind: BackendKind, ordinal: usize) -> Result<Device> {
     match entries().into_iter().find(|e| e.kind == kind) {
         Some(e) => (e.open)(ordinal),
         None => Err(not_compiled(kind)),
@@ -332,7 +366,7 @@ mod tests {
         assert!(choose(Some(Cuda), &all[..2]).is_empty());
     }
 
-    /// `best` probes backends in `entries` order and stops at the first
+    /// `best` probes backends in the list's order and stops at the first
     /// device that opens, which is right only while that order is the tiers'.
     #[test]
     fn entries_are_in_tier_order() {

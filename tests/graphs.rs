@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 
 /// Device 0 of every backend compiled in that opens here.
 fn devices() -> Vec<Device> {
-    kiln::registry::entries().iter().filter_map(|e| Device::open(e.kind, 0).ok()).collect()
+    kiln::registry::compiled().into_iter().filter_map(|kind| Device::open(kind, 0).ok()).collect()
 }
 
 fn graph_error(e: Error, call: &str) {

@@ -62,7 +62,14 @@ impl CpuMemory {
     /// system refuses.
     pub(crate) fn from_pool(pool: &Arc<Pool>, len: usize) -> Option<Self> {
         let (block, pooled) = pool.take(len)?;
-        Some(CpuMemory { block, len, pool: Some(pool.clone()), pooled, lock: RwLock::new(()), _cell: UnsafeCell::new(()) })
+        Some(CpuMemory {
+            block,
+            len,
+            pool: Some(pool.clone()),
+            pooled,
+            lock: RwLock::new(()),
+            _cell: UnsafeCell::new(()),
+        })
     }
 
     /// The lock that orders stream operations on this memory.

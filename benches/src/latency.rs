@@ -146,7 +146,7 @@ impl Latency {
 /// debug build); the module's tests check the summary.
 /// ```no_run
 /// use kiln_benches::{latency_summary, BenchConfig, BenchVisitor};
-/// use kiln_core::{dynamic::DeviceVisitor, Device};
+/// use kiln_core::{Device, DeviceVisitor};
 /// let config = BenchConfig { patterns: vec!["reduce_latency".into()], sizes: vec![1024], runs: 100, ..Default::default() };
 /// let result = BenchVisitor::new(&config, &mut |_| {}).visit(&Device::<kiln_cpu::Cpu>::open(0)?)?;
 /// let summary = latency_summary(&result.rows);

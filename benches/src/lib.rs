@@ -1,6 +1,6 @@
 //! kiln-benches: every pattern on every backend, against the ceiling and the peers.
 //!
-//! A bench run visits each device (through [`kiln_core::dynamic`]), times every
+//! A bench run visits each device (through a [`kiln_core::DeviceVisitor`]), times every
 //! selected [`Case`] with device events (warm-up first, median and min of
 //! many runs, random inputs rotated among buffer sets past the size of any
 //! cache), measures the ceiling (a large device-to-device copy: the faster of
@@ -16,7 +16,7 @@
 //! # Examples
 //! ```
 //! use kiln_benches::{BenchConfig, BenchVisitor, Pattern};
-//! use kiln_core::dynamic::DeviceVisitor;
+//! use kiln_core::DeviceVisitor;
 //! use kiln_core::Device;
 //! use kiln_cpu::Cpu;
 //! let config = BenchConfig { patterns: vec!["vector_add".into()], sizes: vec![1 << 12], runs: 3, ..Default::default() };
@@ -65,7 +65,7 @@ pub use scaling::{Scaling, render_scaling, scaling_summary};
 pub use table::render;
 pub use timing::{MAX_LAUNCHES, Sampling, Timer, Timing, sample_windows, time_end_to_end, time_runs};
 
-use kiln_core::dynamic::DeviceVisitor;
+use kiln_core::DeviceVisitor;
 
 use kiln_core::{Backend, BackendKind, DType, Device, Result};
 

@@ -76,7 +76,7 @@ type Key = (String, Option<String>, String, String);
 /// # Examples
 /// ```
 /// use kiln_benches::{scaling_summary, BenchConfig, BenchVisitor};
-/// use kiln_core::{dynamic::DeviceVisitor, Device};
+/// use kiln_core::{Device, DeviceVisitor};
 /// let config = BenchConfig { patterns: vec!["vector_add".into()], sizes: vec![1 << 10, 1 << 16], runs: 3, ..Default::default() };
 /// let result = BenchVisitor::new(&config, &mut |_| {}).visit(&Device::<kiln_cpu::Cpu>::open(0)?)?;
 /// let s = &scaling_summary(&result.rows)[0];

@@ -149,7 +149,7 @@ pub fn run_cli(args: &BenchArgs) -> kiln::Result<ExitCode> {
 
 fn backend_count(backends: &[BackendKind]) -> usize {
     if backends.is_empty() {
-        kiln::registry::entries().len()
+        kiln::registry::compiled().len()
     } else {
         backends.len()
     }

@@ -9,7 +9,6 @@ use kiln_benches::{
 };
 use kiln_core::{BackendKind, Error, Result};
 
-use kiln::registry::entries;
 use kiln::Device;
 
 /// Where a bench run writes, besides the terminal.
@@ -36,19 +35,19 @@ pub fn run(
     let mut results: Vec<DeviceResult> = Vec::new();
     // Kept open for the CubeCL peer, which runs on this very wgpu device.
     let mut wgpu_device = None;
-    for entry in entries() {
-        if !backends.is_empty() && !backends.contains(&entry.kind) {
+    for kind in kiln::registry::compiled() {
+        if !backends.is_empty() && !backends.contains(&kind) {
             continue;
         }
-        let device = match Device::open(entry.kind, 0) {
+        let device = match Device::open(kind, 0) {
             Ok(d) => d,
             Err(e) => {
-                absent(entry.kind, &e);
+                absent(kind, &e);
                 continue;
             }
         };
         results.push(device.visit(BenchVisitor::new(config, progress))?);
-        if entry.kind == BackendKind::Wgpu {
+        if kind == BackendKind::Wgpu {
             wgpu_device = Some(device);
         }
     }

@@ -19,7 +19,9 @@
 //!   name; and the kernel ABI's length convention in one place
 //!   ([`IndexWidth`], [`Args::length`]);
 //! - one error type, [`Error`], whose messages name what, where and why;
-//! - [`dynamic`], the one place where backends are erased for run-time choice.
+//! - [`DeviceVisitor`], generic code over [`Backend`] that `kiln::Device`
+//!   (the run-time tier's device, an enum with one arm per backend) runs
+//!   with its concrete backend type.
 //!
 //! Design choices: static dispatch everywhere inside the workspace; explicit
 //! stream order (a buffer is freed on the stream it was allocated on, and
@@ -58,7 +60,6 @@ mod backend;
 mod buffer;
 mod cache;
 mod device;
-pub mod dynamic;
 mod element;
 mod error;
 mod event;
@@ -75,6 +76,7 @@ mod program;
 mod stream;
 #[cfg(test)]
 mod testing;
+mod visitor;
 
 pub use args::{Args, HostArg, HostArgs, KernelArg, RawArg, Scalar};
 pub use backend::{Backend, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel, RawStream};
@@ -96,3 +98,4 @@ pub use launch::{Dim3, LaunchConfig};
 pub use pool::{MemoryLimit, MemoryStats};
 pub use program::{CompileOptions, HostClosure, HostFn, Program, Source};
 pub use stream::{Priority, Stream};
+pub use visitor::DeviceVisitor;

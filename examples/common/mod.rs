@@ -144,13 +144,13 @@ pub fn close_f32(got: f32, want: f32) -> bool {
 /// examples' tests: the CPU always, the GPU backends where they exist.
 /// Panics, naming the device, unless every run matched the host.
 pub fn on_every_device(program: impl Fn(&kiln::Device) -> Checked) {
-    for entry in kiln::registry::entries() {
-        let Ok(device) = kiln::Device::open(entry.kind, 0) else {
-            eprintln!("skipping {}: not available here", entry.kind);
+    for kind in kiln::registry::compiled() {
+        let Ok(device) = kiln::Device::open(kind, 0) else {
+            eprintln!("skipping {kind}: not available here");
             continue;
         };
         match program(&device) {
-            Ok(summary) => eprintln!("{}: {summary}", entry.kind),
+            Ok(summary) => eprintln!("{kind}: {summary}"),
             Err(failure) => panic!("on {}: {failure}", device.info()),
         }
     }

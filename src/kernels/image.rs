@@ -1,11 +1,9 @@
 //! Image filters: gray conversion, blurs and convolution (see [`kiln_kernels::image`]).
 
-use std::any::Any;
-
 use kiln_core::{BackendKind, Result};
 
 use super::{dispatch, on, on_mut};
-use crate::runtime::{describe, mismatch};
+use crate::runtime::{backend_list, describe, mismatch};
 use crate::runtime::{Stream, View, ViewMut};
 
 pub use kiln_kernels::image::{border_index, Blur, Border, Filter, Pixel, PixelFormat, MAX_FILTER_SIDE};
@@ -30,11 +28,44 @@ pub fn gray(
     ))
 }
 
+/// The weights of a [`DeviceFilter`] on each backend, and the bridge from
+/// a backend type to its arm.
+macro_rules! weights {
+    (() $($(#[$attr:meta])* $variant:ident($backend:path),)*) => {
+        /// A typed `kiln_kernels::image::DeviceFilter`, one arm per backend.
+        enum Weights {
+            $( $(#[$attr])* $variant(kiln_kernels::image::DeviceFilter<$backend>), )*
+        }
+
+        /// A backend's arm of [`Weights`].
+        trait WeightsOf: kiln_core::Backend {
+            fn wrap(filter: kiln_kernels::image::DeviceFilter<Self>) -> Weights;
+            fn pick(weights: &Weights) -> Option<&kiln_kernels::image::DeviceFilter<Self>>;
+        }
+
+        $(
+            $(#[$attr])*
+            impl WeightsOf for $backend {
+                fn wrap(filter: kiln_kernels::image::DeviceFilter<Self>) -> Weights {
+                    Weights::$variant(filter)
+                }
+                fn pick(weights: &Weights) -> Option<&kiln_kernels::image::DeviceFilter<Self>> {
+                    #[allow(unreachable_patterns)]
+                    match weights {
+                        Weights::$variant(filter) => Some(filter),
+                        _ => None,
+                    }
+                }
+            }
+        )*
+    };
+}
+backend_list!(weights!());
+
 /// A [`Filter`] with its weights on a device, made once by [`upload`] and
 /// used by any number of [`convolve`] calls on that device.
 pub struct DeviceFilter {
-    /// The typed `kiln_kernels::image::DeviceFilter<B>`.
-    inner: Box<dyn Any + Send + Sync>,
+    inner: Weights,
     filter: Filter,
     kind: BackendKind,
     device: String,
@@ -56,7 +87,7 @@ impl std::fmt::Debug for DeviceFilter {
 /// `filter`'s weights uploaded on `stream`, ready for [`convolve`].
 pub fn upload(stream: &Stream, filter: &Filter) -> Result<DeviceFilter> {
     dispatch!(stream, Stream, s => Ok(DeviceFilter {
-        inner: Box::new(filter.upload(s)?),
+        inner: <B as WeightsOf>::wrap(filter.upload(s)?),
         filter: filter.clone(),
         kind: <B as kiln_core::Backend>::KIND,
         device: describe(s.device()),
@@ -91,7 +122,7 @@ pub fn convolve<P: Pixel>(
 ) -> Result<()> {
     let (input, output) = (input.view(), output.view_mut());
     dispatch!(stream, Stream, s => {
-        let Some(typed) = filter.inner.downcast_ref::<kiln_kernels::image::DeviceFilter<B>>() else {
+        let Some(typed) = <B as WeightsOf>::pick(&filter.inner) else {
             return Err(mismatch(
                 "convolve: filter",
                 describe(s.device()),

@@ -1,14 +1,14 @@
 //! [`Device`] and [`Kernel`] of the run-time tier.
 
-use kiln_core::dynamic::{AnyDevice, DeviceVisitor};
 use kiln_core::{
-    BackendKind, CachePolicy, DeviceInfo, Element, MemoryInfo, MemoryLimit, MemoryStats, Priority, Program, Result,
+    BackendKind, CachePolicy, DeviceInfo, DeviceVisitor, Element, MemoryInfo, MemoryLimit, MemoryStats, Priority,
+    Program, Result,
 };
 use ndarray::{ArrayBase, Data, Dimension};
 
 use crate::registry::BestReport;
 
-use super::{backend_list, dispatch, Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier};
+use super::{dispatch, Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier};
 
 impl Device {
     /// The best device found: the one `KILN_BACKEND` names (`cpu`, `cuda`
@@ -22,7 +22,7 @@ impl Device {
     /// println!("running on {}", dev.info());
     /// ```
     pub fn best() -> Result<Device> {
-        crate::registry::best().and_then(|d| Device::from_any(&d))
+        crate::registry::best()
     }
 
     /// [`Device::best`], with what it passed over and why (a backend not
@@ -39,8 +39,7 @@ impl Device {
     /// }
     /// ```
     pub fn best_with_report() -> Result<(Device, BestReport)> {
-        let (device, report) = crate::registry::best_with_report()?;
-        Ok((Device::from_any(&device)?, report))
+        crate::registry::best_with_report()
     }
 
     /// Open device `ordinal` of backend `kind`; an error says why it cannot
@@ -52,7 +51,7 @@ impl Device {
     /// assert!(kiln::Device::open(kiln::BackendKind::Cpu, 3).is_err());
     /// ```
     pub fn open(kind: BackendKind, ordinal: usize) -> Result<Device> {
-        crate::registry::open(kind, ordinal).and_then(|d| Device::from_any(&d))
+        crate::registry::open(kind, ordinal)
     }
 
     /// Every device of `kind` (ordinals 0, 1, ...), opened; an error when the
@@ -95,30 +94,6 @@ impl Device {
     /// ```
     pub fn by_name(name: &str) -> Result<Device> {
         Device::open(name.parse()?, 0)
-    }
-
-    /// The run-time device of an erased one.
-    pub fn from_any(device: &AnyDevice) -> Result<Device> {
-        macro_rules! pick {
-            (() $($(#[$attr:meta])* $variant:ident($backend:path),)*) => {{
-                $(
-                    $(#[$attr])*
-                    if let Some(d) = device.downcast::<$backend>() {
-                        return Ok(Device::$variant(d.clone()));
-                    }
-                )*
-                Err(kiln_core::Error::BackendUnavailable {
-                    backend: device.kind(),
-                    reason: "not compiled into this build of kiln".into(),
-                })
-            }};
-        }
-        backend_list!(pick!())
-    }
-
-    /// The erased device, for code written against [`kiln_core::dynamic`].
-    pub fn to_any(&self) -> AnyDevice {
-        dispatch!(self, Device, d => AnyDevice::new(d.clone()))
     }
 
     /// The typed device, if this one is of backend `B`.

@@ -44,14 +44,24 @@ pub use tier::{Array, Buffer, BufferView, BufferViewMut, Device, Event, Graph, H
 pub(crate) use tier::{ExprArm, ExprTier};
 
 /// Invoke `$callback! { ($($args)*) ARMS }` with one arm per backend compiled
-/// in: `#[cfg(..)] Variant(BackendType)`. The one list of backends of the
-/// run-time tier; adding a backend is one line here.
+/// in: `#[cfg(..)] Variant(BackendType)`, in order of preference (GPUs
+/// first; [`Device::best`] tries them in this order). The one list of
+/// backends: the run-time enums, their `match`es, the [`Tier`] impls and
+/// the registry ([`crate::registry`]: `Device::open`, `best`, `all`,
+/// `probe` and `kiln devices`) are generated from it.
+///
+/// Adding a backend `Foo` touches: a crate implementing
+/// `kiln_core::Backend` (with a variant of `BackendKind`, in kiln-core); a
+/// line here behind a `foo` feature, and that feature in Cargo.toml; its
+/// tier in `registry::tier`; its kernels' language in kiln-kernels where it
+/// brings a new one; and `kiln_conformance::conformance_tests!(Foo)` in its
+/// tests.
 macro_rules! backend_list {
     ($($callback:ident)::+ ! ($($args:tt)*)) => {
         $($callback)::+! { ($($args)*)
-            Cpu(kiln_cpu::Cpu),
             #[cfg(feature = "cuda")] Cuda(kiln_cuda::Cuda),
             #[cfg(feature = "wgpu")] Wgpu(kiln_wgpu::Wgpu),
+            Cpu(kiln_cpu::Cpu),
         }
     };
 }

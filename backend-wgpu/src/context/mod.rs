@@ -21,10 +21,10 @@ use std::time::Duration;
 use kiln_core::{BackendKind, DeviceInfo, Error, Result};
 
 use crate::bindings::Bindings;
-use crate::resources::{binding, create_buffer};
-use builtin::Builtins;
 use crate::completion::{Completion, Completions, Hold, State};
 use crate::errors::{driver, scoped, Faults};
+use crate::resources::{binding, create_buffer};
+use builtin::Builtins;
 
 mod builtin;
 

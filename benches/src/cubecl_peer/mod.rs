@@ -219,7 +219,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 mod tests {
     use super::*;
     use crate::{BenchVisitor, Pattern, Timer};
-    use kiln_core::dynamic::DeviceVisitor;
+    use kiln_core::DeviceVisitor;
 
     /// CubeCL on the wgpu device (lavapipe where there is no GPU): rows for
     /// vector_add and the latency case with positive times, next to kiln's.
