@@ -16,7 +16,6 @@
 //!   [`MAX_GROUPS`], which bounds what it keeps alive.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use kiln_core::Result;

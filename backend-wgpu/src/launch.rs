@@ -21,9 +21,10 @@ use crate::bindings::{make_group, Range};
 use crate::context::{Batch, Context};
 use crate::errors::{describe, scoped};
 use crate::kernel::{Pipeline, PipelineKey, WgpuKernel};
-use crate::memory::{create_buffer, round4, WgpuBuffer, STORAGE};
+use crate::memory::WgpuBuffer;
 use crate::params::{pack, Packed};
 use crate::reflect::Member;
+use crate::resources::{create_buffer, round4, STORAGE};
 use crate::transfer::encode_copy;
 use crate::Wgpu;
 

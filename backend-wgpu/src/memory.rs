@@ -9,7 +9,6 @@ use kiln_core::{Error, RawBuffer, RawHostBuffer, Result};
 
 use crate::bindings::Bindings;
 use crate::context::Context;
-use crate::errors::{describe, scoped};
 use crate::pool::Pool;
 use crate::resources::{create_buffer, next_id, round4, STORAGE};
 

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use kiln_core::{BackendKind, Error, Result};
 
 use crate::context::{Batch, Context};
-use crate::memory::{create_buffer, round4, HostMemory, WgpuBuffer, STORAGE};
+use crate::memory::{HostMemory, WgpuBuffer};
+use crate::resources::{create_buffer, round4, STORAGE};
 
 fn is_word(n: u64) -> bool {
     n.is_multiple_of(4)
