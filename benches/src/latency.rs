@@ -260,6 +260,7 @@ mod tests {
                 gb_per_s: None,
                 ratio: 0.02 / 0.012,
                 timer: Some(Timer::EndToEnd),
+                calls: None,
             },
         );
         row.peers.insert("pycuda".into(), PeerCell::Absent { reason: "not installed".into() });

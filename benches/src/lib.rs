@@ -56,7 +56,7 @@ pub use clock::SmClock;
 pub use cubecl_peer::{CUBECL_VERSION, run_cubecl_peer};
 pub use latency::{Latency, latency_runs, latency_summary, render_latency};
 pub use options::RunOptions;
-pub use peers::{Peer, PeerRow, python_peer_names, run_python_peers};
+pub use peers::{Peer, PeerRow, peer_names, run_peers};
 pub use plot::write_charts;
 pub use report::{Header, Report, utc_now};
 pub use row::{PeerCell, Row};
@@ -297,6 +297,7 @@ pub fn attach_peers(rows: &mut [Row], peers: &[(Peer, BackendKind)]) {
                         gb_per_s: row.gb_per_s.and_then(|_| Row::gbps(row.bytes, p.median_ms)),
                         ratio: p.median_ms / ours_ms,
                         timer: p.timer,
+                        calls: p.calls.clone(),
                     },
                     _ => match peer.refusal(&row.pattern, &row.dtype, row.size) {
                         Some(reason) => PeerCell::Absent { reason: reason.to_string() },
@@ -350,6 +351,7 @@ mod tests {
                     median_ms: 0.002,
                     min_ms: 0.002,
                     timer: None,
+                    calls: None,
                 },
                 PeerRow {
                     pattern: "reduce_latency".into(),
@@ -358,6 +360,7 @@ mod tests {
                     median_ms: 0.03,
                     min_ms: 0.02,
                     timer: Some(Timer::EndToEnd),
+                    calls: None,
                 },
             ],
         );

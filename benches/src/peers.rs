@@ -1,6 +1,9 @@
-//! The Python peers (CuPy and PyCUDA beside the CUDA rows, NumPy beside the
-//! CPU rows): scripts kept in `benches/peers/`, run on the machine where
-//! `kiln bench` runs, their JSON merged into the table.
+//! The peers run as programs beside kiln: CUB's device algorithms and
+//! cuRAND (a C++ program built with nvcc), CuPy and PyCUDA beside the CUDA
+//! rows, NumPy beside the CPU rows. Their sources are kept in
+//! `benches/peers/` and built into `kiln bench`, which runs them on its own
+//! machine with the cases, sizes and sampling of its rows and merges their
+//! JSON into the table.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -28,6 +31,9 @@ pub struct PeerRow {
     /// How it was timed, where the peer says.
     #[serde(default)]
     pub timer: Option<Timer>,
+    /// What the peer called, where it says ("cub::DeviceRadixSort::SortKeys").
+    #[serde(default)]
+    pub calls: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -81,26 +87,38 @@ impl Peer {
 /// The CuPy script: plain CuPy, and with `--fuse` its array cases as `cupy.fuse` kernels.
 const CUPY: &str = include_str!("../peers/cupy_bench.py");
 
-/// The peers: name, script source (built into the binary so `kiln bench`
-/// needs no checkout), the script's own arguments, and the backend whose
-/// rows it is compared with.
-const SCRIPTS: [(&str, &str, &[&str], BackendKind); 4] = [
-    ("cupy", CUPY, &[], BackendKind::Cuda),
-    ("cupy.fuse", CUPY, &["--fuse"], BackendKind::Cuda),
-    ("pycuda", include_str!("../peers/pycuda_bench.py"), &[], BackendKind::Cuda),
-    ("numpy", include_str!("../peers/numpy_bench.py"), &[], BackendKind::Cpu),
-];
-
-/// Names of the Python peers of `backend`'s rows.
-pub fn python_peer_names(backend: BackendKind) -> Vec<&'static str> {
-    SCRIPTS.iter().filter(|s| s.3 == backend).map(|s| s.0).collect()
+/// How a peer runs.
+#[derive(Clone, Copy)]
+enum Program {
+    /// A Python script, run with `python3` (or `KILN_PYTHON`).
+    Python(&'static str),
+    /// A CUDA C++ program, built with `nvcc` (or `KILN_NVCC`) against CUB
+    /// and cuRAND, then run.
+    Cuda(&'static str),
 }
 
-/// Run every Python peer of `backend`'s rows on `patterns` x `sizes` (one
-/// dtype), each as a separate process with `python3` (or `KILN_PYTHON`),
-/// sampled as kiln's rows are (`opts`: timed samples, warm-up busy time,
-/// least work per sample).
-pub fn run_python_peers(
+/// The peers: name, program (built into the binary so `kiln bench` needs
+/// no checkout), its own arguments, and the backend whose rows it is
+/// compared with.
+const PEERS: [(&str, Program, &[&str], BackendKind); 5] = [
+    ("cub", Program::Cuda(include_str!("../peers/cub_bench.cu")), &[], BackendKind::Cuda),
+    ("cupy", Program::Python(CUPY), &[], BackendKind::Cuda),
+    ("cupy.fuse", Program::Python(CUPY), &["--fuse"], BackendKind::Cuda),
+    ("pycuda", Program::Python(include_str!("../peers/pycuda_bench.py")), &[], BackendKind::Cuda),
+    ("numpy", Program::Python(include_str!("../peers/numpy_bench.py")), &[], BackendKind::Cpu),
+];
+
+/// Names of the peers of `backend`'s rows.
+pub fn peer_names(backend: BackendKind) -> Vec<&'static str> {
+    PEERS.iter().filter(|s| s.3 == backend).map(|s| s.0).collect()
+}
+
+/// Run every peer of `backend`'s rows on `patterns` x `sizes` (one dtype),
+/// each as a separate process, sampled as kiln's rows are (`opts`: timed
+/// samples, warm-up busy time, least work per sample). A peer that cannot
+/// run here (no interpreter, no CuPy, no nvcc, no GPU) is absent with the
+/// reason.
+pub fn run_peers(
     backend: BackendKind,
     patterns: &[String],
     sizes: &[usize],
@@ -108,52 +126,94 @@ pub fn run_python_peers(
     opts: &RunOptions,
 ) -> Vec<Peer> {
     let python = std::env::var("KILN_PYTHON").unwrap_or_else(|_| "python3".into());
-    let job = Job { python: &python, patterns, sizes, dtype, opts };
+    let nvcc = std::env::var("KILN_NVCC").unwrap_or_else(|_| "nvcc".into());
+    let job = Job { python: &python, nvcc: &nvcc, patterns, sizes, dtype, opts };
     peers_with(backend, &job)
 }
 
-/// What each peer's script is run with.
+/// What each peer is run with.
 struct Job<'a> {
-    /// The interpreter.
+    /// The Python interpreter.
     python: &'a str,
+    /// The CUDA compiler driver.
+    nvcc: &'a str,
     patterns: &'a [String],
     sizes: &'a [usize],
     dtype: &'a str,
     opts: &'a RunOptions,
 }
 
-/// [`run_python_peers`] with the interpreter given.
+/// [`run_peers`] with the interpreter and compiler given.
 fn peers_with(backend: BackendKind, job: &Job) -> Vec<Peer> {
-    SCRIPTS.iter().filter(|s| s.3 == backend).map(|(name, src, extra, _)| run_script(name, src, extra, job)).collect()
+    PEERS
+        .iter()
+        .filter(|s| s.3 == backend)
+        .map(|(name, program, extra, _)| run_peer(name, *program, extra, job))
+        .collect()
 }
 
-fn run_script(name: &str, src: &str, extra: &[&str], job: &Job) -> Peer {
-    let Job { python, patterns, sizes, dtype, opts } = *job;
-    let dir = std::env::temp_dir().join(format!("kiln-peers-{}", std::process::id()));
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        return Peer::absent(name, format!("cannot create {}: {e}", dir.display()));
+/// The last line of a failed process's error output, or `fallback`.
+fn last_line(stderr: &[u8], fallback: &str) -> String {
+    let err = String::from_utf8_lossy(stderr);
+    err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(fallback).trim().to_string()
+}
+
+fn run_peer(name: &str, program: Program, extra: &[&str], job: &Job) -> Peer {
+    let dir = std::env::temp_dir().join(format!("kiln-peers-{}-{name}", std::process::id()));
+    let peer = match std::fs::create_dir_all(&dir) {
+        Ok(()) => run_in(&dir, name, program, extra, job),
+        Err(e) => Peer::absent(name, format!("cannot create {}: {e}", dir.display())),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    peer
+}
+
+/// Build (where it is compiled) and run one peer in `dir`, and read its results.
+fn run_in(dir: &std::path::Path, name: &str, program: Program, extra: &[&str], job: &Job) -> Peer {
+    let Job { python, nvcc, patterns, sizes, dtype, opts } = *job;
+    let (file, src) = match program {
+        Program::Python(src) => (format!("{name}_bench.py"), src),
+        Program::Cuda(src) => (format!("{name}_bench.cu"), src),
+    };
+    let source: PathBuf = dir.join(file);
+    if let Err(e) = std::fs::write(&source, src) {
+        return Peer::absent(name, format!("cannot write {}: {e}", source.display()));
     }
-    let script: PathBuf = dir.join(format!("{name}_bench.py"));
+    let mut command = match program {
+        Program::Python(_) => {
+            let mut c = Command::new(python);
+            c.arg(&source);
+            c
+        }
+        Program::Cuda(_) => {
+            let binary = dir.join(format!("{name}_bench"));
+            let built = Command::new(nvcc)
+                .args(["-O3", "-std=c++17", "-arch=native", "-o"])
+                .arg(&binary)
+                .arg(&source)
+                .arg("-lcurand")
+                .output();
+            match built {
+                Err(e) => return Peer::absent(name, format!("{nvcc} not runnable: {e}")),
+                Ok(o) if !o.status.success() => {
+                    return Peer::absent(name, format!("{nvcc} failed: {}", last_line(&o.stderr, "no message")));
+                }
+                Ok(_) => Command::new(binary),
+            }
+        }
+    };
     let out = dir.join(format!("{name}.json"));
-    if let Err(e) = std::fs::write(&script, src) {
-        return Peer::absent(name, format!("cannot write {}: {e}", script.display()));
-    }
     let sizes: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
-    let result = Command::new(python)
-        .arg(&script)
+    let result = command
         .args(["--cases", &patterns.join(","), "--sizes", &sizes.join(","), "--dtype", dtype])
         .args(["--runs", &opts.runs.to_string(), "--warmup-ms", &opts.warmup_ms.to_string()])
         .args(["--sample-ms", &opts.sample_ms.to_string(), "--json"])
         .arg(&out)
         .args(extra)
         .output();
-    let peer = match result {
-        Err(e) => Peer::absent(name, format!("{python} not runnable: {e}")),
-        Ok(o) if !o.status.success() => {
-            let err = String::from_utf8_lossy(&o.stderr);
-            let reason = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("exited with an error").trim();
-            Peer::absent(name, reason.to_string())
-        }
+    match result {
+        Err(e) => Peer::absent(name, format!("{} not runnable: {e}", command.get_program().to_string_lossy())),
+        Ok(o) if !o.status.success() => Peer::absent(name, last_line(&o.stderr, "exited with an error")),
         Ok(_) => match std::fs::read_to_string(&out)
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str::<PeerFile>(&t).map_err(|e| format!("unreadable results: {e}")))
@@ -161,9 +221,7 @@ fn run_script(name: &str, src: &str, extra: &[&str], job: &Job) -> Peer {
             Ok(f) => Peer::measured(name, &f.version, f.rows),
             Err(e) => Peer::absent(name, e),
         },
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    peer
+    }
 }
 
 #[cfg(test)]
@@ -185,6 +243,7 @@ mod tests {
                 median_ms: 2.0,
                 min_ms: 1.0,
                 timer: None,
+                calls: None,
             }],
         );
         assert_eq!(p.get("axpy", "f32", 4).map(|r| r.median_ms), Some(2.0));
@@ -196,16 +255,17 @@ mod tests {
     }
 
     #[test]
-    fn script_rows_may_name_their_timer() {
+    fn peer_rows_may_name_their_timer_and_call() {
         let f: PeerFile = serde_json::from_str(
             r#"{"version": "1", "rows": [
                 {"pattern": "axpy", "dtype": "f32", "size": 4, "median_ms": 2.0, "min_ms": 1.0},
                 {"pattern": "reduce_latency", "dtype": "f32", "size": 1024, "median_ms": 0.02, "min_ms": 0.01,
-                 "timer": "end-to-end"}]}"#,
+                 "timer": "end-to-end", "calls": "cub::DeviceReduce::Sum"}]}"#,
         )
         .unwrap();
-        assert_eq!(f.rows[0].timer, None);
+        assert_eq!((f.rows[0].timer, f.rows[0].calls.as_deref()), (None, None));
         assert_eq!(f.rows[1].timer, Some(Timer::EndToEnd));
+        assert_eq!(f.rows[1].calls.as_deref(), Some("cub::DeviceReduce::Sum"));
     }
 
     /// Where NumPy is installed (CI installs it), its script measures the
@@ -218,7 +278,7 @@ mod tests {
             ["vector_add", "sort_u32", "sgemm", "array_fused_sum", "random_normal", "no_such_case"]
                 .map(String::from)
                 .into();
-        let peers = run_python_peers(BackendKind::Cpu, &cases, &[4096], "f32", &opts);
+        let peers = run_peers(BackendKind::Cpu, &cases, &[4096], "f32", &opts);
         assert_eq!(peers.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["numpy"]);
         let has_numpy = Command::new("python3").args(["-c", "import numpy"]).status().is_ok_and(|s| s.success());
         match (&peers[0].status, has_numpy) {
@@ -243,16 +303,23 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_interpreter_is_absent_with_its_reason() {
+    fn a_missing_interpreter_or_compiler_is_absent_with_its_reason() {
         let _python = PYTHON.lock().unwrap_or_else(|p| p.into_inner());
         let opts = RunOptions { runs: 1, warmup_ms: 0.0, ..Default::default() };
-        let job =
-            Job { python: "/nonexistent/python3", patterns: &["axpy".into()], sizes: &[16], dtype: "f32", opts: &opts };
+        let job = Job {
+            python: "/nonexistent/python3",
+            nvcc: "/nonexistent/nvcc",
+            patterns: &["axpy".into()],
+            sizes: &[16],
+            dtype: "f32",
+            opts: &opts,
+        };
         let peers = peers_with(BackendKind::Cuda, &job);
-        assert!(!peers.is_empty());
+        assert_eq!(peers.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["cub", "cupy", "cupy.fuse", "pycuda"]);
         for p in peers {
             let reason = p.status.unwrap_err();
-            assert!(reason.contains("/nonexistent/python3"), "{reason}");
+            let program = if p.name == "cub" { "/nonexistent/nvcc" } else { "/nonexistent/python3" };
+            assert!(reason.contains(program), "{}: {reason}", p.name);
         }
     }
 }

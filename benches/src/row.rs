@@ -26,6 +26,9 @@ pub enum PeerCell {
         /// How the peer timed it, where it says.
         #[serde(skip_serializing_if = "Option::is_none")]
         timer: Option<Timer>,
+        /// What the peer called, where it says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        calls: Option<String>,
     },
     /// The peer is not installed or not usable here, or its result for
     /// this case was wrong (and so not timed).

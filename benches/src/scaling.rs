@@ -287,8 +287,14 @@ mod tests {
             r.flops = 2 * (r.size as f64).sqrt().powi(3) as u64;
             r.tflop_per_s = tflops(r.flops, r.median_ms.unwrap());
             let theirs = r.median_ms.unwrap() * 2.0;
-            let cell =
-                PeerCell::Measured { median_ms: theirs, min_ms: theirs, gb_per_s: None, ratio: 2.0, timer: None };
+            let cell = PeerCell::Measured {
+                median_ms: theirs,
+                min_ms: theirs,
+                gb_per_s: None,
+                ratio: 2.0,
+                timer: None,
+                calls: None,
+            };
             r.peers.insert("cupy".into(), cell);
             r.peers.insert("pycuda".into(), PeerCell::Absent { reason: "not installed".into() });
         }

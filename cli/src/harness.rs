@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kiln_benches::{
-    attach_peers, latency_summary, python_peer_names, render, render_latency, render_scaling, run_python_peers,
-    scaling_summary, utc_now, write_charts, BenchConfig, BenchVisitor, DeviceResult, Header, Peer, Report, Row,
+    attach_peers, latency_summary, peer_names, render, render_latency, render_scaling, run_peers, scaling_summary,
+    utc_now, write_charts, BenchConfig, BenchVisitor, DeviceResult, Header, Peer, Report, Row,
 };
 use kiln_core::{BackendKind, Error, Result};
 
@@ -65,8 +65,8 @@ pub fn run(
     Ok(report)
 }
 
-/// The peers for this run: CuPy and PyCUDA against CUDA rows when a CUDA
-/// device was measured; NumPy against CPU rows when the CPU was; CubeCL
+/// The peers for this run: CUB and cuRAND, CuPy and PyCUDA against CUDA
+/// rows when a CUDA device was measured; NumPy against CPU rows when the CPU was; CubeCL
 /// against wgpu rows, on the same wgpu device, when built with the `cubecl`
 /// feature.
 fn peers(
@@ -78,14 +78,14 @@ fn peers(
 ) -> Vec<(Peer, BackendKind)> {
     let mut peers = Vec::new();
     let patterns: Vec<String> = config.selected().iter().map(|p| p.name()).collect();
-    for (backend, who) in [(BackendKind::Cuda, "CuPy and PyCUDA"), (BackendKind::Cpu, "NumPy")] {
+    for (backend, who) in [(BackendKind::Cuda, "CUB and cuRAND, CuPy and PyCUDA"), (BackendKind::Cpu, "NumPy")] {
         if results.iter().any(|r| r.backend == backend) {
             progress(&format!("peers: {who} on the same cases"));
-            let found = run_python_peers(backend, &patterns, &config.sizes, config.dtype.name(), &config.run_options());
+            let found = run_peers(backend, &patterns, &config.sizes, config.dtype.name(), &config.run_options());
             peers.extend(found.into_iter().map(|p| (p, backend)));
         } else {
             let reason = format!("no {backend} device in this run to compare with");
-            peers.extend(python_peer_names(backend).into_iter().map(|name| (Peer::absent(name, &reason), backend)));
+            peers.extend(peer_names(backend).into_iter().map(|name| (Peer::absent(name, &reason), backend)));
         }
     }
     peers.push((cubecl_peer(config, rows, wgpu_device, progress), BackendKind::Wgpu));

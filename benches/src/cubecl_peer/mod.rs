@@ -118,6 +118,7 @@ pub fn run_cubecl_peer(
                     median_ms: t.median_ms,
                     min_ms: t.min_ms,
                     timer: Some(t.timer),
+                    calls: None,
                 });
             }
             Err(reason) => refused.push((pattern, dtype, case.n, reason)),
