@@ -4,7 +4,7 @@ use kiln_core::{Backend, Buffer, DType, Device, Error, Result};
 use kiln_kernels::Number;
 use rand::SeedableRng;
 
-use crate::{compare, poison_for, Arith, CaseRng, Expected, Mismatch, Sample};
+use crate::{Arith, CaseRng, Expected, Mismatch, Sample, compare, poison_for};
 
 /// What one run of a case is given: its size, its seed and random generator,
 /// and what the backend is allowed to differ in.

@@ -3,7 +3,7 @@
 
 use kiln_core::{Backend, Device, DeviceKind, Error};
 
-use crate::{cases, notes, run, Options, Summary, GROUPS, SIZES};
+use crate::{GROUPS, Options, SIZES, Summary, cases, notes, run};
 
 /// Run every case of `group` at every size of [`test_sizes`] on device 0 of backend `B`, and
 /// panic with every failure (seed, index, expected, got and neighbours)

@@ -53,14 +53,14 @@ mod runner;
 mod sample;
 pub mod stress;
 
-pub use case::{flushed, poisoned, Case, CaseFn, Cases, Ctx, ElementPattern, Failure, NumberPattern};
-pub use compare::{assert_matches, close, compare, Expected, Mismatch, Tolerance};
-pub use divergence::{flushes_subnormals, Condition, Divergence, Expect, Feature, KNOWN, SUBNORMAL_FLUSH};
+pub use case::{Case, CaseFn, Cases, Ctx, ElementPattern, Failure, NumberPattern, flushed, poisoned};
+pub use compare::{Expected, Mismatch, Tolerance, assert_matches, close, compare};
+pub use divergence::{Condition, Divergence, Expect, Feature, KNOWN, SUBNORMAL_FLUSH, flushes_subnormals};
 pub use record::{Record, Status};
-pub use reference::{binary, unary, Arith};
-pub use registry::{cases, GROUPS};
-pub use report::{matrix, notes, Summary};
+pub use reference::{Arith, binary, unary};
+pub use registry::{GROUPS, cases};
+pub use report::{Summary, matrix, notes};
 pub use runner::{
-    case_seed, parse_seed, run, run_cases, run_one, Options, Progress, DEFAULT_SEED, QUICK_SIZES, SEED_VAR, SIZES,
+    DEFAULT_SEED, Options, Progress, QUICK_SIZES, SEED_VAR, SIZES, case_seed, parse_seed, run, run_cases, run_one,
 };
-pub use sample::{poison_for, random_vec, CaseRng, Sample};
+pub use sample::{CaseRng, Sample, poison_for, random_vec};

@@ -1,10 +1,10 @@
 //! The runner: every case at every size on one device, as records.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use kiln_core::{Backend, DType, Device, Error};
 
-use crate::{cases, flushes_subnormals, Case, Ctx, Divergence, Expect, Failure, Record, Status, KNOWN};
+use crate::{Case, Ctx, Divergence, Expect, Failure, KNOWN, Record, Status, cases, flushes_subnormals};
 
 /// The sizes every case runs at: empty, one, a warp and a block +-1, a large
 /// prime, and one past a power of two large enough to need many blocks.

@@ -40,11 +40,7 @@ pub trait Sample: Element {
     /// integers, so results wrap; a moderate one for floats, since an
     /// infinite or NaN parameter would make every output alike.
     fn random_scalar(rng: &mut CaseRng) -> Self {
-        if Self::IS_FLOAT {
-            Self::random_moderate(rng)
-        } else {
-            Self::random(rng)
-        }
+        if Self::IS_FLOAT { Self::random_moderate(rng) } else { Self::random(rng) }
     }
 
     /// A value that the comparer never accepts in place of `expected`:
@@ -156,21 +152,13 @@ macro_rules! float_sample {
                 let m: $t = rng.random_range(1.0..2.0);
                 let e = rng.random_range(-24..=24i32);
                 let v = m * (2.0 as $t).powi(e);
-                if rng.random() {
-                    v
-                } else {
-                    -v
-                }
+                if rng.random() { v } else { -v }
             }
 
             fn poison(expected: Self) -> Self {
                 // NaN is accepted only where NaN is expected, so it poisons
                 // every other result; where NaN is expected, a finite value does.
-                if expected.is_nan() {
-                    -1.25e-3
-                } else {
-                    <$t>::from_bits(<$t>::NAN.to_bits() | 0x5a5)
-                }
+                if expected.is_nan() { -1.25e-3 } else { <$t>::from_bits(<$t>::NAN.to_bits() | 0x5a5) }
             }
 
             fn is_nan_value(self) -> bool {
@@ -190,11 +178,7 @@ macro_rules! float_sample {
             }
 
             fn flush_subnormal(self) -> Self {
-                if self.is_subnormal() {
-                    <$t>::copysign(0.0, self)
-                } else {
-                    self
-                }
+                if self.is_subnormal() { <$t>::copysign(0.0, self) } else { self }
             }
         }
     };

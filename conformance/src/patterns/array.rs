@@ -4,8 +4,8 @@
 //! ndarray on the host; and the constructors against closed forms.
 
 use kiln_core::{Backend, Device};
-use kiln_kernels::array::Array;
 use kiln_kernels::Number;
+use kiln_kernels::array::Array;
 use ndarray::{ArrayD, Axis, IxDyn, SliceInfo, SliceInfoElem};
 use rand::Rng;
 

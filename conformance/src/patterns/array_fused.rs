@@ -7,8 +7,8 @@
 //! a GPU could fuse into an add), on finite inputs.
 
 use kiln_core::{Backend, Device};
-use kiln_kernels::array::{where_, Array, ArrayExpr, Fold};
 use kiln_kernels::Number;
+use kiln_kernels::array::{Array, ArrayExpr, Fold, where_};
 use ndarray::{ArrayD, IxDyn};
 use rand::Rng;
 
@@ -26,7 +26,7 @@ enum P<T> {
 
 const OPERANDS: usize = 3;
 
-fn gen<T: Arith>(rng: &mut CaseRng, depth: u32) -> P<T> {
+fn tree<T: Arith>(rng: &mut CaseRng, depth: u32) -> P<T> {
     if depth == 0 || rng.random_bool(0.25) {
         return if rng.random_bool(0.8) { P::X(rng.random_range(0..OPERANDS)) } else { P::S(T::random_moderate(rng)) };
     }
@@ -36,16 +36,16 @@ fn gen<T: Arith>(rng: &mut CaseRng, depth: u32) -> P<T> {
     match rng.random_range(0..10) {
         0..2 => {
             let op = un[rng.random_range(0..un.len())];
-            P::Un(op, Box::new(gen(rng, depth - 1)))
+            P::Un(op, Box::new(tree(rng, depth - 1)))
         }
         2 => {
             let op = cmp[rng.random_range(0..cmp.len())];
-            let q = [gen(rng, depth - 1), gen(rng, depth - 1), gen(rng, depth - 1), gen(rng, depth - 1)];
+            let q = [tree(rng, depth - 1), tree(rng, depth - 1), tree(rng, depth - 1), tree(rng, depth - 1)];
             P::Where(op, Box::new(q))
         }
         _ => {
             let op = bin[rng.random_range(0..bin.len())];
-            P::Bin(op, Box::new(gen(rng, depth - 1)), Box::new(gen(rng, depth - 1)))
+            P::Bin(op, Box::new(tree(rng, depth - 1)), Box::new(tree(rng, depth - 1)))
         }
     }
 }
@@ -86,11 +86,7 @@ fn build<B: Backend, T: Arith + Number>(p: &P<T>, xs: &[Array<B, T>]) -> ArrayEx
 /// The machine epsilon of float `T` (f64's for the integers, whose
 /// comparisons are exact whatever the bound).
 pub(super) fn eps<T: Arith>() -> f64 {
-    if T::DTYPE == kiln_core::DType::F32 {
-        f32::EPSILON as f64
-    } else {
-        f64::EPSILON
-    }
+    if T::DTYPE == kiln_core::DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON }
 }
 
 /// kiln's min and max: the other operand where one is NaN.
@@ -103,11 +99,7 @@ fn pick<T: Arith + PartialOrd>(a: T, b: T, smaller: bool) -> T {
     if b_nan {
         return a;
     }
-    if (b < a) == smaller {
-        b
-    } else {
-        a
-    }
+    if (b < a) == smaller { b } else { a }
 }
 
 fn eval<T: Arith + PartialOrd>(p: &P<T>, x: &[T; OPERANDS]) -> T {
@@ -138,11 +130,7 @@ fn eval<T: Arith + PartialOrd>(p: &P<T>, x: &[T; OPERANDS]) -> T {
                 "==" => l == r,
                 _ => l != r,
             };
-            if yes {
-                eval(a, x)
-            } else {
-                eval(b, x)
-            }
+            if yes { eval(a, x) } else { eval(b, x) }
         }
     }
 }
@@ -235,7 +223,7 @@ fn setup<B: Backend, T: Arith + Number>(device: &Device<B>, ctx: &mut Ctx) -> Re
 /// A random tree in which every operand takes part (`x0 == x0` holds on
 /// finite inputs), so the result has the whole broadcast shape.
 fn whole<T: Arith>(rng: &mut CaseRng) -> P<T> {
-    let body: P<T> = gen(rng, 4);
+    let body: P<T> = tree(rng, 4);
     let rest = P::Bin("min", Box::new(P::X(1)), Box::new(P::X(2)));
     P::Where("==", Box::new([P::X(0), P::X(0), body, rest]))
 }

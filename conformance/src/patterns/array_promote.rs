@@ -6,7 +6,7 @@
 //! without the feature) must be refused as unsupported.
 
 use kiln_core::{Backend, BackendKind, DType, Device, Element, Error};
-use kiln_kernels::array::{promote, Array, ArrayExpr, Promote};
+use kiln_kernels::array::{Array, ArrayExpr, Promote, promote};
 use rand::Rng;
 
 use crate::{Cases, Ctx, Failure, Sample};

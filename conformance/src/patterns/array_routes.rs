@@ -3,10 +3,10 @@
 //! plain-Rust host loops over the same values.
 
 use kiln_core::{Backend, DType, Device};
+use kiln_kernels::Number;
 use kiln_kernels::array::Array;
 use kiln_kernels::sort::SortOrder;
-use kiln_kernels::Number;
-use ndarray::{s, ArrayD, Axis, IxDyn};
+use ndarray::{ArrayD, Axis, IxDyn, s};
 use rand::Rng;
 
 use super::array_fused::eps;

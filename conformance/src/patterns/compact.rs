@@ -4,8 +4,8 @@
 //! contents untouched past the count; the count exact.
 
 use kiln_core::{Backend, DType, Device, Error};
-use kiln_kernels::compact::{copy_if, copy_if_indices, copy_if_indices_into, copy_if_into, Predicate};
 use kiln_kernels::Number;
+use kiln_kernels::compact::{Predicate, copy_if, copy_if_indices, copy_if_indices_into, copy_if_into};
 use rand::Rng;
 
 use super::inputs::{offset, upload_at};
@@ -146,11 +146,7 @@ impl NumberPattern for CopyIf {
 
 impl CopyIf {
     fn name(self) -> &'static str {
-        if self.indices {
-            "copy_if_indices"
-        } else {
-            "copy_if"
-        }
+        if self.indices { "copy_if_indices" } else { "copy_if" }
     }
 }
 

@@ -1,12 +1,12 @@
 //! binary operations and axpy, out of place and in place; mismatched lengths.
 
 use kiln_core::{Backend, Device, Error};
-use kiln_kernels::elementwise::{axpy, axpy_in_place, binary, binary_in_place, BinaryOp};
-use kiln_kernels::map::{map, MapOp};
 use kiln_kernels::Number;
+use kiln_kernels::elementwise::{BinaryOp, axpy, axpy_in_place, binary, binary_in_place};
+use kiln_kernels::map::{MapOp, map};
 
 use super::unchanged;
-use crate::{binary as reference, flushed, poisoned, Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance};
+use crate::{Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance, binary as reference, flushed, poisoned};
 
 /// `c = a op b` (or `a = a op b` in place) on adversarial random inputs.
 #[derive(Debug, Clone, Copy)]

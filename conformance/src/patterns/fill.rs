@@ -3,7 +3,7 @@
 use kiln_core::{Backend, Device};
 use kiln_kernels::Number;
 
-use crate::{poisoned, Arith, Cases, Ctx, ElementPattern, Expected, Failure, NumberPattern, Sample, Tolerance};
+use crate::{Arith, Cases, Ctx, ElementPattern, Expected, Failure, NumberPattern, Sample, Tolerance, poisoned};
 
 /// `fill(dst, value)` with a random value (NaN, -0.0 and subnormals included):
 /// every element must hold exactly `value`.

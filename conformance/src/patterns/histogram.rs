@@ -6,7 +6,7 @@
 //! by the documented formula, integers in 128-bit arithmetic.
 
 use kiln_core::{Backend, DType, Device, Element, Error};
-use kiln_kernels::histogram::{histogram, histogram_into, HistogramInput};
+use kiln_kernels::histogram::{HistogramInput, histogram, histogram_into};
 use rand::Rng;
 
 use super::inputs::{offset, upload_at};

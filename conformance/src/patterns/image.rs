@@ -6,7 +6,7 @@
 //! bound that grows with the filter's size, against an f64 reference.
 
 use kiln_core::{Backend, Buffer, DType, Device, Element, Error};
-use kiln_kernels::image::{blur, convolve, gray, Blur, Border, Filter, PixelFormat, MAX_FILTER_SIDE};
+use kiln_kernels::image::{Blur, Border, Filter, MAX_FILTER_SIDE, PixelFormat, blur, convolve, gray};
 use rand::Rng;
 
 use super::matmul::within_bounds;
@@ -91,11 +91,7 @@ impl Pixel for f32 {
         }
         let m: f32 = ctx.rng.random_range(1.0..2.0);
         let v = m * 2f32.powi(ctx.rng.random_range(-12..=12));
-        if ctx.rng.random() {
-            v
-        } else {
-            -v
-        }
+        if ctx.rng.random() { v } else { -v }
     }
     fn as_f64(self) -> f64 {
         self as f64
@@ -235,7 +231,7 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
         other => {
             return Err(Failure::Contract(format!(
                 "blur of {width} x {height} with one pixel too many returned {other:?}"
-            )))
+            )));
         }
     }
     match gray(&s, PixelFormat::Rgb, &input, width, height, &mut out) {
@@ -243,7 +239,7 @@ fn refusals<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure
         other => {
             return Err(Failure::Contract(format!(
                 "gray of {width} x {height} from a 1-channel image returned {other:?}"
-            )))
+            )));
         }
     }
     same_bits("output after refused calls", &before, &out.to_vec()?)

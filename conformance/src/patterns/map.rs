@@ -1,11 +1,11 @@
 //! map and map_in_place, each operation.
 
 use kiln_core::{Backend, Device, Error};
-use kiln_kernels::map::{map, map_in_place, MapOp};
 use kiln_kernels::Number;
+use kiln_kernels::map::{MapOp, map, map_in_place};
 
 use super::unchanged;
-use crate::{flushed, poisoned, unary, Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance};
+use crate::{Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance, flushed, poisoned, unary};
 
 /// `y = op(x)` (or `x = op(x)` in place) on adversarial random `x`.
 #[derive(Debug, Clone, Copy)]

@@ -3,8 +3,8 @@
 //! hundred, primes among them): exact for integers (wrapping), and for
 //! floats within a bound that grows with k, against an f64 reference.
 
-use kiln_core::{bf16, f16, Backend, DType, Device, Element, Error};
-use kiln_kernels::matmul::{matmul_with, MatmulElement, MatmulShape, MatmulStrategy};
+use kiln_core::{Backend, DType, Device, Element, Error, bf16, f16};
+use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy, matmul_with};
 use rand::Rng;
 
 use super::transpose::{inverted, matrix_shape, same_bits};
@@ -69,11 +69,7 @@ macro_rules! float_operand {
 fn moderate_f32(ctx: &mut Ctx) -> f32 {
     let m: f32 = ctx.rng.random_range(1.0..2.0);
     let v = m * 2f32.powi(ctx.rng.random_range(-12..=12));
-    if ctx.rng.random() {
-        v
-    } else {
-        -v
-    }
+    if ctx.rng.random() { v } else { -v }
 }
 
 float_operand!(f32, f32::EPSILON as f64, moderate_f32, |v: f32| v as f64, f32);
@@ -202,7 +198,7 @@ fn mismatched<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failu
     match matmul_with(&s, MatmulStrategy::Tiled, &a, &b, &mut c, shape) {
         Err(Error::LengthMismatch { .. }) => {}
         other => {
-            return Err(Failure::Contract(format!("matmul {shape} with a of m k + 1 elements returned {other:?}")))
+            return Err(Failure::Contract(format!("matmul {shape} with a of m k + 1 elements returned {other:?}")));
         }
     }
     same_bits("c after a refused call", &before, &c.to_vec()?)

@@ -4,7 +4,7 @@
 
 use kiln_core::{Backend, Device};
 
-use crate::{poison_for, poisoned, Cases, Ctx, ElementPattern, Expected, Failure, Sample, Tolerance};
+use crate::{Cases, Ctx, ElementPattern, Expected, Failure, Sample, Tolerance, poison_for, poisoned};
 
 /// The ranges a sub-range pattern uses for `n` elements: a source start, a
 /// length and a destination start, at odd, unaligned offsets, the two

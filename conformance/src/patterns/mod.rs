@@ -28,13 +28,13 @@ mod user;
 
 pub use array::register as add_array;
 pub use compact::register as add_compact;
-pub use elementwise::{register as add_elementwise, Axpy, Binary, MismatchedLengths};
-pub use fill::{register_fill as add_fill, register_sequence as add_sequence, Fill, Sequence};
+pub use elementwise::{Axpy, Binary, MismatchedLengths, register as add_elementwise};
+pub use fill::{Fill, Sequence, register_fill as add_fill, register_sequence as add_sequence};
 pub use histogram::register as add_histogram;
 pub use image::register as add_image;
-pub use map::{register as add_map, Map};
+pub use map::{Map, register as add_map};
 pub use matmul::register as add_matmul;
-pub use memory::{register as add_memory, AsyncRoundTrip, CopyRange, FillView, RoundTrip};
+pub use memory::{AsyncRoundTrip, CopyRange, FillView, RoundTrip, register as add_memory};
 pub use random::register as add_random;
 pub use reduce::register as add_reduce;
 pub use scan::register as add_scan;

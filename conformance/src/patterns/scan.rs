@@ -6,12 +6,12 @@
 //! inputs and the elements around views must come out untouched.
 
 use kiln_core::{Backend, DType, Device, Error};
-use kiln_kernels::scan::{scan, scan_in_place, segmented_scan, ScanKind};
 use kiln_kernels::Number;
+use kiln_kernels::scan::{ScanKind, scan, scan_in_place, segmented_scan};
 use rand::Rng;
 
 use super::inputs::{from_f64, offset, upload_at};
-use super::sums::{sum_bound, Compensated};
+use super::sums::{Compensated, sum_bound};
 use super::unchanged;
 use crate::{Arith, Cases, Ctx, Expected, Failure, NumberPattern, Sample};
 

@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 
 use kiln_core::{Backend, DType, Device, Error};
-use kiln_kernels::sort::{argsort, sort, sort_into, sort_pairs, SortKey, SortOrder};
+use kiln_kernels::sort::{SortKey, SortOrder, argsort, sort, sort_into, sort_pairs};
 use rand::Rng;
 
 use super::transpose::{inverted, same_bits};
@@ -63,11 +63,7 @@ impl Key for f32 {
         a.canonical().total_cmp(&b.canonical())
     }
     fn canonical(self) -> f32 {
-        if self.is_nan() {
-            f32::from_bits(0x7fc0_0000)
-        } else {
-            self
-        }
+        if self.is_nan() { f32::from_bits(0x7fc0_0000) } else { self }
     }
 }
 

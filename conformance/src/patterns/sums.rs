@@ -19,11 +19,7 @@ impl Compensated {
     }
 
     pub(super) fn value(&self) -> f64 {
-        if self.sum.is_finite() {
-            self.sum + self.error
-        } else {
-            self.sum
-        }
+        if self.sum.is_finite() { self.sum + self.error } else { self.sum }
     }
 }
 

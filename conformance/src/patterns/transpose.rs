@@ -3,8 +3,8 @@
 //! them), none of them necessarily a multiple of any tile. Every bit must
 //! move, so results are compared bit for bit.
 
-use kiln_core::{bf16, f16, Backend, DType, Device, Element, Error};
-use kiln_kernels::transpose::{transpose_with, TransposeAlgorithm};
+use kiln_core::{Backend, DType, Device, Element, Error, bf16, f16};
+use kiln_kernels::transpose::{TransposeAlgorithm, transpose_with};
 use rand::{Rng, RngCore};
 
 use crate::{Cases, Ctx, Failure, Mismatch};
@@ -115,7 +115,7 @@ fn mismatched<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failu
             return Err(Failure::Contract(format!(
                 "transpose of {rows} x {cols} with an input of {} elements returned {other:?}, not LengthMismatch",
                 n + 1
-            )))
+            )));
         }
     }
     match transpose_with(&s, TransposeAlgorithm::Naive, &a, usize::MAX, 2, &mut t) {

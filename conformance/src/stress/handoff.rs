@@ -6,16 +6,16 @@
 use std::fmt;
 
 use kiln_core::{Backend, Stream};
-use kiln_kernels::elementwise::{binary, BinaryOp};
-use kiln_kernels::fill::fill;
-use kiln_kernels::map::{map, map_in_place, MapOp};
-use kiln_kernels::reduce::{reduce_into, ReduceOp};
-use kiln_kernels::scan::{scan, ScanKind};
 use kiln_kernels::Number;
+use kiln_kernels::elementwise::{BinaryOp, binary};
+use kiln_kernels::fill::fill;
+use kiln_kernels::map::{MapOp, map, map_in_place};
+use kiln_kernels::reduce::{ReduceOp, reduce_into};
+use kiln_kernels::scan::{ScanKind, scan};
 use rand::Rng;
 
-use super::step::{inputs, prefix_sums, read, total, Fault, Owned, Started, Step};
-use crate::{binary as reference, unary, Arith, CaseRng, Expected, Tolerance};
+use super::step::{Fault, Owned, Started, Step, inputs, prefix_sums, read, total};
+use crate::{Arith, CaseRng, Expected, Tolerance, binary as reference, unary};
 
 /// What stream B does with the data it was handed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

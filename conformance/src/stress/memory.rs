@@ -2,12 +2,12 @@
 //! allowed, and page-locked host buffers reused for many asynchronous copies.
 
 use kiln_core::Backend;
-use kiln_kernels::map::{map_in_place, MapOp};
-use rand::seq::SliceRandom;
+use kiln_kernels::map::{MapOp, map_in_place};
 use rand::Rng;
+use rand::seq::SliceRandom;
 
 use super::report::bytes;
-use super::step::{log_uniform, Fault, Pinned, Started, Step};
+use super::step::{Fault, Pinned, Started, Step, log_uniform};
 use crate::{Expected, Tolerance};
 
 /// One to three allocations of log-uniform sizes on random streams: each

@@ -92,7 +92,7 @@ mod worker;
 
 use std::fmt;
 use std::sync::atomic::Ordering;
-use std::sync::{mpsc, Arc};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -421,11 +421,11 @@ pub fn run<B: Backend>(
         Err(error) => return Err(failed(Cause::Library { site: site("Device::memory_stats"), error }, &mut report)),
     }
     report.host_pool = Some(dev.host_memory_stats());
-    if let MemoryCheck::Measured { slack, .. } = report.memory {
-        if !report.memory.ok() {
-            let lost = report.memory.lost();
-            return Err(failed(Cause::MemoryNotReturned { lost, slack }, &mut report));
-        }
+    if let MemoryCheck::Measured { slack, .. } = report.memory
+        && !report.memory.ok()
+    {
+        let lost = report.memory.lost();
+        return Err(failed(Cause::MemoryNotReturned { lost, slack }, &mut report));
     }
     if let Some(cause) = over_bound(report.pool.as_ref(), report.host_pool.as_ref()) {
         return Err(failed(cause, &mut report));
@@ -501,20 +501,16 @@ fn leak_check<B: Backend>(
             counted.used, host.used, counted_before.used, host_before.used
         ));
     }
-    if let MemoryCheck::Measured { slack, .. } = report.leak {
-        if !report.leak.ok() {
-            left.push(format!(
-                "{} of free memory missing (slack {})",
-                report::bytes(report.leak.lost()),
-                report::bytes(slack)
-            ));
-        }
+    if let MemoryCheck::Measured { slack, .. } = report.leak
+        && !report.leak.ok()
+    {
+        left.push(format!(
+            "{} of free memory missing (slack {})",
+            report::bytes(report.leak.lost()),
+            report::bytes(slack)
+        ));
     }
-    if left.is_empty() {
-        Ok(())
-    } else {
-        Err(Box::new(Cause::Leak { detail: left.join("; ") }))
-    }
+    if left.is_empty() { Ok(()) } else { Err(Box::new(Cause::Leak { detail: left.join("; ") })) }
 }
 
 /// Where a reading before or after the run is made.

@@ -3,17 +3,17 @@
 //! against a plain-Rust computation with the suite's tolerances.
 
 use kiln_core::Backend;
-use kiln_kernels::elementwise::{axpy, binary, BinaryOp};
-use kiln_kernels::fill::{fill, sequence};
-use kiln_kernels::map::{map, MapOp};
-use kiln_kernels::reduce::{reduce, ReduceOp};
-use kiln_kernels::scan::{scan, ScanKind};
-use kiln_kernels::sort::{sort, SortOrder};
 use kiln_kernels::Number;
+use kiln_kernels::elementwise::{BinaryOp, axpy, binary};
+use kiln_kernels::fill::{fill, sequence};
+use kiln_kernels::map::{MapOp, map};
+use kiln_kernels::reduce::{ReduceOp, reduce};
+use kiln_kernels::scan::{ScanKind, scan};
+use kiln_kernels::sort::{SortOrder, sort};
 use rand::Rng;
 
-use super::step::{inputs, prefix_sums, read, total, Fault, Started, Step};
-use crate::{binary as reference, unary, Arith, Expected, Tolerance};
+use super::step::{Fault, Started, Step, inputs, prefix_sums, read, total};
+use crate::{Arith, Expected, Tolerance, binary as reference, unary};
 
 /// How closely a map must match: sign operations exactly, a square within
 /// the one rounding IEEE allows, a square root within 3 ulps (WGSL allows 2.5).

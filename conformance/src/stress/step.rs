@@ -16,7 +16,7 @@ use rand::Rng;
 
 use super::report::Tally;
 use super::watchdog::Heartbeat;
-use crate::{compare, poison_for, Arith, CaseRng, Expected, Mismatch, Sample};
+use crate::{Arith, CaseRng, Expected, Mismatch, Sample, compare, poison_for};
 
 /// The most elements of one pattern operand: enough for many blocks on any
 /// GPU, few enough that the host check keeps up.
@@ -57,11 +57,7 @@ impl Plan {
 
     /// A pattern length: log-uniform from 1 to the maximum, and 0 one time in 32.
     pub(crate) fn len(&self, rng: &mut CaseRng) -> usize {
-        if rng.random_ratio(1, 32) {
-            0
-        } else {
-            log_uniform(rng, 1, self.max_elements as u64) as usize
-        }
+        if rng.random_ratio(1, 32) { 0 } else { log_uniform(rng, 1, self.max_elements as u64) as usize }
     }
 
     /// The length of a pinned buffer.
@@ -253,11 +249,7 @@ pub(crate) fn read<B: Backend, T: Element>(
 /// results, so every backend must agree within rounding), the adversarial
 /// mix for integers (which wrap, exactly).
 pub(crate) fn inputs<T: Sample>(rng: &mut CaseRng, n: usize) -> Vec<T> {
-    if T::IS_FLOAT {
-        (0..n).map(|_| T::random_moderate(rng)).collect()
-    } else {
-        crate::random_vec(rng, n)
-    }
+    if T::IS_FLOAT { (0..n).map(|_| T::random_moderate(rng)).collect() } else { crate::random_vec(rng, n) }
 }
 
 /// Neumaier's compensated f64 sum, the reference for float sums.

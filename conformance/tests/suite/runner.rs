@@ -3,8 +3,8 @@
 //! and the poison do their job.
 
 use kiln_conformance::{
-    case_seed, close, compare, matrix, notes, poison_for, run, run_cases, Cases, Condition, Divergence, Expect,
-    Expected, Failure, Options, Record, Status, Summary, Tolerance, SIZES,
+    Cases, Condition, Divergence, Expect, Expected, Failure, Options, Record, SIZES, Status, Summary, Tolerance,
+    case_seed, close, compare, matrix, notes, poison_for, run, run_cases,
 };
 use kiln_core::{BackendKind, DType, Device};
 use kiln_cpu::Cpu;

@@ -2,8 +2,8 @@
 //! adapter) on wgpu; and the suite's own alarms: a wrong result is reported
 //! with its step and index, a stuck worker is reported by the watchdog.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kiln_conformance::stress::{

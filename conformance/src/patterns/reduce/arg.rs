@@ -1,8 +1,8 @@
 //! argmin and argmax, on the host and into device buffers.
 
 use kiln_core::{Backend, Device};
-use kiln_kernels::reduce::{arg_reduce_into, argmax, argmin, ArgOp};
 use kiln_kernels::Number;
+use kiln_kernels::reduce::{ArgOp, arg_reduce_into, argmax, argmin};
 use rand::Rng;
 
 use super::reference::arg_ref;

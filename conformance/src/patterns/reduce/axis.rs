@@ -2,8 +2,8 @@
 //! matrix of random shape.
 
 use kiln_core::{Backend, Device};
-use kiln_kernels::reduce::{reduce_axis, ReduceOp};
 use kiln_kernels::Number;
+use kiln_kernels::reduce::{ReduceOp, reduce_axis};
 
 use super::reference::{flushed_extremes, fold};
 use super::refusals::expect_invalid;
@@ -28,11 +28,7 @@ impl NumberPattern for Axis {
         let x: Vec<T> = values(op, ctx, rows * cols);
         let (results, folded) = if axis == 0 { (cols, rows) } else { (rows, cols) };
         let line = |r: usize| -> Vec<T> {
-            if axis == 0 {
-                (0..rows).map(|i| x[i * cols + r]).collect()
-            } else {
-                x[r * cols..(r + 1) * cols].to_vec()
-            }
+            if axis == 0 { (0..rows).map(|i| x[i * cols + r]).collect() } else { x[r * cols..(r + 1) * cols].to_vec() }
         };
         let what = format!("reduce_axis {op} along axis {axis} of {rows} x {cols}");
         let off = offset(ctx);

@@ -5,7 +5,7 @@
 use kiln_kernels::reduce::{ArgOp, ReduceOp};
 
 use crate::patterns::inputs::from_f64;
-use crate::patterns::sums::{sum_bound, Compensated};
+use crate::patterns::sums::{Compensated, sum_bound};
 use crate::{Arith, Sample};
 
 /// Whether `v` is NaN (never for integers).

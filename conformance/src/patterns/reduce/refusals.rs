@@ -2,7 +2,7 @@
 //! of every refusal the reductions document.
 
 use kiln_core::{Backend, Device, Error};
-use kiln_kernels::reduce::{arg_reduce_into, dot, dot_into, reduce, reduce_axis, reduce_into, ArgOp, ReduceOp};
+use kiln_kernels::reduce::{ArgOp, ReduceOp, arg_reduce_into, dot, dot_into, reduce, reduce_axis, reduce_into};
 
 use crate::patterns::unchanged;
 use crate::{Ctx, Failure};

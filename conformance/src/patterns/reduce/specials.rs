@@ -1,8 +1,8 @@
 //! NaN and infinities in float reductions, by the documented rules.
 
 use kiln_core::{Backend, Device};
-use kiln_kernels::reduce::{dot, reduce, ReduceOp};
 use kiln_kernels::Number;
+use kiln_kernels::reduce::{ReduceOp, dot, reduce};
 use rand::Rng;
 
 use super::reference::{dot_product, fold};

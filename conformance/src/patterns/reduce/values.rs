@@ -38,11 +38,7 @@ fn factors<T: Arith>(ctx: &mut Ctx, len: usize) -> Vec<T> {
         return (0..len)
             .map(|_| {
                 let v = T::random(&mut ctx.rng);
-                if ctx.rng.random_range(0..len.max(8)) < 4 {
-                    v
-                } else {
-                    T::plus(T::times(v, T::index(2)), one)
-                }
+                if ctx.rng.random_range(0..len.max(8)) < 4 { v } else { T::plus(T::times(v, T::index(2)), one) }
             })
             .collect();
     }

@@ -2,8 +2,8 @@
 //! operation, `dot` and `dot_into`.
 
 use kiln_core::{Backend, Device};
-use kiln_kernels::reduce::{dot, dot_into, reduce, reduce_into, ReduceOp};
 use kiln_kernels::Number;
+use kiln_kernels::reduce::{ReduceOp, dot, dot_into, reduce, reduce_into};
 
 use super::reference::{dot_product, flushed_extremes, fold};
 use super::refusals::expect_invalid;

@@ -20,11 +20,11 @@
 //! stderr before it runs, so a run that stops shows the kernel it stopped in.
 
 use kiln_core::{Args, Backend, DType, Device, Language};
-use kiln_kernels::expr::{index, select, var, Expr};
+use kiln_kernels::expr::{Expr, index, select, var};
 use rand::Rng;
 
 use crate::patterns::unchanged;
-use crate::{poisoned, CaseRng, Cases, Ctx, Expected, Failure, Mismatch, Sample};
+use crate::{CaseRng, Cases, Ctx, Expected, Failure, Mismatch, Sample, poisoned};
 
 /// Outputs per generated kernel (with three inputs, within WGSL's eight storage buffers).
 const OUTPUTS: usize = 5;
@@ -115,15 +115,11 @@ struct Gen {
 
 impl Gen {
     fn typed(self, rng: &mut CaseRng, depth: u32) -> F {
-        let f = self.gen(rng, depth);
-        if typed(&f) {
-            f
-        } else {
-            F::Bin(Bin::Add, Box::new(f), Box::new(F::X))
-        }
+        let f = self.tree(rng, depth);
+        if typed(&f) { f } else { F::Bin(Bin::Add, Box::new(f), Box::new(F::X)) }
     }
 
-    fn gen(self, rng: &mut CaseRng, depth: u32) -> F {
+    fn tree(self, rng: &mut CaseRng, depth: u32) -> F {
         let b = |f: F| Box::new(f);
         if depth == 0 || rng.random_ratio(1, 4) {
             return match rng.random_range(0..7) {
@@ -140,22 +136,22 @@ impl Gen {
             0..7 => loop {
                 let op = UN[rng.random_range(0..UN.len())];
                 if self.transcendental || !matches!(op, Un::Exp | Un::Log | Un::Sin | Un::Cos | Un::Tanh) {
-                    break F::Un(op, b(self.gen(rng, d)));
+                    break F::Un(op, b(self.tree(rng, d)));
                 }
             },
             7..15 => loop {
                 let op = BIN[rng.random_range(0..BIN.len())];
                 if self.transcendental || op != Bin::Pow {
-                    break F::Bin(op, b(self.gen(rng, d)), b(self.gen(rng, d)));
+                    break F::Bin(op, b(self.tree(rng, d)), b(self.tree(rng, d)));
                 }
             },
-            15 => F::Fma(b(self.gen(rng, d)), b(self.gen(rng, d)), b(self.gen(rng, d))),
+            15 => F::Fma(b(self.tree(rng, d)), b(self.tree(rng, d)), b(self.tree(rng, d))),
             16 | 17 => F::Sel(
                 CMP[rng.random_range(0..CMP.len())],
                 b(self.typed(rng, d)),
-                b(self.gen(rng, d)),
-                b(self.gen(rng, d)),
-                b(self.gen(rng, d)),
+                b(self.tree(rng, d)),
+                b(self.tree(rng, d)),
+                b(self.tree(rng, d)),
             ),
             18 => F::Trunc(b(self.typed(rng, d))),
             _ if self.narrow && rng.random() => F::Other(b(self.typed(rng, d))),
@@ -327,11 +323,7 @@ struct Env<'a> {
 
 /// `v` rounded to `d`.
 fn round_to(d: DType, v: f64) -> f64 {
-    if d == DType::F32 {
-        v as f32 as f64
-    } else {
-        v
-    }
+    if d == DType::F32 { v as f32 as f64 } else { v }
 }
 
 /// `v` truncated to an `i32`, saturating, NaN giving 0.
@@ -341,19 +333,11 @@ fn trunc_i32(v: f64) -> f64 {
 
 impl Env<'_> {
     fn eps(&self) -> f64 {
-        if self.dtype == DType::F32 {
-            f32::EPSILON as f64
-        } else {
-            f64::EPSILON
-        }
+        if self.dtype == DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON }
     }
 
     fn max(&self) -> f64 {
-        if self.dtype == DType::F32 {
-            f32::MAX as f64
-        } else {
-            f64::MAX
-        }
+        if self.dtype == DType::F32 { f32::MAX as f64 } else { f64::MAX }
     }
 
     /// The smallest error any result carries near zero: a subnormal's
@@ -369,11 +353,7 @@ impl Env<'_> {
 
     fn input(&self, v: f64) -> V {
         let tiny = if self.dtype == DType::F32 { f32::MIN_POSITIVE as f64 } else { f64::MIN_POSITIVE };
-        if self.flush && v != 0.0 && v.abs() < tiny {
-            V { v, err: v.abs() }
-        } else {
-            V::exact(v)
-        }
+        if self.flush && v != 0.0 && v.abs() < tiny { V { v, err: v.abs() } } else { V::exact(v) }
     }
 
     /// The result `exact` (in f64, before rounding to the dtype) of an
@@ -657,7 +637,7 @@ impl Float for f64 {
 fn random_floats<B: Backend, T: Float>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
     let wgsl = B::LANGUAGE == Language::Wgsl;
     let f64 = T::DTYPE == DType::F64;
-    let gen = Gen { transcendental: !(wgsl && f64), narrow: f64 };
+    let trees = Gen { transcendental: !(wgsl && f64), narrow: f64 };
     let x: Vec<T> = ctx.random();
     let y: Vec<T> = ctx.random();
     let raw_len = ctx.rng.random_range(0..64usize);
@@ -679,7 +659,7 @@ fn random_floats<B: Backend, T: Float>(device: &Device<B>, ctx: &mut Ctx) -> Res
     let (xb, yb, rb) = (device.upload(&x)?, device.upload(&y)?, device.upload(&raw)?);
     let (mut judged, mut total) = (0usize, 0usize);
     for k in 0..KERNELS {
-        let exprs: Vec<F> = (0..OUTPUTS).map(|_| gen.typed(&mut ctx.rng, 4)).collect();
+        let exprs: Vec<F> = (0..OUTPUTS).map(|_| trees.typed(&mut ctx.rng, 4)).collect();
         let kernel = super::random_kernel(k, T::DTYPE, exprs.iter().map(|e| build(e, T::DTYPE)))?;
         let want: Vec<Vec<V>> = exprs.iter().map(|e| (0..ctx.n).map(|i| env.eval(e, i)).collect()).collect();
         let shown: Vec<Vec<T>> =

@@ -11,12 +11,12 @@ mod scan;
 mod source;
 
 use kiln_core::{Args, Backend, DType, Device};
-use kiln_kernels::expr::{index, select, var, Expr};
+use kiln_kernels::expr::{Expr, index, select, var};
 use kiln_kernels::user::Elementwise;
 use rand::Rng;
 
 use super::unchanged;
-use crate::{poisoned, CaseRng, Cases, Ctx, Expected, Failure, Tolerance};
+use crate::{CaseRng, Cases, Ctx, Expected, Failure, Tolerance, poisoned};
 
 /// Outputs per generated kernel: with the three inputs, within the eight
 /// storage buffers WGSL guarantees.
@@ -59,15 +59,11 @@ fn typed(r: &R) -> bool {
 }
 
 fn gen_typed(rng: &mut CaseRng, depth: u32) -> R {
-    let r = gen(rng, depth);
-    if typed(&r) {
-        r
-    } else {
-        R::Bin("^", Box::new(r), Box::new(R::X))
-    }
+    let r = tree(rng, depth);
+    if typed(&r) { r } else { R::Bin("^", Box::new(r), Box::new(R::X)) }
 }
 
-pub(super) fn gen(rng: &mut CaseRng, depth: u32) -> R {
+pub(super) fn tree(rng: &mut CaseRng, depth: u32) -> R {
     let leaf = depth == 0 || rng.random_ratio(1, 4);
     if leaf {
         return match rng.random_range(0..6) {
@@ -85,18 +81,18 @@ pub(super) fn gen(rng: &mut CaseRng, depth: u32) -> R {
     }
     let d = depth - 1;
     match rng.random_range(0..10) {
-        0 => R::Un(UN[rng.random_range(0..UN.len())], Box::new(gen(rng, d))),
+        0 => R::Un(UN[rng.random_range(0..UN.len())], Box::new(tree(rng, d))),
         1 => R::Sel(
             CMP[rng.random_range(0..CMP.len())],
             Box::new(gen_typed(rng, d)),
-            Box::new(gen(rng, d)),
-            Box::new(gen(rng, d)),
-            Box::new(gen(rng, d)),
+            Box::new(tree(rng, d)),
+            Box::new(tree(rng, d)),
+            Box::new(tree(rng, d)),
         ),
         // A cast gives a literal-only operand the cast's dtype: keep it typed.
         2 => R::Flip(Box::new(gen_typed(rng, d))),
         3 => R::At(Box::new(gen_typed(rng, d))),
-        _ => R::Bin(BIN[rng.random_range(0..BIN.len())], Box::new(gen(rng, d)), Box::new(gen(rng, d))),
+        _ => R::Bin(BIN[rng.random_range(0..BIN.len())], Box::new(tree(rng, d)), Box::new(tree(rng, d))),
     }
 }
 
@@ -167,11 +163,7 @@ pub(super) struct Env<'a> {
 
 impl Env<'_> {
     pub(super) fn wrap(&self, v: i64) -> i64 {
-        if self.signed {
-            v as i32 as i64
-        } else {
-            v as u32 as i64
-        }
+        if self.signed { v as i32 as i64 } else { v as u32 as i64 }
     }
 
     pub(super) fn eval(&self, r: &R, i: usize) -> i64 {
@@ -184,11 +176,7 @@ impl Env<'_> {
             R::Lit(v) => self.wrap(*v),
             R::At(k) => {
                 let k = self.eval(k, i);
-                if k >= 0 && (k as usize) < self.raw.len() {
-                    self.raw[k as usize]
-                } else {
-                    0
-                }
+                if k >= 0 && (k as usize) < self.raw.len() { self.raw[k as usize] } else { 0 }
             }
             R::Un(op, a) => {
                 let a = self.eval(a, i);
@@ -228,11 +216,7 @@ impl Env<'_> {
                     "==" => p == q,
                     _ => p != q,
                 };
-                if c {
-                    self.eval(a, i)
-                } else {
-                    self.eval(b, i)
-                }
+                if c { self.eval(a, i) } else { self.eval(b, i) }
             }
             R::Flip(a) => self.eval(a, i),
         }
@@ -244,7 +228,7 @@ fn random_ints<B: Backend, T>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), F
 where
     T: crate::Sample + kiln_kernels::Number + Into<i64> + TryFrom<i64>,
 {
-    ints::<B, T>(device, ctx, KERNELS, |rng| (0..OUTPUTS).map(|_| gen(rng, 4)).collect())
+    ints::<B, T>(device, ctx, KERNELS, |rng| (0..OUTPUTS).map(|_| tree(rng, 4)).collect())
 }
 
 /// Nested min and max with the negated scalar beside a quotient, a sum or

@@ -4,15 +4,15 @@
 //! fold in i64; and a float mean of products, against a compensated sum.
 
 use kiln_core::{Args, Backend, DType, Device};
-use kiln_kernels::expr::{len, var, Expr};
+use kiln_kernels::expr::{Expr, len, var};
 use kiln_kernels::user::Reduction;
 use rand::Rng;
 
-use super::{build_with, gen, Env, R};
+use super::{Env, R, build_with, tree};
 use crate::patterns::reduce::shape;
-use crate::patterns::sums::{sum_bound, Compensated};
+use crate::patterns::sums::{Compensated, sum_bound};
 use crate::patterns::unchanged;
-use crate::{poisoned, Ctx, Expected, Failure, Tolerance};
+use crate::{Ctx, Expected, Failure, Tolerance, poisoned};
 
 /// A combining operation: its name, the expression, the identity, the reference.
 pub(super) struct Combine {
@@ -66,7 +66,7 @@ where
     let (xb, yb, rb) = (device.upload(&x)?, device.upload(&y)?, device.upload(&raw)?);
     let to_t = |v: i64| T::try_from(v).unwrap_or_default();
     for (k, c) in COMBINE.iter().enumerate() {
-        let map: R = gen(&mut ctx.rng, 3);
+        let map: R = tree(&mut ctx.rng, 3);
         let with_post = ctx.rng.random_bool(0.5);
         let mut def = Reduction::new(format!("reduce_{k}"), T::DTYPE)
             .input("x", T::DTYPE)

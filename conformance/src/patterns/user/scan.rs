@@ -5,15 +5,15 @@
 //! float running sum of products against compensated prefix sums.
 
 use kiln_core::{Args, Backend, DType, Device};
-use kiln_kernels::expr::{var, Expr};
+use kiln_kernels::expr::{Expr, var};
 use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::Scan;
 
 use super::reduce::COMBINE;
-use super::{build_with, gen, Env, R};
+use super::{Env, R, build_with, tree};
 use crate::patterns::sums::Compensated;
 use crate::patterns::unchanged;
-use crate::{poisoned, Ctx, Expected, Failure, Tolerance};
+use crate::{Ctx, Expected, Failure, Tolerance, poisoned};
 
 /// The image of `k` under the map `m` (two bits per image), as an expression.
 fn image(m: Expr, k: Expr) -> Expr {
@@ -39,11 +39,7 @@ fn sequential(kind: ScanKind, xs: &[i64], id: i64, op: impl Fn(i64, i64) -> i64)
         .map(|&x| {
             let before = acc;
             acc = op(acc, x);
-            if kind == ScanKind::Inclusive {
-                acc
-            } else {
-                before
-            }
+            if kind == ScanKind::Inclusive { acc } else { before }
         })
         .collect()
 }
@@ -77,7 +73,7 @@ where
         .collect();
     ops.push(("compose", compose_expr(), 0xe4, Box::new(compose)));
     for (k, (name, combine, identity, fold)) in ops.into_iter().enumerate() {
-        let map: R = gen(&mut ctx.rng, 3);
+        let map: R = tree(&mut ctx.rng, 3);
         let compose = name == "compose";
         let body = build_with(&map, T::DTYPE, "s");
         let kernel = Scan::new(format!("scan_{k}"), T::DTYPE)

@@ -9,7 +9,7 @@ use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::{Elementwise, Reduction, Scan};
 
 use crate::patterns::unchanged;
-use crate::{poisoned, Cases, Ctx, Expected, Failure, Tolerance};
+use crate::{Cases, Ctx, Expected, Failure, Tolerance, poisoned};
 
 /// `program`'s source for `B`.
 fn source_of<B: Backend>(program: &Program) -> Result<Source, Failure> {
