@@ -10,8 +10,8 @@
 //! a running worker, which waits only on chunks claimed before its own, and
 //! the first unpublished chunk's worker waits on nothing.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -37,16 +37,18 @@ where
     let _ = entering[0].set(start);
     let next = AtomicUsize::new(0);
     let workers = rayon::current_num_threads().min(chunks);
-    (0..workers).into_par_iter().for_each(|_| loop {
-        let c = next.fetch_add(1, Ordering::Relaxed);
-        if c >= chunks {
-            return;
+    (0..workers).into_par_iter().for_each(|_| {
+        loop {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            if c >= chunks {
+                return;
+            }
+            let looked = look(c);
+            let state = wait_for(&entering[c]);
+            let (leaving, handed) = advance(c, &looked, state);
+            let _ = entering[c + 1].set(leaving);
+            finish(c, looked, state, handed);
         }
-        let looked = look(c);
-        let state = wait_for(&entering[c]);
-        let (leaving, handed) = advance(c, &looked, state);
-        let _ = entering[c + 1].set(leaving);
-        finish(c, looked, state, handed);
     });
     wait_for(&entering[chunks])
 }

@@ -118,11 +118,7 @@ pub(crate) fn wgsl_bindings(buffers: &[(&str, Access)]) -> String {
 
 /// Whether `T` on this device needs `enable f16;` in WGSL.
 pub(crate) fn wgsl_enables(dtype: DType) -> &'static str {
-    if dtype == DType::F16 {
-        "enable f16;\n"
-    } else {
-        ""
-    }
+    if dtype == DType::F16 { "enable f16;\n" } else { "" }
 }
 
 /// kiln's own 16-bit float types, needed before `T` is declared.

@@ -1,6 +1,6 @@
 //! Arithmetic over the element types the numeric patterns accept.
 
-use kiln_core::{f16, Element};
+use kiln_core::{Element, f16};
 
 /// An element type with arithmetic: `i32`, `u32`, `f32`, `f64` and `f16`.
 ///

@@ -16,7 +16,7 @@
 fn line(address: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         // SAFETY: SSE is part of x86-64, and a prefetch neither reads
         // memory into registers nor faults, whatever the address.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(address as *const i8) };

@@ -32,11 +32,11 @@
 
 use kiln_core::{Backend, Result, Stream, View, ViewMut};
 
+use crate::Number;
 use crate::compact::Predicate;
 use crate::elementwise::BinaryOp;
 use crate::map::MapOp;
 use crate::reduce::ReduceOp;
-use crate::Number;
 
 /// `dst[i] = init + i * step` (`thrust::sequence`).
 ///

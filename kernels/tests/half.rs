@@ -1,10 +1,10 @@
 //! f16 arithmetic is correctly rounded: every operation equals the exact
 //! result (computed in f64) rounded once to half precision.
 
-use kiln_core::{f16, Device};
+use kiln_core::{Device, f16};
 use kiln_cpu::Cpu;
-use kiln_kernels::elementwise::{binary, BinaryOp};
-use kiln_kernels::map::{map, MapOp};
+use kiln_kernels::elementwise::{BinaryOp, binary};
+use kiln_kernels::map::{MapOp, map};
 use rand::{Rng, SeedableRng};
 
 fn random_halves(n: usize, seed: u64) -> Vec<f16> {

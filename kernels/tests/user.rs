@@ -4,7 +4,7 @@
 
 use kiln_core::{Args, DType, Device, Error};
 use kiln_cpu::Cpu;
-use kiln_kernels::expr::{index, select, var, Expr, Ty};
+use kiln_kernels::expr::{Expr, Ty, index, select, var};
 use kiln_kernels::user::Elementwise;
 
 fn dev() -> Device<Cpu> {

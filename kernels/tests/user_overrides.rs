@@ -3,7 +3,7 @@
 
 use kiln_core::{Args, DType, Device, Error, HostArgs, HostFn, IndexWidth, Language, Result};
 use kiln_cpu::Cpu;
-use kiln_kernels::expr::{var, Ty};
+use kiln_kernels::expr::{Ty, var};
 use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::{Elementwise, Reduction, Scan};
 

@@ -4,7 +4,7 @@
 
 use kiln_core::{Args, DType, Device, Error, Stream};
 use kiln_cpu::Cpu;
-use kiln_kernels::expr::{index, len, var, Expr, Ty};
+use kiln_kernels::expr::{Expr, Ty, index, len, var};
 use kiln_kernels::user::Reduction;
 
 fn stream() -> Stream<Cpu> {

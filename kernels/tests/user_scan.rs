@@ -5,7 +5,7 @@
 
 use kiln_core::{Args, DType, Device, Error, Stream};
 use kiln_cpu::Cpu;
-use kiln_kernels::expr::{index, var, Expr};
+use kiln_kernels::expr::{Expr, index, var};
 use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::{Scan, ScanKernel};
 
@@ -53,11 +53,7 @@ fn sequential<T: Copy>(kind: ScanKind, xs: &[T], id: T, op: impl Fn(T, T) -> T) 
         .map(|&x| {
             let before = acc;
             acc = op(acc, x);
-            if kind == ScanKind::Inclusive {
-                acc
-            } else {
-                before
-            }
+            if kind == ScanKind::Inclusive { acc } else { before }
         })
         .collect()
 }

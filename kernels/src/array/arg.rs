@@ -7,11 +7,11 @@ use std::sync::{Mutex, OnceLock};
 
 use kiln_core::{Args, Backend, DType, Element, Error, Result};
 
-use super::fuse::{name, Plan};
+use super::fuse::{Plan, name};
 use super::lazy::ArrayExpr;
-use super::reduce::{count, Lanes};
+use super::reduce::{Lanes, count};
 use super::{Array, Fold};
-use crate::expr::{index, select, var, Expr};
+use crate::expr::{Expr, index, select, var};
 use crate::user::{Reduction, ReductionKernel};
 
 /// The second pass: per lane of `cols`, the first position whose value

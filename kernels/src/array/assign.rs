@@ -12,7 +12,7 @@ use std::ops;
 use kiln_core::{Backend, Element, Error, Result};
 
 use super::lazy::{ArrayExpr, IntoExpr};
-use super::{broadcast_shapes, Array};
+use super::{Array, broadcast_shapes};
 
 impl<B: Backend, T: Element> Array<B, T> {
     /// Set every element to `value` (an expression, array or scalar

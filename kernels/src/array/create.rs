@@ -5,9 +5,9 @@ use std::sync::OnceLock;
 use kiln_core::{Args, Backend, DType, Element, Error, Result, Stream};
 
 use super::Array;
-use crate::expr::{index, select, var, Ty};
-use crate::user::{Elementwise, ElementwiseKernel};
 use crate::Number;
+use crate::expr::{Ty, index, select, var};
+use crate::user::{Elementwise, ElementwiseKernel};
 
 /// `v` as f64, for counting `arange`'s elements.
 fn wide<T: Element>(v: T) -> f64 {

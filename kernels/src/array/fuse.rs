@@ -9,7 +9,7 @@ use std::sync::Arc;
 use kiln_core::{Args, Backend, DType, Element, Error, Result, Scalar, Stream};
 
 use super::{Array, Layout};
-use crate::expr::{index, select, var, BinOp, Expr, Ty, UnOp};
+use crate::expr::{BinOp, Expr, Ty, UnOp, index, select, var};
 use crate::user::{Elementwise, Reduction};
 
 /// A node of an array expression.

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use kiln_core::{Args, Backend, Buffer, Element, Error, Result, Stream};
 
 use super::layout::Layout;
-use crate::expr::{index, var, Expr, Ty};
+use crate::expr::{Expr, Ty, index, var};
 use crate::transpose::transpose;
 use crate::user::{Elementwise, ElementwiseKernel};
 
@@ -70,12 +70,12 @@ pub(crate) fn gather<B: Backend, T: Element>(
         dst.copy_from(&src.slice(lo..hi)?)?;
         return Ok(dst);
     }
-    if let ([rows, cols], [1, pitch]) = (flat.shape(), flat.strides()) {
-        if *pitch == *rows as isize {
-            // The transpose of a row-major `cols` x `rows` matrix: kiln's tiled transpose.
-            transpose(stream, &src.slice(lo..hi)?, *cols, *rows, &mut dst)?;
-            return Ok(dst);
-        }
+    if let ([rows, cols], [1, pitch]) = (flat.shape(), flat.strides())
+        && *pitch == *rows as isize
+    {
+        // The transpose of a row-major `cols` x `rows` matrix: kiln's tiled transpose.
+        transpose(stream, &src.slice(lo..hi)?, *cols, *rows, &mut dst)?;
+        return Ok(dst);
     }
     let limit =
         |what: String| Error::invalid("array copy", format!("{what} is past the 32-bit indices of a strided copy"));

@@ -62,11 +62,7 @@ fn signed(x: usize, what: &dyn Fn() -> String) -> Result<isize> {
 
 /// `index` (negative counts from the end) within an axis of `len`, or `None`.
 fn absolute(index: isize, len: usize) -> Option<usize> {
-    if index < 0 {
-        len.checked_sub(index.unsigned_abs())
-    } else {
-        Some(index as usize).filter(|&i| i <= len)
-    }
+    if index < 0 { len.checked_sub(index.unsigned_abs()) } else { Some(index as usize).filter(|&i| i <= len) }
 }
 
 impl Layout {
@@ -359,7 +355,7 @@ impl Layout {
         // NumPy's no-copy reshape: group old and new dimensions into runs
         // of equal element counts; each old run must be contiguous in itself.
         let (od, os): (Vec<usize>, Vec<isize>) =
-            self.shape.iter().zip(&self.strides).filter(|(&n, _)| n != 1).map(|(&n, &s)| (n, s)).unzip();
+            self.shape.iter().zip(&self.strides).filter(|&(&n, _)| n != 1).map(|(&n, &s)| (n, s)).unzip();
         let mut strides = vec![0isize; shape.len()];
         let (mut oi, mut oj, mut ni, mut nj) = (0, 1, 0, 1);
         while ni < shape.len() && oi < od.len() {

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use kiln_core::{Args, Backend, Element, Error, Result};
 
-use super::fuse::{name, Lower, Plan, Term};
-use super::{broadcast_shapes, Array};
+use super::fuse::{Lower, Plan, Term, name};
+use super::{Array, broadcast_shapes};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::user::{Elementwise, ElementwiseKernel};
 

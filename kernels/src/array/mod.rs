@@ -47,9 +47,9 @@ use kiln_core::{Backend, Buffer, Element, Error, Result, Stream};
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn, SliceInfoElem};
 
 pub use gather::MAX_DIMS;
-pub use layout::{broadcast_shapes, Layout};
-pub use lazy::{where_, ArrayExpr, IntoExpr, Mask};
-pub use promote::{promote, Promote};
+pub use layout::{Layout, broadcast_shapes};
+pub use lazy::{ArrayExpr, IntoExpr, Mask, where_};
+pub use promote::{Promote, promote};
 pub use reduce::Fold;
 
 /// An n-d array of `T` on a device of backend `B`. Cloning an array (and

@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use kiln_core::{Backend, Element};
 
+use super::Array;
 use super::fuse::Term;
 use super::lazy::{ArrayExpr, CastOf, IntoExpr};
-use super::Array;
 
 /// The type NumPy gives `T` combined with `U`. Symmetric:
 ///

@@ -2,7 +2,7 @@
 
 use kiln_core::{Backend, Result, Stream};
 
-use super::{layout, Array};
+use super::{Array, layout};
 use crate::random::{Normal, Philox, Uniform};
 
 impl Philox {

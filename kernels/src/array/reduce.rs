@@ -7,10 +7,10 @@ use std::sync::{Mutex, OnceLock};
 
 use kiln_core::{Args, Backend, DType, Element, Error, Result};
 
-use super::fuse::{name, Plan};
-use super::lazy::ArrayExpr;
 use super::Array;
-use crate::expr::{len, var, Expr, Ty};
+use super::fuse::{Plan, name};
+use super::lazy::ArrayExpr;
+use crate::expr::{Expr, Ty, len, var};
 use crate::user::{Reduction, ReductionKernel};
 
 /// How a reduction combines elements.

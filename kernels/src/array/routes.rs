@@ -5,19 +5,15 @@
 use kiln_core::{Backend, Error, Result};
 
 use super::Array;
-use crate::matmul::{matmul, MatmulElement, MatmulShape};
-use crate::reduce::dot;
-use crate::scan::{scan, ScanKind};
 use crate::Number;
+use crate::matmul::{MatmulElement, MatmulShape, matmul};
+use crate::reduce::dot;
+use crate::scan::{ScanKind, scan};
 
 impl<B: Backend, T: kiln_core::Element> Array<B, T> {
     /// This array in row-major order (itself when it already is).
     pub(super) fn row_major(&self) -> Result<Array<B, T>> {
-        if self.is_standard_layout() {
-            Ok(self.clone())
-        } else {
-            self.to_contiguous()
-        }
+        if self.is_standard_layout() { Ok(self.clone()) } else { self.to_contiguous() }
     }
 
     fn want_ndim(&self, what: &str, ndim: usize) -> Result<()> {

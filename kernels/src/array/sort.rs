@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 use kiln_core::{Args, Backend, Buffer, BufferView, DType, Error, Result, Stream};
 
 use super::Array;
-use crate::expr::{var, Ty};
-use crate::sort::{argsort, sort_into, sort_pairs, SortKey, SortOrder};
+use crate::expr::{Ty, var};
+use crate::sort::{SortKey, SortOrder, argsort, sort_into, sort_pairs};
 use crate::user::{Elementwise, ElementwiseKernel};
 
 /// Up to this many rows are sorted one after another; more are sorted

@@ -8,7 +8,7 @@ use multiversion::multiversion;
 use std::sync::{Mutex, PoisonError};
 
 use super::Predicate;
-use crate::{chain, prefetch, Number};
+use crate::{Number, chain, prefetch};
 
 /// Elements per rayon task.
 const CHUNK: usize = 1 << 16;

@@ -6,11 +6,11 @@
 //! `-0.0 == 0.0`.
 
 use std::arch::x86_64::{
-    __m512i, __mmask16, _mm512_add_epi32, _mm512_castsi512_ps, _mm512_cmp_ps_mask, _mm512_cmpeq_epi32_mask,
-    _mm512_cmpeq_epu32_mask, _mm512_cmpgt_epi32_mask, _mm512_cmpgt_epu32_mask, _mm512_cmplt_epi32_mask,
-    _mm512_cmplt_epu32_mask, _mm512_cmpneq_epi32_mask, _mm512_cmpneq_epu32_mask, _mm512_loadu_si512,
-    _mm512_maskz_compress_epi32, _mm512_set1_epi32, _mm512_setr_epi32, _mm512_storeu_si512, _CMP_EQ_OQ, _CMP_GT_OQ,
-    _CMP_LT_OQ, _CMP_NEQ_UQ,
+    __m512i, __mmask16, _CMP_EQ_OQ, _CMP_GT_OQ, _CMP_LT_OQ, _CMP_NEQ_UQ, _mm512_add_epi32, _mm512_castsi512_ps,
+    _mm512_cmp_ps_mask, _mm512_cmpeq_epi32_mask, _mm512_cmpeq_epu32_mask, _mm512_cmpgt_epi32_mask,
+    _mm512_cmpgt_epu32_mask, _mm512_cmplt_epi32_mask, _mm512_cmplt_epu32_mask, _mm512_cmpneq_epi32_mask,
+    _mm512_cmpneq_epu32_mask, _mm512_loadu_si512, _mm512_maskz_compress_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
+    _mm512_storeu_si512,
 };
 
 use kiln_core::DType;

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use kiln_core::{Args, Backend, BufferView, BufferViewMut, Element, LaunchConfig, Program, Result, Stream};
 
-use super::{wgsl_header, Predicate};
+use super::{Predicate, wgsl_header};
+use crate::Number;
 use crate::launch::{index_width, program};
 use crate::scan::fallback::Lookback;
-use crate::Number;
 
 fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, lookback: Lookback) -> Arc<Program> {
     let name = format!(

@@ -50,11 +50,11 @@ use kiln_core::{
     ViewMut,
 };
 
+use crate::Number;
 use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_enables, wgsl_type};
 use crate::reduce::{check_numeric, wgsl_is_nan};
-use crate::scan::plan::{cuda_items, one_pass_tiles, runs_one_pass, CUDA_MIN_BLOCKS, CUDA_VECTORS};
 use crate::scan::LOOKBACK_CUH;
-use crate::Number;
+use crate::scan::plan::{CUDA_MIN_BLOCKS, CUDA_VECTORS, cuda_items, one_pass_tiles, runs_one_pass};
 
 /// Which elements a compaction keeps.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, View, ViewMut};
 
-use crate::launch::{check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source, Access};
 use crate::Number;
+use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source};
 
 /// A binary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use kiln_core::{DType, Error, Result};
 
 use super::node::{BinOp, Expr, Lit, Node, UnOp};
-use super::ty::{Ty, Vt, SUPPORTED};
+use super::ty::{SUPPORTED, Ty, Vt};
 use super::value::Value;
 
 /// What a kernel argument is.

@@ -156,11 +156,7 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed, width: Index
         }
         let name_of = |p: u32| {
             let r = roles[p as usize];
-            if r != Role::Scalar && r != Role::Raw {
-                format!("b{p}")
-            } else {
-                format!("a{p}")
-            }
+            if r != Role::Scalar && r != Role::Raw { format!("b{p}") } else { format!("a{p}") }
         };
         out.push_str(&statements(body, "                ", name_of));
         for (p, v) in &body.stores {

@@ -11,7 +11,7 @@
 use kiln_core::IndexWidth;
 
 use super::check::{Role, Typed};
-use super::cuda::{c_type, len_type, statements, PRELUDE};
+use super::cuda::{PRELUDE, c_type, len_type, statements};
 use super::fold::{Fold, Pass};
 use super::ty::Vt;
 

@@ -13,21 +13,17 @@
 use kiln_core::{DType, IndexWidth};
 
 use super::check::Role;
-use super::cuda::{c_type, len_type, ONE, PRELUDE};
+use super::cuda::{ONE, PRELUDE, c_type, len_type};
 use super::cuda_fold::function;
 use super::fold::Fold;
 use super::ty::Vt;
-use crate::scan::{ScanKind, LOOKBACK_CUH};
+use crate::scan::{LOOKBACK_CUH, ScanKind};
 
 /// 16-byte vectors per thread for the widest type a scan loads or stores:
 /// kiln's scan measured 8 the fastest on an H100 (see `scan/plan.rs`); with
 /// more than one plain input each holds its own registers, so 4.
 fn vectors(fold: &Fold) -> usize {
-    if inputs(fold).count() > 1 {
-        4
-    } else {
-        8
-    }
+    if inputs(fold).count() > 1 { 4 } else { 8 }
 }
 
 /// The plain inputs (read at the element index): argument position and dtype.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use kiln_core::{DType, Error, Result};
 
-use super::check::{check, resolve, Op, Param, Role, Stmt, Typed};
-use super::fold::{Fold, FoldDef, A, B};
+use super::check::{Op, Param, Role, Stmt, Typed, check, resolve};
+use super::fold::{A, B, Fold, FoldDef};
 use super::ty::Ty;
 
 /// The synthetic output each part stores its value in.

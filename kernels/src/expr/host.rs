@@ -145,18 +145,10 @@ pub(crate) trait Elem: Copy + Default + Send + Sync + 'static {
 
 impl Elem for bool {
     fn col(c: &Col) -> Option<&Vec<Self>> {
-        if let Col::B(v) = c {
-            Some(v)
-        } else {
-            None
-        }
+        if let Col::B(v) = c { Some(v) } else { None }
     }
     fn col_mut(c: &mut Col) -> Option<&mut Vec<Self>> {
-        if let Col::B(v) = c {
-            Some(v)
-        } else {
-            None
-        }
+        if let Col::B(v) = c { Some(v) } else { None }
     }
     fn of_bits(bits: u64) -> Self {
         bits != 0
@@ -193,18 +185,10 @@ macro_rules! elem {
     ($t:ty, $v:ident, $of_bits:expr, $to_bits:expr) => {
         impl Elem for $t {
             fn col(c: &Col) -> Option<&Vec<Self>> {
-                if let Col::$v(v) = c {
-                    Some(v)
-                } else {
-                    None
-                }
+                if let Col::$v(v) = c { Some(v) } else { None }
             }
             fn col_mut(c: &mut Col) -> Option<&mut Vec<Self>> {
-                if let Col::$v(v) = c {
-                    Some(v)
-                } else {
-                    None
-                }
+                if let Col::$v(v) = c { Some(v) } else { None }
             }
             fn of_bits(bits: u64) -> Self {
                 ($of_bits)(bits)
@@ -213,18 +197,10 @@ macro_rules! elem {
                 ($to_bits)(self)
             }
             fn of(s: Slice<'_>) -> Option<&[Self]> {
-                if let Slice::$v(s) = s {
-                    Some(s)
-                } else {
-                    None
-                }
+                if let Slice::$v(s) = s { Some(s) } else { None }
             }
             fn of_mut(s: SliceMut<'_>) -> Option<&mut [Self]> {
-                if let SliceMut::$v(s) = s {
-                    Some(s)
-                } else {
-                    None
-                }
+                if let SliceMut::$v(s) = s { Some(s) } else { None }
             }
         }
     };
@@ -245,11 +221,7 @@ macro_rules! int_num {
             }
             #[allow(unused_comparisons)]
             fn to_index(self) -> Option<u64> {
-                if self < 0 {
-                    None
-                } else {
-                    Some(self as u64)
-                }
+                if self < 0 { None } else { Some(self as u64) }
             }
             fn from_bool(b: bool) -> Self {
                 b as $t
@@ -299,11 +271,7 @@ macro_rules! int_num {
             }
             fn shift(left: bool, a: Self, s: u32) -> Self {
                 let s = s & (<$t>::BITS - 1);
-                if left {
-                    a << s
-                } else {
-                    a >> s
-                }
+                if left { a << s } else { a >> s }
             }
             fn fma(a: Self, _: Self, _: Self) -> Self {
                 a
@@ -333,11 +301,7 @@ macro_rules! float_num {
                 None
             }
             fn from_bool(b: bool) -> Self {
-                if b {
-                    1.0
-                } else {
-                    0.0
-                }
+                if b { 1.0 } else { 0.0 }
             }
             fn un(op: UnOp, a: Self) -> Self {
                 match op {

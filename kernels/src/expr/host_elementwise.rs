@@ -6,8 +6,8 @@ use kiln_core::{HostArgs, Result};
 use rayon::prelude::*;
 
 use super::check::{Role, Typed};
-use super::host::{by_dtype, scalar_bits, store, Slice, SliceMut, CHUNK, TASK_CHUNKS};
-use super::host_eval::{internal, Exec, Machine};
+use super::host::{CHUNK, Slice, SliceMut, TASK_CHUNKS, by_dtype, scalar_bits, store};
+use super::host_eval::{Exec, Machine, internal};
 use super::value::Value;
 use crate::stream_store;
 

@@ -8,7 +8,7 @@ use kiln_core::{DType, Error, Result};
 use multiversion::multiversion;
 
 use super::check::{Op, TNode, Typed};
-use super::host::{by_dtype, Col, Elem, FromAll, Num, Slice, SliceMut};
+use super::host::{Col, Elem, FromAll, Num, Slice, SliceMut, by_dtype};
 use super::node::{BinOp, UnOp};
 use super::ty::Vt;
 use super::value::Value;

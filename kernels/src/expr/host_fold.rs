@@ -13,9 +13,9 @@ use rayon::prelude::*;
 
 use super::check::{Role, Typed};
 use super::fold::Fold;
-use super::host::{store, Col, Slice, SliceMut, CHUNK};
+use super::host::{CHUNK, Col, Slice, SliceMut, store};
 use super::host_eval::{Exec, Machine};
-use super::host_inputs::{internal, length, per_row, row_part, Inputs};
+use super::host_inputs::{Inputs, internal, length, per_row, row_part};
 
 /// Columns narrower than this fold along the rows one column at a time.
 const NARROW: usize = 64;

@@ -12,11 +12,11 @@ use kiln_core::Result;
 use rayon::prelude::*;
 
 use super::fold::Fold;
-use super::host::{Col, Elem, Num, CHUNK};
+use super::host::{CHUNK, Col, Elem, Num};
 use super::host_eval::Machine;
-use super::host_inputs::{internal, per_row, row_part, Inputs};
-use super::host_op::{direct, native, with_prefix, WithPrefix};
-use crate::scan::prefix::{parts_total, Prefix};
+use super::host_inputs::{Inputs, internal, per_row, row_part};
+use super::host_op::{WithPrefix, direct, native, with_prefix};
+use crate::scan::prefix::{Prefix, parts_total};
 
 /// The fold of all `n` (at least one) elements natively, when the fold's
 /// combining expression and identity `id` allow it: one element.

@@ -7,7 +7,7 @@ use kiln_core::{Error, HostArgs, Result};
 
 use super::check::Role;
 use super::fold::Fold;
-use super::host::{by_dtype, scalar_bits, Slice, CHUNK, TASK_CHUNKS};
+use super::host::{CHUNK, Slice, TASK_CHUNKS, by_dtype, scalar_bits};
 use super::host_eval::Exec;
 use super::value::Value;
 

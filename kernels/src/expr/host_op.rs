@@ -10,7 +10,7 @@ use kiln_core::{DType, Result};
 
 use super::check::{Op, Typed};
 use super::fold::Fold;
-use super::host::{by_dtype, Col, Elem, Num};
+use super::host::{Col, Elem, Num, by_dtype};
 use super::host_eval::internal;
 use super::host_inputs::Inputs;
 use super::node::BinOp;

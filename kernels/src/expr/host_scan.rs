@@ -20,8 +20,8 @@ use rayon::prelude::*;
 use super::fold::Fold;
 use super::host::{Col, Elem, Slice, SliceMut};
 use super::host_eval::Machine;
-use super::host_fold::{identity, Combiner};
-use super::host_inputs::{scan_internal, Inputs};
+use super::host_fold::{Combiner, identity};
+use super::host_inputs::{Inputs, scan_internal};
 use crate::scan::ScanKind;
 
 /// Elements per chunk.

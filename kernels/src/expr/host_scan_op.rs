@@ -11,13 +11,13 @@ use std::sync::{Mutex, PoisonError};
 use kiln_core::Result;
 
 use super::fold::Fold;
-use super::host::{Col, Elem, Num, SliceMut, CHUNK as SPAN};
+use super::host::{CHUNK as SPAN, Col, Elem, Num, SliceMut};
 use super::host_eval::Machine;
-use super::host_inputs::{scan_internal, Inputs};
-use super::host_op::{direct, native, with_prefix, WithPrefix};
-use crate::scan::cpu_pass::{chunk_of, scan as scan_chunks};
-use crate::scan::prefix::{Prefix, CHUNK};
+use super::host_inputs::{Inputs, scan_internal};
+use super::host_op::{WithPrefix, direct, native, with_prefix};
 use crate::scan::ScanKind;
+use crate::scan::cpu_pass::{chunk_of, scan as scan_chunks};
+use crate::scan::prefix::{CHUNK, Prefix};
 
 /// Scan natively when the fold's combining expression and identity `id`
 /// allow it, into `out` (the output, `n` elements): whether it did.

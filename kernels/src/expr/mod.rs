@@ -82,20 +82,20 @@ mod wgsl;
 mod wgsl_fold;
 mod wgsl_scan;
 
-pub use node::{index, len, select, var, BinOp, Expr, UnOp};
-pub use ty::{Ty, SUPPORTED};
+pub use node::{BinOp, Expr, UnOp, index, len, select, var};
+pub use ty::{SUPPORTED, Ty};
 
-pub(crate) use check::{check, resolve, Param, Role, Stmt, Typed};
+pub(crate) use check::{Param, Role, Stmt, Typed, check, resolve};
 
 /// The typed program's operations, for the kernels' checks.
 pub(crate) mod check_op {
-    pub(crate) use super::check::transcendental;
     pub(crate) use super::check::Op::*;
+    pub(crate) use super::check::transcendental;
 }
 pub(crate) use fold::{Fold, FoldDef, Pass, ScanPass};
 pub(crate) use fold_check::check_fold;
 pub(crate) use host_elementwise::elementwise as host_elementwise;
-pub(crate) use host_fold::{reduce as host_reduce, Shape};
+pub(crate) use host_fold::{Shape, reduce as host_reduce};
 pub(crate) use host_scan::scan as host_scan;
 
 /// Code generation entry points, by language.
@@ -105,5 +105,5 @@ pub(crate) mod generate {
     pub(crate) use super::cuda_scan::{scan as cuda_scan, tile as cuda_scan_tile};
     pub(crate) use super::wgsl::elementwise as wgsl_elementwise;
     pub(crate) use super::wgsl_fold::fold as wgsl_fold;
-    pub(crate) use super::wgsl_scan::{scan as wgsl_scan, TILE as WGSL_SCAN_TILE};
+    pub(crate) use super::wgsl_scan::{TILE as WGSL_SCAN_TILE, scan as wgsl_scan};
 }

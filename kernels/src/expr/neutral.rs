@@ -29,9 +29,9 @@ use kiln_core::{DType, Error, Result};
 
 use super::check::Typed;
 use super::fold::Fold;
-use super::host::{by_dtype, Col, Elem, Slice};
+use super::host::{Col, Elem, Slice, by_dtype};
 use super::host_eval::{Exec, Machine};
-use super::node::{select, var, Expr, Lit, Node};
+use super::node::{Expr, Lit, Node, select, var};
 
 /// Integer samples; the largest fits every integer dtype.
 const INTS: [u8; 9] = [0, 1, 2, 3, 7, 0x1b, 100, 0xe4, 0xff];

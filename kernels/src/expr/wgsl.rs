@@ -133,22 +133,34 @@ impl Gen<'_> {
             UnOp::Rsqrt => def(
                 self.h,
                 "rsqrt",
-                format!("if (x < {t}(0)) {{ return {nan}; }} if (x == {t}(0)) {{ return {t}(1) / x; }} return inverseSqrt(x);"),
+                format!(
+                    "if (x < {t}(0)) {{ return {nan}; }} if (x == {t}(0)) {{ return {t}(1) / x; }} return inverseSqrt(x);"
+                ),
             ),
             UnOp::Log => def(
                 self.h,
                 "log",
-                format!("if (x < {t}(0)) {{ return {nan}; }} if (x == {t}(0)) {{ return -{inf}; }} if (x == {inf}) {{ return x; }} return log(x);"),
+                format!(
+                    "if (x < {t}(0)) {{ return {nan}; }} if (x == {t}(0)) {{ return -{inf}; }} if (x == {inf}) {{ return x; }} return log(x);"
+                ),
             ),
             UnOp::Exp => def(
                 self.h,
                 "exp",
-                format!("if (x > {t}(88.8)) {{ return {inf}; }} if (x < {t}(-104.0)) {{ return {t}(0); }} return exp(x);"),
+                format!(
+                    "if (x > {t}(88.8)) {{ return {inf}; }} if (x < {t}(-104.0)) {{ return {t}(0); }} return exp(x);"
+                ),
             ),
             // Vulkan bounds sin and cos on [-pi, pi] only: reduce first.
             UnOp::Sin | UnOp::Cos => {
                 let f = if op == UnOp::Sin { "sin" } else { "cos" };
-                def(self.h, f, format!("if (abs(x) == {inf}) {{ return {nan}; }} return {f}(x - {t}(6.2831855) * round(x * {t}(0.15915494)));"))
+                def(
+                    self.h,
+                    f,
+                    format!(
+                        "if (abs(x) == {inf}) {{ return {nan}; }} return {f}(x - {t}(6.2831855) * round(x * {t}(0.15915494)));"
+                    ),
+                )
             }
             // tanh from exponentials overflows to inf / inf for large |x|.
             UnOp::Tanh => def(self.h, "tanh", format!("if (abs(x) > {t}(10)) {{ return sign(x); }} return tanh(x);")),

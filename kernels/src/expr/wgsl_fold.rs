@@ -6,7 +6,7 @@
 use super::check::{Role, Typed};
 use super::fold::{Fold, Pass};
 use super::ty::Vt;
-use super::wgsl::{statements, w_type, Helpers, Names};
+use super::wgsl::{Helpers, Names, statements, w_type};
 
 /// `fn head { statements; return v; }` for a part, its arguments named by `names`.
 pub(crate) fn function(head: &str, body: &Typed, h: &mut Helpers, names: &Names<'_>) -> String {

@@ -9,7 +9,7 @@
 use super::check::Role;
 use super::fold::{Fold, ScanPass};
 use super::ty::Vt;
-use super::wgsl::{w_type, Helpers, Names};
+use super::wgsl::{Helpers, Names, w_type};
 use super::wgsl_fold::function;
 use crate::scan::ScanKind;
 

@@ -4,7 +4,7 @@ use kiln_core::{DType, HostArgs, Result};
 use multiversion::multiversion;
 use rayon::prelude::*;
 
-use crate::{stream_store, Number};
+use crate::{Number, stream_store};
 
 /// Elements per rayon task.
 const CHUNK: usize = 1 << 16;
@@ -18,19 +18,21 @@ pub(crate) fn sequence<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
     // Indices below 2^31 convert to floats from i32, which vectorises (from
     // u64 it does not before AVX-512); both round the same integer to nearest.
     let small_len = dst.len() < i32::MAX as usize;
-    if small_len && T::DTYPE == DType::F32 {
-        if let Ok(d) = bytemuck::try_cast_slice_mut::<T, f32>(dst) {
-            let (a, s) = (bytemuck::cast::<T, f32>(start), bytemuck::cast::<T, f32>(step));
-            small(d, |i| a + i as f32 * s);
-            return Ok(());
-        }
+    if small_len
+        && T::DTYPE == DType::F32
+        && let Ok(d) = bytemuck::try_cast_slice_mut::<T, f32>(dst)
+    {
+        let (a, s) = (bytemuck::cast::<T, f32>(start), bytemuck::cast::<T, f32>(step));
+        small(d, |i| a + i as f32 * s);
+        return Ok(());
     }
-    if small_len && T::DTYPE == DType::F64 {
-        if let Ok(d) = bytemuck::try_cast_slice_mut::<T, f64>(dst) {
-            let (a, s) = (bytemuck::cast::<T, f64>(start), bytemuck::cast::<T, f64>(step));
-            small(d, |i| a + f64::from(i) * s);
-            return Ok(());
-        }
+    if small_len
+        && T::DTYPE == DType::F64
+        && let Ok(d) = bytemuck::try_cast_slice_mut::<T, f64>(dst)
+    {
+        let (a, s) = (bytemuck::cast::<T, f64>(start), bytemuck::cast::<T, f64>(step));
+        small(d, |i| a + f64::from(i) * s);
+        return Ok(());
     }
     dst.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
         let base = (c * CHUNK) as u64;

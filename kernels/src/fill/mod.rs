@@ -4,8 +4,8 @@ mod cpu;
 
 use kiln_core::{Args, Backend, DType, Element, Program, Result, Stream, ViewMut};
 
-use crate::launch::{check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source, Access};
 use crate::Number;
+use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source};
 
 /// Set every element of `dst` to `value`, on `stream`; any element type.
 ///

@@ -51,11 +51,7 @@ fn float_bin<T: HistogramInput>(v: T, p: &BinParams, dropped: u32) -> u32 {
     let (lo, hi) = (f32::from_bits(p.a), f32::from_bits(p.b));
     // `as` truncates toward zero and saturates, as the kernels' conversions do.
     let q = (((v - lo) * p.scale) as u32).min(p.bins - 1);
-    if v >= lo && v < hi {
-        q
-    } else {
-        dropped
-    }
+    if v >= lo && v < hi { q } else { dropped }
 }
 
 /// The counter of an integer `v` when the bin width is `1 << p.shift`.
@@ -129,19 +125,11 @@ enum Vector {
 
 impl Vector {
     fn shifted(p: BinParams) -> Vector {
-        if avx2() {
-            Vector::Shifted(p)
-        } else {
-            Vector::No
-        }
+        if avx2() { Vector::Shifted(p) } else { Vector::No }
     }
 
     fn floats(p: BinParams) -> Vector {
-        if avx2() {
-            Vector::Floats(p)
-        } else {
-            Vector::No
-        }
+        if avx2() { Vector::Floats(p) } else { Vector::No }
     }
 
     /// The counter index of each of `block`'s values: by the vector form

@@ -7,10 +7,10 @@
 //! (callers detect it first).
 
 use std::arch::x86_64::{
-    __m256i, _mm256_and_ps, _mm256_blendv_epi8, _mm256_castps_si256, _mm256_cmp_ps, _mm256_cmpeq_epi32,
-    _mm256_cvtepu8_epi32, _mm256_cvttps_epi32, _mm256_loadu_ps, _mm256_loadu_si256, _mm256_max_epu32, _mm256_min_epi32,
-    _mm256_mul_ps, _mm256_set1_epi32, _mm256_set1_ps, _mm256_srl_epi32, _mm256_storeu_si256, _mm256_sub_epi32,
-    _mm256_sub_ps, _mm_cvtsi32_si128, _mm_loadl_epi64, _CMP_GE_OQ, _CMP_LT_OQ,
+    __m256i, _CMP_GE_OQ, _CMP_LT_OQ, _mm_cvtsi32_si128, _mm_loadl_epi64, _mm256_and_ps, _mm256_blendv_epi8,
+    _mm256_castps_si256, _mm256_cmp_ps, _mm256_cmpeq_epi32, _mm256_cvtepu8_epi32, _mm256_cvttps_epi32, _mm256_loadu_ps,
+    _mm256_loadu_si256, _mm256_max_epu32, _mm256_min_epi32, _mm256_mul_ps, _mm256_set1_epi32, _mm256_set1_ps,
+    _mm256_srl_epi32, _mm256_storeu_si256, _mm256_sub_epi32, _mm256_sub_ps,
 };
 
 use super::BinParams;

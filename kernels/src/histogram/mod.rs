@@ -182,22 +182,14 @@ const WARP_MATCH: u8 = 0;
 /// flight each: 64 KiB per SM) while merging each block's bins is cheap,
 /// 4 past 1024 bins, where every block adds up to 4096 atomics to the totals.
 fn blocks_per_sm(bins: usize) -> usize {
-    if bins <= 1024 {
-        8
-    } else {
-        4
-    }
+    if bins <= 1024 { 8 } else { 4 }
 }
 /// Most WGSL workgroups (each merges its bins into the global counts):
 /// 1024, about 8 per unit of a 128-unit GPU (16 KiB of workgroup bins
 /// each), so that enough loads are in flight; 256 past 1024 bins, where
 /// each workgroup adds up to 4096 atomics to the totals.
 fn wgsl_groups(bins: usize) -> usize {
-    if bins <= 1024 {
-        1024
-    } else {
-        256
-    }
+    if bins <= 1024 { 1024 } else { 256 }
 }
 
 /// Blocks and dynamic shared memory (bytes) of a histogram of `n`

@@ -4,7 +4,7 @@ use kiln_core::{HostArgs, Result};
 use multiversion::multiversion;
 use rayon::prelude::*;
 
-use super::{border_index, Border, Pixel};
+use super::{Border, Pixel, border_index};
 use crate::prefetch;
 
 /// Pixels per rayon task.

@@ -5,10 +5,10 @@
 //! [`gray_of`]: super::cpu::gray_of
 
 use std::arch::x86_64::{
-    __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_mulhi_epu16, _mm256_or_si256,
-    _mm256_packs_epi32, _mm256_packus_epi16, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set_m128i,
+    __m256i, _mm_loadu_si128, _mm256_add_epi32, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_mulhi_epu16,
+    _mm256_or_si256, _mm256_packs_epi32, _mm256_packus_epi16, _mm256_set_m128i, _mm256_set1_epi16, _mm256_set1_epi32,
     _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16, _mm256_srli_epi32, _mm256_storeu_si256,
-    _mm256_unpackhi_epi16, _mm256_unpackhi_epi8, _mm256_unpacklo_epi16, _mm256_unpacklo_epi8, _mm_loadu_si128,
+    _mm256_unpackhi_epi8, _mm256_unpackhi_epi16, _mm256_unpacklo_epi8, _mm256_unpacklo_epi16,
 };
 
 /// Pixels per step: 16 in each of a vector's two 128-bit lanes.

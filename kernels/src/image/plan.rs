@@ -5,7 +5,7 @@ use kiln_core::{Backend, DType, Device, Language, LaunchConfig};
 
 // Threads per block of the 1D kernels (gray, WGSL's convolution): the
 // shared one-element-per-thread block.
-use crate::launch::{aligned, blocks, BLOCK};
+use crate::launch::{BLOCK, aligned, blocks};
 
 /// The gray launch over `n` pixels whose input and output views start at
 /// byte offsets `in_off` and `out_off`. A thread converts as many pixels

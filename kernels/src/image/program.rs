@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use kiln_core::{DType, Program};
 
-use super::{cpu, Pixel, PixelFormat};
+use super::{Pixel, PixelFormat, cpu};
 use crate::launch::{cuda_source, program};
 
 /// The gray conversion of `format` images.

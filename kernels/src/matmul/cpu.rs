@@ -10,11 +10,11 @@
 use kiln_core::{DType, Error, HostArgs, Result};
 use rayon::prelude::*;
 
+use super::MatmulElement;
 #[cfg(not(feature = "cpu-gemm"))]
 use super::cpu_blocks::packed;
 #[cfg(feature = "cpu-gemm")]
 use super::cpu_gemm::packed;
-use super::MatmulElement;
 
 /// `c = a . b`; arguments (a, b, c, m, n, k), row-major.
 ///

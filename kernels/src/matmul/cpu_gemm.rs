@@ -31,11 +31,7 @@ enum Route {
 /// where the pool has [`FAER_FROM_THREADS`] threads or more.
 fn route(m: usize, n: usize, k: usize) -> Route {
     let threaded = m.saturating_mul(n).saturating_mul(k) >= PARALLEL_FROM;
-    if threaded && rayon::current_num_threads() >= FAER_FROM_THREADS {
-        Route::Faer
-    } else {
-        Route::Gemm { threaded }
-    }
+    if threaded && rayon::current_num_threads() >= FAER_FROM_THREADS { Route::Faer } else { Route::Gemm { threaded } }
 }
 
 /// `c = a . b`, row-major, for `f32` and `f64`, by [`route`]; the slices

@@ -30,7 +30,7 @@ mod plan;
 mod program;
 
 use kiln_core::{
-    bf16, f16, Backend, DType, Device, Element, Error, RawDevice, Result, Stream, VendorGemm, View, ViewMut,
+    Backend, DType, Device, Element, Error, RawDevice, Result, Stream, VendorGemm, View, ViewMut, bf16, f16,
 };
 
 use crate::launch::check_dtype;

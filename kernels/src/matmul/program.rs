@@ -5,7 +5,7 @@ use std::sync::Arc;
 use kiln_core::{DType, Element, Program};
 
 use super::plan::Algo;
-use super::{cpu, MatmulElement};
+use super::{MatmulElement, cpu};
 use crate::launch::{cuda_source, program};
 
 /// The program of `algo` on `T`, with 16-byte loads when `vec`.

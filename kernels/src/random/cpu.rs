@@ -67,7 +67,7 @@ fn blocks(first: u64, key: [u32; 2]) -> [[u32; LANES]; 4] {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{philox4x32_10, Normals, Uniforms};
+    use super::super::{Normals, Uniforms, philox4x32_10};
     use super::*;
 
     /// The block-at-a-time fill the lanes replace.

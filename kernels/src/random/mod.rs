@@ -55,7 +55,7 @@ mod normal_src;
 
 use kiln_core::{Args, Backend, Element, Error, LaunchConfig, Program, Result, Stream, ViewMut};
 
-use crate::launch::{blocks, check_dtype, cuda_source, index_width, program, wgsl_source, Access, BLOCK};
+use crate::launch::{Access, BLOCK, blocks, check_dtype, cuda_source, index_width, program, wgsl_source};
 
 /// Philox4x32-10's round multipliers and key increments (Weyl constants).
 pub(crate) const M: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];

@@ -11,7 +11,7 @@
 //! reads back exactly (WGSL's `f64`), so the three read the same values.
 
 use super::normal::{
-    COS_F32, COS_F64, LN2_HI_F32, LN2_HI_F64, LN2_LO_F32, LN2_LO_F64, LN_F32, LN_F64, SIN_F32, SIN_F64, SQRT2_Q31,
+    COS_F32, COS_F64, LN_F32, LN_F64, LN2_HI_F32, LN2_HI_F64, LN2_LO_F32, LN2_LO_F64, SIN_F32, SIN_F64, SQRT2_Q31,
     SQRT2_Q63,
 };
 

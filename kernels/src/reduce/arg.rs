@@ -15,8 +15,8 @@ use kiln_core::{
 use rayon::prelude::*;
 
 use super::{check_numeric, check_out_len, cpu::extreme, is_nan, partial_blocks, reduce_cuda, wgsl_is_nan};
-use crate::launch::{check_dtype, index_width, program, wgsl_enables, wgsl_type, BLOCK};
 use crate::Number;
+use crate::launch::{BLOCK, check_dtype, index_width, program, wgsl_enables, wgsl_type};
 
 /// Which extreme an arg-reduction looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -245,11 +245,7 @@ pub fn argmax<B: Backend, T: Number>(stream: &Stream<B>, x: &impl View<B, T>) ->
 }
 
 fn op_of(code: u8) -> ArgOp {
-    if code == 0 {
-        ArgOp::ArgMin
-    } else {
-        ArgOp::ArgMax
-    }
+    if code == 0 { ArgOp::ArgMin } else { ArgOp::ArgMax }
 }
 
 /// The first of `pairs` in `op`'s order, or `None` when there are none.

@@ -14,9 +14,9 @@ use kiln_core::{
     View, ViewMut,
 };
 
-use super::{check_empty, check_numeric, cpu, fold_into, reduce_cuda, wgsl_is_nan, ReduceOp};
-use crate::launch::{check_dtype, index_width, program, wgsl_source, Access, BLOCK};
+use super::{ReduceOp, check_empty, check_numeric, cpu, fold_into, reduce_cuda, wgsl_is_nan};
 use crate::Number;
+use crate::launch::{Access, BLOCK, check_dtype, index_width, program, wgsl_source};
 
 /// Rows a chunk holds at least, so each thread folds several before its block writes.
 const MIN_ROWS_PER_CHUNK: usize = 64;

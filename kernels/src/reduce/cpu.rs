@@ -56,11 +56,7 @@ impl Compensated {
     /// The compensated total; an infinite or NaN sum is returned as is (its
     /// error term is meaningless then).
     pub(crate) fn total(self) -> f64 {
-        if self.sum.is_finite() {
-            self.sum + self.error
-        } else {
-            self.sum
-        }
+        if self.sum.is_finite() { self.sum + self.error } else { self.sum }
     }
 }
 

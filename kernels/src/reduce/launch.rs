@@ -2,11 +2,11 @@
 
 use kiln_core::{Args, Backend, BufferView, BufferViewMut, Kernel, LaunchConfig, Result, Stream};
 
+use super::ReduceOp;
 use super::plan::partial_blocks;
 use super::program::{dot_program, fold_program};
-use super::ReduceOp;
-use crate::launch::{index_width, BLOCK};
 use crate::Number;
+use crate::launch::{BLOCK, index_width};
 
 /// One launch of a fold kernel: `blocks` partials of `x` into `out`.
 fn launch_fold<B: Backend, T: Number>(

@@ -54,12 +54,12 @@ mod program;
 
 use kiln_core::{Backend, DType, Error, Result, Stream, View, ViewMut};
 
-use crate::launch::check_dtype;
 use crate::Number;
+use crate::launch::check_dtype;
 
-pub use arg::{arg_reduce_into, argmax, argmin, ArgOp};
+pub use arg::{ArgOp, arg_reduce_into, argmax, argmin};
 pub use axis::reduce_axis;
-pub(crate) use cpu::{is_nan, Compensated};
+pub(crate) use cpu::{Compensated, is_nan};
 use launch::fold_into;
 use plan::partial_blocks;
 pub(crate) use plan::resident_blocks;

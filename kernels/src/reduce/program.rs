@@ -6,9 +6,9 @@ use std::sync::Arc;
 use kiln_core::{DType, Program};
 
 use super::plan::UNROLL;
-use super::{cpu, ReduceOp};
-use crate::launch::{cuda_source, program, wgsl_source, Access};
+use super::{ReduceOp, cpu};
 use crate::Number;
+use crate::launch::{Access, cuda_source, program, wgsl_source};
 
 /// The WGSL definition of `is_nan(v: T) -> bool` for `dtype`. WGSL lets an
 /// implementation assume float comparisons never see NaN, and naga compiles

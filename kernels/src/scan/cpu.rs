@@ -10,9 +10,9 @@ use std::marker::PhantomData;
 use kiln_core::{DType, Error, HostArgs, Result};
 use rayon::prelude::*;
 
-use super::prefix::{part_sums, scan_chains, Prefix, CHAINS, CHUNK};
-use crate::reduce::Compensated;
+use super::prefix::{CHAINS, CHUNK, Prefix, part_sums, scan_chains};
 use crate::Number;
+use crate::reduce::Compensated;
 
 /// Sums of `T`, the built-in scans' operation.
 pub(crate) struct Sum<T>(PhantomData<T>);

@@ -8,8 +8,8 @@
 //! first).
 
 use std::arch::x86_64::{
-    __m256d, _mm256_add_pd, _mm256_blend_pd, _mm256_castpd256_pd128, _mm256_cvtpd_ps, _mm256_cvtps_pd,
-    _mm256_permute4x64_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm_cvtsd_f64, _mm_loadu_ps, _mm_storeu_ps,
+    __m256d, _mm_cvtsd_f64, _mm_loadu_ps, _mm_storeu_ps, _mm256_add_pd, _mm256_blend_pd, _mm256_castpd256_pd128,
+    _mm256_cvtpd_ps, _mm256_cvtps_pd, _mm256_permute4x64_pd, _mm256_set1_pd, _mm256_setzero_pd,
 };
 
 use super::prefix::CHAINS;

@@ -9,7 +9,7 @@ use std::sync::{Mutex, PoisonError};
 
 use kiln_core::{Error, Result};
 
-use super::prefix::{parts_total, Prefix, CHUNK};
+use super::prefix::{CHUNK, Prefix, parts_total};
 use crate::chain;
 
 /// Chunk `c` of `x`: [`CHUNK`] elements, fewer at the end.

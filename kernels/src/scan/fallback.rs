@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use kiln_core::{Args, Backend, Buffer, Device, Language, LaunchConfig, Program, Result, Stream};
 
-use super::{wgsl_header, Operands, ScanKind};
-use crate::launch::{index_width, program};
+use super::{Operands, ScanKind, wgsl_header};
 use crate::Number;
+use crate::launch::{index_width, program};
 
 /// Reads of an earlier tile's state before a workgroup reduces that tile
 /// from the input itself (lookback.wgsl's LOOKBACK_SPIN).

@@ -71,10 +71,10 @@ use kiln_core::{
     ViewMut,
 };
 
+use crate::Number;
 use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_enables, wgsl_type};
 use crate::reduce::check_numeric;
-use crate::Number;
-use plan::{cuda_items, CUDA_MIN_BLOCKS, CUDA_VECTORS, SCAN_BLOCK, WGSL_TILE};
+use plan::{CUDA_MIN_BLOCKS, CUDA_VECTORS, SCAN_BLOCK, WGSL_TILE, cuda_items};
 
 /// Whether a scan includes the element itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -339,11 +339,7 @@ fn multi_pass<B: Backend, T: Number>(stream: &Stream<B>, mode: Mode, ops: Operan
 }
 
 fn same_len(what: String, expected: usize, actual: usize) -> Result<()> {
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch { what, expected, actual })
-    }
+    if expected == actual { Ok(()) } else { Err(Error::LengthMismatch { what, expected, actual }) }
 }
 
 /// Scan `x` into `y` (same length) on `stream`; returns at once.

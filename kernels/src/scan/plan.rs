@@ -43,9 +43,5 @@ pub(crate) fn runs_one_pass<B: Backend>(device: &Device<B>, one_pass: &Program) 
 /// Tiles (blocks) of a one-pass launch over `n` elements of `dtype`: a
 /// host fn takes the whole array as one tile.
 pub(crate) fn one_pass_tiles<B: Backend>(n: usize, dtype: DType) -> usize {
-    if B::LANGUAGE.runs_whole_launch() {
-        1
-    } else {
-        n.div_ceil(cuda_tile(dtype))
-    }
+    if B::LANGUAGE.runs_whole_launch() { 1 } else { n.div_ceil(cuda_tile(dtype)) }
 }

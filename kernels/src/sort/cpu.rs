@@ -5,9 +5,9 @@
 use kiln_core::{Error, HostArgs, Result};
 use rayon::prelude::*;
 
-use super::cpu_scatter::{runs, Direct, Sink, Streamed};
-use super::types::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
 use super::SortKey;
+use super::cpu_scatter::{Direct, Sink, Streamed, runs};
+use super::types::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
 
 /// Sorts of this many keys and more scatter through [`Streamed`] sinks:
 /// their output does not stay in cache for the next pass anyway.
@@ -219,30 +219,26 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    use crate::sort::{argsort, sort_into, sort_pairs, SortKey, SortOrder};
+    use crate::sort::{SortKey, SortOrder, argsort, sort_into, sort_pairs};
 
     /// The stable order of `keys` by their sortable patterns, as positions.
     fn reference<K: SortKey>(keys: &[K], order: SortOrder) -> Vec<u32> {
         let mut perm: Vec<u32> = (0..keys.len() as u32).collect();
         let pattern = |i: &u32| {
             let p = K::map(keys[*i as usize].raw());
-            if order == SortOrder::Descending {
-                !p
-            } else {
-                p
-            }
+            if order == SortOrder::Descending { !p } else { p }
         };
         perm.sort_by_key(pattern);
         perm
     }
 
-    fn check<K: SortKey>(gen: impl Fn(&mut ChaCha8Rng) -> K) {
+    fn check<K: SortKey>(draw: impl Fn(&mut ChaCha8Rng) -> K) {
         let dev = Device::<Cpu>::open(0).unwrap();
         let s = dev.stream();
         let mut rng = ChaCha8Rng::seed_from_u64(0x5EED);
         // Past the streamed threshold; with runs shorter and longer than a line.
         for n in [super::STREAM_FROM, 3 * 4096 + 5, 100_003] {
-            let keys: Vec<K> = (0..n).map(|_| gen(&mut rng)).collect();
+            let keys: Vec<K> = (0..n).map(|_| draw(&mut rng)).collect();
             let values: Vec<u32> = (0..n).map(|_| rng.random()).collect();
             for order in [SortOrder::Ascending, SortOrder::Descending] {
                 let perm = reference(&keys, order);

@@ -4,7 +4,7 @@
 use kiln_core::{Args, Backend, Buffer, Error, Kernel, LaunchConfig, Result, Stream, View, ViewMut};
 
 use super::onesweep::Onesweep;
-use super::plan::{three_phase_tile, Build, THREADS};
+use super::plan::{Build, THREADS, three_phase_tile};
 use super::program::phase_program;
 use super::types::Io;
 use super::{SortKey, SortOrder};

@@ -50,7 +50,7 @@ mod types;
 use kiln_core::{Backend, Element, Error, Result, Stream, View, ViewMut};
 
 use launch::Passes;
-use types::{Io, FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES};
+use types::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES, Io};
 
 /// The direction of a sort.
 ///
@@ -163,18 +163,10 @@ impl SortKey for f32 {
     }
     fn map(raw: u32) -> u32 {
         let raw = if raw & 0x7fff_ffff > 0x7f80_0000 { 0x7fc0_0000 } else { raw };
-        if raw & 0x8000_0000 != 0 {
-            !raw
-        } else {
-            raw | 0x8000_0000
-        }
+        if raw & 0x8000_0000 != 0 { !raw } else { raw | 0x8000_0000 }
     }
     fn unmap(pattern: u32) -> u32 {
-        if pattern & 0x8000_0000 != 0 {
-            pattern & 0x7fff_ffff
-        } else {
-            !pattern
-        }
+        if pattern & 0x8000_0000 != 0 { pattern & 0x7fff_ffff } else { !pattern }
     }
 }
 

@@ -13,7 +13,7 @@ use kiln_core::{Args, Backend, Buffer, Kernel, LaunchConfig, Program, Result, St
 
 use super::plan::Build;
 use super::program::{KEYS_CUH, KEYS_WGSL};
-use super::types::{Io, FLAG_VALUES, MAX_KEYS};
+use super::types::{FLAG_VALUES, Io, MAX_KEYS};
 use super::{SortKey, SortOrder};
 use crate::launch::{cuda_source, index_width, program};
 

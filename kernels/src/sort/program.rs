@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use kiln_core::Program;
 
-use super::{cpu, SortKey, SortOrder};
+use super::{SortKey, SortOrder, cpu};
 use crate::launch::{cuda_source, program};
 
 /// kiln_map and kiln_unmap, which both CUDA sorts start with.

@@ -8,9 +8,9 @@ use kiln_core::{
 };
 
 use super::names::{self, check_ident};
-use super::signature::{bind, check_backend, check_u32, resolve_types, Bound};
-use crate::expr::{self, check, Expr, Param, Role, Stmt, Ty, Typed};
-use crate::launch::{blocks, check_dtype, BLOCK};
+use super::signature::{Bound, bind, check_backend, check_u32, resolve_types};
+use crate::expr::{self, Expr, Param, Role, Stmt, Ty, Typed, check};
+use crate::launch::{BLOCK, blocks, check_dtype};
 
 /// A kernel written once in Rust and run on every backend: named arguments,
 /// a body of assignments evaluated once per element (PyCUDA's and CuPy's

@@ -11,8 +11,8 @@ use kiln_core::{
 use super::names::{self, check_ident};
 use super::overrides::Overrides;
 use super::partials::Partials;
-use super::signature::{bind, check_backend, resolve_types, Bound};
-use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Pass, Role, Shape, Stmt, Ty};
+use super::signature::{Bound, bind, check_backend, resolve_types};
+use crate::expr::{self, Expr, Fold, FoldDef, Param, Pass, Role, Shape, Stmt, Ty, check_fold};
 use crate::launch::BLOCK;
 
 /// Elements a part of a split row holds at least: four steps of a block.
@@ -285,7 +285,7 @@ impl ReductionKernel {
                         return Err(Error::invalid(
                             format!("user kernel `{}`", def.name),
                             format!("no generator for {other}"),
-                        ))
+                        ));
                     }
                 })
             })?;

@@ -12,7 +12,7 @@ use super::names::{self, check_ident};
 use super::overrides::Overrides;
 use super::partials::Partials;
 use super::signature::{bind, check_backend, check_u32, resolve_types};
-use crate::expr::{self, check_fold, Expr, Fold, FoldDef, Param, Role, ScanPass, Stmt, Ty};
+use crate::expr::{self, Expr, Fold, FoldDef, Param, Role, ScanPass, Stmt, Ty, check_fold};
 use crate::scan::ScanKind;
 
 /// A scan written once in Rust and run on every backend (PyCUDA's
@@ -262,7 +262,7 @@ impl ScanKernel {
                         return Err(Error::invalid(
                             format!("user kernel `{}`", def.name),
                             format!("no generator for {other}"),
-                        ))
+                        ));
                     }
                 })
             })?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use kiln_core::{Backend, BackendKind, DType, Error, Language, RawArg, Result};
 
-use crate::expr::{check_op, Param, Role, Ty, Typed};
+use crate::expr::{Param, Role, Ty, Typed, check_op};
 
 /// What a launch's arguments say: each argument's dtype, the placeholder
 /// bindings, the element count and each raw input's length.
@@ -130,14 +130,14 @@ pub(crate) fn check_backend<'a>(
             }
         }
         for n in &body.nodes {
-            if n.ty.dtype() == Some(DType::F64) {
-                if let Some(f) = check_op::transcendental(&n.op) {
-                    return Err(Error::unsupported(
-                        BackendKind::Wgpu,
-                        what(),
-                        format!("Vulkan offers {f} on 32-bit floats only, not f64"),
-                    ));
-                }
+            if n.ty.dtype() == Some(DType::F64)
+                && let Some(f) = check_op::transcendental(&n.op)
+            {
+                return Err(Error::unsupported(
+                    BackendKind::Wgpu,
+                    what(),
+                    format!("Vulkan offers {f} on 32-bit floats only, not f64"),
+                ));
             }
         }
     }
