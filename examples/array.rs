@@ -14,7 +14,7 @@ mod common;
 
 use common::Mismatch;
 
-use kiln::array::{where_, Array, Fold};
+use kiln::array::{Array, Fold, where_};
 use kiln::kernels::random::Philox;
 use kiln::ndarray::{Array2, Axis};
 

@@ -100,13 +100,13 @@ mod bench {
     /// Check rank `r`'s result.
     fn check(kind: &str, r: usize, n: usize, got: &[f32]) -> Result<()> {
         for (i, &g) in got.iter().enumerate() {
-            if let Some(want) = expected(kind, i, r, n, got.len()) {
-                if g != want {
-                    return Err(Error::invalid(
-                        "collectives",
-                        format!("{kind} of {} elements: rank {r} holds {g} at {i}, the host expects {want}", got.len()),
-                    ));
-                }
+            if let Some(want) = expected(kind, i, r, n, got.len())
+                && g != want
+            {
+                return Err(Error::invalid(
+                    "collectives",
+                    format!("{kind} of {} elements: rank {r} holds {g} at {i}, the host expects {want}", got.len()),
+                ));
             }
         }
         Ok(())

@@ -15,10 +15,10 @@ use std::process::ExitCode;
 
 #[cfg(feature = "cuda")]
 fn run(n: usize) -> kiln::Result<Option<String>> {
-    use kiln::nccl::{nccl_version, Comms, ReduceOp};
-    use kiln::typed::kernels::reduce::{reduce_into, ReduceOp as Reduce};
-    use kiln::typed::Device;
     use kiln::Cuda;
+    use kiln::nccl::{Comms, ReduceOp, nccl_version};
+    use kiln::typed::Device;
+    use kiln::typed::kernels::reduce::{ReduceOp as Reduce, reduce_into};
 
     let Ok(found) = Device::<Cuda>::list() else { return Ok(None) };
     if found.is_empty() {

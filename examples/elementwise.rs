@@ -8,7 +8,7 @@
 
 mod common;
 
-use kiln::kernels::elementwise::{axpy, axpy_in_place, binary, BinaryOp};
+use kiln::kernels::elementwise::{BinaryOp, axpy, axpy_in_place, binary};
 
 /// The host's answer for `op`, and its symbol.
 fn host(op: BinaryOp, a: f32, b: f32) -> (f32, char) {

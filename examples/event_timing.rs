@@ -12,7 +12,7 @@ mod common;
 
 use std::process::ExitCode;
 
-use kiln::kernels::map::{map, MapOp};
+use kiln::kernels::map::{MapOp, map};
 
 /// Square `n` floats a few times and report the time and bandwidth of each run.
 struct TimeSquare {

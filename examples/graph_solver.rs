@@ -14,8 +14,8 @@ mod common;
 
 use std::time::Instant;
 
-use kiln::kernels::elementwise::{binary, BinaryOp};
-use kiln::kernels::matmul::{matmul, MatmulShape};
+use kiln::kernels::elementwise::{BinaryOp, binary};
+use kiln::kernels::matmul::{MatmulShape, matmul};
 use kiln::kernels::reduce::dot_into;
 use kiln::{Buffer, Device, Result, Stream};
 use std::process::ExitCode;

@@ -14,8 +14,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use kiln::kernels::image::{blur, gray, Blur, Border, PixelFormat};
 use kiln::Error;
+use kiln::kernels::image::{Blur, Border, PixelFormat, blur, gray};
 
 /// An interleaved 8-bit picture: RGB or RGBA.
 #[derive(Clone)]

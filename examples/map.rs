@@ -8,7 +8,7 @@
 
 mod common;
 
-use kiln::kernels::map::{map, map_in_place, MapOp};
+use kiln::kernels::map::{MapOp, map, map_in_place};
 
 /// The host's answer for `op` on f32.
 fn host_f32(op: MapOp, x: f32) -> f32 {

@@ -26,7 +26,7 @@
 mod common;
 
 use kiln::core::RawDevice;
-use kiln::typed::kernels::matmul::{choose, matmul_with, MatmulShape, MatmulStrategy};
+use kiln::typed::kernels::matmul::{MatmulShape, MatmulStrategy, choose, matmul_with};
 use kiln::{Backend, DType, DeviceVisitor};
 use rand::{Rng, SeedableRng};
 

@@ -14,7 +14,7 @@ mod common;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use kiln::kernels::map::{map, MapOp};
+use kiln::kernels::map::{MapOp, map};
 use kiln::{HostBuffer, Priority, Result};
 
 /// `chunks` chunks of `chunk` floats, squared on their way through the device.

@@ -10,7 +10,7 @@
 
 mod common;
 
-use kiln::kernels::reduce::{argmax, argmin, dot, reduce, reduce_axis, reduce_into, ReduceOp};
+use kiln::kernels::reduce::{ReduceOp, argmax, argmin, dot, reduce, reduce_axis, reduce_into};
 
 /// Reductions over `n` values and a `rows` x `cols` matrix.
 struct Reductions {

@@ -9,7 +9,7 @@
 
 mod common;
 
-use kiln::kernels::scan::{scan, scan_in_place, segmented_scan, ScanKind};
+use kiln::kernels::scan::{ScanKind, scan, scan_in_place, segmented_scan};
 
 /// Scans of `n` elements.
 struct Scans {
@@ -35,11 +35,7 @@ impl Scans {
                 .map(|&v| {
                     let before = acc;
                     acc = acc.wrapping_add(v);
-                    if kind == ScanKind::Inclusive {
-                        acc
-                    } else {
-                        before
-                    }
+                    if kind == ScanKind::Inclusive { acc } else { before }
                 })
                 .collect();
             common::check(&format!("{kind} scan"), &got, &want, |g, w| g == w)?;

@@ -13,8 +13,8 @@ mod common;
 
 use std::process::ExitCode;
 
-use kiln::kernels::map::{map_in_place, MapOp};
 use kiln::Priority;
+use kiln::kernels::map::{MapOp, map_in_place};
 
 /// Squares of `background` floats on a low-priority stream, of `urgent` on a high one.
 struct Priorities {

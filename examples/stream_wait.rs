@@ -11,9 +11,9 @@ mod common;
 
 use std::process::ExitCode;
 
-use kiln::kernels::elementwise::{binary, BinaryOp};
-use kiln::kernels::map::{map, MapOp};
 use kiln::Priority;
+use kiln::kernels::elementwise::{BinaryOp, binary};
+use kiln::kernels::map::{MapOp, map};
 
 /// Square on stream A, add on stream B after A's event, over `n` elements.
 struct Handoff {

@@ -12,11 +12,11 @@
 
 mod common;
 
+use kiln::Priority;
 use kiln::kernels::compact::Predicate;
 use kiln::kernels::map::MapOp;
 use kiln::kernels::reduce::ReduceOp;
 use kiln::kernels::thrust;
-use kiln::Priority;
 
 /// The two-stream program over `n` elements.
 struct TwoStreams {

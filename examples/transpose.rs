@@ -17,7 +17,7 @@
 
 mod common;
 
-use kiln::kernels::transpose::{transpose_with, TransposeAlgorithm};
+use kiln::kernels::transpose::{TransposeAlgorithm, transpose_with};
 
 /// Transpose a `rows x cols` matrix with both algorithms.
 struct Transpose {

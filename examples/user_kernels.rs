@@ -11,8 +11,8 @@
 
 mod common;
 
-use kiln::kernels::user::expr::{var, Ty};
-use kiln::kernels::user::{launch, reduce, reduce_axis, scan, Elementwise, Reduction, Scan, ScanKind};
+use kiln::kernels::user::expr::{Ty, var};
+use kiln::kernels::user::{Elementwise, Reduction, Scan, ScanKind, launch, reduce, reduce_axis, scan};
 use kiln::{Args, DType};
 
 /// `n` pseudo-random values in [0, 1), from `seed` (xorshift).

@@ -71,7 +71,7 @@ impl VectorAdd {
         let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
         let mut dc = dev.alloc::<f32>(n)?;
         dc.fill(f32::NAN)?; // so an element the kernel misses shows
-                            // The length as the device's kernels index: u32 on wgpu, u64 elsewhere.
+        // The length as the device's kernels index: u32 on wgpu, u64 elsewhere.
         let args =
             Args::new().arg(&da).arg(&db).arg(&mut dc).length(dev.info().features.index_width, n, "vector_add")?;
         // SAFETY: the kernel reads a[0..n) and b[0..n) and writes c[0..n), each of length n.

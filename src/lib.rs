@@ -63,20 +63,20 @@ mod runtime;
 pub use kiln_core as core;
 pub use kiln_core::DeviceVisitor;
 pub use kiln_core::{
-    bf16, f16, Backend, BackendKind, CachePolicy, DType, DeviceInfo, DeviceKind, Dim3, Element, Error, Features,
-    HostArgs, HostMemoryStats, IndexWidth, Language, LaunchConfig, Limits, MemoryCounts, MemoryInfo, MemoryLimit,
-    MemoryStats, Priority, Program, Result,
+    Backend, BackendKind, CachePolicy, DType, DeviceInfo, DeviceKind, Dim3, Element, Error, Features, HostArgs,
+    HostMemoryStats, IndexWidth, Language, LaunchConfig, Limits, MemoryCounts, MemoryInfo, MemoryLimit, MemoryStats,
+    Priority, Program, Result, bf16, f16,
 };
 pub use kiln_cpu::Cpu;
 #[cfg(feature = "cuda")]
-pub use kiln_cuda::{nccl, Cuda};
+pub use kiln_cuda::{Cuda, nccl};
 #[cfg(feature = "wgpu")]
 pub use kiln_wgpu::Wgpu;
 /// The ndarray that [`Array::from_ndarray`] and [`Array::to_ndarray`] speak:
 /// use `kiln::ndarray` rather than a dependency of your own, and the
 /// versions always match.
 pub use ndarray;
-pub use registry::{probe, BestReport, PassedOver};
+pub use registry::{BestReport, PassedOver, probe};
 pub use runtime::{
     Args, Array, Buffer, BufferView, BufferViewMut, Device, Event, Graph, HostBuffer, Kernel, KernelArg, Stream, Tier,
     View, ViewMut,

@@ -8,7 +8,7 @@ use std::fmt;
 
 use kiln_core::{Backend, BackendKind, DeviceInfo, Error, Result};
 
-use crate::runtime::{backend_list, Device};
+use crate::runtime::{Device, backend_list};
 
 /// How to list and open the devices of one backend compiled in.
 #[derive(Clone, Copy)]
@@ -297,8 +297,8 @@ pub fn open(kind: BackendKind, ordinal: usize) -> Result<Device> {
 
 #[cfg(test)]
 mod tests {
-    use kiln_core::{DeviceKind, Features, Limits};
     use BackendKind::{Cpu, Cuda, Wgpu};
+    use kiln_core::{DeviceKind, Features, Limits};
 
     use super::*;
 

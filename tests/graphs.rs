@@ -5,13 +5,13 @@
 //! and join back through events; calls a capture cannot take are errors
 //! naming the call; a graph keeps its memory alive.
 
-use kiln::kernels::compact::{copy_if_into, Predicate};
-use kiln::kernels::elementwise::{binary, BinaryOp};
-use kiln::kernels::map::{map, MapOp};
-use kiln::kernels::matmul::{matmul, MatmulShape};
-use kiln::kernels::reduce::{dot_into, reduce_into, ReduceOp};
-use kiln::kernels::scan::{scan, ScanKind};
-use kiln::kernels::sort::{sort, SortOrder};
+use kiln::kernels::compact::{Predicate, copy_if_into};
+use kiln::kernels::elementwise::{BinaryOp, binary};
+use kiln::kernels::map::{MapOp, map};
+use kiln::kernels::matmul::{MatmulShape, matmul};
+use kiln::kernels::reduce::{ReduceOp, dot_into, reduce_into};
+use kiln::kernels::scan::{ScanKind, scan};
+use kiln::kernels::sort::{SortOrder, sort};
 use kiln::{BackendKind, Device, Error, Priority};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -310,7 +310,7 @@ fn a_solver_step_replayed_converges_like_the_host() {
 /// into the graph), against the host's product.
 #[test]
 fn captured_products_of_every_strategy_match_the_host() {
-    use kiln::kernels::matmul::{matmul_with, MatmulStrategy};
+    use kiln::kernels::matmul::{MatmulStrategy, matmul_with};
     for dev in devices() {
         let on = dev.to_string();
         let s = dev.stream();

@@ -3,11 +3,11 @@
 //! on seeded random inputs, outputs poisoned first; buffers of two devices
 //! mixed are an error naming both; run-time and typed values convert both ways.
 
-use kiln::kernels::elementwise::{binary, BinaryOp};
-use kiln::kernels::matmul::{matmul, MatmulShape};
-use kiln::kernels::reduce::{reduce, ReduceOp};
-use kiln::kernels::scan::{scan, ScanKind};
-use kiln::kernels::sort::{sort, sort_pairs, SortOrder};
+use kiln::kernels::elementwise::{BinaryOp, binary};
+use kiln::kernels::matmul::{MatmulShape, matmul};
+use kiln::kernels::reduce::{ReduceOp, reduce};
+use kiln::kernels::scan::{ScanKind, scan};
+use kiln::kernels::sort::{SortOrder, sort, sort_pairs};
 use kiln::{Args, BackendKind, Device, Error, HostArgs, LaunchConfig, Program};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -4,11 +4,11 @@
 //! references on seeded random inputs; arrays of two backends mixed are an
 //! error naming both, and the array mixed into keeps its values.
 
-use kiln::array::{promote, where_, Array, ArrayExpr, Fold};
+use kiln::array::{Array, ArrayExpr, Fold, promote, where_};
 use kiln::kernels::random::Philox;
 use kiln::typed::kernels::sort::SortOrder;
 use kiln::{Cpu, Device, Error};
-use ndarray::{s, Array2, ArrayD, Axis};
+use ndarray::{Array2, ArrayD, Axis, s};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -3,7 +3,7 @@
 //! same bits and the same counters, over lengths that do and do not fill
 //! whole blocks and over consecutive fills.
 
-use kiln::kernels::random::{fill_normal, fill_uniform, Normal, Philox, Uniform};
+use kiln::kernels::random::{Normal, Philox, Uniform, fill_normal, fill_uniform};
 use kiln::{BackendKind, Cpu, Device, Element};
 
 const SEEDS: [u64; 3] = [0, 42, 0x0123_4567_89ab_cdef];

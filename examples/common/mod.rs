@@ -128,11 +128,7 @@ pub fn check<T: Copy + Debug>(what: &str, got: &[T], want: &[T], same: impl Fn(T
 
 /// A [`Mismatch`] saying `why` unless `holds`.
 pub fn ensure(holds: bool, why: impl FnOnce() -> String) -> Result<(), Mismatch> {
-    if holds {
-        Ok(())
-    } else {
-        Err(Mismatch(why()))
-    }
+    if holds { Ok(()) } else { Err(Mismatch(why())) }
 }
 
 /// Whether two floats agree to a few ulps (NaN matches NaN).

@@ -6,15 +6,15 @@
 use std::ops;
 
 use kiln_core::{Element, Result};
+use kiln_kernels::Number;
 use kiln_kernels::array::{Array as Typed, Fold};
 use kiln_kernels::matmul::MatmulElement;
 use kiln_kernels::random::{Normal, Philox, Uniform};
 use kiln_kernels::sort::{SortKey, SortOrder};
-use kiln_kernels::Number;
 
 use super::expr::{lower_into, on_typed};
-use super::{wrapped, Array, ArrayExpr, IntoExpr};
-use crate::runtime::{dispatch, mismatch, ExprArm, Stream, Tier};
+use super::{Array, ArrayExpr, IntoExpr, wrapped};
+use crate::runtime::{ExprArm, Stream, Tier, dispatch, mismatch};
 
 /// Methods on [`ArrayExpr`], and on [`Array`] through its expression.
 macro_rules! reductions {

@@ -9,7 +9,7 @@ use kiln_kernels::array::{ArrayExpr as Typed, Promote};
 use kiln_kernels::expr::{BinOp, UnOp};
 
 use super::Array;
-use crate::runtime::{dispatch, ExprArm, ExprTier, Tier};
+use crate::runtime::{ExprArm, ExprTier, Tier, dispatch};
 
 /// An elementwise expression of arrays and scalars of `T` on a device of
 /// any backend, not yet computed: operators on [`Array`]s build one,

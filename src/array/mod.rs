@@ -35,14 +35,14 @@ mod expr;
 use std::fmt;
 
 use kiln_core::{Element, Error, Result};
-use kiln_kernels::array::Array as Typed;
 use kiln_kernels::Number;
+use kiln_kernels::array::Array as Typed;
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, SliceInfoElem};
 
 pub use crate::runtime::Array;
-use crate::runtime::{dispatch, Buffer, BufferView, Device, Stream, Tier};
-pub use expr::{promote, where_, ArrayExpr, IntoExpr, Mask};
-pub use kiln_kernels::array::{broadcast_shapes, Fold, Layout, Promote, MAX_DIMS};
+use crate::runtime::{Buffer, BufferView, Device, Stream, Tier, dispatch};
+pub use expr::{ArrayExpr, IntoExpr, Mask, promote, where_};
+pub use kiln_kernels::array::{Fold, Layout, MAX_DIMS, Promote, broadcast_shapes};
 
 /// `$body` on the typed array of `$array`, with its result wrapped back
 /// into the run-time tier.

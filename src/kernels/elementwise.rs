@@ -2,7 +2,7 @@
 
 use kiln_core::Result;
 
-use super::{dispatch, on, on_mut, Number};
+use super::{Number, dispatch, on, on_mut};
 use crate::runtime::{Stream, View, ViewMut};
 
 pub use kiln_kernels::elementwise::BinaryOp;

@@ -2,7 +2,7 @@
 
 use kiln_core::{Element, Result};
 
-use super::{dispatch, on_mut, Number};
+use super::{Number, dispatch, on_mut};
 use crate::runtime::{Stream, ViewMut};
 
 /// Set every element of `dst` to `value`.

@@ -3,10 +3,10 @@
 use kiln_core::{BackendKind, Result};
 
 use super::{dispatch, on, on_mut};
-use crate::runtime::{backend_list, describe, mismatch};
 use crate::runtime::{Stream, View, ViewMut};
+use crate::runtime::{backend_list, describe, mismatch};
 
-pub use kiln_kernels::image::{border_index, Blur, Border, Filter, Pixel, PixelFormat, MAX_FILTER_SIDE};
+pub use kiln_kernels::image::{Blur, Border, Filter, MAX_FILTER_SIDE, Pixel, PixelFormat, border_index};
 
 /// RGB or RGBA pixels (`u8` channels) to gray, one `u8` per pixel.
 pub fn gray(

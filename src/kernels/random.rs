@@ -33,7 +33,7 @@ use kiln_core::Result;
 use super::{dispatch, on_mut};
 use crate::runtime::{Stream, ViewMut};
 
-pub use kiln_kernels::random::{philox4x32_10, Normal, Philox, Uniform};
+pub use kiln_kernels::random::{Normal, Philox, Uniform, philox4x32_10};
 
 /// Fill `dst` with `rng`'s next uniform values of `T` on `stream`, and move
 /// `rng` past them (see [`Philox::fill_uniform`]): `u32` words, or `f32`

@@ -6,7 +6,7 @@ use super::compact::Predicate;
 use super::elementwise::BinaryOp;
 use super::map::MapOp;
 use super::reduce::ReduceOp;
-use super::{dispatch, on, on_mut, Number};
+use super::{Number, dispatch, on, on_mut};
 use crate::runtime::{Stream, View, ViewMut};
 
 /// `thrust::sequence`: `dst[i] = init + i * step`.

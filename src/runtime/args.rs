@@ -1,9 +1,9 @@
 //! Launch arguments on the run-time tier.
 
-use kiln_core::{bf16, f16, Element, Error, IndexWidth, Result, Scalar};
+use kiln_core::{Element, Error, IndexWidth, Result, Scalar, bf16, f16};
 
 use super::tier::{AnyArgs, ArgsTier};
-use super::{describe, dispatch, mismatch, Buffer, BufferView, BufferViewMut, View, ViewMut};
+use super::{Buffer, BufferView, BufferViewMut, View, ViewMut, describe, dispatch, mismatch};
 
 /// The argument list of one launch on the run-time tier, built in the
 /// kernel's parameter order: buffers and views (`&buf` read-only,

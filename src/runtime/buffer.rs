@@ -5,7 +5,7 @@ use std::ops::RangeBounds;
 use kiln_core::{BackendKind, Element, Result};
 use ndarray::{Array, Dimension, StrideShape};
 
-use super::{describe, dispatch, mismatch, Buffer, BufferView, BufferViewMut, Device, Stream, Tier};
+use super::{Buffer, BufferView, BufferViewMut, Device, Stream, Tier, describe, dispatch, mismatch};
 
 impl<T: Element> Buffer<T> {
     /// Number of elements.

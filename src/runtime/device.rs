@@ -8,7 +8,7 @@ use ndarray::{ArrayBase, Data, Dimension};
 
 use crate::registry::BestReport;
 
-use super::{dispatch, Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier};
+use super::{Buffer, Device, Event, HostBuffer, Kernel, Stream, Tier, dispatch};
 
 impl Device {
     /// The best device found: the one `KILN_BACKEND` names (`cpu`, `cuda`

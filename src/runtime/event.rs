@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use kiln_core::{BackendKind, Result};
 
-use super::{describe, dispatch, mismatch, Device, Event, Tier};
+use super::{Device, Event, Tier, describe, dispatch, mismatch};
 
 impl Event {
     /// The device the event belongs to.

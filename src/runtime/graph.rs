@@ -2,7 +2,7 @@
 
 use kiln_core::{BackendKind, Result};
 
-use super::{describe, dispatch, mismatch, Device, Graph, Stream, Tier};
+use super::{Device, Graph, Stream, Tier, describe, dispatch, mismatch};
 
 impl Graph {
     /// The device the graph runs on.

@@ -2,7 +2,7 @@
 
 use kiln_core::{Element, Result};
 
-use super::{describe, dispatch, Device, HostBuffer, Tier};
+use super::{Device, HostBuffer, Tier, describe, dispatch};
 
 impl<T: Element> HostBuffer<T> {
     /// Number of elements.

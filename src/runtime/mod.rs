@@ -38,8 +38,8 @@ mod stream;
 mod tier;
 
 pub use args::{Args, KernelArg};
-pub(crate) use buffer::{typed_view, typed_view_mut};
 pub use buffer::{View, ViewMut};
+pub(crate) use buffer::{typed_view, typed_view_mut};
 pub use tier::{Array, Buffer, BufferView, BufferViewMut, Device, Event, Graph, HostBuffer, Kernel, Stream, Tier};
 pub(crate) use tier::{ExprArm, ExprTier};
 

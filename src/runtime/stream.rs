@@ -4,7 +4,7 @@ use kiln_core::{BackendKind, Element, LaunchConfig, Priority, Result};
 
 use super::buffer::{typed_view, typed_view_mut};
 use super::{
-    describe, dispatch, mismatch, Args, Buffer, Device, Event, Graph, HostBuffer, Kernel, Stream, Tier, View, ViewMut,
+    Args, Buffer, Device, Event, Graph, HostBuffer, Kernel, Stream, Tier, View, ViewMut, describe, dispatch, mismatch,
 };
 
 impl Stream {
