@@ -183,6 +183,9 @@ Row time_sets(const Options& o, const std::string& pattern, const std::string& d
 struct Temp {
     void* ptr = nullptr;
     size_t bytes = 0;
+    Temp() = default;
+    Temp(const Temp&) = delete;
+    Temp& operator=(const Temp&) = delete;
     ~Temp() { if (ptr) cudaFree(ptr); }
     void reserve() { check(cudaMalloc(&ptr, std::max<size_t>(bytes, 1)), "cudaMalloc temporary storage"); }
 };
@@ -416,6 +419,11 @@ bool random_case(const Options& o, const std::string& p, size_t n, std::vector<R
     if (normal && n % 2) return true;
     curandGenerator_t gen;
     check(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10), "curandCreateGenerator");
+    // Destroyed on every way out, a failed check included.
+    struct Destroy {
+        curandGenerator_t gen;
+        ~Destroy() { curandDestroyGenerator(gen); }
+    } destroy{gen};
     check(curandSetPseudoRandomGeneratorSeed(gen, 0x6b696c6e), "curandSetPseudoRandomGeneratorSeed");
     int sets = set_count(n * item);
     std::vector<DeviceArray<char>> out;
@@ -443,7 +451,6 @@ bool random_case(const Options& o, const std::string& p, size_t n, std::vector<R
     }
     std::string calls = std::string(normal ? "curandGenerateNormal" : "curandGenerateUniform") + " (Philox4x32-10)";
     rows.push_back(time_sets(o, p, dt, n, calls.c_str(), f));
-    curandDestroyGenerator(gen);
     return true;
 }
 

@@ -62,7 +62,7 @@ pub use report::{Header, Report, utc_now};
 pub use row::{PeerCell, Row};
 pub use run::{run_case, skip_reason};
 pub use scaling::{Scaling, render_scaling, scaling_summary};
-pub use table::render;
+pub use table::{render, render_peer_calls};
 pub use timing::{MAX_LAUNCHES, Sampling, Timer, Timing, sample_windows, time_end_to_end, time_runs};
 
 use kiln_core::DeviceVisitor;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::row::Row;
 
 /// What a report's reader needs to trust and reproduce it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Header {
     /// kiln's version.
     pub kiln_version: String,

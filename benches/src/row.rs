@@ -41,7 +41,7 @@ pub enum PeerCell {
 }
 
 /// One measured (or skipped) case on one device.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Row {
     /// Backend name.
     pub backend: String,

@@ -1,5 +1,6 @@
 //! The terminal table.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::case::size_label;
@@ -63,9 +64,30 @@ pub fn render(report: &Report) -> String {
     out
 }
 
+/// What each peer called, per pattern, where it says (CUB's rows name
+/// their device algorithm): one line per peer and pattern, empty when no
+/// peer said.
+pub fn render_peer_calls(report: &Report) -> String {
+    let mut calls: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+    for row in &report.rows {
+        for (peer, cell) in &row.peers {
+            if let PeerCell::Measured { calls: Some(c), .. } = cell {
+                calls.entry((peer.as_str(), row.pattern.as_str())).or_insert(c.as_str());
+            }
+        }
+    }
+    let mut out = String::new();
+    for ((peer, pattern), c) in calls {
+        let _ = writeln!(out, "peer {peer} on {pattern}: {c}");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::size_label;
+    use super::*;
+    use crate::report::Header;
+    use crate::row::Row;
 
     #[test]
     fn sizes_read_in_binary_units() {
@@ -73,5 +95,34 @@ mod tests {
         assert_eq!(size_label(1 << 26), "64Mi");
         assert_eq!(size_label(1000), "1000");
         assert_eq!(size_label(3 << 20), "3Mi");
+    }
+
+    #[test]
+    fn peer_calls_are_listed_once_per_peer_and_pattern() {
+        let measured = |calls: Option<&str>| PeerCell::Measured {
+            median_ms: 1.0,
+            min_ms: 1.0,
+            gb_per_s: None,
+            ratio: 1.0,
+            timer: None,
+            calls: calls.map(String::from),
+        };
+        let row = |pattern: &str, size: usize| {
+            let mut r = Row { pattern: pattern.into(), size, ..Row::default() };
+            r.peers.insert("cub".into(), measured(Some(&format!("cub::{pattern}"))));
+            r.peers.insert("cupy".into(), measured(None));
+            r
+        };
+        let report = Report {
+            header: Header::default(),
+            rows: vec![row("sort_u32", 1024), row("sort_u32", 1 << 20), row("reduce_sum", 1024)],
+            scaling: Vec::new(),
+            latency: Vec::new(),
+            cuda_system: None,
+        };
+        assert_eq!(
+            render_peer_calls(&report),
+            "peer cub on reduce_sum: cub::reduce_sum\npeer cub on sort_u32: cub::sort_u32\n"
+        );
     }
 }

@@ -122,6 +122,7 @@ pub fn run_cli(args: &BenchArgs) -> kiln::Result<ExitCode> {
     for (peer, status) in &report.header.peers {
         println!("peer {peer}: {status}");
     }
+    print!("{}", kiln_benches::render_peer_calls(&report));
     let wants_cuda = backends.is_empty() || backends.contains(&BackendKind::Cuda);
     let cuda_here = report.rows.iter().any(|r| r.backend == "cuda");
     if wants_cuda && cuda_here && !args.no_system {

@@ -49,7 +49,7 @@ pub const FULL_SIZES_VAR: &str = "KILN_CONFORMANCE_FULL";
 /// The largest size the conformance tests run on a GPU emulated on the CPU.
 pub const SOFTWARE_MAX_SIZE: usize = 100_003;
 
-/// The sizes [`run_group`] runs: every one of [`SIZES`](crate::SIZES), but
+/// The sizes [`run_group`] runs: every one of [`SIZES`], but
 /// on a GPU emulated on the CPU (lavapipe) none past [`SOFTWARE_MAX_SIZE`]
 /// unless [`FULL_SIZES_VAR`] is set. There the million-element size adds
 /// minutes on two cores and runs nothing the smaller sizes do not: 100 003

@@ -24,7 +24,7 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    /// Every backend, in order of preference for [`best`](crate::dynamic) selection: GPU first.
+    /// Every backend, in order of preference (GPUs first), as `kiln::Device::best` tries them.
     pub const ALL: [BackendKind; 3] = [BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu];
 
     /// Lower-case name ("cuda").

@@ -50,7 +50,7 @@ macro_rules! fold_arguments {
         /// the accumulator is a placeholder, the first launch binding each
         /// dtype) checks it at sample values and refuses NaN; where the
         /// check cannot prove it neutral everywhere, a value equal to it is
-        /// left out of the fold on every backend (see [`Reduction`]).
+        /// left out of the fold on every backend (see [`Reduction`](crate::user::Reduction)).
         pub fn identity(mut self, value: impl Into<Expr>) -> Self {
             self.identity = Some(value.into());
             self
