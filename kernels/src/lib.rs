@@ -37,6 +37,7 @@
 
 pub mod array;
 mod chain;
+mod code;
 pub mod compact;
 pub mod elementwise;
 pub mod expr;

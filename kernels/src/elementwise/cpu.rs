@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use super::BinaryOp;
 use crate::Number;
+use crate::code::Code;
 
 pub(crate) fn combine<T: Number>(op: BinaryOp, a: T, b: T) -> T {
     match op {
@@ -17,7 +18,7 @@ pub(crate) fn combine<T: Number>(op: BinaryOp, a: T, b: T) -> T {
 
 /// `c[i] = a[i] op b[i]`; arguments (a, b, c, n).
 pub(crate) fn binary<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
-    let op = BinaryOp::decode(OP, "elementwise operation on the CPU")?;
+    let op = BinaryOp::decode(u32::from(OP), "elementwise operation on the CPU")?;
     let (a, b) = (args.input::<T>(0)?, args.input::<T>(1)?);
     args.output::<T>(2)?.par_iter_mut().zip(a.par_iter().zip(b)).for_each(|(c, (&a, &b))| *c = combine(op, a, b));
     Ok(())
@@ -25,7 +26,7 @@ pub(crate) fn binary<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result
 
 /// `a[i] = a[i] op b[i]`; arguments (a, b, n).
 pub(crate) fn binary_in_place<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
-    let op = BinaryOp::decode(OP, "in-place elementwise operation on the CPU")?;
+    let op = BinaryOp::decode(u32::from(OP), "in-place elementwise operation on the CPU")?;
     let b = args.input::<T>(1)?;
     args.output::<T>(0)?.par_iter_mut().zip(b.par_iter()).for_each(|(a, &b)| *a = combine(op, *a, b));
     Ok(())

@@ -23,6 +23,8 @@ pub enum BinaryOp {
     Div,
 }
 
+crate::code::codes!(BinaryOp, "binary operation", "operation");
+
 impl BinaryOp {
     /// Every operation.
     pub const ALL: [BinaryOp; 4] = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div];
@@ -35,29 +37,6 @@ impl BinaryOp {
             BinaryOp::Mul => "mul",
             BinaryOp::Div => "div",
         }
-    }
-
-    /// The operation of a kernel's `OP` code (its discriminant), or `None`
-    /// for a code no operation has.
-    const fn from_code(code: u8) -> Option<BinaryOp> {
-        match code {
-            0 => Some(BinaryOp::Add),
-            1 => Some(BinaryOp::Sub),
-            2 => Some(BinaryOp::Mul),
-            3 => Some(BinaryOp::Div),
-            _ => None,
-        }
-    }
-
-    /// [`from_code`](Self::from_code), with an unknown code as an
-    /// `InvalidArgument` error naming `what` (the kernel that got it).
-    fn decode(code: u8, what: &str) -> Result<BinaryOp> {
-        Self::from_code(code).ok_or_else(|| {
-            Error::invalid(
-                what,
-                format!("binary operation code {code} names no operation (0 add, 1 sub, 2 mul, 3 div)"),
-            )
-        })
     }
 
     fn wgsl(self, dtype: DType) -> &'static str {
@@ -323,22 +302,4 @@ pub fn axpy_in_place<B: Backend, T: Number>(
     let args = Args::new().arg(x.view()).arg(y.view_mut()).scalar(alpha).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads x[0..n) and reads and writes y[0..n), the common length.
     unsafe { stream.launch(&kernel, cfg, args) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::BinaryOp;
-    use kiln_core::Error;
-
-    #[test]
-    fn codes_round_trip_and_unknown_codes_are_refused() {
-        for op in BinaryOp::ALL {
-            assert_eq!(BinaryOp::from_code(op as u8), Some(op));
-        }
-        for code in [4, u8::MAX] {
-            assert_eq!(BinaryOp::from_code(code), None);
-            let err = BinaryOp::decode(code, "elementwise test").unwrap_err();
-            assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
-        }
-    }
 }

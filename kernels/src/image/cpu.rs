@@ -5,6 +5,7 @@ use multiversion::multiversion;
 use rayon::prelude::*;
 
 use super::{Border, Pixel, border_index};
+use crate::code::Code;
 use crate::prefetch;
 
 /// Pixels per rayon task.

@@ -7,6 +7,7 @@ use super::filter::DeviceFilter;
 use super::plan::{conv_config, gray_config, wgsl_tiled};
 use super::program::{conv_program, gray_program};
 use super::{Border, Pixel, PixelFormat};
+use crate::code::Code;
 use crate::launch::index_width;
 
 /// Gray of the `n` pixels of `input` (n x channels bytes) into `output` (n bytes).

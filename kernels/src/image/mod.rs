@@ -79,6 +79,8 @@ pub enum Border {
     Reflect,
 }
 
+crate::code::codes!(Border, "border", "border mode");
+
 impl Border {
     /// Every border mode.
     pub const ALL: [Border; 3] = [Border::Clamp, Border::Zero, Border::Reflect];
@@ -90,29 +92,6 @@ impl Border {
             Border::Zero => "zero",
             Border::Reflect => "reflect",
         }
-    }
-
-    const fn code(self) -> u32 {
-        self as u32
-    }
-
-    /// The border mode of a kernel's border argument (see `code`), or
-    /// `None` for a code no mode has.
-    const fn from_code(code: u32) -> Option<Border> {
-        match code {
-            0 => Some(Border::Clamp),
-            1 => Some(Border::Zero),
-            2 => Some(Border::Reflect),
-            _ => None,
-        }
-    }
-
-    /// [`from_code`](Self::from_code), with an unknown code as an
-    /// `InvalidArgument` error naming `what` (the kernel that got it).
-    fn decode(code: u32, what: &str) -> Result<Border> {
-        Self::from_code(code).ok_or_else(|| {
-            Error::invalid(what, format!("border code {code} names no border mode (0 clamp, 1 zero, 2 reflect)"))
-        })
     }
 }
 
@@ -368,22 +347,4 @@ pub fn blur<B: Backend, P: Pixel>(
 ) -> Result<()> {
     let filter = kind.filter().upload(stream)?;
     convolve(stream, input, width, height, &filter, border, output)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Border;
-    use kiln_core::Error;
-
-    #[test]
-    fn codes_round_trip_and_unknown_codes_are_refused() {
-        for border in Border::ALL {
-            assert_eq!(Border::from_code(border.code()), Some(border));
-        }
-        for code in [3, u32::MAX] {
-            assert_eq!(Border::from_code(code), None);
-            let err = Border::decode(code, "convolve test").unwrap_err();
-            assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
-        }
-    }
 }

@@ -6,6 +6,7 @@ mod cpu;
 use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, View, ViewMut};
 
 use crate::Number;
+use crate::code::Code;
 use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source};
 
 /// A unary operation.
@@ -21,6 +22,8 @@ pub enum MapOp {
     Sqrt,
 }
 
+crate::code::codes!(MapOp, "map", "operation");
+
 impl MapOp {
     /// Every operation.
     pub const ALL: [MapOp; 4] = [MapOp::Square, MapOp::Abs, MapOp::Negate, MapOp::Sqrt];
@@ -33,30 +36,6 @@ impl MapOp {
             MapOp::Negate => "negate",
             MapOp::Sqrt => "sqrt",
         }
-    }
-
-    const fn code(self) -> u8 {
-        self as u8
-    }
-
-    /// The operation of a kernel's `OP` code (see `code`), or `None` for a
-    /// code no operation has.
-    const fn from_code(code: u8) -> Option<MapOp> {
-        match code {
-            0 => Some(MapOp::Square),
-            1 => Some(MapOp::Abs),
-            2 => Some(MapOp::Negate),
-            3 => Some(MapOp::Sqrt),
-            _ => None,
-        }
-    }
-
-    /// [`from_code`](Self::from_code), with an unknown code as an
-    /// `InvalidArgument` error naming `what` (the kernel that got it).
-    fn decode(code: u8, what: &str) -> Result<MapOp> {
-        Self::from_code(code).ok_or_else(|| {
-            Error::invalid(what, format!("map code {code} names no operation (0 square, 1 abs, 2 negate, 3 sqrt)"))
-        })
     }
 
     /// The WGSL expression of this operation on `v: T`.
@@ -194,22 +173,4 @@ pub fn map_in_place<B: Backend, T: Number>(stream: &Stream<B>, op: MapOp, x: &mu
     let args = Args::new().arg(x.view_mut()).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads and writes x[0..n), x's length.
     unsafe { stream.launch(&kernel, cfg, args) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::MapOp;
-    use kiln_core::Error;
-
-    #[test]
-    fn codes_round_trip_and_unknown_codes_are_refused() {
-        for op in MapOp::ALL {
-            assert_eq!(MapOp::from_code(op.code()), Some(op));
-        }
-        for code in [4, u8::MAX] {
-            assert_eq!(MapOp::from_code(code), None);
-            let err = MapOp::decode(code, "map test").unwrap_err();
-            assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
-        }
-    }
 }

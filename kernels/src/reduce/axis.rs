@@ -16,6 +16,7 @@ use kiln_core::{
 
 use super::{ReduceOp, check_empty, check_numeric, cpu, fold_into, reduce_cuda, wgsl_is_nan};
 use crate::Number;
+use crate::code::Code;
 use crate::launch::{Access, BLOCK, check_dtype, index_width, program, wgsl_source};
 
 /// Rows a chunk holds at least, so each thread folds several before its block writes.

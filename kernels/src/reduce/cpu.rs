@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::ReduceOp;
 use crate::Number;
+use crate::code::Code;
 
 /// Chunks of at least this many elements go to one rayon task.
 const GRAIN: usize = 1 << 14;
@@ -216,7 +217,7 @@ macro_rules! per_dtype {
 /// Whole-array fold; arguments (x, out, identity, n): `out[0]` = fold of x,
 /// the other partials the identity.
 pub(crate) fn fold<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
-    let op = ReduceOp::decode(OP, "reduction on the CPU")?;
+    let op = ReduceOp::decode(u32::from(OP), "reduction on the CPU")?;
     per_dtype!(T, args, fold_typed, op)
 }
 
@@ -247,7 +248,7 @@ fn put<T: Number>(out: &mut [T], value: T, identity: T) -> Result<()> {
 
 /// Along axis 1 (one result per row); arguments (x, out, identity, rows, cols).
 pub(crate) fn fold_rows<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
-    let op = ReduceOp::decode(OP, "row reduction on the CPU")?;
+    let op = ReduceOp::decode(u32::from(OP), "row reduction on the CPU")?;
     per_dtype!(T, args, rows_typed, op)
 }
 
@@ -267,7 +268,7 @@ fn rows_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> 
 /// `rows_per_chunk`; arguments (x, out, identity, rows, cols, rows_per_chunk).
 /// The CPU folds all rows into chunk 0 and gives the other chunks the identity.
 pub(crate) fn fold_cols<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
-    let op = ReduceOp::decode(OP, "column reduction on the CPU")?;
+    let op = ReduceOp::decode(u32::from(OP), "column reduction on the CPU")?;
     per_dtype!(T, args, cols_typed, op)
 }
 

@@ -79,6 +79,8 @@ pub enum ReduceOp {
     Max,
 }
 
+crate::code::codes!(ReduceOp, "reduction", "operation");
+
 impl ReduceOp {
     /// Every operation.
     pub const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max];
@@ -122,30 +124,6 @@ impl ReduceOp {
     /// ```
     pub fn apply<T: Number>(self, a: T, b: T) -> T {
         cpu::fold_pair(self, a, b)
-    }
-
-    const fn code(self) -> u8 {
-        self as u8
-    }
-
-    /// The operation of a kernel's `OP` code (see `code`), or `None` for a
-    /// code no operation has.
-    pub(crate) const fn from_code(code: u8) -> Option<ReduceOp> {
-        match code {
-            0 => Some(ReduceOp::Sum),
-            1 => Some(ReduceOp::Product),
-            2 => Some(ReduceOp::Min),
-            3 => Some(ReduceOp::Max),
-            _ => None,
-        }
-    }
-
-    /// [`from_code`](Self::from_code), with an unknown code as an
-    /// `InvalidArgument` error naming `what` (the kernel that got it).
-    pub(crate) fn decode(code: u8, what: &str) -> Result<ReduceOp> {
-        Self::from_code(code).ok_or_else(|| {
-            Error::invalid(what, format!("reduction code {code} names no operation (0 sum, 1 product, 2 min, 3 max)"))
-        })
     }
 
     /// The WGSL fold of `a` and `b` (`is_nan` from [`wgsl_is_nan`]).
@@ -335,23 +313,4 @@ pub fn dot<B: Backend, T: Number>(stream: &Stream<B>, x: &impl View<B, T>, y: &i
     let mut out = stream.alloc::<T>(1)?;
     dot_into(stream, x, y, &mut out)?;
     read_one(stream, &out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ReduceOp;
-    use kiln_core::Error;
-
-    #[test]
-    fn codes_round_trip_and_unknown_codes_are_refused() {
-        for op in ReduceOp::ALL {
-            assert_eq!(ReduceOp::from_code(op.code()), Some(op));
-        }
-        for code in [4, 5, u8::MAX] {
-            assert_eq!(ReduceOp::from_code(code), None);
-            let err = ReduceOp::decode(code, "reduction test").unwrap_err();
-            assert!(matches!(err, Error::InvalidArgument { .. }), "{err}");
-            assert!(err.to_string().starts_with("reduction test: reduction code"), "{err}");
-        }
-    }
 }

@@ -8,6 +8,7 @@ use kiln_core::{DType, Program};
 use super::plan::UNROLL;
 use super::{ReduceOp, cpu};
 use crate::Number;
+use crate::code::Code;
 use crate::launch::{Access, cuda_source, program, wgsl_source};
 
 /// The WGSL definition of `is_nan(v: T) -> bool` for `dtype`. WGSL lets an
