@@ -168,6 +168,48 @@ fn run_peer(name: &str, program: Program, extra: &[&str], job: &Job) -> Peer {
     peer
 }
 
+/// The program `src` (written at `source`) built with `nvcc`, kept in the
+/// user's cache directory (`kiln/peers/`) under a hash of the source and
+/// the compiler, so that later runs reuse it (a build takes about a
+/// minute); or why it could not be built.
+fn built(name: &str, src: &str, source: &std::path::Path, nvcc: &str) -> Result<PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (src, nvcc).hash(&mut h);
+    let kept = dirs::cache_dir().map(|d| d.join("kiln").join("peers"));
+    let binary = kept.as_ref().map(|d| d.join(format!("{name}-bench-{:016x}", h.finish())));
+    if let Some(b) = binary.as_ref().filter(|b| b.is_file()) {
+        return Ok(b.clone());
+    }
+    // Built beside the source, then moved into place whole, so that a
+    // build cut short never leaves a binary to reuse.
+    let fresh = source.with_extension("bin");
+    let output = Command::new(nvcc)
+        .args(["-O3", "-std=c++17", "-arch=native", "-o"])
+        .arg(&fresh)
+        .arg(source)
+        .arg("-lcurand")
+        .output()
+        .map_err(|e| format!("{nvcc} not runnable: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("{nvcc} failed: {}", last_line(&output.stderr, "no message")));
+    }
+    let keep = |to: &PathBuf| {
+        std::fs::create_dir_all(to.parent()?).ok()?;
+        // Across file systems: a copy beside it first, so that no partial
+        // file ever bears the name.
+        let part = to.with_extension("part");
+        std::fs::rename(&fresh, to)
+            .or_else(|_| std::fs::copy(&fresh, &part).and_then(|_| std::fs::rename(&part, to)))
+            .ok()
+    };
+    match binary {
+        Some(to) if keep(&to).is_some() => Ok(to),
+        // Unkept, the build still serves this run.
+        _ => Ok(fresh),
+    }
+}
+
 /// Build (where it is compiled) and run one peer in `dir`, and read its results.
 fn run_in(dir: &std::path::Path, name: &str, program: Program, extra: &[&str], job: &Job) -> Peer {
     let Job { python, nvcc, patterns, sizes, dtype, opts } = *job;
@@ -185,22 +227,10 @@ fn run_in(dir: &std::path::Path, name: &str, program: Program, extra: &[&str], j
             c.arg(&source);
             c
         }
-        Program::Cuda(_) => {
-            let binary = dir.join(format!("{name}_bench"));
-            let built = Command::new(nvcc)
-                .args(["-O3", "-std=c++17", "-arch=native", "-o"])
-                .arg(&binary)
-                .arg(&source)
-                .arg("-lcurand")
-                .output();
-            match built {
-                Err(e) => return Peer::absent(name, format!("{nvcc} not runnable: {e}")),
-                Ok(o) if !o.status.success() => {
-                    return Peer::absent(name, format!("{nvcc} failed: {}", last_line(&o.stderr, "no message")));
-                }
-                Ok(_) => Command::new(binary),
-            }
-        }
+        Program::Cuda(src) => match built(name, src, &source, nvcc) {
+            Ok(binary) => Command::new(binary),
+            Err(reason) => return Peer::absent(name, reason),
+        },
     };
     let out = dir.join(format!("{name}.json"));
     let sizes: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
