@@ -190,6 +190,14 @@ struct Temp {
     void reserve() { check(cudaMalloc(&ptr, std::max<size_t>(bytes, 1)), "cudaMalloc temporary storage"); }
 };
 
+/// Keep `call`, a CUB call, as one buffer set's timed call, after a first
+/// call with no storage has sized `temp` and the storage is allocated.
+void sized(Temp& temp, std::vector<std::function<void()>>& f, std::function<void()> call) {
+    call();
+    temp.reserve();
+    f.push_back(std::move(call));
+}
+
 /// Whether `got` is the sum of `host` (of its squares with `squares`):
 /// within 1e-3 relative for floats, exact modulo 2^32 for integers.
 template <typename T>
@@ -238,7 +246,7 @@ bool parallel_case(const Options& o, const std::string& p, size_t n, std::vector
         }
         const char* calls = p == "reduce_sum" ? "cub::DeviceReduce::Sum" : "cub::DeviceReduce::TransformReduce";
         for (int s = 0; s < sets; ++s) {
-            auto call = [&, s] {
+            sized(temp[s], f, [&, s] {
                 Temp& t = temp[s];
                 if (p == "reduce_sum") {
                     check(cub::DeviceReduce::Sum(t.ptr, t.bytes, x[s].ptr, out[s].ptr, (long long)n), "DeviceReduce::Sum");
@@ -248,10 +256,7 @@ bool parallel_case(const Options& o, const std::string& p, size_t n, std::vector
                                                              out[s].ptr, (long long)n, cuda::std::plus<T>{}, op, T(0)),
                           "DeviceReduce::TransformReduce");
                 }
-            };
-            call();
-            temp[s].reserve();
-            f.push_back(call);
+            });
         }
         f[0]();
         T got = out[0].download(1)[0];
@@ -270,13 +275,10 @@ bool parallel_case(const Options& o, const std::string& p, size_t n, std::vector
             x.back().upload(host);
         }
         for (int s = 0; s < sets; ++s) {
-            auto call = [&, s] {
+            sized(temp[s], f, [&, s] {
                 check(cub::DeviceScan::InclusiveSum(temp[s].ptr, temp[s].bytes, x[s].ptr, y[s].ptr, (long long)n),
                       "DeviceScan::InclusiveSum");
-            };
-            call();
-            temp[s].reserve();
-            f.push_back(call);
+            });
         }
         f[0]();
         if (n > 0) {
@@ -298,14 +300,11 @@ bool parallel_case(const Options& o, const std::string& p, size_t n, std::vector
             x.back().upload(host);
         }
         for (int s = 0; s < sets; ++s) {
-            auto call = [&, s] {
+            sized(temp[s], f, [&, s] {
                 check(cub::DeviceSelect::If(temp[s].ptr, temp[s].bytes, x[s].ptr, y[s].ptr, count[s].ptr, (long long)n,
                                             Above<T>{threshold}),
                       "DeviceSelect::If");
-            };
-            call();
-            temp[s].reserve();
-            f.push_back(call);
+            });
         }
         f[0]();
         long long want = std::count_if(host.begin(), host.end(), [&](T v) { return v > threshold; });
@@ -334,14 +333,11 @@ bool histogram_case(const Options& o, const std::string& p, size_t n, std::vecto
         x.back().upload(host);
     }
     for (int s = 0; s < sets; ++s) {
-        auto call = [&, s] {
+        sized(temp[s], f, [&, s] {
             check(cub::DeviceHistogram::HistogramEven(temp[s].ptr, temp[s].bytes, x[s].ptr, bins[s].ptr, 257, 0, 1024,
                                                       (long long)n),
                   "DeviceHistogram::HistogramEven");
-        };
-        call();
-        temp[s].reserve();
-        f.push_back(call);
+        });
     }
     f[0]();
     std::vector<unsigned> want(256, 0);
@@ -381,7 +377,7 @@ void sort_case(const Options& o, const std::string& p, const std::string& label,
         if (pairs) vin.back().upload(values);
     }
     for (int s = 0; s < sets; ++s) {
-        auto call = [&, s] {
+        sized(temp[s], f, [&, s] {
             if (pairs)
                 check(cub::DeviceRadixSort::SortPairs(temp[s].ptr, temp[s].bytes, kin[s].ptr, kout[s].ptr, vin[s].ptr,
                                                       vout[s].ptr, (long long)n),
@@ -389,10 +385,7 @@ void sort_case(const Options& o, const std::string& p, const std::string& label,
             else
                 check(cub::DeviceRadixSort::SortKeys(temp[s].ptr, temp[s].bytes, kin[s].ptr, kout[s].ptr, (long long)n),
                       "DeviceRadixSort::SortKeys");
-        };
-        call();
-        temp[s].reserve();
-        f.push_back(call);
+        });
     }
     f[0]();
     std::vector<K> want = keys;
