@@ -13,6 +13,16 @@ published=(kiln-core kiln-cpu kiln-cuda kiln-wgpu kiln-kernels kiln)
 budget=$((2 * 1024 * 1024))
 
 rm -f target/package/*.crate
+# Cargo unpacks each package it verifies against into its home's
+# registry/src/<local registry>/, a folder named after the path of
+# target/package/tmp-registry and kept across runs; where one exists it is
+# used as it is, so a clone at the same path would build against the
+# packages of an earlier run. Those unpacked copies of the six go first.
+version=$(cargo metadata --format-version 1 --no-deps --locked |
+    python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "kiln"))')
+for p in "${published[@]}"; do
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$p-$version"
+done
 # Arguments go to cargo (`--no-verify`, `--allow-dirty` while editing).
 # Run from outside the repository, so that .cargo/config.toml (the debug
 # builds' per-package optimisation) is not read: each package builds as a
@@ -21,8 +31,6 @@ rm -f target/package/*.crate
 root=$(pwd)
 (cd "$(mktemp -d)" && cargo package --manifest-path "$root/Cargo.toml" --locked "$@" "${published[@]/#/-p}")
 
-version=$(cargo metadata --format-version 1 --no-deps --locked |
-    python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "kiln"))')
 status=0
 for p in "${published[@]}"; do
     crate="target/package/$p-$version.crate"
