@@ -4,6 +4,11 @@
 //! run-time tier's `kiln::kernels::X` (a function, or the typed one
 //! re-exported when it takes no device), or is listed below as typed-only,
 //! with the reason. A pattern added to one tier alone fails here.
+//!
+//! Most run-time functions are generated from the entries of
+//! `kiln_kernels::entry_points!` (kernels/src/entries.rs), which kiln-kernels
+//! checks against the typed functions as it compiles; they are read from
+//! there, the rest from the run-time module's source.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -67,6 +72,20 @@ fn public_functions(text: &str) -> BTreeSet<String> {
     names
 }
 
+/// The names of the entries of `module` in the source of `entry_points!`:
+/// its `fn name` lines from `module)` to the end of its arm.
+fn entry_functions(entries: &str, module: &str) -> BTreeSet<String> {
+    let Some(start) = entries.find(&format!(", {module}) =>")) else {
+        return BTreeSet::new();
+    };
+    let arm = &entries[start..];
+    let arm = &arm[..arm.find("\n    };").unwrap_or(arm.len())];
+    arm.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("fn "))
+        .map(|rest| rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect())
+        .collect()
+}
+
 /// The source of module `name` under `dir`: `name.rs` or `name/mod.rs`.
 fn module_source(dir: &Path, name: &str) -> String {
     let file = dir.join(format!("{name}.rs"));
@@ -80,6 +99,7 @@ fn every_typed_pattern_function_has_a_run_time_counterpart() {
     let runtime_dir = root().join("src/kernels");
     let typed = public_modules(&std::fs::read_to_string(typed_dir.join("lib.rs")).unwrap());
     let runtime = public_modules(&std::fs::read_to_string(runtime_dir.join("mod.rs")).unwrap());
+    let entries = std::fs::read_to_string(typed_dir.join("entries.rs")).unwrap();
     assert!(typed.len() >= 14 && runtime.len() >= 14, "typed {typed:?}, run-time {runtime:?}");
     let mut missing = Vec::new();
     let mut checked = 0;
@@ -90,7 +110,8 @@ fn every_typed_pattern_function_has_a_run_time_counterpart() {
             }
             continue;
         }
-        let have = public_functions(&module_source(&runtime_dir, module));
+        let mut have = public_functions(&module_source(&runtime_dir, module));
+        have.extend(entry_functions(&entries, module));
         // Some modules (`user`) offer types and methods only.
         let want = public_functions(&module_source(&typed_dir, module));
         checked += want.len();
@@ -118,4 +139,8 @@ fn the_source_reader_finds_functions_and_re_exports() {
     let names: Vec<String> = public_functions(text).into_iter().collect();
     assert_eq!(names, ["b", "e", "g", "h"]);
     assert_eq!(public_modules("pub mod x;\nmod y;\npub mod z;").into_iter().collect::<Vec<_>>(), ["x", "z"]);
+    let entries = "    ($($c:ident)::+, a) => {\n        $($c)::+! { a;\n            /// fn doc\n            fn f<T: N>(x: view T) -> ();\n            fn g(n: value usize) -> u64;\n        }\n    };\n    ($($c:ident)::+, b) => {\n            fn h() -> ();\n    };";
+    assert_eq!(entry_functions(entries, "a").into_iter().collect::<Vec<_>>(), ["f", "g"]);
+    assert_eq!(entry_functions(entries, "b").into_iter().collect::<Vec<_>>(), ["h"]);
+    assert!(entry_functions(entries, "c").is_empty());
 }

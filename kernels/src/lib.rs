@@ -40,6 +40,7 @@ mod chain;
 mod code;
 pub mod compact;
 pub mod elementwise;
+mod entries;
 pub mod expr;
 pub mod fill;
 pub mod histogram;

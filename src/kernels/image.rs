@@ -8,25 +8,7 @@ use crate::runtime::{backend_list, describe, mismatch};
 
 pub use kiln_kernels::image::{Blur, Border, Filter, MAX_FILTER_SIDE, Pixel, PixelFormat, border_index};
 
-/// RGB or RGBA pixels (`u8` channels) to gray, one `u8` per pixel.
-pub fn gray(
-    stream: &Stream,
-    format: PixelFormat,
-    input: &impl View<u8>,
-    width: usize,
-    height: usize,
-    output: &mut impl ViewMut<u8>,
-) -> Result<()> {
-    let (input, output) = (input.view(), output.view_mut());
-    dispatch!(stream, Stream, s => kiln_kernels::image::gray(
-        s,
-        format,
-        &on("gray: input", s, input)?,
-        width,
-        height,
-        &mut on_mut("gray: output", s, output)?,
-    ))
-}
+kiln_kernels::entry_points!(crate::kernels::forward::forward, image);
 
 /// The weights of a [`DeviceFilter`] on each backend, and the bridge from
 /// a backend type to its arm.
@@ -139,27 +121,4 @@ pub fn convolve<P: Pixel>(
             &mut on_mut("convolve: output", s, output)?,
         )
     })
-}
-
-/// `output` = `input` (`width x height` pixels) blurred by `kind`.
-#[allow(clippy::too_many_arguments)]
-pub fn blur<P: Pixel>(
-    stream: &Stream,
-    kind: Blur,
-    input: &impl View<P>,
-    width: usize,
-    height: usize,
-    border: Border,
-    output: &mut impl ViewMut<P>,
-) -> Result<()> {
-    let (input, output) = (input.view(), output.view_mut());
-    dispatch!(stream, Stream, s => kiln_kernels::image::blur(
-        s,
-        kind,
-        &on("blur: input", s, input)?,
-        width,
-        height,
-        border,
-        &mut on_mut("blur: output", s, output)?,
-    ))
 }

@@ -25,6 +25,7 @@
 pub mod compact;
 pub mod elementwise;
 pub mod fill;
+mod forward;
 pub mod histogram;
 pub mod image;
 pub mod map;

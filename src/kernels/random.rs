@@ -28,25 +28,8 @@
 //! # Ok(()) }
 //! ```
 
-use kiln_core::Result;
-
-use super::{dispatch, on_mut};
-use crate::runtime::{Stream, ViewMut};
+use crate::runtime::Stream;
 
 pub use kiln_kernels::random::{Normal, Philox, Uniform, philox4x32_10};
 
-/// Fill `dst` with `rng`'s next uniform values of `T` on `stream`, and move
-/// `rng` past them (see [`Philox::fill_uniform`]): `u32` words, or `f32`
-/// and `f64` values in `[0, 1)`. Returns at once.
-pub fn fill_uniform<T: Uniform>(stream: &Stream, rng: &mut Philox, dst: &mut impl ViewMut<T>) -> Result<()> {
-    let dst = dst.view_mut();
-    dispatch!(stream, Stream, s => rng.fill_uniform(s, &mut on_mut("fill_uniform: dst", s, dst)?))
-}
-
-/// Fill `dst` with `rng`'s next standard normal values of `T` (mean 0,
-/// standard deviation 1) on `stream`, and move `rng` past them (see
-/// [`Philox::fill_normal`]). Returns at once.
-pub fn fill_normal<T: Normal>(stream: &Stream, rng: &mut Philox, dst: &mut impl ViewMut<T>) -> Result<()> {
-    let dst = dst.view_mut();
-    dispatch!(stream, Stream, s => rng.fill_normal(s, &mut on_mut("fill_normal: dst", s, dst)?))
-}
+kiln_kernels::entry_points!(crate::kernels::forward::forward, random);

@@ -357,6 +357,27 @@ impl Philox {
     }
 }
 
+/// `rng.fill_uniform(stream, dst)`, with the stream first as in every
+/// pattern function (the run-time tier's `kiln::kernels::random` has this
+/// form).
+pub fn fill_uniform<B: Backend, T: Uniform>(
+    stream: &Stream<B>,
+    rng: &mut Philox,
+    dst: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    rng.fill_uniform(stream, dst)
+}
+
+/// `rng.fill_normal(stream, dst)`, with the stream first as in every
+/// pattern function.
+pub fn fill_normal<B: Backend, T: Normal>(
+    stream: &Stream<B>,
+    rng: &mut Philox,
+    dst: &mut impl ViewMut<B, T>,
+) -> Result<()> {
+    rng.fill_normal(stream, dst)
+}
+
 /// Values of `T` drawn by `D` from the blocks of `seed` from `counter` into `dst`.
 fn fill<B: Backend, T: Element, D: Draw<T>>(
     stream: &Stream<B>,
