@@ -58,12 +58,15 @@ pub(super) use on_typed;
 /// backend becomes one that fails naming both.
 fn lower<B: ExprTier, T: Element>(e: Inner<T>) -> Typed<B, T> {
     match e {
-        Inner::Free(f) => {
-            if let Some(same) = (&f as &dyn std::any::Any).downcast_ref::<Typed<B, T>>() {
-                return same.clone();
-            }
-            f.rebind().unwrap_or_else(|| Typed::failed(free_cannot_move()))
-        }
+        // On the CPU the expression is taken as it is; elsewhere it is
+        // rebuilt for `B`.
+        #[allow(unreachable_patterns)] // with the CPU the only backend
+        Inner::Free(f) => match B::expr(ExprArm::Cpu(f)) {
+            Ok(same) => same,
+            Err(ExprArm::Cpu(f)) => f.rebind().unwrap_or_else(|| Typed::failed(free_cannot_move())),
+            // Never: the arm given back is the one given.
+            Err(_) => Typed::failed(free_cannot_move()),
+        },
         Inner::Typed(arm) => B::expr(arm).unwrap_or_else(|other| {
             Typed::failed(Error::DeviceMismatch {
                 what: "array expression".into(),
