@@ -1,8 +1,6 @@
 //! [`ArrayExpr`] on the run-time tier: the typed expression of one backend,
 //! or one of scalars alone that takes the backend of the arrays it meets.
 
-use std::ops;
-
 use kiln_core::{Backend, Element, Error, Result};
 use kiln_cpu::Cpu;
 use kiln_kernels::array::{ArrayExpr as Typed, Promote};
@@ -164,11 +162,6 @@ impl<T: Element> ArrayExpr<T> {
         on_typed!(&self.0, e => e.astype::<U>().map(B::wrap_array))
     }
 
-    /// Each value limited to `[lo, hi]` (NumPy's `clip`).
-    pub fn clip(self, lo: impl IntoExpr<T>, hi: impl IntoExpr<T>) -> Self {
-        self.maximum(lo).minimum(hi)
-    }
-
     /// The expression converted to `U` inside the same kernel, lazily
     /// (see the typed [`cast`](kiln_kernels::array::ArrayExpr::cast)).
     pub fn cast<U: Element>(self) -> ArrayExpr<U> {
@@ -308,97 +301,6 @@ impl<T: Element> Array<T> {
     pub fn cast<U: Element>(&self) -> ArrayExpr<U> {
         self.expr().cast()
     }
-
-    /// Each value limited to `[lo, hi]` (NumPy's `clip`).
-    pub fn clip(&self, lo: impl IntoExpr<T>, hi: impl IntoExpr<T>) -> ArrayExpr<T> {
-        self.expr().clip(lo, hi)
-    }
 }
 
-macro_rules! unary_methods {
-    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
-        impl<T: Element> ArrayExpr<T> {
-            $($(#[$doc])* pub fn $name(self) -> Self { self.unary(UnOp::$op) })*
-        }
-        impl<T: Element> Array<T> {
-            $($(#[$doc])* pub fn $name(&self) -> ArrayExpr<T> { self.expr().unary(UnOp::$op) })*
-        }
-    };
-}
-
-kiln_kernels::array_unary_ops!(unary_methods);
-
-macro_rules! binary_methods {
-    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
-        impl<T: Element> ArrayExpr<T> {
-            $($(#[$doc])* pub fn $name(self, other: impl IntoExpr<T>) -> Self { self.binary(BinOp::$op, other) })*
-        }
-        impl<T: Element> Array<T> {
-            $($(#[$doc])* pub fn $name(&self, other: impl IntoExpr<T>) -> ArrayExpr<T> {
-                self.expr().binary(BinOp::$op, other)
-            })*
-        }
-    };
-}
-
-kiln_kernels::array_binary_ops!(binary_methods);
-
-macro_rules! comparisons {
-    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
-        impl<T: Element> ArrayExpr<T> {
-            $($(#[$doc])* pub fn $name(self, other: impl IntoExpr<T>) -> Mask<T> { self.compare(BinOp::$op, other) })*
-        }
-        impl<T: Element> Array<T> {
-            $($(#[$doc])* pub fn $name(&self, other: impl IntoExpr<T>) -> Mask<T> {
-                self.expr().compare(BinOp::$op, other)
-            })*
-        }
-    };
-}
-
-kiln_kernels::array_comparisons!(comparisons);
-
-macro_rules! operators {
-    ($($trait:ident $method:ident => $op:ident),*) => {$(
-        impl<T: Element, R: IntoExpr<T>> ops::$trait<R> for ArrayExpr<T> {
-            type Output = ArrayExpr<T>;
-            fn $method(self, other: R) -> ArrayExpr<T> {
-                self.binary(BinOp::$op, other)
-            }
-        }
-        impl<T: Element, R: IntoExpr<T>> ops::$trait<R> for &Array<T> {
-            type Output = ArrayExpr<T>;
-            fn $method(self, other: R) -> ArrayExpr<T> {
-                self.expr().binary(BinOp::$op, other)
-            }
-        }
-        impl<T: Element, R: IntoExpr<T>> ops::$trait<R> for Array<T> {
-            type Output = ArrayExpr<T>;
-            fn $method(self, other: R) -> ArrayExpr<T> {
-                self.expr().binary(BinOp::$op, other)
-            }
-        }
-    )*};
-}
-
-operators!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem,
-    BitAnd bitand => And, BitOr bitor => Or, BitXor bitxor => Xor, Shl shl => Shl, Shr shr => Shr);
-
-macro_rules! unary_operators {
-    ($($trait:ident $method:ident => $op:ident),*) => {$(
-        impl<T: Element> ops::$trait for ArrayExpr<T> {
-            type Output = ArrayExpr<T>;
-            fn $method(self) -> ArrayExpr<T> {
-                self.unary(UnOp::$op)
-            }
-        }
-        impl<T: Element> ops::$trait for &Array<T> {
-            type Output = ArrayExpr<T>;
-            fn $method(self) -> ArrayExpr<T> {
-                self.expr().unary(UnOp::$op)
-            }
-        }
-    )*};
-}
-
-unary_operators!(Neg neg => Neg, Not not => Not);
+kiln_kernels::array_operations!([T: Element] ArrayExpr<T>, Array<T>, Mask<T>, IntoExpr<T>);

@@ -2,7 +2,6 @@
 //! generated elementwise kernel when [`eval`](ArrayExpr::eval)uated.
 
 use std::collections::HashMap;
-use std::ops;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use kiln_core::{Args, Backend, Element, Error, Result};
@@ -204,65 +203,12 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
     }
 }
 
-macro_rules! unary_methods {
-    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
-        impl<B: Backend, T: Element> ArrayExpr<B, T> {
-            $($(#[$doc])* pub fn $name(self) -> Self { self.unary(UnOp::$op) })*
-        }
-        impl<B: Backend, T: Element> Array<B, T> {
-            $($(#[$doc])* pub fn $name(&self) -> ArrayExpr<B, T> { self.expr().unary(UnOp::$op) })*
-        }
-    };
-}
-
-crate::array_unary_ops!(unary_methods);
-
-macro_rules! binary_methods {
-    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
-        impl<B: Backend, T: Element> ArrayExpr<B, T> {
-            $($(#[$doc])* pub fn $name(self, other: impl IntoExpr<B, T>) -> Self { self.binary(BinOp::$op, other) })*
-        }
-        impl<B: Backend, T: Element> Array<B, T> {
-            $($(#[$doc])* pub fn $name(&self, other: impl IntoExpr<B, T>) -> ArrayExpr<B, T> {
-                self.expr().binary(BinOp::$op, other)
-            })*
-        }
-    };
-}
-
-crate::array_binary_ops!(binary_methods);
-
-macro_rules! comparisons {
-    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {
-        impl<B: Backend, T: Element> ArrayExpr<B, T> {
-            $($(#[$doc])* pub fn $name(self, other: impl IntoExpr<B, T>) -> Mask<B, T> { self.compare(BinOp::$op, other) })*
-        }
-        impl<B: Backend, T: Element> Array<B, T> {
-            $($(#[$doc])* pub fn $name(&self, other: impl IntoExpr<B, T>) -> Mask<B, T> {
-                self.expr().compare(BinOp::$op, other)
-            })*
-        }
-    };
-}
-
-crate::array_comparisons!(comparisons);
-
-impl<B: Backend, T: Element> ArrayExpr<B, T> {
-    /// Each value limited to `[lo, hi]` (NumPy's `clip`: `min(max(x, lo), hi)`).
-    pub fn clip(self, lo: impl IntoExpr<B, T>, hi: impl IntoExpr<B, T>) -> Self {
-        self.maximum(lo).minimum(hi)
-    }
-}
+crate::array_operations!([B: Backend, T: Element] ArrayExpr<B, T>, Array<B, T>, Mask<B, T>, IntoExpr<B, T>);
 
 impl<B: Backend, T: Element> Array<B, T> {
     /// This array as the start of an expression.
     pub fn expr(&self) -> ArrayExpr<B, T> {
         self.into_expr()
-    }
-
-    /// Each value limited to `[lo, hi]` (NumPy's `clip`).
-    pub fn clip(&self, lo: impl IntoExpr<B, T>, hi: impl IntoExpr<B, T>) -> ArrayExpr<B, T> {
-        self.expr().clip(lo, hi)
     }
 }
 
@@ -301,130 +247,6 @@ impl<B: Backend, M: Element> Mask<B, M> {
         });
         ArrayExpr { shape, term: Arc::new(Term::Where(Arc::new(self), a.term, b.term)) }
     }
-}
-
-macro_rules! operators {
-    ($($trait:ident $method:ident => $op:ident),*) => {$(
-        impl<B: Backend, T: Element, R: IntoExpr<B, T>> ops::$trait<R> for ArrayExpr<B, T> {
-            type Output = ArrayExpr<B, T>;
-            fn $method(self, other: R) -> ArrayExpr<B, T> {
-                self.binary(BinOp::$op, other)
-            }
-        }
-        impl<B: Backend, T: Element, R: IntoExpr<B, T>> ops::$trait<R> for &Array<B, T> {
-            type Output = ArrayExpr<B, T>;
-            fn $method(self, other: R) -> ArrayExpr<B, T> {
-                self.expr().binary(BinOp::$op, other)
-            }
-        }
-        impl<B: Backend, T: Element, R: IntoExpr<B, T>> ops::$trait<R> for Array<B, T> {
-            type Output = ArrayExpr<B, T>;
-            fn $method(self, other: R) -> ArrayExpr<B, T> {
-                self.expr().binary(BinOp::$op, other)
-            }
-        }
-    )*};
-}
-
-operators!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div, Rem rem => Rem,
-    BitAnd bitand => And, BitOr bitor => Or, BitXor bitxor => Xor, Shl shl => Shl, Shr shr => Shr);
-
-impl<B: Backend, T: Element> ops::Not for ArrayExpr<B, T> {
-    type Output = ArrayExpr<B, T>;
-    /// Every bit flipped (integers).
-    fn not(self) -> ArrayExpr<B, T> {
-        self.unary(UnOp::Not)
-    }
-}
-
-impl<B: Backend, T: Element> ops::Not for &Array<B, T> {
-    type Output = ArrayExpr<B, T>;
-    /// Every bit flipped (integers).
-    fn not(self) -> ArrayExpr<B, T> {
-        self.expr().unary(UnOp::Not)
-    }
-}
-
-impl<B: Backend, T: Element> ops::Neg for ArrayExpr<B, T> {
-    type Output = ArrayExpr<B, T>;
-    fn neg(self) -> ArrayExpr<B, T> {
-        self.unary(UnOp::Neg)
-    }
-}
-
-impl<B: Backend, T: Element> ops::Neg for &Array<B, T> {
-    type Output = ArrayExpr<B, T>;
-    fn neg(self) -> ArrayExpr<B, T> {
-        self.expr().unary(UnOp::Neg)
-    }
-}
-
-/// The one-operation array methods with their docs, for both tiers: each
-/// macro invokes its argument with the list (`name => Op`), which the typed
-/// and the run-time array expand into methods.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! array_unary_ops {
-    ($m:ident) => {
-        $m! {
-            /// `|x|` (integers wrap at the most negative value).
-            abs => Abs,
-            /// Square root (floats).
-            sqrt => Sqrt,
-            /// `1 / sqrt(x)` (floats).
-            rsqrt => Rsqrt,
-            /// `e^x` (floats).
-            exp => Exp,
-            /// Natural logarithm (floats).
-            ln => Log,
-            /// Sine (floats).
-            sin => Sin,
-            /// Cosine (floats).
-            cos => Cos,
-            /// Hyperbolic tangent (floats).
-            tanh => Tanh,
-            /// Largest integer not above (floats).
-            floor => Floor,
-            /// Smallest integer not below (floats).
-            ceil => Ceil,
-        }
-    };
-}
-
-#[doc(hidden)]
-#[macro_export]
-macro_rules! array_binary_ops {
-    ($m:ident) => {
-        $m! {
-            /// The smaller of the two (the other operand where one is NaN).
-            minimum => Min,
-            /// The larger of the two (the other operand where one is NaN).
-            maximum => Max,
-            /// `x` to the power `y` (floats; C's special cases).
-            pow => Pow,
-        }
-    };
-}
-
-#[doc(hidden)]
-#[macro_export]
-macro_rules! array_comparisons {
-    ($m:ident) => {
-        $m! {
-            /// Where `x < y`.
-            lt => Lt,
-            /// Where `x <= y`.
-            le => Le,
-            /// Where `x > y`.
-            gt => Gt,
-            /// Where `x >= y`.
-            ge => Ge,
-            /// Where `x == y`.
-            eq_to => Eq,
-            /// Where `x != y` (true at NaN).
-            ne_to => Ne,
-        }
-    };
 }
 
 impl<B: Backend, T: Element> ArrayExpr<B, T> {
