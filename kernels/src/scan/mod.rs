@@ -72,7 +72,7 @@ use kiln_core::{
 };
 
 use crate::Number;
-use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_enables, wgsl_type};
+use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_preamble};
 use crate::reduce::check_numeric;
 use plan::{CUDA_MIN_BLOCKS, CUDA_VECTORS, SCAN_BLOCK, WGSL_TILE, cuda_items};
 
@@ -226,11 +226,7 @@ enum Mode {
 
 /// The WGSL bindings and `flag_at(i)`, which the passes call.
 fn wgsl_header(dtype: DType, buffers: &[(&str, &str, bool)], segmented: bool) -> String {
-    let mut h = format!("{}alias T = {};\n", wgsl_enables(dtype), wgsl_type(dtype));
-    for (i, (name, ty, writable)) in buffers.iter().enumerate() {
-        let access = if *writable { "read_write" } else { "read" };
-        h.push_str(&format!("@group(0) @binding({i}) var<storage, {access}> {name}: array<{ty}>;\n"));
-    }
+    let mut h = wgsl_preamble(dtype, buffers);
     h.push_str(if segmented {
         "fn flag_at(i: u32) -> u32 { return select(0u, 1u, flags[i] != 0u); }\n"
     } else {

@@ -29,12 +29,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> vals_out: array<u32>;
 @group(0) @binding(4) var<storage, read_write> hist: array<u32>;
 @group(0) @binding(5) var<storage, read_write> totals: array<u32>;
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 const TILE: u32 = 256u;
 const NO_DIGIT: u32 = 256u;
 

@@ -53,12 +53,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> vals_out: array<u32>;
 @group(0) @binding(4) var<storage, read> counts: array<u32>;
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 const ITEMS: u32 = SORT_ITEMS;
 // The most subgroups a workgroup holds: 256 over the adapter's smallest subgroup.
 const SUBS: u32 = SORT_SUBS;
