@@ -224,6 +224,9 @@ enum Mode {
     RawExclusive = 2,
 }
 
+/// What the WGSL tile passes (sums.wgsl, kernel.wgsl) share.
+const TILES_WGSL: &str = include_str!("tiles.wgsl");
+
 /// The WGSL bindings and `flag_at(i)`, which the passes call.
 fn wgsl_header(dtype: DType, buffers: &[(&str, &str, bool)], segmented: bool) -> String {
     let mut h = wgsl_preamble(dtype, buffers);
@@ -252,7 +255,7 @@ fn sums_program<T: Number>(segmented: bool) -> Arc<Program> {
         } else {
             "fn put_sum(t: u32, v: T, f: u32) { sums[t] = v; }\n"
         });
-        Program::new(&name).wgsl(format!("{header}{}", include_str!("sums.wgsl"))).define("KERNEL", &name)
+        Program::new(&name).wgsl(format!("{header}{TILES_WGSL}{}", include_str!("sums.wgsl"))).define("KERNEL", &name)
     })
 }
 
@@ -276,7 +279,7 @@ fn tiles_program<T: Number>(mode: Mode, segmented: bool, in_place: bool) -> Arc<
         buffers.push(("dst", "T", true));
         let header = wgsl_header(T::DTYPE, &buffers, segmented);
         let mut p = Program::new(&name)
-            .wgsl(format!("{header}{}", include_str!("kernel.wgsl")))
+            .wgsl(format!("{header}{TILES_WGSL}{}", include_str!("kernel.wgsl")))
             .define("KERNEL", &name)
             .define("SCAN_MODE", format!("{}u", mode as u8));
         if in_place {

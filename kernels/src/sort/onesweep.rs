@@ -12,7 +12,7 @@ use std::sync::Arc;
 use kiln_core::{Args, Backend, Buffer, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut};
 
 use super::plan::Build;
-use super::program::{KEYS_CUH, sort_wgsl};
+use super::program::{KEYS_CUH, pass_wgsl, sort_wgsl};
 use super::types::{FLAG_VALUES, Io, MAX_KEYS};
 use super::{SortKey, SortOrder};
 use crate::launch::{cuda_source, index_width, program};
@@ -78,7 +78,7 @@ fn pass_program<K: SortKey>(order: SortOrder, values: bool, build: Build) -> Arc
                 } else {
                     Default::default()
                 };
-                p.wgsl(sort_wgsl(include_str!("onesweep.wgsl")))
+                p.wgsl(pass_wgsl(include_str!("onesweep.wgsl")))
                     .define("SORT_ITEMS", format!("{items}u"))
                     .define("SORT_SUBS", format!("{subs}u"))
                     .define("SORT_SPIN", format!("{SPIN}u"))
