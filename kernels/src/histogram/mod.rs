@@ -79,35 +79,28 @@ pub trait HistogramInput: Element {
     }
 }
 
-impl HistogramInput for u8 {
-    type Bound = u32;
-    const FLOAT: bool = false;
-    const LOWEST: f64 = 0.0;
-    fn bound_to_f64(b: u32) -> f64 {
-        b as f64
-    }
-    fn value_to_f64(self) -> f64 {
-        self as f64
-    }
-    fn value_bits(self) -> u32 {
-        self as u32
-    }
+/// `HistogramInput` for the integer type `$t`, its bounds of type `$bound`
+/// (wide enough for `hi` one past its largest value).
+macro_rules! integer_input {
+    ($t:ty, $bound:ty) => {
+        impl HistogramInput for $t {
+            type Bound = $bound;
+            const FLOAT: bool = false;
+            const LOWEST: f64 = <$t>::MIN as f64;
+            fn bound_to_f64(b: $bound) -> f64 {
+                b as f64
+            }
+            fn value_to_f64(self) -> f64 {
+                self as f64
+            }
+            fn value_bits(self) -> u32 {
+                self as u32
+            }
+        }
+    };
 }
-
-impl HistogramInput for i32 {
-    type Bound = i64;
-    const FLOAT: bool = false;
-    const LOWEST: f64 = i32::MIN as f64;
-    fn bound_to_f64(b: i64) -> f64 {
-        b as f64
-    }
-    fn value_to_f64(self) -> f64 {
-        self as f64
-    }
-    fn value_bits(self) -> u32 {
-        self as u32
-    }
-}
+integer_input!(u8, u32);
+integer_input!(i32, i64);
 
 impl HistogramInput for f32 {
     type Bound = f32;
