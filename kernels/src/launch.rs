@@ -99,19 +99,13 @@ pub(crate) enum Access {
     ReadWrite,
 }
 
-/// The `@group(0)` storage declarations for buffer arguments named `names`,
-/// in ABI order (binding i for the i-th buffer argument), each `array<T>`.
-pub(crate) fn wgsl_bindings(buffers: &[(&str, Access)]) -> String {
+/// The `@group(0)` storage declarations of `buffers` (name, element type,
+/// writable), in ABI order (binding i for the i-th buffer argument).
+fn wgsl_storage(buffers: &[(&str, &str, bool)]) -> String {
     let mut out = String::new();
-    if buffers.is_empty() {
-        return out;
-    }
-    for (i, (name, access)) in buffers.iter().enumerate() {
-        let mode = match access {
-            Access::Read => "read",
-            Access::ReadWrite => "read_write",
-        };
-        out.push_str(&format!("@group(0) @binding({i}) var<storage, {mode}> {name}: array<T>;\n"));
+    for (i, (name, ty, writable)) in buffers.iter().enumerate() {
+        let mode = if *writable { "read_write" } else { "read" };
+        out.push_str(&format!("@group(0) @binding({i}) var<storage, {mode}> {name}: array<{ty}>;\n"));
     }
     out
 }
@@ -141,7 +135,21 @@ pub(crate) fn cuda_source(dtype: DType, body: &str) -> String {
     format!("{CUDA_HALFS}\ntypedef {} T;\n{CUDA_PRELUDE}\n{body}", cuda_type(dtype))
 }
 
-/// A full WGSL source: enables, `T` bound to `dtype`, the buffer bindings, then `body`.
+/// The WGSL kernel ABI's `params` uniform and `block_x/y/z` overrides,
+/// which every WGSL kernel source carries (after its `enable`s).
+pub(crate) const WGSL_ABI: &str = include_str!("abi.wgsl");
+
+/// What a WGSL kernel source starts with: the enables, `T` bound to
+/// `dtype`, the storage declarations of `buffers` (see [`wgsl_storage`]),
+/// then the ABI's uniform and overrides.
+pub(crate) fn wgsl_preamble(dtype: DType, buffers: &[(&str, &str, bool)]) -> String {
+    format!("{}alias T = {};\n{}{WGSL_ABI}", wgsl_enables(dtype), wgsl_type(dtype), wgsl_storage(buffers))
+}
+
+/// A full WGSL source: [`wgsl_preamble`] with each buffer an `array<T>`,
+/// then `body`.
 pub(crate) fn wgsl_source(dtype: DType, buffers: &[(&str, Access)], body: &str) -> String {
-    format!("{}alias T = {};\n{}\n{body}", wgsl_enables(dtype), wgsl_type(dtype), wgsl_bindings(buffers))
+    let typed: Vec<(&str, &str, bool)> =
+        buffers.iter().map(|&(name, access)| (name, "T", matches!(access, Access::ReadWrite))).collect();
+    format!("{}\n{body}", wgsl_preamble(dtype, &typed))
 }

@@ -8,12 +8,6 @@ struct Params {
     value: T,
     n: u32,
 }
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 @compute @workgroup_size(block_x, block_y, block_z)
 fn KERNEL(@builtin(local_invocation_index) lid: u32 SG_ARGS) {
     SG_INIT

@@ -51,7 +51,7 @@ use kiln_core::{
 };
 
 use crate::Number;
-use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_enables, wgsl_type};
+use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_preamble};
 use crate::reduce::{check_numeric, wgsl_is_nan};
 use crate::scan::LOOKBACK_CUH;
 use crate::scan::plan::{CUDA_MIN_BLOCKS, CUDA_VECTORS, cuda_items, one_pass_tiles, runs_one_pass};
@@ -199,11 +199,7 @@ fn single_pass_program<T: Number>(pred: Predicate<T>, indices: bool) -> Arc<Prog
 
 /// What a WGSL compaction kernel starts with: the bindings, `is_nan` and `keep(v)`.
 fn wgsl_header<T: Number>(pred: Predicate<T>, buffers: &[(&str, &str, bool)]) -> String {
-    let mut src = format!("{}alias T = {};\n", wgsl_enables(T::DTYPE), wgsl_type(T::DTYPE));
-    for (i, (binding, ty, writable)) in buffers.iter().enumerate() {
-        let access = if *writable { "read_write" } else { "read" };
-        src.push_str(&format!("@group(0) @binding({i}) var<storage, {access}> {binding}: array<{ty}>;\n"));
-    }
+    let mut src = wgsl_preamble(T::DTYPE, buffers);
     src.push_str(wgsl_is_nan(T::DTYPE));
     src.push_str(&format!("fn keep(v: T) -> bool {{ return {}; }}\n", pred.wgsl()));
     src

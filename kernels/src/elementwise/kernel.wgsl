@@ -5,12 +5,6 @@
 struct Params {
     PARAMS_FIELDS
 }
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 fn combine(a: T, b: T) -> T {
     return COMBINE;
 }

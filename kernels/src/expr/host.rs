@@ -180,9 +180,11 @@ pub(crate) trait Num: Elem + PartialOrd {
     fn fma(a: Self, b: Self, c: Self) -> Self;
 }
 
-/// `Elem` for a number type held in column variant `$v`.
-macro_rules! elem {
-    ($t:ty, $v:ident, $of_bits:expr, $to_bits:expr) => {
+/// `Elem` and `Num` for a number type held in variant `$v` (of `Col`,
+/// `Slice` and `SliceMut`): its bits through `$of_bits` and `$to_bits`, and
+/// the rest of `Num`, its arithmetic, given as `$arith`.
+macro_rules! number {
+    ($t:ty, $v:ident, $of_bits:expr, $to_bits:expr, { $($arith:tt)* }) => {
         impl Elem for $t {
             fn col(c: &Col) -> Option<&Vec<Self>> {
                 if let Col::$v(v) = c { Some(v) } else { None }
@@ -203,12 +205,6 @@ macro_rules! elem {
                 if let SliceMut::$v(s) = s { Some(s) } else { None }
             }
         }
-    };
-}
-
-macro_rules! int_num {
-    ($t:ty, $v:ident, $signed:expr) => {
-        elem!($t, $v, |bits: u64| bits as $t, |x: $t| x as u64);
         impl Num for $t {
             fn slice(s: &[Self]) -> Slice<'_> {
                 Slice::$v(s)
@@ -216,6 +212,14 @@ macro_rules! int_num {
             fn slice_mut(s: &mut [Self]) -> SliceMut<'_> {
                 SliceMut::$v(s)
             }
+            $($arith)*
+        }
+    };
+}
+
+macro_rules! int_num {
+    ($t:ty, $v:ident, $signed:expr) => {
+        number!($t, $v, |bits: u64| bits as $t, |x: $t| x as u64, {
             fn low_u32(self) -> u32 {
                 self as u32
             }
@@ -276,7 +280,7 @@ macro_rules! int_num {
             fn fma(a: Self, _: Self, _: Self) -> Self {
                 a
             }
-        }
+        });
     };
 }
 int_num!(i32, I32, true);
@@ -286,14 +290,7 @@ int_num!(u64, U64, false);
 
 macro_rules! float_num {
     ($t:ty, $v:ident, $bits:ty) => {
-        elem!($t, $v, |bits: u64| <$t>::from_bits(bits as $bits), |x: $t| u64::from(x.to_bits()));
-        impl Num for $t {
-            fn slice(s: &[Self]) -> Slice<'_> {
-                Slice::$v(s)
-            }
-            fn slice_mut(s: &mut [Self]) -> SliceMut<'_> {
-                SliceMut::$v(s)
-            }
+        number!($t, $v, |bits: u64| <$t>::from_bits(bits as $bits), |x: $t| u64::from(x.to_bits()), {
             fn low_u32(self) -> u32 {
                 0
             }
@@ -337,7 +334,7 @@ macro_rules! float_num {
             fn fma(a: Self, b: Self, c: Self) -> Self {
                 a.mul_add(b, c)
             }
-        }
+        });
     };
 }
 float_num!(f32, F32, u32);

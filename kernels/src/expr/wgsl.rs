@@ -13,6 +13,7 @@ use super::check::{Op, Role, TNode, Typed};
 use super::node::{BinOp, UnOp};
 use super::ty::Vt;
 use super::value::Value;
+use crate::launch::WGSL_ABI;
 
 /// The WGSL type of `t`; 64-bit integers are refused before generation.
 pub(crate) fn w_type(t: Vt) -> &'static str {
@@ -315,9 +316,8 @@ pub(crate) fn statements(body: &Typed, helpers: &mut Helpers, indent: &str, name
 /// The bindings and the uniform of an elementwise kernel's arguments: buffers
 /// at `@group(0)` in declaration order, scalars, raw lengths and the element
 /// count in `params`.
-pub(crate) fn declarations(roles: &[Role], body: &Typed) -> String {
-    let mut out = String::new();
-    let mut binding = 0;
+fn declarations(roles: &[Role], body: &Typed) -> String {
+    let mut buffers = Vec::new();
     let mut fields = Vec::new();
     for (p, role) in roles.iter().enumerate() {
         let t = w_type(Vt::Num(body.dtypes[p]));
@@ -325,8 +325,7 @@ pub(crate) fn declarations(roles: &[Role], body: &Typed) -> String {
             Role::Scalar => fields.push(format!("a{p}: {t},")),
             _ => {
                 let mode = if role.writes() { "read_write" } else { "read" };
-                out.push_str(&format!("@group(0) @binding({binding}) var<storage, {mode}> a{p}: array<{t}>;\n"));
-                binding += 1;
+                buffers.push(format!("var<storage, {mode}> a{p}: array<{t}>"));
             }
         }
     }
@@ -336,10 +335,18 @@ pub(crate) fn declarations(roles: &[Role], body: &Typed) -> String {
         }
     }
     fields.push("kx_n: u32,".to_string());
-    out.push_str(&format!(
-        "struct Params {{ {} }}\n@group(1) @binding(0) var<uniform> params: Params;\n",
-        fields.join(" ")
-    ));
+    interface(&buffers, &fields)
+}
+
+/// What every user kernel declares: `buffers` (each `var<storage, ...>
+/// name: array<...>`) at `@group(0)` in order, `struct Params` of `fields`
+/// with the ABI's uniform and overrides, and `kx_zero`.
+pub(crate) fn interface(buffers: &[String], fields: &[String]) -> String {
+    let mut out = String::new();
+    for (b, decl) in buffers.iter().enumerate() {
+        out.push_str(&format!("@group(0) @binding({b}) {decl};\n"));
+    }
+    out.push_str(&format!("struct Params {{ {} }}\n{WGSL_ABI}", fields.join(" ")));
     // Zero, but known to be only at run time where a kernel sets it from a
     // length no binding reaches (`kx_n == 2^32 - 1`): see `min_max`.
     out.push_str("var<private> kx_zero: u32 = 0u;\n");
@@ -359,8 +366,7 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed) -> String {
     let mut out = declarations(roles, body);
     out.push_str(&helpers.text());
     out.push_str(&format!(
-        "\noverride block_x: u32 = 256;\noverride block_y: u32 = 1;\noverride block_z: u32 = 1;\n\
-         @compute @workgroup_size(block_x, block_y, block_z)\n\
+        "\n@compute @workgroup_size(block_x, block_y, block_z)\n\
          fn {name}(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{\n\
          \x20   kx_zero = select(0u, 1u, params.kx_n == 0xffffffffu);\n\
          \x20   let stride = groups.x * block_x;\n\

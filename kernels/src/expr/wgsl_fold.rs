@@ -6,10 +6,10 @@
 use super::check::{Role, Typed};
 use super::fold::{Fold, Pass};
 use super::ty::Vt;
-use super::wgsl::{Helpers, Names, statements, w_type};
+use super::wgsl::{Helpers, Names, interface, statements, w_type};
 
 /// `fn head { statements; return v; }` for a part, its arguments named by `names`.
-pub(crate) fn function(head: &str, body: &Typed, h: &mut Helpers, names: &Names<'_>) -> String {
+fn function(head: &str, body: &Typed, h: &mut Helpers, names: &Names<'_>) -> String {
     format!("fn {head} {{\n{}    return v{};\n}}\n", statements(body, h, "    ", names), Fold::result(body))
 }
 
@@ -60,21 +60,14 @@ fn declarations(fold: &Fold, pass: Pass) -> String {
         Pass::Tile => [user, lens, vec!["kx_n: u32, kx_rows: u32, kx_cols: u32, kx_rpc: u32,".into()]].concat(),
         Pass::Cols => [vec!["kx_chunks: u32,".into()], user, vec!["kx_rows: u32, kx_cols: u32,".into()]].concat(),
     };
-    let mut out = String::new();
-    for (b, decl) in buffers.iter().enumerate() {
-        out.push_str(&format!("@group(0) @binding({b}) {decl};\n"));
-    }
-    out.push_str(&format!(
-        "struct Params {{ {} }}\n@group(1) @binding(0) var<uniform> params: Params;\nvar<private> kx_zero: u32 = 0u;\n",
-        fields.join(" ")
-    ));
-    out.push_str("override block_x: u32 = 256;\noverride block_y: u32 = 1;\noverride block_z: u32 = 1;\n");
-    out
+    interface(&buffers, &fields)
 }
 
-/// The functions of the parts `pass` uses.
-fn parts(fold: &Fold, pass: Pass, h: &mut Helpers) -> String {
-    let (acc, res) = (w_type(Vt::Num(fold.acc)), w_type(Vt::Num(fold.out)));
+/// `kx_identity()`, `kx_combine(kx_a, kx_b)` and, where `map` names it,
+/// the map as `{map}(kx_i)`: the parts every fold and scan pass starts
+/// with, all of the accumulator's type.
+pub(crate) fn fold_parts(fold: &Fold, map: Option<&str>, h: &mut Helpers) -> String {
+    let acc = w_type(Vt::Num(fold.acc));
     let arg = |p: u32| format!("a{p}");
     let params = |p: u32| format!("params.a{p}");
     let mut out = function(
@@ -90,10 +83,18 @@ fn parts(fold: &Fold, pass: Pass, h: &mut Helpers) -> String {
         h,
         &Names { arg: &arg, scalar: &pair, len: "0u" },
     ));
-    if maps(pass) {
+    if let Some(map) = map {
         let names = Names { arg: &arg, scalar: &params, len: "params.kx_n" };
-        out.push_str(&function(&format!("kx_map(kx_i: u32) -> {acc}"), &fold.map, h, &names));
+        out.push_str(&function(&format!("{map}(kx_i: u32) -> {acc}"), &fold.map, h, &names));
     }
+    out
+}
+
+/// The functions of the parts `pass` uses.
+fn parts(fold: &Fold, pass: Pass, h: &mut Helpers) -> String {
+    let (acc, res) = (w_type(Vt::Num(fold.acc)), w_type(Vt::Num(fold.out)));
+    let arg = |p: u32| format!("a{p}");
+    let mut out = fold_parts(fold, maps(pass).then_some("kx_map"), h);
     if !matches!(pass, Pass::Whole | Pass::Split | Pass::Tile) {
         let a = fold.roles.len() as u32;
         let post_scalar = move |p: u32| if p == a { "kx_a".to_string() } else { format!("params.a{p}") };
@@ -119,14 +120,22 @@ fn parts(fold: &Fold, pass: Pass, h: &mut Helpers) -> String {
     out
 }
 
-/// The WGSL source of `pass` of `fold`, its entry point `{name}_{pass}`.
-pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass) -> String {
+/// What a fold or scan pass's module starts with: `declarations`, the
+/// helpers its parts call, then the parts, which `parts` writes (noting the
+/// helpers it calls).
+pub(crate) fn module(declarations: String, parts: impl FnOnce(&mut Helpers) -> String) -> String {
     let mut h = Helpers::default();
-    let functions = parts(fold, pass, &mut h);
-    let mut out = declarations(fold, pass);
+    let functions = parts(&mut h);
+    let mut out = declarations;
     out.push_str(&h.text());
     out.push('\n');
     out.push_str(&functions);
+    out
+}
+
+/// The WGSL source of `pass` of `fold`, its entry point `{name}_{pass}`.
+pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass) -> String {
+    let mut out = module(declarations(fold, pass), |h| parts(fold, pass, h));
     let entry = format!("{name}_{}", pass.name());
     let head = "@compute @workgroup_size(block_x, block_y, block_z)";
     let builtins = "@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>, \

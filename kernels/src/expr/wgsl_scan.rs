@@ -9,8 +9,8 @@
 use super::check::Role;
 use super::fold::{Fold, ScanPass};
 use super::ty::Vt;
-use super::wgsl::{Helpers, Names, w_type};
-use super::wgsl_fold::function;
+use super::wgsl::{Helpers, interface, w_type};
+use super::wgsl_fold::{fold_parts, module};
 use crate::scan::ScanKind;
 
 /// Elements per tile: 256 invocations x 4.
@@ -62,42 +62,16 @@ fn declarations(fold: &Fold, pass: ScanPass) -> String {
         }
         ScanPass::One(_) => {}
     }
-    let mut out = String::new();
-    for (b, decl) in buffers.iter().enumerate() {
-        out.push_str(&format!("@group(0) @binding({b}) {decl};\n"));
-    }
-    out.push_str(&format!(
-        "struct Params {{ {} }}\n@group(1) @binding(0) var<uniform> params: Params;\nvar<private> kx_zero: u32 = 0u;\n",
-        fields.join(" ")
-    ));
-    out.push_str("override block_x: u32 = 256;\noverride block_y: u32 = 1;\noverride block_z: u32 = 1;\n");
-    out
+    interface(&buffers, &fields)
 }
 
 /// The identity, the combining expression and `kx_elem(i)`: element `i`
 /// mapped, or read from the level being scanned.
 fn parts(fold: &Fold, pass: ScanPass, h: &mut Helpers) -> String {
     let acc = w_type(Vt::Num(fold.acc));
-    let arg = |p: u32| format!("a{p}");
-    let params = |p: u32| format!("params.a{p}");
-    let mut out = function(
-        &format!("kx_identity() -> {acc}"),
-        &fold.identity,
-        h,
-        &Names { arg: &arg, scalar: &params, len: "0u" },
-    );
-    let pair = |p: u32| (if p == 0 { "kx_a" } else { "kx_b" }).to_string();
-    out.push_str(&function(
-        &format!("kx_combine(kx_a: {acc}, kx_b: {acc}) -> {acc}"),
-        &fold.combine,
-        h,
-        &Names { arg: &arg, scalar: &pair, len: "0u" },
-    ));
+    let mut out = fold_parts(fold, maps(pass).then_some("kx_elem"), h);
     match pass {
-        ScanPass::Sums | ScanPass::Tiles(_) => {
-            let names = Names { arg: &arg, scalar: &params, len: "params.kx_n" };
-            out.push_str(&function(&format!("kx_elem(kx_i: u32) -> {acc}"), &fold.map, h, &names));
-        }
+        ScanPass::Sums | ScanPass::Tiles(_) => {}
         ScanPass::LevelSums => out.push_str(&format!("fn kx_elem(i: u32) -> {acc} {{ return kx_src[i]; }}\n")),
         _ => out.push_str(&format!("fn kx_elem(i: u32) -> {acc} {{ return kx_dst[i]; }}\n")),
     }
@@ -160,12 +134,7 @@ const TILES: &str = "    let tiles = params.kx_n / 1024u + select(0u, 1u, (param
 
 /// The WGSL source of `pass` of `fold`, its entry point `{name}_{pass}`.
 pub(crate) fn scan(name: &str, fold: &Fold, pass: ScanPass) -> String {
-    let mut h = Helpers::default();
-    let functions = parts(fold, pass, &mut h);
-    let mut out = declarations(fold, pass);
-    out.push_str(&h.text());
-    out.push('\n');
-    out.push_str(&functions);
+    let mut out = module(declarations(fold, pass), |h| parts(fold, pass, h));
     let acc = w_type(Vt::Num(fold.acc));
     let body = match pass {
         ScanPass::Sums | ScanPass::LevelSums => SUMS.to_string(),

@@ -14,12 +14,6 @@ struct Params {
     bins: u32,
     n: u32,
 }
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 const NONE: u32 = 0xffffffffu;
 
 // BIN_SLOTS: the bins rounded up to a power of two, at least 256 (a

@@ -53,7 +53,7 @@ use kiln_core::{
     Args, Backend, DType, Device, Element, Error, Language, LaunchConfig, Program, Result, Stream, View, ViewMut,
 };
 
-use crate::launch::{check_dtype, cuda_source, index_width, program};
+use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_preamble};
 use crate::reduce::wgsl_is_nan;
 
 /// The most bins a histogram may have (16 KiB of `u32` counts per block).
@@ -79,35 +79,28 @@ pub trait HistogramInput: Element {
     }
 }
 
-impl HistogramInput for u8 {
-    type Bound = u32;
-    const FLOAT: bool = false;
-    const LOWEST: f64 = 0.0;
-    fn bound_to_f64(b: u32) -> f64 {
-        b as f64
-    }
-    fn value_to_f64(self) -> f64 {
-        self as f64
-    }
-    fn value_bits(self) -> u32 {
-        self as u32
-    }
+/// `HistogramInput` for the integer type `$t`, its bounds of type `$bound`
+/// (wide enough for `hi` one past its largest value).
+macro_rules! integer_input {
+    ($t:ty, $bound:ty) => {
+        impl HistogramInput for $t {
+            type Bound = $bound;
+            const FLOAT: bool = false;
+            const LOWEST: f64 = <$t>::MIN as f64;
+            fn bound_to_f64(b: $bound) -> f64 {
+                b as f64
+            }
+            fn value_to_f64(self) -> f64 {
+                self as f64
+            }
+            fn value_bits(self) -> u32 {
+                self as u32
+            }
+        }
+    };
 }
-
-impl HistogramInput for i32 {
-    type Bound = i64;
-    const FLOAT: bool = false;
-    const LOWEST: f64 = i32::MIN as f64;
-    fn bound_to_f64(b: i64) -> f64 {
-        b as f64
-    }
-    fn value_to_f64(self) -> f64 {
-        self as f64
-    }
-    fn value_bits(self) -> u32 {
-        self as u32
-    }
-}
+integer_input!(u8, u32);
+integer_input!(i32, i64);
 
 impl HistogramInput for f32 {
     type Bound = f32;
@@ -266,14 +259,8 @@ fn wgsl_header(dtype: DType) -> String {
     };
     // `is_nan` takes a `T`: the f32 of the float path. `VALUE` is what
     // `load` returns (a u8 as a u32, like its words).
-    format!(
-        "alias T = f32;\nalias VALUE = {src};\n\
-         @group(0) @binding(0) var<storage, read> src: array<{src}>;\n\
-         @group(0) @binding(1) var<storage, read_write> counts: array<atomic<u32>>;\n\
-         @group(0) @binding(2) var<storage, read_write> dropped: array<atomic<u32>>;\n\
-         {}{load}{bin}",
-        wgsl_is_nan(DType::F32)
-    )
+    let buffers = [("src", src, false), ("counts", "atomic<u32>", true), ("dropped", "atomic<u32>", true)];
+    format!("{}alias VALUE = {src};\n{}{load}{bin}", wgsl_preamble(DType::F32, &buffers), wgsl_is_nan(DType::F32))
 }
 
 /// Count the elements of `x` into `counts` (`bins` elements, zeroed first)

@@ -21,12 +21,6 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<PIX>;
 @group(0) @binding(1) var<storage, read> weights: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<PIX>;
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 const FILTER_W: i32 = FW;
 const FILTER_H: i32 = FH;
 const UNIT: u32 = PER_UNIT;

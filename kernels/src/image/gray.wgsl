@@ -9,12 +9,6 @@ struct Params {
 }
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 const CH: u32 = CHANNELS;
 
 // Byte j of the input, read from the words this invocation loaded.

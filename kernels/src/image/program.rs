@@ -5,7 +5,7 @@ use std::sync::Arc;
 use kiln_core::{DType, Program};
 
 use super::{Pixel, PixelFormat, cpu};
-use crate::launch::{cuda_source, program};
+use crate::launch::{WGSL_ABI, cuda_source, program};
 
 /// The gray conversion of `format` images.
 pub(super) fn gray_program(format: PixelFormat) -> Arc<Program> {
@@ -17,7 +17,7 @@ pub(super) fn gray_program(format: PixelFormat) -> Arc<Program> {
         };
         Program::new(&name)
             .cuda(cuda_source(DType::U8, include_str!("kernel.cu")))
-            .wgsl(include_str!("gray.wgsl"))
+            .wgsl(format!("{WGSL_ABI}{}", include_str!("gray.wgsl")))
             .host(host)
             .define("KERNEL", &name)
             .define("GRAY", 1)
@@ -47,7 +47,7 @@ pub(super) fn conv_program<P: Pixel>(fw: usize, fh: usize, tiled: bool) -> Arc<P
         Program::new(&name)
             .cuda(cuda_source(P::DTYPE, include_str!("kernel.cu")))
             .wgsl(format!(
-                "{}{}",
+                "{WGSL_ABI}{}{}",
                 include_str!("conv_common.wgsl"),
                 if tiled { include_str!("conv_tiled.wgsl") } else { include_str!("conv.wgsl") }
             ))

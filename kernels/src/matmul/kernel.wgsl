@@ -18,12 +18,6 @@ struct Params {
 @group(0) @binding(0) var<storage, read> a: array<IN>;
 @group(0) @binding(1) var<storage, read> b: array<IN>;
 @group(0) @binding(2) var<storage, read_write> c: array<ACCUM>;
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 16;
-override block_y: u32 = 16;
-override block_z: u32 = 1;
-
 @compute @workgroup_size(block_x, block_y, block_z)
 fn NAIVE(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var row = gid.y; row < params.m; row += groups.y * block_y) {

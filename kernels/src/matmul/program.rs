@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use kiln_core::{DType, Element, Program};
+use kiln_core::{Element, Program};
 
 use super::plan::Algo;
 use super::{MatmulElement, cpu};
-use crate::launch::{cuda_source, program};
+use crate::launch::{WGSL_ABI, cuda_source, program, wgsl_enables};
 
 /// The program of `algo` on `T`, with 16-byte loads when `vec`.
 ///
@@ -18,10 +18,9 @@ pub(super) fn matmul_program<T: MatmulElement>(algo: Algo, vec: bool) -> Arc<Pro
         let (acc, out) = T::CUDA_TYPES;
         let wgsl_in = T::DTYPE.wgsl_name().unwrap_or("unsupported_type");
         let wgsl_acc = <T::Acc as Element>::DTYPE.wgsl_name().unwrap_or("unsupported_type");
-        let enable = if T::DTYPE == DType::F16 { "enable f16;\n" } else { "" };
         Program::new(&name)
             .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
-            .wgsl(format!("{enable}{}", include_str!("kernel.wgsl")))
+            .wgsl(format!("{}{WGSL_ABI}{}", wgsl_enables(T::DTYPE), include_str!("kernel.wgsl")))
             .host(cpu::matmul::<T>)
             .define("KERNEL", &name)
             .define(if algo == Algo::Naive { "NAIVE" } else { "TILED" }, &name)

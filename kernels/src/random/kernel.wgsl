@@ -11,12 +11,6 @@ struct Params {
     zero: u32,
     n: u32,
 }
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 // The high word of a * b, from 16-bit halves (WGSL has no 64-bit integers).
 fn kiln_mulhi(a: u32, b: u32) -> u32 {
     let al = a & 0xffffu;

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::{check_numeric, check_out_len, cpu::extreme, is_nan, partial_blocks, reduce_cuda, wgsl_is_nan};
 use crate::Number;
-use crate::launch::{BLOCK, check_dtype, index_width, program, wgsl_enables, wgsl_type};
+use crate::launch::{BLOCK, check_dtype, index_width, program, wgsl_preamble};
 
 /// Which extreme an arg-reduction looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,24 +83,13 @@ fn arg_program<T: Number>(op: ArgOp, finish: bool) -> Arc<Program> {
     program(&name, || {
         // Indices are u64 in the ABI; WGSL writes them as two u32 words (its
         // buffers never exceed 2^32 elements, so the high word is 0).
-        let mut bindings = String::from("@group(0) @binding(0) var<storage, read> src: array<T>;\n");
-        let mut next = 1;
+        let mut buffers = vec![("src", "T", false)];
         if finish {
-            bindings.push_str("@group(0) @binding(1) var<storage, read> src_idx: array<u32>;\n");
-            next = 2;
+            buffers.push(("src_idx", "u32", false));
         }
-        bindings.push_str(&format!(
-            "@group(0) @binding({next}) var<storage, read_write> dst: array<T>;\n\
-             @group(0) @binding({}) var<storage, read_write> dst_idx: array<u32>;\n",
-            next + 1
-        ));
-        let wgsl = format!(
-            "{}alias T = {};\n{bindings}{}{}",
-            wgsl_enables(T::DTYPE),
-            wgsl_type(T::DTYPE),
-            wgsl_is_nan(T::DTYPE),
-            include_str!("arg.wgsl")
-        );
+        buffers.extend([("dst", "T", true), ("dst_idx", "u32", true)]);
+        let wgsl =
+            format!("{}{}{}", wgsl_preamble(T::DTYPE, &buffers), wgsl_is_nan(T::DTYPE), include_str!("arg.wgsl"));
         let host: kiln_core::HostFn = match (op, finish) {
             (ArgOp::ArgMin, false) => first_pass::<T, 0>,
             (ArgOp::ArgMax, false) => first_pass::<T, 1>,

@@ -7,12 +7,6 @@ struct Params {
     sentinel: T,
     n: u32,
 }
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 var<workgroup> part_val: array<T, 256>;
 var<workgroup> part_idx: array<u32, 256>;
 

@@ -10,12 +10,6 @@ struct Params {
     cols: u32,
     rows_per_chunk: u32,
 }
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 var<workgroup> part: array<T, 256>;
 
 fn fold(a: T, b: T) -> T {

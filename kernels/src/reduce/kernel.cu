@@ -206,6 +206,20 @@ __device__ __forceinline__ bool kiln_before(T a, u64 ia, T b, u64 ib) {
     return ia < ib;
 }
 
+// (best, at) becomes the first of the warp's pairs under kiln_before, in
+// every lane.
+__device__ __forceinline__ void kiln_warp_first(T& best, u64& at) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const T ov = __shfl_xor_sync(FULL_MASK, best, o);
+        const u64 ok = __shfl_xor_sync(FULL_MASK, at, o);
+        if (kiln_before(ov, ok, best, at)) {
+            best = ov;
+            at = ok;
+        }
+    }
+}
+
 #if MODE == 2
 // Pass 1: out_val/out_idx[blockIdx.x] = the first extreme of x[0..n).
 extern "C" __global__ void __launch_bounds__(BLOCK)
@@ -231,15 +245,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
             at = k;
         }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const T ov = __shfl_xor_sync(FULL_MASK, best, o);
-        const u64 ok = __shfl_xor_sync(FULL_MASK, at, o);
-        if (kiln_before(ov, ok, best, at)) {
-            best = ov;
-            at = ok;
-        }
-    }
+    kiln_warp_first(best, at);
     __shared__ T warp_val[BLOCK / 32];
     __shared__ u64 warp_idx[BLOCK / 32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -251,15 +257,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     if (warp == 0) {
         best = lane < BLOCK / 32 ? warp_val[lane] : identity;
         at = lane < BLOCK / 32 ? warp_idx[lane] : ~0ull;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const T ov = __shfl_xor_sync(FULL_MASK, best, o);
-            const u64 ok = __shfl_xor_sync(FULL_MASK, at, o);
-            if (kiln_before(ov, ok, best, at)) {
-                best = ov;
-                at = ok;
-            }
-        }
+        kiln_warp_first(best, at);
         if (lane == 0) {
             out_val[blockIdx.x] = best;
             out_idx[blockIdx.x] = at;

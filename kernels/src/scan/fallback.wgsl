@@ -8,12 +8,6 @@
 struct Params {
     n: u32,
 }
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 const MODE: u32 = SCAN_MODE;
 
 @compute @workgroup_size(block_x, block_y, block_z)

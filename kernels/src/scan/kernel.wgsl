@@ -4,24 +4,8 @@
 // SCAN_MODE 0: inclusive; 1: exclusive (0 at a segment start); 2: raw
 // exclusive (the sum before each element, segment starts included: the
 // carries of the level above). flag_at(i) comes with the bindings (0 when
-// not segmented). In place, `src` is defined to `dst`.
-struct Params {
-    n: u32,
-}
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
+// not segmented). In place, `src` is defined to `dst`. After tiles.wgsl.
 const MODE: u32 = SCAN_MODE;
-
-var<workgroup> part_v: array<T, 256>;
-var<workgroup> part_f: array<u32, 256>;
-
-fn join(av: T, bv: T, bf: u32) -> T {
-    return select(av + bv, bv, bf != 0u);
-}
 
 @compute @workgroup_size(block_x, block_y, block_z)
 fn KERNEL(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>,

@@ -72,7 +72,7 @@ use kiln_core::{
 };
 
 use crate::Number;
-use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_enables, wgsl_type};
+use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_preamble};
 use crate::reduce::check_numeric;
 use plan::{CUDA_MIN_BLOCKS, CUDA_VECTORS, SCAN_BLOCK, WGSL_TILE, cuda_items};
 
@@ -224,13 +224,12 @@ enum Mode {
     RawExclusive = 2,
 }
 
+/// What the WGSL tile passes (sums.wgsl, kernel.wgsl) share.
+const TILES_WGSL: &str = include_str!("tiles.wgsl");
+
 /// The WGSL bindings and `flag_at(i)`, which the passes call.
 fn wgsl_header(dtype: DType, buffers: &[(&str, &str, bool)], segmented: bool) -> String {
-    let mut h = format!("{}alias T = {};\n", wgsl_enables(dtype), wgsl_type(dtype));
-    for (i, (name, ty, writable)) in buffers.iter().enumerate() {
-        let access = if *writable { "read_write" } else { "read" };
-        h.push_str(&format!("@group(0) @binding({i}) var<storage, {access}> {name}: array<{ty}>;\n"));
-    }
+    let mut h = wgsl_preamble(dtype, buffers);
     h.push_str(if segmented {
         "fn flag_at(i: u32) -> u32 { return select(0u, 1u, flags[i] != 0u); }\n"
     } else {
@@ -256,7 +255,7 @@ fn sums_program<T: Number>(segmented: bool) -> Arc<Program> {
         } else {
             "fn put_sum(t: u32, v: T, f: u32) { sums[t] = v; }\n"
         });
-        Program::new(&name).wgsl(format!("{header}{}", include_str!("sums.wgsl"))).define("KERNEL", &name)
+        Program::new(&name).wgsl(format!("{header}{TILES_WGSL}{}", include_str!("sums.wgsl"))).define("KERNEL", &name)
     })
 }
 
@@ -280,7 +279,7 @@ fn tiles_program<T: Number>(mode: Mode, segmented: bool, in_place: bool) -> Arc<
         buffers.push(("dst", "T", true));
         let header = wgsl_header(T::DTYPE, &buffers, segmented);
         let mut p = Program::new(&name)
-            .wgsl(format!("{header}{}", include_str!("kernel.wgsl")))
+            .wgsl(format!("{header}{TILES_WGSL}{}", include_str!("kernel.wgsl")))
             .define("KERNEL", &name)
             .define("SCAN_MODE", format!("{}u", mode as u8));
         if in_place {

@@ -2,23 +2,7 @@
 // t (1024 elements: 256 invocations x 4) as a (value, flag) pair: its sum
 // since its last segment start, and whether it holds one. flag_at(i) and
 // put_sum come with the bindings. Workgroups of 256, grid-stride over tiles.
-struct Params {
-    n: u32,
-}
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
-var<workgroup> part_v: array<T, 256>;
-var<workgroup> part_f: array<u32, 256>;
-
-// `a` then `b` under the segmented sum: a start in `b` discards `a`.
-fn join(av: T, bv: T, bf: u32) -> T {
-    return select(av + bv, bv, bf != 0u);
-}
-
+// After tiles.wgsl.
 @compute @workgroup_size(block_x, block_y, block_z)
 fn KERNEL(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>,
           @builtin(num_workgroups) groups: vec3<u32>) {

@@ -14,7 +14,7 @@
 // comparisons, two barriers per tile).
 //
 // Keys move as the patterns of keys.wgsl (map_key, unmap_key), which the
-// host puts before this file. flags: 1 map keys read, 2 unmap keys
+// host puts before this file with io.wgsl's bindings. flags: 1 map keys read, 2 unmap keys
 // written, 4 move values, 8 values are input positions (argsort), 16 write
 // no keys.
 struct Params {
@@ -23,18 +23,8 @@ struct Params {
     shift: u32,
     flags: u32,
 }
-@group(0) @binding(0) var<storage, read> keys_in: array<u32>;
-@group(0) @binding(1) var<storage, read> vals_in: array<u32>;
-@group(0) @binding(2) var<storage, read_write> keys_out: array<u32>;
-@group(0) @binding(3) var<storage, read_write> vals_out: array<u32>;
 @group(0) @binding(4) var<storage, read_write> hist: array<u32>;
 @group(0) @binding(5) var<storage, read_write> totals: array<u32>;
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 const TILE: u32 = 256u;
 const NO_DIGIT: u32 = 256u;
 

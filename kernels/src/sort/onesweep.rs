@@ -12,7 +12,7 @@ use std::sync::Arc;
 use kiln_core::{Args, Backend, Buffer, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut};
 
 use super::plan::Build;
-use super::program::{KEYS_CUH, KEYS_WGSL};
+use super::program::{KEYS_CUH, pass_wgsl, sort_wgsl};
 use super::types::{FLAG_VALUES, Io, MAX_KEYS};
 use super::{SortKey, SortOrder};
 use crate::launch::{cuda_source, index_width, program};
@@ -37,7 +37,7 @@ fn count_program<K: SortKey>(order: SortOrder) -> Arc<Program> {
     program(&name, || {
         Program::new(&name)
             .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("onesweep.cu"))))
-            .wgsl(format!("{KEYS_WGSL}\n{}", include_str!("onesweep_count.wgsl")))
+            .wgsl(sort_wgsl(include_str!("onesweep_count.wgsl")))
             .define("KERNEL", &name)
             .define("STEP", 0)
             .define("VALUES", 0)
@@ -78,7 +78,7 @@ fn pass_program<K: SortKey>(order: SortOrder, values: bool, build: Build) -> Arc
                 } else {
                     Default::default()
                 };
-                p.wgsl(format!("{KEYS_WGSL}\n{}", include_str!("onesweep.wgsl")))
+                p.wgsl(pass_wgsl(include_str!("onesweep.wgsl")))
                     .define("SORT_ITEMS", format!("{items}u"))
                     .define("SORT_SUBS", format!("{subs}u"))
                     .define("SORT_SPIN", format!("{SPIN}u"))

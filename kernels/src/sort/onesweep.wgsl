@@ -40,25 +40,16 @@
 // published count leaves them out.
 //
 // flags as kernel.wgsl's: 1 map keys read, 2 unmap keys written, 4 move
-// values, 8 values are input positions (argsort), 16 write no keys.
+// values, 8 values are input positions (argsort), 16 write no keys. The
+// keys and values are io.wgsl's bindings, which the host puts first.
 struct Params {
     n: u32,
     tiles: u32,
     pass_index: u32,
     flags: u32,
 }
-@group(0) @binding(0) var<storage, read> keys_in: array<u32>;
-@group(0) @binding(1) var<storage, read> vals_in: array<u32>;
-@group(0) @binding(2) var<storage, read_write> keys_out: array<u32>;
-@group(0) @binding(3) var<storage, read_write> vals_out: array<u32>;
 @group(0) @binding(4) var<storage, read> counts: array<u32>;
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 const ITEMS: u32 = SORT_ITEMS;
 // The most subgroups a workgroup holds: 256 over the adapter's smallest subgroup.
 const SUBS: u32 = SORT_SUBS;

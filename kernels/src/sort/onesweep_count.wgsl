@@ -9,12 +9,6 @@ struct Params {
 }
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
 @group(0) @binding(1) var<storage, read_write> counts: array<atomic<u32>>;
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 256;
-override block_y: u32 = 1;
-override block_z: u32 = 1;
-
 var<workgroup> hist: array<atomic<u32>, 2048>;
 
 // Count the four digits of the pattern of `raw` into copy `h`.

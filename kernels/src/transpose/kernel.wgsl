@@ -19,12 +19,6 @@ struct Params {
 }
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(1) @binding(0) var<uniform> params: Params;
-
-override block_x: u32 = 32;
-override block_y: u32 = 8;
-override block_z: u32 = 1;
-
 const TILE: u32 = 32u;
 const STEPS: u32 = 4u;
 const WPE: u32 = WORDS;

@@ -14,7 +14,7 @@ use kiln_core::{
     Args, Backend, Device, Element, Error, Language, LaunchConfig, Program, Result, Stream, View, ViewMut,
 };
 
-use crate::launch::{blocks, cuda_source, index_width, program};
+use crate::launch::{WGSL_ABI, blocks, cuda_source, index_width, program};
 
 /// How the transpose is computed.
 ///
@@ -78,7 +78,7 @@ fn transpose_program<T: Element>(algorithm: TransposeAlgorithm) -> Arc<Program> 
         let bits = if size < 4 { 8 * size } else { 8 };
         Program::new(&name)
             .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
-            .wgsl(include_str!("kernel.wgsl"))
+            .wgsl(format!("{WGSL_ABI}{}", include_str!("kernel.wgsl")))
             .host(cpu::transpose::<T>)
             .define("KERNEL", &name)
             .define(entry, &name)

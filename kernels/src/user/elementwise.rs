@@ -1,12 +1,13 @@
 //! ElementwiseKernel: a body of assignments run once per element.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use kiln_core::{
     Args, Backend, DType, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Source, Stream,
 };
 
+use super::instances::Instances;
 use super::names::{self, check_ident};
 use super::signature::{Bound, bind, check_backend, check_u32, resolve_types};
 use crate::expr::{self, Expr, Param, Role, Stmt, Ty, Typed, check};
@@ -120,7 +121,7 @@ impl Elementwise {
         if self.params.iter().all(|p| matches!(p.ty, Ty::Is(_))) {
             check(&self.name, &self.params, &self.stmts, &HashMap::new())?;
         }
-        Ok(ElementwiseKernel(Arc::new(Def { def: self, cache: Mutex::new(HashMap::new()), sources: HashMap::new() })))
+        Ok(ElementwiseKernel(Arc::new(Def { def: self, cache: Instances::default(), sources: HashMap::new() })))
     }
 }
 
@@ -131,12 +132,9 @@ pub struct ElementwiseKernel(Arc<Def>);
 
 struct Def {
     def: Elementwise,
-    cache: Mutex<HashMap<InstanceKey, Arc<Instance>>>,
+    cache: Instances<Instance>,
     sources: HashMap<Language, Source>,
 }
-
-/// What an instance is generated for: argument dtypes, index width, language.
-type InstanceKey = (Vec<DType>, IndexWidth, Language);
 
 /// One kernel instantiated for argument dtypes and a backend.
 struct Instance {
@@ -173,7 +171,7 @@ impl ElementwiseKernel {
     pub unsafe fn with_source(self, language: Language, source: impl Into<Source>) -> Self {
         let mut sources = self.0.sources.clone();
         sources.insert(language, source.into());
-        ElementwiseKernel(Arc::new(Def { def: self.0.def.clone(), cache: Mutex::new(HashMap::new()), sources }))
+        ElementwiseKernel(Arc::new(Def { def: self.0.def.clone(), cache: Instances::default(), sources }))
     }
 
     /// The kernel as a [`Program`] in `language` for the low-level API, with
@@ -195,18 +193,7 @@ impl ElementwiseKernel {
     pub fn program(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Program> {
         let def = &self.0.def;
         let (dtypes, bind) = resolve_types(&def.name, &def.params, types)?;
-        Ok((*self.instance(language, width, &dtypes, &bind)?.program).clone())
-    }
-
-    fn instance(
-        &self,
-        language: Language,
-        width: IndexWidth,
-        dtypes: &[DType],
-        bind: &HashMap<Arc<str>, DType>,
-    ) -> Result<Arc<Instance>> {
-        let key = (dtypes.to_vec(), width, language);
-        crate::memo::cached(&self.0.cache, key, || self.build(language, width, bind))
+        Ok((*self.0.cache.get(language, width, &dtypes, || self.build(language, width, &bind))?.program).clone())
     }
 
     /// A new instance for `language` and `width`, placeholders bound by `bind`.
@@ -262,7 +249,7 @@ impl ElementwiseKernel {
         let what = format!("user kernel `{}`", def.name);
         let info = stream.device().info();
         let width = info.features.index_width;
-        let inst = self.instance(B::LANGUAGE, width, dtypes, binding)?;
+        let inst = self.0.cache.get(B::LANGUAGE, width, dtypes, || self.build(B::LANGUAGE, width, binding))?;
         let body = &inst.body;
         for d in body.nodes.iter().filter_map(|n| n.ty.dtype()).chain(dtypes.iter().copied()) {
             check_dtype(stream, d, &what)?;

@@ -60,6 +60,8 @@ macro_rules! fold_arguments {
 use fold_arguments;
 
 mod elementwise;
+mod fold_kernel;
+mod instances;
 mod names;
 mod overrides;
 mod partials;

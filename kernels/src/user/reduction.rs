@@ -1,18 +1,18 @@
 //! ReductionKernel: a map per element folded by a combining expression.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use kiln_core::{
     Args, Backend, DType, Element, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, RawArg, Result,
     Source, Stream, ViewMut,
 };
 
+use super::fold_kernel::{FoldInstance, FoldKernel};
 use super::names::{self, check_ident};
-use super::overrides::Overrides;
 use super::partials::Partials;
-use super::signature::{Bound, bind, check_backend, resolve_types};
-use crate::expr::{self, Expr, Fold, FoldDef, Param, Pass, Role, Shape, Stmt, Ty, check_fold};
+use super::signature::{Bound, bind, check_backend};
+use crate::expr::{self, Expr, FoldDef, Param, Pass, Role, Shape, Stmt, Ty, check_fold};
 use crate::launch::BLOCK;
 
 /// Elements a part of a split row holds at least: four steps of a block.
@@ -150,29 +150,17 @@ impl Reduction {
         {
             check_fold(&def, &HashMap::new())?;
         }
-        Ok(ReductionKernel(Arc::new(Def { def, cache: Mutex::new(HashMap::new()), overrides: Overrides::default() })))
+        Ok(ReductionKernel(Arc::new(FoldKernel::new(def))))
     }
 }
 
 /// A built [`Reduction`]; cheap to clone, shared between threads. Its
 /// generated programs are cached per argument dtypes and backend.
 #[derive(Clone)]
-pub struct ReductionKernel(Arc<Def>);
-
-struct Def {
-    def: FoldDef,
-    cache: Mutex<HashMap<InstanceKey, Arc<Instance>>>,
-    overrides: Overrides,
-}
-
-/// What an instance is generated for: argument dtypes, index width, language.
-type InstanceKey = (Vec<DType>, IndexWidth, Language);
+pub struct ReductionKernel(Arc<FoldKernel<Pass>>);
 
 /// A reduction instantiated for argument dtypes and a backend.
-struct Instance {
-    fold: Fold,
-    programs: HashMap<Pass, Program>,
-}
+type Instance = FoldInstance<Pass>;
 
 impl std::fmt::Debug for ReductionKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -232,29 +220,14 @@ impl ReductionKernel {
     /// ```
     pub unsafe fn with_source(self, language: Language, entry: &str, source: impl Into<Source>) -> Result<Self> {
         let entries = self.entries(language);
-        let overrides = self.0.overrides.with(self.name(), &entries, language, entry, source.into())?;
-        Ok(ReductionKernel(Arc::new(Def { def: self.0.def.clone(), cache: Mutex::new(HashMap::new()), overrides })))
+        Ok(ReductionKernel(Arc::new(self.0.with_source(&entries, language, entry, source.into())?)))
     }
 
     /// The kernel's passes as [`Program`]s in `language` for the low-level
     /// API, with placeholders bound by `types` and lengths at `width`, in
     /// the order [`with_source`](Self::with_source) names them.
     pub fn programs(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Vec<Program>> {
-        let def = &self.0.def;
-        let (dtypes, bind) = resolve_types(&def.name, &def.params, types)?;
-        let inst = self.instance(language, width, &dtypes, &bind)?;
-        Ok(passes(language).iter().filter_map(|p| inst.programs.get(p).cloned()).collect())
-    }
-
-    fn instance(
-        &self,
-        language: Language,
-        width: IndexWidth,
-        dtypes: &[DType],
-        bind: &HashMap<Arc<str>, DType>,
-    ) -> Result<Arc<Instance>> {
-        let key = (dtypes.to_vec(), width, language);
-        crate::memo::cached(&self.0.cache, key, || self.build(language, width, bind))
+        self.0.programs(passes(language), language, width, types, |bind| self.build(language, width, bind))
     }
 
     /// A new instance for `language` and `width`, placeholders bound by `bind`.
@@ -304,7 +277,8 @@ impl ReductionKernel {
         let def = &self.0.def;
         let bound = bind(&def.name, &def.params, args.raw())?;
         let width = stream.device().info().features.index_width;
-        let inst = self.instance(B::LANGUAGE, width, &bound.dtypes, &bound.bind)?;
+        let inst =
+            self.0.cache.get(B::LANGUAGE, width, &bound.dtypes, || self.build(B::LANGUAGE, width, &bound.bind))?;
         let what = format!("user kernel `{}`", def.name);
         if out != inst.fold.out {
             return Err(Error::invalid(what, format!("gives {}, and the output is {out}", inst.fold.out)));
@@ -318,10 +292,7 @@ impl ReductionKernel {
     }
 
     fn kernel<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, pass: Pass) -> Result<kiln_core::Kernel<B>> {
-        let program = inst.programs.get(&pass).ok_or_else(|| {
-            Error::invalid(format!("user kernel `{}`", self.name()), format!("no {} pass", pass.name()))
-        })?;
-        stream.device().kernel(program)
+        inst.kernel(stream, self.name(), pass, pass.name())
     }
 
     /// Fold every element into `out` (one element, of the result's dtype),

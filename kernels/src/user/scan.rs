@@ -1,18 +1,18 @@
 //! ScanKernel: a map per element scanned by an associative combining expression.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use kiln_core::{
     Args, Backend, DType, Element, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Source,
     Stream, ViewMut,
 };
 
+use super::fold_kernel::{FoldInstance, FoldKernel};
 use super::names::{self, check_ident};
-use super::overrides::Overrides;
 use super::partials::Partials;
-use super::signature::{bind, check_backend, check_u32, resolve_types};
-use crate::expr::{self, Expr, Fold, FoldDef, Param, Role, ScanPass, Stmt, Ty, check_fold};
+use super::signature::{bind, check_backend, check_u32};
+use crate::expr::{self, Expr, FoldDef, Param, Role, ScanPass, Stmt, Ty, check_fold};
 use crate::scan::ScanKind;
 
 /// A scan written once in Rust and run on every backend (PyCUDA's
@@ -127,29 +127,17 @@ impl Scan {
         if def.params.iter().all(|p| matches!(p.ty, Ty::Is(_))) && matches!(def.acc, Ty::Is(_)) {
             check_fold(&def, &HashMap::new())?;
         }
-        Ok(ScanKernel(Arc::new(Def { def, cache: Mutex::new(HashMap::new()), overrides: Overrides::default() })))
+        Ok(ScanKernel(Arc::new(FoldKernel::new(def))))
     }
 }
 
 /// A built [`Scan`]; cheap to clone, shared between threads. Its generated
 /// programs are cached per argument dtypes and backend.
 #[derive(Clone)]
-pub struct ScanKernel(Arc<Def>);
-
-struct Def {
-    def: FoldDef,
-    cache: Mutex<HashMap<InstanceKey, Arc<Instance>>>,
-    overrides: Overrides,
-}
-
-/// What an instance is generated for: argument dtypes, index width, language.
-type InstanceKey = (Vec<DType>, IndexWidth, Language);
+pub struct ScanKernel(Arc<FoldKernel<ScanPass>>);
 
 /// A scan instantiated for argument dtypes and a backend.
-struct Instance {
-    fold: Fold,
-    programs: HashMap<ScanPass, Program>,
-}
+type Instance = FoldInstance<ScanPass>;
 
 impl std::fmt::Debug for ScanKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -197,8 +185,7 @@ impl ScanKernel {
     /// later tiles wait for it.
     pub unsafe fn with_source(self, language: Language, entry: &str, source: impl Into<Source>) -> Result<Self> {
         let entries = self.entries(language);
-        let overrides = self.0.overrides.with(self.name(), &entries, language, entry, source.into())?;
-        Ok(ScanKernel(Arc::new(Def { def: self.0.def.clone(), cache: Mutex::new(HashMap::new()), overrides })))
+        Ok(ScanKernel(Arc::new(self.0.with_source(&entries, language, entry, source.into())?)))
     }
 
     /// The kernel's passes as [`Program`]s in `language` for the low-level
@@ -220,21 +207,7 @@ impl ScanKernel {
     /// # Ok(()) }
     /// ```
     pub fn programs(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Vec<Program>> {
-        let def = &self.0.def;
-        let (dtypes, bind) = resolve_types(&def.name, &def.params, types)?;
-        let inst = self.instance(language, width, &dtypes, &bind)?;
-        Ok(passes(language).iter().filter_map(|p| inst.programs.get(p).cloned()).collect())
-    }
-
-    fn instance(
-        &self,
-        language: Language,
-        width: IndexWidth,
-        dtypes: &[DType],
-        bind: &HashMap<Arc<str>, DType>,
-    ) -> Result<Arc<Instance>> {
-        let key = (dtypes.to_vec(), width, language);
-        crate::memo::cached(&self.0.cache, key, || self.build(language, width, bind))
+        self.0.programs(&passes(language), language, width, types, |bind| self.build(language, width, bind))
     }
 
     /// A new instance for `language` and `width`, placeholders bound by `bind`.
@@ -272,10 +245,7 @@ impl ScanKernel {
     }
 
     fn kernel<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, pass: ScanPass) -> Result<kiln_core::Kernel<B>> {
-        let program = inst.programs.get(&pass).ok_or_else(|| {
-            Error::invalid(format!("user kernel `{}`", self.name()), format!("no {} pass", pass.name()))
-        })?;
-        stream.device().kernel(program)
+        inst.kernel(stream, self.name(), pass, &pass.name())
     }
 
     /// Scan every element into `out` (of the accumulator's dtype, one
@@ -298,7 +268,8 @@ impl ScanKernel {
         let what = format!("user kernel `{}`", def.name);
         let bound = bind(&def.name, &def.params, args.raw())?;
         let width = stream.device().info().features.index_width;
-        let inst = self.instance(B::LANGUAGE, width, &bound.dtypes, &bound.bind)?;
+        let inst =
+            self.0.cache.get(B::LANGUAGE, width, &bound.dtypes, || self.build(B::LANGUAGE, width, &bound.bind))?;
         if T::DTYPE != inst.fold.acc {
             return Err(Error::invalid(what, format!("gives {}, and the output is {}", inst.fold.acc, T::DTYPE)));
         }
@@ -382,26 +353,15 @@ impl ScanKernel {
         out: kiln_core::BufferViewMut<'_, B, impl Element>,
     ) -> Result<()> {
         let what = format!("user kernel `{}`", self.name());
-        let tiles = n.div_ceil(expr::generate::WGSL_SCAN_TILE);
-        let groups = tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32;
+        let (tiles, groups) = wgsl_tiles(stream, n);
         let width = stream.device().info().features.index_width;
-        let carries = if tiles == 1 {
-            None
-        } else {
-            let mut sums = Partials::alloc(stream, inst.fold.acc, tiles)?;
+        let carry = self.carries(stream, inst, tiles, |sums| {
             let first = args.try_clone().ok_or_else(|| Error::invalid(&what, "an input is passed writable"))?;
             let kernel = self.kernel(stream, inst, ScanPass::Sums)?;
             // SAFETY: workgroups fold the tiles of the inputs over [0, n)
             // (raw inputs within their lengths) into sums[t], t < tiles.
-            unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), sums.write(first))? };
-            self.level(stream, inst, &mut sums, tiles)?;
-            Some(sums)
-        };
-        let mut dummy = None;
-        let carry = match &carries {
-            Some(c) => c,
-            None => &*dummy.insert(Partials::alloc(stream, inst.fold.acc, 1)?),
-        };
+            unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), sums.write(first)) }
+        })?;
         let args = carry.read(args).arg(out).length(width, usize::from(tiles > 1), &what)?;
         let kernel = self.kernel(stream, inst, ScanPass::Tiles(kind))?;
         // SAFETY: tile t reads the inputs over its range of [0, n) (raw
@@ -411,28 +371,36 @@ impl ScanKernel {
         unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
     }
 
+    /// What the last pass over `tiles` tiles adds to each: the exclusive
+    /// scan of the tiles' folds, which `sums` launches the pass writing;
+    /// for a single tile, which reads no carry, a one-element placeholder.
+    fn carries<B: Backend>(
+        &self,
+        stream: &Stream<B>,
+        inst: &Instance,
+        tiles: usize,
+        sums: impl FnOnce(&mut Partials<B>) -> Result<()>,
+    ) -> Result<Partials<B>> {
+        if tiles == 1 {
+            return Partials::alloc(stream, inst.fold.acc, 1);
+        }
+        let mut folds = Partials::alloc(stream, inst.fold.acc, tiles)?;
+        sums(&mut folds)?;
+        self.level(stream, inst, &mut folds, tiles)?;
+        Ok(folds)
+    }
+
     /// `level[0..n)` becomes its exclusive scan, in place.
     fn level<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, level: &mut Partials<B>, n: usize) -> Result<()> {
         let what = format!("user kernel `{}`", self.name());
         let width = stream.device().info().features.index_width;
-        let tiles = n.div_ceil(expr::generate::WGSL_SCAN_TILE);
-        let groups = tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32;
-        let carries = if tiles == 1 {
-            None
-        } else {
-            let mut sums = Partials::alloc(stream, inst.fold.acc, tiles)?;
+        let (tiles, groups) = wgsl_tiles(stream, n);
+        let carry = self.carries(stream, inst, tiles, |sums| {
             let kernel = self.kernel(stream, inst, ScanPass::LevelSums)?;
             let args = sums.write(level.read(Args::new()).length(width, n, &what)?);
             // SAFETY: workgroups fold tiles of level[0..n) into sums[t], t < tiles.
-            unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args)? };
-            self.level(stream, inst, &mut sums, tiles)?;
-            Some(sums)
-        };
-        let mut dummy = None;
-        let carry = match &carries {
-            Some(c) => c,
-            None => &*dummy.insert(Partials::alloc(stream, inst.fold.acc, 1)?),
-        };
+            unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
+        })?;
         let kernel = self.kernel(stream, inst, ScanPass::LevelTiles)?;
         let args = level.write(carry.read(Args::new().length(width, n, &what)?)).length(
             width,
@@ -443,4 +411,11 @@ impl ScanKernel {
         // reads carries[t] only when there is more than one tile.
         unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
     }
+}
+
+/// The tiles of a WGSL pass over `n` elements, and its workgroups: one a
+/// tile, at most the grid's limit (they loop over the tiles).
+fn wgsl_tiles<B: Backend>(stream: &Stream<B>, n: usize) -> (usize, u32) {
+    let tiles = n.div_ceil(expr::generate::WGSL_SCAN_TILE);
+    (tiles, tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32)
 }
