@@ -94,28 +94,15 @@ fn normal<B: Backend, T: Normal>(stream: &Stream<B>, case: &Case, opts: &RunOpti
 
 #[cfg(test)]
 mod tests {
-    use kiln_core::Device;
-    use kiln_cpu::Cpu;
-
     use super::*;
+    use crate::testing::{assert_times, cpu, handled};
 
     #[test]
     fn every_case_runs_on_the_cpu() {
-        let s = Device::<Cpu>::open(0).unwrap().stream();
-        let opts = RunOptions { warmup: 1, runs: 2, ..Default::default() };
-        let all = [
-            Pattern::ArrayAxpy,
-            Pattern::ArrayFusedSum,
-            Pattern::ArrayRowSums,
-            Pattern::RandomUniform,
-            Pattern::RandomNormal,
-        ];
-        for pattern in all {
-            assert!(handles(pattern));
+        let (s, opts) = cpu();
+        for pattern in handled(handles) {
             for dtype in [DType::F32, DType::F64] {
-                let t = run_case(&s, &Case { pattern, dtype, n: 1 << 12 }, &opts)
-                    .unwrap_or_else(|e| panic!("{}: {e}", pattern.name()));
-                assert_eq!(t.runs, 2);
+                assert_times(&Case { pattern, dtype, n: 1 << 12 }, |case| run_case(&s, case, &opts));
             }
         }
         assert!(run_case(&s, &Case { pattern: Pattern::ArrayAxpy, dtype: DType::I32, n: 8 }, &opts).is_err());

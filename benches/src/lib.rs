@@ -46,6 +46,8 @@ mod row;
 mod run;
 mod scaling;
 mod table;
+#[cfg(test)]
+mod testing;
 mod timing;
 
 use std::collections::BTreeMap;

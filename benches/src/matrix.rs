@@ -214,38 +214,20 @@ fn sort<B: Backend, K: SortKey>(
 
 #[cfg(test)]
 mod tests {
-    use kiln_core::Device;
-    use kiln_cpu::Cpu;
     use kiln_kernels::transpose::TransposeAlgorithm;
 
     use super::*;
+    use crate::testing::{assert_times, cpu, handled};
 
     #[test]
     fn every_case_runs_on_the_cpu() {
-        let dev = Device::<Cpu>::open(0).unwrap();
-        let s = dev.stream();
-        let opts = RunOptions { warmup: 1, runs: 2, ..Default::default() };
-        let patterns = [
-            Pattern::Transpose(TransposeAlgorithm::Tiled),
-            Pattern::Transpose(TransposeAlgorithm::Naive),
-            Pattern::Sgemm(MatmulStrategy::Tiled),
-            Pattern::Grayscale,
-            Pattern::Blur3x3,
-            Pattern::Dgemm,
-            Pattern::Sort { key: DType::U32, pairs: false },
-            Pattern::Sort { key: DType::I32, pairs: false },
-            Pattern::Sort { key: DType::F32, pairs: false },
-            Pattern::Sort { key: DType::U32, pairs: true },
-        ];
-        for pattern in patterns {
-            assert!(handles(pattern));
+        let (s, opts) = cpu();
+        let vendor = Case { pattern: Pattern::Sgemm(MatmulStrategy::Vendor), dtype: DType::F32, n: 1 << 12 };
+        for pattern in handled(handles).into_iter().filter(|&p| p != vendor.pattern) {
             let case = Case { pattern, dtype: pattern.fixed_dtype().unwrap_or(DType::F32), n: 1 << 12 };
             assert_eq!(skip_reason(&s, &case), None, "{}", pattern.name());
-            let t = run_case(&s, &case, &opts).unwrap_or_else(|e| panic!("{}: {e}", pattern.name()));
-            assert_eq!(t.runs, 2);
-            assert!(t.median_ms > 0.0, "{}", pattern.name());
+            assert_times(&case, |case| run_case(&s, case, &opts));
         }
-        let vendor = Case { pattern: Pattern::Sgemm(MatmulStrategy::Vendor), dtype: DType::F32, n: 1 << 12 };
         assert!(skip_reason(&s, &vendor).unwrap().contains("offers no vendor GEMM"));
         let huge = Case { pattern: Pattern::Sgemm(MatmulStrategy::Tiled), dtype: DType::F32, n: 1 << 26 };
         assert!(skip_reason(&s, &huge).unwrap().contains("flops"));

@@ -130,33 +130,16 @@ fn histogram<B: Backend>(
 
 #[cfg(test)]
 mod tests {
-    use kiln_core::Device;
-    use kiln_cpu::Cpu;
-
     use super::*;
+    use crate::testing::{assert_times, cpu, handled};
 
     #[test]
     fn every_case_runs_on_the_cpu() {
-        let dev = Device::<Cpu>::open(0).unwrap();
-        let s = dev.stream();
-        let opts = RunOptions { warmup: 1, runs: 2, ..Default::default() };
-        let patterns = [
-            Pattern::ReduceSum,
-            Pattern::Dot,
-            Pattern::ScanInclusive,
-            Pattern::Compact,
-            Pattern::Histogram { skewed: false },
-            Pattern::Histogram { skewed: true },
-            Pattern::UserSumSquares,
-            Pattern::UserScan,
-        ];
-        for pattern in patterns {
-            assert!(handles(pattern));
+        let (s, opts) = cpu();
+        for pattern in handled(handles) {
             for dtype in [DType::F32, DType::I32] {
                 let case = Case { pattern, dtype: pattern.fixed_dtype().unwrap_or(dtype), n: 1 << 12 };
-                let t = run_case(&s, &case, &opts).unwrap_or_else(|e| panic!("{}: {e}", pattern.name()));
-                assert_eq!(t.runs, 2);
-                assert!(t.median_ms > 0.0, "{}", pattern.name());
+                assert_times(&case, |case| run_case(&s, case, &opts));
             }
         }
         assert_eq!(Pattern::Compact.bytes(1000, DType::F32), 6000, "reads 1000, writes the 500 kept");

@@ -200,27 +200,33 @@ pub fn compare<T: Sample>(what: &str, expected: &Expected<T>, got: &[T]) -> Resu
             neighbours: String::new(),
         });
     }
-    let mut first = None;
-    let mut bad = 0;
-    for (i, &g) in got.iter().enumerate() {
-        if !expected.accepts(i, g) {
-            bad += 1;
-            first.get_or_insert(i);
-        }
+    match mismatch(what, want, got, |i| expected.accepts(i, got[i])) {
+        Some(m) => Err(m),
+        None => Ok(()),
     }
-    let Some(index) = first else {
-        return Ok(());
-    };
+}
+
+/// The report on the elements of `got` (as long as `want`) that `ok`
+/// refuses, by index: the first one, the values around it, how many there
+/// are; `None` where `ok` accepts every index.
+pub(crate) fn mismatch<T: fmt::Debug>(
+    what: &str,
+    want: &[T],
+    got: &[T],
+    ok: impl Fn(usize) -> bool,
+) -> Option<Mismatch> {
+    let index = (0..got.len()).find(|&i| !ok(i))?;
+    let bad = (index..got.len()).filter(|&i| !ok(i)).count();
     let lo = index.saturating_sub(NEIGHBOURS);
     let hi = (index + NEIGHBOURS + 1).min(got.len());
     let neighbours = (lo..hi)
         .map(|i| {
-            let mark = if expected.accepts(i, got[i]) { "  " } else { "->" };
+            let mark = if ok(i) { "  " } else { "->" };
             format!("  {mark} [{i}] expected {:?}, got {:?}", want[i], got[i])
         })
         .collect::<Vec<_>>()
         .join("\n");
-    Err(Mismatch {
+    Some(Mismatch {
         what: what.to_string(),
         index,
         expected: format!("{:?}", want[index]),

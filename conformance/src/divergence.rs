@@ -95,74 +95,48 @@ impl Divergence {
     }
 }
 
-/// The divergences every run starts from.
+/// The divergences every run starts from; the cases each covers are not
+/// run, and are reported as unsupported.
 pub const KNOWN: &[Divergence] = &[
-    Divergence {
-        backend: None,
-        // Fill and the memory patterns move bytes and need no f64 arithmetic.
-        patterns: &["sequence", "map", "elementwise"],
-        dtype: Some(DType::F64),
-        when: Condition::Lacks(Feature::F64),
-        expect: Expect::Unsupported,
-        reason: "the device has no 64-bit float arithmetic",
-    },
-    Divergence {
-        backend: None,
-        patterns: &["matmul"],
-        dtype: Some(DType::F64),
-        when: Condition::Lacks(Feature::F64),
-        expect: Expect::Unsupported,
-        reason: "the device has no 64-bit float arithmetic",
-    },
-    Divergence {
-        backend: None,
-        patterns: &["matmul"],
-        dtype: Some(DType::F16),
-        when: Condition::Lacks(Feature::F16),
-        expect: Expect::Unsupported,
-        reason: "the device has no 16-bit float arithmetic",
-    },
-    Divergence {
-        backend: Some(BackendKind::Wgpu),
-        patterns: &["matmul"],
-        dtype: Some(DType::BF16),
-        when: Condition::Always,
-        expect: Expect::Unsupported,
-        reason: "WGSL has no bfloat16 type",
-    },
-    Divergence {
-        backend: Some(BackendKind::Cpu),
-        patterns: &["matmul/vendor"],
-        dtype: None,
-        when: Condition::Always,
-        expect: Expect::Unsupported,
-        reason: "the CPU backend offers no vendor GEMM",
-    },
-    Divergence {
-        backend: Some(BackendKind::Wgpu),
-        patterns: &["matmul/vendor"],
-        dtype: None,
-        when: Condition::Always,
-        expect: Expect::Unsupported,
-        reason: "the wgpu backend offers no vendor GEMM",
-    },
-    Divergence {
-        backend: Some(BackendKind::Cuda),
-        patterns: &["matmul/vendor"],
-        dtype: Some(DType::I32),
-        when: Condition::Always,
-        expect: Expect::Unsupported,
-        reason: "cuBLAS has no 32-bit integer matrix product",
-    },
-    Divergence {
-        backend: Some(BackendKind::Cuda),
-        patterns: &["matmul/vendor"],
-        dtype: Some(DType::U32),
-        when: Condition::Always,
-        expect: Expect::Unsupported,
-        reason: "cuBLAS has no 32-bit integer matrix product",
-    },
+    // Fill and the memory patterns move bytes and need no f64 arithmetic.
+    lacks(
+        Feature::F64,
+        &["sequence", "map", "elementwise"],
+        Some(DType::F64),
+        "the device has no 64-bit float arithmetic",
+    ),
+    lacks(Feature::F64, &["matmul"], Some(DType::F64), "the device has no 64-bit float arithmetic"),
+    lacks(Feature::F16, &["matmul"], Some(DType::F16), "the device has no 16-bit float arithmetic"),
+    always(BackendKind::Wgpu, &["matmul"], Some(DType::BF16), "WGSL has no bfloat16 type"),
+    always(BackendKind::Cpu, &["matmul/vendor"], None, "the CPU backend offers no vendor GEMM"),
+    always(BackendKind::Wgpu, &["matmul/vendor"], None, "the wgpu backend offers no vendor GEMM"),
+    always(BackendKind::Cuda, &["matmul/vendor"], Some(DType::I32), "cuBLAS has no 32-bit integer matrix product"),
+    always(BackendKind::Cuda, &["matmul/vendor"], Some(DType::U32), "cuBLAS has no 32-bit integer matrix product"),
 ];
+
+/// Cases of `patterns` on `dtype` (`None`: every dtype), on a device of any
+/// backend without `feature`, unsupported.
+const fn lacks(
+    feature: Feature,
+    patterns: &'static [&'static str],
+    dtype: Option<DType>,
+    reason: &'static str,
+) -> Divergence {
+    let when = Condition::Lacks(feature);
+    Divergence { backend: None, patterns, dtype, when, expect: Expect::Unsupported, reason }
+}
+
+/// Cases of `patterns` on `dtype` (`None`: every dtype), on every device of
+/// `backend`, unsupported.
+const fn always(
+    backend: BackendKind,
+    patterns: &'static [&'static str],
+    dtype: Option<DType>,
+    reason: &'static str,
+) -> Divergence {
+    let when = Condition::Always;
+    Divergence { backend: Some(backend), patterns, dtype, when, expect: Expect::Unsupported, reason }
+}
 
 /// Backends allowed to flush subnormal floats to zero, and why: for them the
 /// comparer also accepts the result computed with subnormals read as zero.

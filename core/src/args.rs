@@ -148,30 +148,26 @@ impl<'a, B: Backend, T: Element> KernelArg<'a, B> for &'a mut Buffer<B, T> {
 
 impl<'a, B: Backend, T: Element> KernelArg<'a, B> for BufferView<'a, B, T> {
     fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
-        let (buffer, offset, len) = self.parts();
-        let arg = RawArg::Buffer {
-            buffer: buffer.raw(),
-            offset: offset * T::DTYPE.size(),
-            len: len * T::DTYPE.size(),
-            dtype: T::DTYPE,
-            writable: false,
-        };
-        (arg, Some(buffer.storage()))
+        range_arg(self.parts(), false)
     }
 }
 
 impl<'a, B: Backend, T: Element> KernelArg<'a, B> for BufferViewMut<'a, B, T> {
     fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
-        let (buffer, offset, len) = self.into_parts();
-        let arg = RawArg::Buffer {
-            buffer: buffer.raw(),
-            offset: offset * T::DTYPE.size(),
-            len: len * T::DTYPE.size(),
-            dtype: T::DTYPE,
-            writable: true,
-        };
-        (arg, Some(buffer.storage()))
+        range_arg(self.into_parts(), true)
     }
+}
+
+/// The range `len` elements from `offset` of `buffer` as a kernel argument
+/// in bytes, with the storage it keeps alive.
+fn range_arg<'a, B: Backend, T: Element>(
+    (buffer, offset, len): (&'a Buffer<B, T>, usize, usize),
+    writable: bool,
+) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
+    let size = T::DTYPE.size();
+    let arg =
+        RawArg::Buffer { buffer: buffer.raw(), offset: offset * size, len: len * size, dtype: T::DTYPE, writable };
+    (arg, Some(buffer.storage()))
 }
 
 macro_rules! scalar_arg {

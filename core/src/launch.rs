@@ -201,21 +201,9 @@ impl LaunchConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::limits;
 
     const BIG: u32 = 1 << 16;
-
-    fn limits() -> Limits {
-        Limits {
-            max_threads_per_block: 1024,
-            max_block: [1024, 1024, 64],
-            max_grid: [u32::MAX; 3],
-            max_shared_mem_per_block: 48 * 1024,
-            max_buffer_bytes: 1 << 40,
-            max_binding_bytes: 1 << 40,
-            warp_size: 32,
-            min_warp_size: 32,
-        }
-    }
 
     #[test]
     fn counts_saturate_instead_of_overflowing() {

@@ -305,18 +305,29 @@ impl<B: Backend> Stream<B> {
             .inspect_err(|e| self.device.note_failure(e))
     }
 
+    /// Whether `call`, an asynchronous copy of `len` elements between a
+    /// buffer of `device` and a host buffer of `host`, has anything to copy:
+    /// `Err` where either is not this stream's device, where the stream is
+    /// capturing, or where the device is no longer usable.
+    fn host_async_copy(&self, call: &str, device: &Device<B>, host: &Device<B>, len: usize) -> Result<bool> {
+        self.same_device(device, call)?;
+        self.same_device(host, call)?;
+        self.refuse_in_capture(call, HOST_ASYNC)?;
+        if len == 0 {
+            return Ok(false);
+        }
+        self.device.check_usable()?;
+        Ok(true)
+    }
+
     /// Enqueue a copy from a host buffer to a device range of the same length;
     /// returns at once. The host buffer's own accessors wait for the copy.
     pub fn copy_to_device_async<T: Element>(&self, src: &HostBuffer<B, T>, dst: &mut impl ViewMut<B, T>) -> Result<()> {
         let (buf, offset, len) = dst.view_mut().into_parts();
         check_len("Stream::copy_to_device_async (host source vs device destination)", len, src.len())?;
-        self.same_device(buf.device(), "Stream::copy_to_device_async")?;
-        self.same_device(src.device(), "Stream::copy_to_device_async")?;
-        self.refuse_in_capture("Stream::copy_to_device_async", HOST_ASYNC)?;
-        if len == 0 {
+        if !self.host_async_copy("Stream::copy_to_device_async", buf.device(), src.device(), len)? {
             return Ok(());
         }
-        self.device.check_usable()?;
         // Host writes to `src` must wait for earlier device writes into it.
         src.wait_for_device_writes()?;
         let bytes = len * size_of::<T>();
@@ -334,13 +345,9 @@ impl<B: Backend> Stream<B> {
     pub fn copy_to_host_async<T: Element>(&self, src: &impl View<B, T>, dst: &mut HostBuffer<B, T>) -> Result<()> {
         let (buf, offset, len) = src.view().parts();
         check_len("Stream::copy_to_host_async (device source vs host destination)", dst.len(), len)?;
-        self.same_device(buf.device(), "Stream::copy_to_host_async")?;
-        self.same_device(dst.device(), "Stream::copy_to_host_async")?;
-        self.refuse_in_capture("Stream::copy_to_host_async", HOST_ASYNC)?;
-        if len == 0 {
+        if !self.host_async_copy("Stream::copy_to_host_async", buf.device(), dst.device(), len)? {
             return Ok(());
         }
-        self.device.check_usable()?;
         dst.wait_for_device_reads()?;
         let bytes = len * size_of::<T>();
         dst.track_device_write(self, || {

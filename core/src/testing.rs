@@ -59,6 +59,20 @@ pub(crate) fn device() -> (Device<Mock>, Arc<Counters>) {
     (dev, counters)
 }
 
+/// The mock device's limits: a GPU's usual block and grid bounds, 1 GiB buffers.
+pub(crate) fn limits() -> Limits {
+    Limits {
+        max_threads_per_block: 1024,
+        max_block: [1024, 1024, 64],
+        max_grid: [u32::MAX; 3],
+        max_shared_mem_per_block: 48 * 1024,
+        max_buffer_bytes: 1 << 30,
+        max_binding_bytes: 1 << 30,
+        warp_size: 32,
+        min_warp_size: 32,
+    }
+}
+
 fn info() -> DeviceInfo {
     DeviceInfo {
         backend: BackendKind::Cpu,
@@ -69,16 +83,7 @@ fn info() -> DeviceInfo {
         memory_bytes: 1 << 30,
         compute_capability: None,
         driver: "mock".to_string(),
-        limits: Limits {
-            max_threads_per_block: 1024,
-            max_block: [1024, 1024, 64],
-            max_grid: [u32::MAX; 3],
-            max_shared_mem_per_block: 48 * 1024,
-            max_buffer_bytes: 1 << 30,
-            max_binding_bytes: 1 << 30,
-            warp_size: 32,
-            min_warp_size: 32,
-        },
+        limits: limits(),
         features: Features {
             f64: true,
             f16: true,

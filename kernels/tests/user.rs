@@ -2,14 +2,12 @@
 //! every kind of bad input giving an error that names the kernel and the
 //! argument.
 
-use kiln_core::{Args, DType, Device, Error};
-use kiln_cpu::Cpu;
+use kiln_core::{Args, DType, Error};
 use kiln_kernels::expr::{Expr, Ty, index, select, var};
 use kiln_kernels::user::Elementwise;
 
-fn dev() -> Device<Cpu> {
-    Device::<Cpu>::open(0).expect("the CPU device opens")
-}
+mod common;
+use common::dev;
 
 #[test]
 fn float_semantics_at_edge_values() {

@@ -5,11 +5,13 @@
 
 use std::collections::BTreeSet;
 
-use kiln_core::{Args, DType, Device, Error, IndexWidth, Language, Program};
-use kiln_cpu::Cpu;
+use kiln_core::{Args, DType, Error, IndexWidth, Language, Program};
 use kiln_kernels::expr::var;
 use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::{Elementwise, Reduction, Scan};
+
+mod common;
+use common::dev;
 
 /// The names the generated code once took as they were: keywords, types and
 /// functions of WGSL and CUDA C++, and the generators' own identifiers.
@@ -37,10 +39,6 @@ const NAMES: [&str; 22] = [
     "asm",
     "v0",
 ];
-
-fn dev() -> Device<Cpu> {
-    Device::<Cpu>::open(0).expect("the CPU device opens")
-}
 
 /// The identifiers of `source` (words of letters, digits and `_` that do
 /// not start with a digit), hex literals aside.

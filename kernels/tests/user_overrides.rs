@@ -1,15 +1,13 @@
 //! The escape hatch: hand-written passes replacing generated ones, and
 //! user kernels turned into programs for the low-level API.
 
-use kiln_core::{Args, DType, Device, Error, HostArgs, HostFn, IndexWidth, Language, Result};
-use kiln_cpu::Cpu;
+use kiln_core::{Args, DType, Error, HostArgs, HostFn, IndexWidth, Language, Result};
 use kiln_kernels::expr::{Ty, var};
 use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::{Elementwise, Reduction, Scan};
 
-fn dev() -> Device<Cpu> {
-    Device::<Cpu>::open(0).expect("the CPU device opens")
-}
+mod common;
+use common::dev;
 
 /// `y = x + 100` by hand, where the generated body doubles.
 fn plus_hundred(a: &mut HostArgs<'_>) -> Result<()> {

@@ -2,28 +2,12 @@
 //! sizes and dtypes, and bad definitions and launches refused with errors
 //! that name the kernel and leave outputs untouched.
 
-use kiln_core::{Args, DType, Device, Error, Stream};
-use kiln_cpu::Cpu;
+use kiln_core::{Args, DType, Error};
 use kiln_kernels::expr::{Expr, Ty, index, len, var};
 use kiln_kernels::user::Reduction;
 
-fn stream() -> Stream<Cpu> {
-    Device::<Cpu>::open(0).expect("the CPU device opens").stream()
-}
-
-/// A deterministic pseudo-random u64 stream (splitmix64).
-fn values(n: usize, seed: u64) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
-}
+mod common;
+use common::{stream, values};
 
 #[test]
 fn wrapping_sums_and_extremes_of_64_bit_integers_at_edge_sizes() {

@@ -3,29 +3,13 @@
 //! associative but not commutative, and bad definitions and launches
 //! refused with errors that name the kernel and leave outputs untouched.
 
-use kiln_core::{Args, DType, Device, Error, Stream};
-use kiln_cpu::Cpu;
+use kiln_core::{Args, DType, Error};
 use kiln_kernels::expr::{Expr, index, var};
 use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::{Scan, ScanKernel};
 
-fn stream() -> Stream<Cpu> {
-    Device::<Cpu>::open(0).expect("the CPU device opens").stream()
-}
-
-/// A deterministic pseudo-random u64 stream (splitmix64).
-fn values(n: usize, seed: u64) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
-}
+mod common;
+use common::{stream, values};
 
 const SIZES: [usize; 10] = [1, 2, 255, 256, 257, 1000, 32767, 32768, 32769, 100_003];
 

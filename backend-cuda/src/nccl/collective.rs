@@ -46,6 +46,15 @@ enum Kind {
     ReduceScatter,
 }
 
+impl Kind {
+    /// Whether NCCL's count is the receive range's length (broadcast, where
+    /// only the root's send range is read, and reduce-scatter, whose count
+    /// is per rank) rather than the send range's.
+    fn counts_receive(self) -> bool {
+        matches!(self, Kind::Broadcast | Kind::ReduceScatter)
+    }
+}
+
 /// One collective as every rank must call it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Call {
@@ -243,6 +252,25 @@ fn describe_words(w: &[u32]) -> String {
 }
 
 impl Comm {
+    /// `kind` from `send` (none: in place) into `recv` on `stream`, NCCL's
+    /// count taken from the range [`Kind::counts_receive`] names.
+    fn run_ranges<'a, T: Element>(
+        &self,
+        stream: &'a Stream<Cuda>,
+        kind: Kind,
+        op: Option<ReduceOp>,
+        root: usize,
+        send: Option<Range<'a, T>>,
+        recv: Range<'a, T>,
+    ) -> Result<()> {
+        let count = match send {
+            Some(s) if !kind.counts_receive() => s.2,
+            _ => recv.2,
+        };
+        let call = Call { kind, op, root, dtype: T::DTYPE, count };
+        self.run(call, Part { stream, send, recv })
+    }
+
     fn run<T: Element>(&self, call: Call, part: Part<'_, T>) -> Result<()> {
         check(self, &call, &part)?;
         if self.checked && self.size > 1 {
@@ -259,8 +287,7 @@ impl Comm {
         recv: &mut impl ViewMut<Cuda, T>,
         op: ReduceOp,
     ) -> Result<()> {
-        let call = Call { kind: Kind::AllReduce, op: Some(op), root: 0, dtype: T::DTYPE, count: send.view().len() };
-        self.run(call, Part { stream, send: Some(send.view().parts()), recv: recv.view_mut().into_parts() })
+        self.run_ranges(stream, Kind::AllReduce, Some(op), 0, Some(send.view().parts()), recv.view_mut().into_parts())
     }
 
     /// [`all_reduce`](Self::all_reduce) with `buf` both sent and received.
@@ -270,9 +297,7 @@ impl Comm {
         buf: &mut impl ViewMut<Cuda, T>,
         op: ReduceOp,
     ) -> Result<()> {
-        let recv = buf.view_mut().into_parts();
-        let call = Call { kind: Kind::AllReduce, op: Some(op), root: 0, dtype: T::DTYPE, count: recv.2 };
-        self.run(call, Part { stream, send: None, recv })
+        self.run_ranges(stream, Kind::AllReduce, Some(op), 0, None, buf.view_mut().into_parts())
     }
 
     /// `recv` on rank `root` = the elementwise `op` of every rank's `send`
@@ -285,8 +310,7 @@ impl Comm {
         op: ReduceOp,
         root: usize,
     ) -> Result<()> {
-        let call = Call { kind: Kind::Reduce, op: Some(op), root, dtype: T::DTYPE, count: send.view().len() };
-        self.run(call, Part { stream, send: Some(send.view().parts()), recv: recv.view_mut().into_parts() })
+        self.run_ranges(stream, Kind::Reduce, Some(op), root, Some(send.view().parts()), recv.view_mut().into_parts())
     }
 
     /// `recv` on every rank = `send` of rank `root` (others' `send` unread).
@@ -297,8 +321,7 @@ impl Comm {
         recv: &mut impl ViewMut<Cuda, T>,
         root: usize,
     ) -> Result<()> {
-        let call = Call { kind: Kind::Broadcast, op: None, root, dtype: T::DTYPE, count: recv.view_mut().len() };
-        self.run(call, Part { stream, send: Some(send.view().parts()), recv: recv.view_mut().into_parts() })
+        self.run_ranges(stream, Kind::Broadcast, None, root, Some(send.view().parts()), recv.view_mut().into_parts())
     }
 
     /// `buf` on every rank = `buf` of rank `root`.
@@ -308,9 +331,7 @@ impl Comm {
         buf: &mut impl ViewMut<Cuda, T>,
         root: usize,
     ) -> Result<()> {
-        let recv = buf.view_mut().into_parts();
-        let call = Call { kind: Kind::Broadcast, op: None, root, dtype: T::DTYPE, count: recv.2 };
-        self.run(call, Part { stream, send: None, recv })
+        self.run_ranges(stream, Kind::Broadcast, None, root, None, buf.view_mut().into_parts())
     }
 
     /// `recv` (size x `send.len()` elements) = every rank's `send`, rank by rank.
@@ -320,8 +341,7 @@ impl Comm {
         send: &impl View<Cuda, T>,
         recv: &mut impl ViewMut<Cuda, T>,
     ) -> Result<()> {
-        let call = Call { kind: Kind::AllGather, op: None, root: 0, dtype: T::DTYPE, count: send.view().len() };
-        self.run(call, Part { stream, send: Some(send.view().parts()), recv: recv.view_mut().into_parts() })
+        self.run_ranges(stream, Kind::AllGather, None, 0, Some(send.view().parts()), recv.view_mut().into_parts())
     }
 
     /// `recv` of rank r = block r (`recv.len()` elements) of the elementwise
@@ -333,9 +353,14 @@ impl Comm {
         recv: &mut impl ViewMut<Cuda, T>,
         op: ReduceOp,
     ) -> Result<()> {
-        let call =
-            Call { kind: Kind::ReduceScatter, op: Some(op), root: 0, dtype: T::DTYPE, count: recv.view_mut().len() };
-        self.run(call, Part { stream, send: Some(send.view().parts()), recv: recv.view_mut().into_parts() })
+        self.run_ranges(
+            stream,
+            Kind::ReduceScatter,
+            Some(op),
+            0,
+            Some(send.view().parts()),
+            recv.view_mut().into_parts(),
+        )
     }
 }
 
@@ -369,6 +394,26 @@ impl Comms {
         done.and(ended)
     }
 
+    /// `kind` on every rank: rank i from `send[i]` (none: in place) into
+    /// `recv[i]` on `streams[i]`, NCCL's count taken from the ranges
+    /// [`Kind::counts_receive`] names.
+    fn run_all<T: Element, S: View<Cuda, T>, R: ViewMut<Cuda, T>>(
+        &self,
+        kind: Kind,
+        op: Option<ReduceOp>,
+        root: usize,
+        streams: &[Stream<Cuda>],
+        send: Option<&[S]>,
+        recv: &mut [R],
+    ) -> Result<()> {
+        let counts: Vec<usize> = match send {
+            Some(send) if !kind.counts_receive() => send.iter().map(|s| s.view().len()).collect(),
+            _ => recv.iter_mut().map(|r| r.view_mut().len()).collect(),
+        };
+        let call = self.call(kind, op, root, T::DTYPE, &counts)?;
+        self.run(call, parts(streams, send, recv))
+    }
+
     /// Rank i's count must be the same on every rank: the count of rank 0.
     fn call(&self, kind: Kind, op: Option<ReduceOp>, root: usize, dtype: DType, counts: &[usize]) -> Result<Call> {
         let call = Call { kind, op, root, dtype, count: counts.first().copied().unwrap_or(0) };
@@ -391,9 +436,7 @@ impl Comms {
         recv: &mut [R],
         op: ReduceOp,
     ) -> Result<()> {
-        let counts: Vec<usize> = send.iter().map(|s| s.view().len()).collect();
-        let call = self.call(Kind::AllReduce, Some(op), 0, T::DTYPE, &counts)?;
-        self.run(call, parts(streams, Some(send), recv))
+        self.run_all(Kind::AllReduce, Some(op), 0, streams, Some(send), recv)
     }
 
     /// [`Comm::all_reduce_in_place`] on every rank.
@@ -403,9 +446,7 @@ impl Comms {
         bufs: &mut [R],
         op: ReduceOp,
     ) -> Result<()> {
-        let counts: Vec<usize> = bufs.iter_mut().map(|b| b.view_mut().len()).collect();
-        let call = self.call(Kind::AllReduce, Some(op), 0, T::DTYPE, &counts)?;
-        self.run(call, parts::<T, R, R>(streams, None, bufs))
+        self.run_all::<T, R, R>(Kind::AllReduce, Some(op), 0, streams, None, bufs)
     }
 
     /// [`Comm::reduce`] on every rank.
@@ -417,9 +458,7 @@ impl Comms {
         op: ReduceOp,
         root: usize,
     ) -> Result<()> {
-        let counts: Vec<usize> = send.iter().map(|s| s.view().len()).collect();
-        let call = self.call(Kind::Reduce, Some(op), root, T::DTYPE, &counts)?;
-        self.run(call, parts(streams, Some(send), recv))
+        self.run_all(Kind::Reduce, Some(op), root, streams, Some(send), recv)
     }
 
     /// [`Comm::broadcast`] on every rank.
@@ -430,9 +469,7 @@ impl Comms {
         recv: &mut [R],
         root: usize,
     ) -> Result<()> {
-        let counts: Vec<usize> = recv.iter_mut().map(|r| r.view_mut().len()).collect();
-        let call = self.call(Kind::Broadcast, None, root, T::DTYPE, &counts)?;
-        self.run(call, parts(streams, Some(send), recv))
+        self.run_all(Kind::Broadcast, None, root, streams, Some(send), recv)
     }
 
     /// [`Comm::all_gather`] on every rank.
@@ -442,9 +479,7 @@ impl Comms {
         send: &[S],
         recv: &mut [R],
     ) -> Result<()> {
-        let counts: Vec<usize> = send.iter().map(|s| s.view().len()).collect();
-        let call = self.call(Kind::AllGather, None, 0, T::DTYPE, &counts)?;
-        self.run(call, parts(streams, Some(send), recv))
+        self.run_all(Kind::AllGather, None, 0, streams, Some(send), recv)
     }
 
     /// [`Comm::reduce_scatter`] on every rank.
@@ -455,9 +490,7 @@ impl Comms {
         recv: &mut [R],
         op: ReduceOp,
     ) -> Result<()> {
-        let counts: Vec<usize> = recv.iter_mut().map(|r| r.view_mut().len()).collect();
-        let call = self.call(Kind::ReduceScatter, Some(op), 0, T::DTYPE, &counts)?;
-        self.run(call, parts(streams, Some(send), recv))
+        self.run_all(Kind::ReduceScatter, Some(op), 0, streams, Some(send), recv)
     }
 }
 

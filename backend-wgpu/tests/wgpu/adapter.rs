@@ -3,7 +3,7 @@
 use kiln_core::{BackendKind, Device, Error};
 use kiln_wgpu::{Wgpu, ADAPTER_ENV};
 
-use crate::common::device;
+use crate::common::{child, device};
 
 /// Set in the child process of `a_filter_matching_nothing_is_unavailable`.
 const CHILD: &str = "KILN_WGPU_TEST_FILTER_CHILD";
@@ -29,18 +29,14 @@ fn without_a_vulkan_driver_the_backend_is_unavailable() {
     if !cfg!(target_os = "linux") {
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args(["--exact", "adapter::without_a_vulkan_driver_the_backend_is_unavailable", "--nocapture"])
-        .env(NO_DRIVER_CHILD, "1")
-        // Both the current and the older name of the loader's driver list.
-        .env("VK_DRIVER_FILES", "/nonexistent/kiln_icd.json")
-        .env("VK_ICD_FILENAMES", "/nonexistent/kiln_icd.json")
-        .env_remove(ADAPTER_ENV)
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && log.contains("1 passed"), "child failed:\n{log}");
+    let (passed, log) = child(&["adapter::without_a_vulkan_driver_the_backend_is_unavailable"], |c| {
+        c.env(NO_DRIVER_CHILD, "1")
+            // Both the current and the older name of the loader's driver list.
+            .env("VK_DRIVER_FILES", "/nonexistent/kiln_icd.json")
+            .env("VK_ICD_FILENAMES", "/nonexistent/kiln_icd.json")
+            .env_remove(ADAPTER_ENV);
+    });
+    assert!(passed && log.contains("1 passed"), "child failed:\n{log}");
 }
 
 #[test]
@@ -76,15 +72,10 @@ fn a_filter_matching_nothing_is_unavailable() {
         assert!(Device::<Wgpu>::list().is_err());
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args(["--exact", "adapter::a_filter_matching_nothing_is_unavailable", "--nocapture"])
-        .env(CHILD, "1")
-        .env(ADAPTER_ENV, "no-such-adapter")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "child failed:\n{log}");
+    let (passed, log) = child(&["adapter::a_filter_matching_nothing_is_unavailable"], |c| {
+        c.env(CHILD, "1").env(ADAPTER_ENV, "no-such-adapter");
+    });
+    assert!(passed, "child failed:\n{log}");
     assert!(log.contains("1 passed"), "the child ran no test:\n{log}");
 }
 
@@ -96,14 +87,10 @@ fn a_filter_matching_the_adapter_keeps_it() {
     }
     // The first word of the adapter's name, in another case.
     let word = dev.name().split_whitespace().next().unwrap().to_uppercase();
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args(["--exact", "adapter::the_device_is_vulkan_and_reports_its_limits", "--nocapture"])
-        .env(ADAPTER_ENV, &word)
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && log.contains("1 passed"), "{ADAPTER_ENV}={word} lost the adapter:\n{log}");
+    let (passed, log) = child(&["adapter::the_device_is_vulkan_and_reports_its_limits"], |c| {
+        c.env(ADAPTER_ENV, &word);
+    });
+    assert!(passed && log.contains("1 passed"), "{ADAPTER_ENV}={word} lost the adapter:\n{log}");
     assert!(log.contains(dev.name()), "{log}");
 }
 

@@ -1,4 +1,5 @@
-//! Opening the device once per test, or skipping with a printed note.
+//! Opening the device once per test, or skipping with a printed note;
+//! seeded inputs, byte comparisons, and tests rerun in a child process.
 
 use kiln_core::{BackendKind, Device, Error};
 use kiln_wgpu::Wgpu;
@@ -46,4 +47,15 @@ pub fn assert_bytes(got: &[u8], want: &[u8], what: &str) {
             &want[lo..hi]
         );
     }
+}
+
+/// Run the tests named `tests` of this test binary again in a child
+/// process whose command `setup` adjusts (its environment); whether they
+/// passed, and what they printed.
+pub fn child(tests: &[&str], setup: impl FnOnce(&mut std::process::Command)) -> (bool, String) {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command.arg("--exact").args(tests).arg("--nocapture");
+    setup(&mut command);
+    let out = command.output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout))
 }

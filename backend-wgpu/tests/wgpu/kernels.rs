@@ -5,7 +5,7 @@ use kiln_core::{Args, BackendKind, Error, LaunchConfig, Program};
 use kiln_wgpu::Wgpu;
 use rand::Rng;
 
-use crate::common::{device, rng};
+use crate::common::{child, device, rng};
 
 /// `y[i] = 2 * x[i] + 1` over `n` elements, grid-stride, as the ABI says.
 const AFFINE: &str = r#"
@@ -87,14 +87,11 @@ fn kernels_also_run_with_runtime_checks() {
     if std::env::var_os(kiln_wgpu::CHECKED_ENV).is_some() {
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(exe)
-        .args(["--exact", "kernels::kernels_run_at_several_block_shapes", "kernels::views_at_unaligned_offsets"])
-        .env(kiln_wgpu::CHECKED_ENV, "1")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && log.contains("2 passed"), "{log}");
+    let tests = ["kernels::kernels_run_at_several_block_shapes", "kernels::views_at_unaligned_offsets"];
+    let (passed, log) = child(&tests, |c| {
+        c.env(kiln_wgpu::CHECKED_ENV, "1");
+    });
+    assert!(passed && log.contains("2 passed"), "{log}");
 }
 
 /// Views at element offsets that are not multiples of the storage offset

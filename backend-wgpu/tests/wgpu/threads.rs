@@ -30,6 +30,27 @@ fn check(got: &[u32], want: &[u32], what: &str) {
     }
 }
 
+/// Compare the memory of `squares` and `total` with `want` and `want_sum`,
+/// read directly, without the host buffers' own wait; `what` names each path.
+///
+/// # Safety
+/// The copies into both host buffers have completed, and nothing writes them.
+#[track_caller]
+unsafe fn check_memory(
+    squares: &HostBuffer<Wgpu, u32>,
+    want: &[u32],
+    total: &HostBuffer<Wgpu, u32>,
+    want_sum: u32,
+    what: &dyn Fn(&str) -> String,
+) {
+    // SAFETY: the copies are done and nothing writes (the caller's contract).
+    let (got, got_sum) = unsafe { (squares.raw().bytes(), total.raw().bytes()) };
+    // A pooled block may be longer than the buffer: its first bytes are the buffer's.
+    let (got, got_sum) = (&got[..4 * squares.len()], &got_sum[..4]);
+    check(bytemuck::cast_slice(got), want, &what("copy_to_host_async"));
+    check(bytemuck::cast_slice(got_sum), &[want_sum], &what("copy_to_host_async of the sum"));
+}
+
 /// One thread's work: upload, square, sum, and read the squares and the sum
 /// back by every path, each into memory poisoned first.
 fn rounds(dev: &Device<Wgpu>, thread: usize, start: &Barrier) {
@@ -70,15 +91,9 @@ fn rounds(dev: &Device<Wgpu>, thread: usize, start: &Barrier) {
                 }
                 // SAFETY: the event was recorded after both copies and has
                 // completed, and nothing else writes the host buffers.
-                let (got, got_sum) = unsafe { (squares.raw().bytes(), total.raw().bytes()) };
-                // A pooled block may be longer than the buffer: its first bytes are the buffer's.
-                let (got, got_sum) = (&got[..4 * squares.len()], &got_sum[..4]);
-                check(bytemuck::cast_slice(got), &want, &what("copy_to_host_async, after Event::query"));
-                check(
-                    bytemuck::cast_slice(got_sum),
-                    &[want_sum],
-                    &what("copy_to_host_async of the sum, after Event::query"),
-                );
+                unsafe {
+                    check_memory(&squares, &want, &total, want_sum, &|p| what(&format!("{p}, after Event::query")))
+                };
             }
             // So does synchronizing the stream or the device.
             _ => {
@@ -88,14 +103,9 @@ fn rounds(dev: &Device<Wgpu>, thread: usize, start: &Barrier) {
                     dev.synchronize().unwrap();
                 }
                 // SAFETY: as above, after a synchronize that covers both copies.
-                let (got, got_sum) = unsafe { (squares.raw().bytes(), total.raw().bytes()) };
-                let (got, got_sum) = (&got[..4 * squares.len()], &got_sum[..4]);
-                check(bytemuck::cast_slice(got), &want, &what("copy_to_host_async, after synchronize"));
-                check(
-                    bytemuck::cast_slice(got_sum),
-                    &[want_sum],
-                    &what("copy_to_host_async of the sum, after synchronize"),
-                );
+                unsafe {
+                    check_memory(&squares, &want, &total, want_sum, &|p| what(&format!("{p}, after synchronize")))
+                };
             }
         }
         check(squares.as_slice().unwrap(), &want, &what("copy_to_host_async then HostBuffer::as_slice"));

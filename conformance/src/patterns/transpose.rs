@@ -7,7 +7,7 @@ use kiln_core::{Backend, DType, Device, Element, Error, bf16, f16};
 use kiln_kernels::transpose::{TransposeAlgorithm, transpose_with};
 use rand::{Rng, RngCore};
 
-use crate::{Cases, Ctx, Failure, Mismatch};
+use crate::{Cases, Ctx, Failure};
 
 /// A `rows x cols` shape with `rows * cols` close to `ctx.n` (exactly `n`
 /// for the 1 x n and n x 1 shapes): the 2D patterns' reading of a size.
@@ -50,26 +50,10 @@ pub(super) fn same_bits<T: Element>(what: &str, expected: &[T], got: &[T]) -> Re
     if expected.len() != got.len() {
         return Err(Failure::Contract(format!("{what}: {} elements expected, {} returned", expected.len(), got.len())));
     }
-    let Some(index) = (0..got.len()).find(|&i| differs(i)) else {
-        return Ok(());
-    };
-    let bad = (0..got.len()).filter(|&i| differs(i)).count();
-    let neighbours = (index.saturating_sub(3)..(index + 4).min(got.len()))
-        .map(|i| {
-            let mark = if differs(i) { "->" } else { "  " };
-            format!("  {mark} [{i}] expected {:?}, got {:?}", expected[i], got[i])
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    Err(Failure::Mismatch(Mismatch {
-        what: what.to_string(),
-        index,
-        expected: format!("{:?}", expected[index]),
-        got: format!("{:?}", got[index]),
-        bad,
-        len: got.len(),
-        neighbours,
-    }))
+    match crate::compare::mismatch(what, expected, got, |i| !differs(i)) {
+        Some(m) => Err(Failure::Mismatch(m)),
+        None => Ok(()),
+    }
 }
 
 /// The transpose of a `rows x cols` row-major matrix, element by element.

@@ -12,7 +12,7 @@ use kiln_kernels::scan::{ScanKind, scan};
 use kiln_kernels::sort::{SortOrder, sort};
 use rand::Rng;
 
-use super::step::{Fault, Started, Step, inputs, prefix_sums, read, total};
+use super::step::{Fault, Started, Step, inputs, prefix_sums, total};
 use crate::{Arith, Expected, Tolerance, binary as reference, unary};
 
 /// How closely a map must match: sign operations exactly, a square within
@@ -42,11 +42,7 @@ pub(crate) fn map_op<B: Backend, T: Arith + Number>(step: &mut Step<'_, B>) -> R
     map(&s, op, &xb, &mut y)?;
     // The input goes now, freed in stream order behind the kernel.
     drop(xb);
-    let check = step.check.clone();
-    Ok(Started::Pending(Box::new(move || {
-        let got = read(&check.tally, &s, &y)?;
-        check.expect(&format!("map {op} output"), &expected, got)
-    })))
+    Ok(step.check_later(s, y, format!("map {op} output"), expected))
 }
 
 /// `c = a op b`.
@@ -63,11 +59,7 @@ pub(crate) fn binary_op<B: Backend, T: Arith + Number>(step: &mut Step<'_, B>) -
     let mut c = step.poisoned(&s, &expected.values)?;
     binary(&s, op, &ab, &bb, &mut c)?;
     drop((ab, bb));
-    let check = step.check.clone();
-    Ok(Started::Pending(Box::new(move || {
-        let got = read(&check.tally, &s, &c)?;
-        check.expect(&format!("elementwise {op} output"), &expected, got)
-    })))
+    Ok(step.check_later(s, c, format!("elementwise {op} output"), expected))
 }
 
 /// `z = alpha * x + y`; a fused multiply-add is accepted as well.
@@ -84,11 +76,7 @@ pub(crate) fn axpy_op<B: Backend, T: Arith + Number>(step: &mut Step<'_, B>) -> 
     let mut z = step.poisoned(&s, &expected.values)?;
     axpy(&s, alpha, &xb, &yb, &mut z)?;
     drop((xb, yb));
-    let check = step.check.clone();
-    Ok(Started::Pending(Box::new(move || {
-        let got = read(&check.tally, &s, &z)?;
-        check.expect("axpy output", &expected, got)
-    })))
+    Ok(step.check_later(s, z, "axpy output".into(), expected))
 }
 
 /// The sum of `x`, returned to the host: integers exactly (wrapping),
@@ -116,11 +104,7 @@ pub(crate) fn scan_op<B: Backend, T: Arith + Number>(step: &mut Step<'_, B>) -> 
     let mut y = step.poisoned(&s, &expected.values)?;
     scan(&s, ScanKind::Inclusive, &xb, &mut y)?;
     drop(xb);
-    let check = step.check.clone();
-    Ok(Started::Pending(Box::new(move || {
-        let got = read(&check.tally, &s, &y)?;
-        check.expect("inclusive scan output", &expected, got)
-    })))
+    Ok(step.check_later(s, y, "inclusive scan output".into(), expected))
 }
 
 /// `u32` keys sorted in place, in a random order.
@@ -137,11 +121,7 @@ pub(crate) fn sort_keys<B: Backend>(step: &mut Step<'_, B>) -> Result<Started, F
     }
     let mut kb = step.upload(&s, &keys)?;
     sort(&s, &mut kb, order)?;
-    let check = step.check.clone();
-    Ok(Started::Pending(Box::new(move || {
-        let got = read(&check.tally, &s, &kb)?;
-        check.expect("sorted keys", &Expected::new(want, Tolerance::Exact), got)
-    })))
+    Ok(step.check_later(s, kb, "sorted keys".into(), Expected::new(want, Tolerance::Exact)))
 }
 
 /// `fill` of a random range of a buffer holding other values (those
@@ -149,7 +129,6 @@ pub(crate) fn sort_keys<B: Backend>(step: &mut Step<'_, B>) -> Result<Started, F
 pub(crate) fn fill_op<B: Backend, T: Arith + Number>(step: &mut Step<'_, B>) -> Result<Started, Fault> {
     let n = step.plan.len(&mut step.rng);
     let (si, s) = step.stream();
-    let check = step.check.clone();
     if step.rng.random() {
         let (lo, hi) = (step.rng.random_range(0..=n), step.rng.random_range(0..=n));
         let (lo, hi) = (lo.min(hi), lo.max(hi));
@@ -159,10 +138,12 @@ pub(crate) fn fill_op<B: Backend, T: Arith + Number>(step: &mut Step<'_, B>) -> 
         let mut buf = step.upload(&s, &want)?;
         fill(&s, &mut buf.slice_mut(lo..hi)?, value)?;
         want[lo..hi].fill(value);
-        return Ok(Started::Pending(Box::new(move || {
-            let got = read(&check.tally, &s, &buf)?;
-            check.expect("filled range and its surroundings", &Expected::new(want, Tolerance::Exact), got)
-        })));
+        return Ok(step.check_later(
+            s,
+            buf,
+            "filled range and its surroundings".into(),
+            Expected::new(want, Tolerance::Exact),
+        ));
     }
     let (start, by) = (T::random_scalar(&mut step.rng), T::random_scalar(&mut step.rng));
     step.describe(format!("sequence of {n} {} from {start:?} by {by:?} on stream {si}", T::DTYPE));
@@ -171,8 +152,5 @@ pub(crate) fn fill_op<B: Backend, T: Arith + Number>(step: &mut Step<'_, B>) -> 
     let expected = Expected::new(plain, Tolerance::Ulps(1)).or(fused);
     let mut out = step.poisoned(&s, &expected.values)?;
     sequence(&s, &mut out, start, by)?;
-    Ok(Started::Pending(Box::new(move || {
-        let got = read(&check.tally, &s, &out)?;
-        check.expect("sequence output", &expected, got)
-    })))
+    Ok(step.check_later(s, out, "sequence output".into(), expected))
 }

@@ -231,6 +231,22 @@ impl<B: Backend> Step<'_, B> {
     pub(crate) fn poisoned<T: Sample>(&self, stream: &Stream<B>, expected: &[T]) -> kiln_core::Result<Owned<B, T>> {
         self.upload(stream, &poison_for(expected))
     }
+
+    /// What is left once the work writing `out` on `stream` is enqueued:
+    /// read `out` back and check it against `expected`, as `what`.
+    pub(crate) fn check_later<T: Sample>(
+        &self,
+        stream: Stream<B>,
+        out: Owned<B, T>,
+        what: String,
+        expected: Expected<T>,
+    ) -> Started {
+        let check = self.check.clone();
+        Started::Pending(Box::new(move || {
+            let got = read(&check.tally, &stream, &out)?;
+            check.expect(&what, &expected, got)
+        }))
+    }
 }
 
 /// `src` read back on `stream` (which must be ordered after its writers).

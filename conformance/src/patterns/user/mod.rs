@@ -6,16 +6,17 @@
 //! [`scan`] and kernels from source in [`source`].
 
 mod float;
+mod ints;
 mod reduce;
 mod scan;
 mod source;
 
-use kiln_core::{Args, Backend, DType, Device};
+use kiln_core::{Backend, DType, Device};
 use kiln_kernels::expr::{Expr, index, select, var};
 use kiln_kernels::user::Elementwise;
 use rand::Rng;
 
-use super::unchanged;
+use self::ints::Ints;
 use crate::{CaseRng, Cases, Ctx, Expected, Failure, Tolerance, poisoned};
 
 /// Outputs per generated kernel: with the three inputs, within the eight
@@ -261,20 +262,10 @@ fn ints<B: Backend, T>(
 where
     T: crate::Sample + kiln_kernels::Number + Into<i64> + TryFrom<i64>,
 {
-    let signed = T::DTYPE == DType::I32;
-    let x: Vec<T> = ctx.random();
-    let y: Vec<T> = ctx.random();
-    let raw_len = ctx.rng.random_range(0..64usize);
-    let raw: Vec<T> = crate::random_vec(&mut ctx.rng, raw_len);
-    let a: T = crate::random_vec(&mut ctx.rng, 1)[0];
-    let (xi, yi, ri): (Vec<i64>, Vec<i64>, Vec<i64>) = (
-        x.iter().map(|&v| v.into()).collect(),
-        y.iter().map(|&v| v.into()).collect(),
-        raw.iter().map(|&v| v.into()).collect(),
-    );
-    let env = Env { signed, x: &xi, y: &yi, raw: &ri, a: a.into() };
+    let n = ctx.n;
+    let inputs = Ints::<B, T>::new(device, ctx, n)?;
+    let env = inputs.env();
     let s = device.stream();
-    let (xb, yb, rb) = (device.upload(&x)?, device.upload(&y)?, device.upload(&raw)?);
     for k in 0..kernels {
         let exprs = exprs(&mut ctx.rng);
         let kernel = random_kernel(k, T::DTYPE, exprs.iter().map(|e| build(e, T::DTYPE)))?;
@@ -283,7 +274,7 @@ where
             .map(|e| (0..ctx.n).map(|i| T::try_from(env.eval(e, i)).unwrap_or_default()).collect())
             .collect();
         let mut outs = want.iter().map(|w| poisoned(device, w)).collect::<kiln_core::Result<Vec<_>>>()?;
-        let mut args = Args::new().arg(&xb).arg(&yb).arg(&rb).scalar(a);
+        let mut args = inputs.args();
         for o in outs.iter_mut() {
             args = args.arg(o);
         }
@@ -291,11 +282,15 @@ where
         for (j, (o, w)) in outs.iter().zip(&want).enumerate() {
             let got = o.to_vec()?;
             let what = format!("z{j} = {}", build(&exprs[j], T::DTYPE));
-            ctx.compare_inputs(&what, &Expected::new(w.clone(), Tolerance::Exact), &got, &[("x", &x), ("y", &y)])?;
+            ctx.compare_inputs(
+                &what,
+                &Expected::new(w.clone(), Tolerance::Exact),
+                &got,
+                &[("x", &inputs.x), ("y", &inputs.y)],
+            )?;
         }
     }
-    unchanged("input x", &xb, &x)?;
-    unchanged("raw input r", &rb, &raw)
+    inputs.unchanged()
 }
 
 /// The kernel `random_{k}` of the random-expression cases: inputs `x` and

@@ -8,6 +8,7 @@ use kiln_kernels::expr::{Expr, len, var};
 use kiln_kernels::user::Reduction;
 use rand::Rng;
 
+use super::ints::Ints;
 use super::{Env, R, build_with, tree};
 use crate::patterns::reduce::shape;
 use crate::patterns::sums::{Compensated, sum_bound};
@@ -54,16 +55,9 @@ where
     let signed = T::DTYPE == DType::I32;
     let (rows, cols) = shape(ctx);
     let n = rows * cols;
-    let x: Vec<T> = crate::random_vec(&mut ctx.rng, n);
-    let y: Vec<T> = crate::random_vec(&mut ctx.rng, n);
-    let raw_len = ctx.rng.random_range(0..64usize);
-    let raw: Vec<T> = crate::random_vec(&mut ctx.rng, raw_len);
-    let a: T = crate::random_vec(&mut ctx.rng, 1)[0];
-    let wide = |v: &[T]| v.iter().map(|&t| t.into()).collect::<Vec<i64>>();
-    let (xi, yi, ri) = (wide(&x), wide(&y), wide(&raw));
-    let env = Env { signed, x: &xi, y: &yi, raw: &ri, a: a.into() };
+    let inputs = Ints::<B, T>::new(device, ctx, n)?;
+    let env = inputs.env();
     let s = device.stream();
-    let (xb, yb, rb) = (device.upload(&x)?, device.upload(&y)?, device.upload(&raw)?);
     let to_t = |v: i64| T::try_from(v).unwrap_or_default();
     for (k, c) in COMBINE.iter().enumerate() {
         let map: R = tree(&mut ctx.rng, 3);
@@ -88,7 +82,7 @@ where
             to_t(if with_post { env.wrap(v ^ env.a) } else { v })
         };
         let what = |how: &str| format!("reduce {} of {} {how}", c.name, build_with(&map, T::DTYPE, "s"));
-        let args = || Args::new().arg(&xb).arg(&yb).arg(&rb).scalar(a);
+        let args = || inputs.args();
 
         let whole = vec![fold(&mut (0..n))];
         let mut out = poisoned(device, &whole)?;
@@ -113,8 +107,7 @@ where
             &out.to_vec()?,
         )?;
     }
-    unchanged("input x", &xb, &x)?;
-    unchanged("raw input r", &rb, &raw)
+    inputs.unchanged()
 }
 
 /// For 8 Ki elements or more, 2 to 8 rows (each cut into parts, a block

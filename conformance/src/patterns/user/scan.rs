@@ -9,8 +9,9 @@ use kiln_kernels::expr::{Expr, var};
 use kiln_kernels::scan::ScanKind;
 use kiln_kernels::user::Scan;
 
+use super::ints::Ints;
 use super::reduce::COMBINE;
-use super::{Env, R, build_with, tree};
+use super::{R, build_with, tree};
 use crate::patterns::sums::Compensated;
 use crate::patterns::unchanged;
 use crate::{Ctx, Expected, Failure, Tolerance, poisoned};
@@ -51,16 +52,9 @@ where
 {
     let signed = T::DTYPE == DType::I32;
     let n = ctx.n;
-    let x: Vec<T> = crate::random_vec(&mut ctx.rng, n);
-    let y: Vec<T> = crate::random_vec(&mut ctx.rng, n);
-    let raw_len = rand::Rng::random_range(&mut ctx.rng, 0..64usize);
-    let raw: Vec<T> = crate::random_vec(&mut ctx.rng, raw_len);
-    let a: T = crate::random_vec(&mut ctx.rng, 1)[0];
-    let wide = |v: &[T]| v.iter().map(|&t| t.into()).collect::<Vec<i64>>();
-    let (xi, yi, ri) = (wide(&x), wide(&y), wide(&raw));
-    let env = Env { signed, x: &xi, y: &yi, raw: &ri, a: a.into() };
+    let inputs = Ints::<B, T>::new(device, ctx, n)?;
+    let env = inputs.env();
     let s = device.stream();
-    let (xb, yb, rb) = (device.upload(&x)?, device.upload(&y)?, device.upload(&raw)?);
     let to_t = |v: i64| T::try_from(v).unwrap_or_default();
     type Fold<'e> = Box<dyn Fn(i64, i64) -> i64 + 'e>;
     let mut ops: Vec<(&str, Expr, i64, Fold<'_>)> = COMBINE
@@ -89,13 +83,12 @@ where
         for kind in ScanKind::ALL {
             let want: Vec<T> = sequential(kind, &mapped, identity, &fold).into_iter().map(to_t).collect();
             let mut out = poisoned(device, &want)?;
-            kernel.scan(&s, kind, Args::new().arg(&xb).arg(&yb).arg(&rb).scalar(a), &mut out)?;
+            kernel.scan(&s, kind, inputs.args(), &mut out)?;
             let what = format!("{kind} scan {name} of {body}{}", if compose { " & 0xff" } else { "" });
             ctx.compare(&what, &Expected::new(want, Tolerance::Exact), &out.to_vec()?)?;
         }
     }
-    unchanged("input x", &xb, &x)?;
-    unchanged("raw input r", &rb, &raw)
+    inputs.unchanged()
 }
 
 /// The running sum of `x[i] * y[i]`, inclusive and exclusive, against
