@@ -61,26 +61,14 @@
 
 mod check;
 mod cuda;
-mod cuda_fold;
-mod cuda_scan;
 mod fold;
 mod fold_check;
 mod host;
-mod host_elementwise;
-mod host_eval;
-mod host_fold;
-mod host_fold_op;
-mod host_inputs;
-mod host_op;
-mod host_scan;
-mod host_scan_op;
 mod neutral;
 mod node;
 mod ty;
 mod value;
 mod wgsl;
-mod wgsl_fold;
-mod wgsl_scan;
 
 pub use node::{BinOp, Expr, UnOp, index, len, select, var};
 pub use ty::{SUPPORTED, Ty};
@@ -94,16 +82,16 @@ pub(crate) mod check_op {
 }
 pub(crate) use fold::{Fold, FoldDef, Pass, ScanPass};
 pub(crate) use fold_check::check_fold;
-pub(crate) use host_elementwise::elementwise as host_elementwise;
-pub(crate) use host_fold::{Shape, reduce as host_reduce};
-pub(crate) use host_scan::scan as host_scan;
+pub(crate) use host::elementwise::elementwise as host_elementwise;
+pub(crate) use host::fold::{Shape, reduce as host_reduce};
+pub(crate) use host::scan::scan as host_scan;
 
 /// Code generation entry points, by language.
 pub(crate) mod generate {
+    pub(crate) use super::cuda::fold::fold as cuda_fold;
+    pub(crate) use super::cuda::scan::{scan as cuda_scan, tile as cuda_scan_tile};
     pub(crate) use super::cuda::{elementwise as cuda_elementwise, pack as cuda_pack};
-    pub(crate) use super::cuda_fold::fold as cuda_fold;
-    pub(crate) use super::cuda_scan::{scan as cuda_scan, tile as cuda_scan_tile};
     pub(crate) use super::wgsl::elementwise as wgsl_elementwise;
-    pub(crate) use super::wgsl_fold::fold as wgsl_fold;
-    pub(crate) use super::wgsl_scan::{TILE as WGSL_SCAN_TILE, scan as wgsl_scan};
+    pub(crate) use super::wgsl::fold::fold as wgsl_fold;
+    pub(crate) use super::wgsl::scan::{TILE as WGSL_SCAN_TILE, scan as wgsl_scan};
 }

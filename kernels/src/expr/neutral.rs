@@ -29,8 +29,8 @@ use kiln_core::{DType, Error, Result};
 
 use super::check::Typed;
 use super::fold::Fold;
+use super::host::eval::{Exec, Machine};
 use super::host::{Col, Elem, Slice, by_dtype};
-use super::host_eval::{Exec, Machine};
 use super::node::{Expr, Lit, Node, select, var};
 
 /// Integer samples; the largest fits every integer dtype.
@@ -130,7 +130,7 @@ pub(super) fn check(
             }
         }
     }
-    if super::host_op::standard(combine, acc, &value).is_some() {
+    if super::host::op::standard(combine, acc, &value).is_some() {
         return Ok(None);
     }
     let id = || Expr::new(Node::Lit(Lit::Typed(acc, bits)));

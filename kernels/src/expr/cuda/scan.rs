@@ -12,11 +12,11 @@
 
 use kiln_core::{DType, IndexWidth};
 
-use super::check::Role;
-use super::cuda::{ONE, PRELUDE, c_type, len_type};
-use super::cuda_fold::function;
-use super::fold::Fold;
-use super::ty::Vt;
+use crate::expr::check::Role;
+use crate::expr::cuda::fold::function;
+use crate::expr::cuda::{ONE, PRELUDE, c_type, len_type};
+use crate::expr::fold::Fold;
+use crate::expr::ty::Vt;
 use crate::scan::{LOOKBACK_CUH, ScanKind};
 
 /// 16-byte vectors per thread for the widest type a scan loads or stores:

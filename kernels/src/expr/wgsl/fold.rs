@@ -3,10 +3,10 @@
 //! `cuda_fold.rs`); workgroups fold through workgroup memory, as WGSL
 //! offers no portable subgroup operations.
 
-use super::check::{Role, Typed};
-use super::fold::{Fold, Pass};
-use super::ty::Vt;
-use super::wgsl::{Helpers, Names, interface, statements, w_type};
+use crate::expr::check::{Role, Typed};
+use crate::expr::fold::{Fold, Pass};
+use crate::expr::ty::Vt;
+use crate::expr::wgsl::{Helpers, Names, interface, statements, w_type};
 
 /// `fn head { statements; return v; }` for a part, its arguments named by `names`.
 fn function(head: &str, body: &Typed, h: &mut Helpers, names: &Names<'_>) -> String {

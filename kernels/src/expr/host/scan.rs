@@ -17,11 +17,11 @@
 use kiln_core::{HostArgs, Result};
 use rayon::prelude::*;
 
-use super::fold::Fold;
-use super::host::{Col, Elem, Slice, SliceMut};
-use super::host_eval::Machine;
-use super::host_fold::{Combiner, identity};
-use super::host_inputs::{Inputs, scan_internal};
+use crate::expr::fold::Fold;
+use crate::expr::host::eval::Machine;
+use crate::expr::host::fold::{Combiner, identity};
+use crate::expr::host::inputs::{Inputs, scan_internal};
+use crate::expr::host::{Col, Elem, Slice, SliceMut};
 use crate::scan::ScanKind;
 
 /// Elements per chunk.
@@ -102,7 +102,7 @@ fn by_run(rows: &Col, r: Runs, spare: &mut Col, scratch: &mut Col, out: &mut Sli
         Col::B(_) => None,
     };
     done.ok_or_else(|| scan_internal("a chunk's output"))?;
-    super::host::copy_into(scratch.slice()?.sub(0, r.len), out)
+    crate::expr::host::copy_into(scratch.slice()?.sub(0, r.len), out)
 }
 
 /// One thread's machines: the map's and the combining expression's.
@@ -203,7 +203,7 @@ pub(crate) fn scan(fold: &Fold, kind: ScanKind, args: &mut HostArgs<'_>) -> Resu
     let id = identity(fold, &inputs)?;
     let out_index = args.len() - 1;
     let mut out = SliceMut::output(args, out_index, fold.acc)?;
-    if super::host_scan_op::scan(fold, kind, &inputs, &id, n, &mut out)? {
+    if crate::expr::host::scan_op::scan(fold, kind, &inputs, &id, n, &mut out)? {
         return Ok(());
     }
     let mut outs = out.chunks_of(SPAN);

@@ -11,16 +11,16 @@
 use kiln_core::Result;
 use rayon::prelude::*;
 
-use super::fold::Fold;
-use super::host::{CHUNK, Col, Elem, Num};
-use super::host_eval::Machine;
-use super::host_inputs::{Inputs, internal, per_row, row_part};
-use super::host_op::{WithPrefix, direct, native, with_prefix};
+use crate::expr::fold::Fold;
+use crate::expr::host::eval::Machine;
+use crate::expr::host::inputs::{Inputs, internal, per_row, row_part};
+use crate::expr::host::op::{WithPrefix, direct, native, with_prefix};
+use crate::expr::host::{CHUNK, Col, Elem, Num};
 use crate::scan::prefix::{Prefix, parts_total};
 
 /// The fold of all `n` (at least one) elements natively, when the fold's
 /// combining expression and identity `id` allow it: one element.
-pub(super) fn whole(fold: &Fold, inputs: &Inputs<'_>, id: &Col, n: usize) -> Result<Option<Col>> {
+pub(in crate::expr) fn whole(fold: &Fold, inputs: &Inputs<'_>, id: &Col, n: usize) -> Result<Option<Col>> {
     rows(fold, inputs, id, n, (1, n))
 }
 
@@ -28,7 +28,13 @@ pub(super) fn whole(fold: &Fold, inputs: &Inputs<'_>, id: &Col, n: usize) -> Res
 /// elements natively, when the fold's combining expression and identity
 /// `id` allow it: one element per row. Each row folds in fixed ranges of
 /// chunks, every range of every row a task of its own.
-pub(super) fn rows(fold: &Fold, inputs: &Inputs<'_>, id: &Col, n: usize, shape: (usize, usize)) -> Result<Option<Col>> {
+pub(in crate::expr) fn rows(
+    fold: &Fold,
+    inputs: &Inputs<'_>,
+    id: &Col,
+    n: usize,
+    shape: (usize, usize),
+) -> Result<Option<Col>> {
     let Some(op) = native(fold, id) else { return Ok(None) };
     with_prefix(op, fold.acc, Rows { fold, inputs, n, shape }).map(Some)
 }

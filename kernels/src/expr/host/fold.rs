@@ -11,17 +11,17 @@
 use kiln_core::{HostArgs, Result};
 use rayon::prelude::*;
 
-use super::check::{Role, Typed};
-use super::fold::Fold;
-use super::host::{CHUNK, Col, Slice, SliceMut, store};
-use super::host_eval::{Exec, Machine};
-use super::host_inputs::{Inputs, internal, length, per_row, row_part};
+use crate::expr::check::{Role, Typed};
+use crate::expr::fold::Fold;
+use crate::expr::host::eval::{Exec, Machine};
+use crate::expr::host::inputs::{Inputs, internal, length, per_row, row_part};
+use crate::expr::host::{CHUNK, Col, Slice, SliceMut, store};
 
 /// Columns narrower than this fold along the rows one column at a time.
 const NARROW: usize = 64;
 
 /// Evaluate `body` over `[start, start + len)` of `n` and take its stored value.
-pub(super) fn eval(body: &Typed, inputs: &Inputs<'_>, start: usize, len: usize, n: usize) -> Result<Col> {
+pub(in crate::expr) fn eval(body: &Typed, inputs: &Inputs<'_>, start: usize, len: usize, n: usize) -> Result<Col> {
     let exec = inputs.exec(start, len, n);
     let mut machine = Machine::new(body);
     machine.run(&exec)?;
@@ -29,7 +29,7 @@ pub(super) fn eval(body: &Typed, inputs: &Inputs<'_>, start: usize, len: usize, 
 }
 
 /// The combining expression, run elementwise over two columns at once.
-pub(super) struct Combiner<'f> {
+pub(in crate::expr) struct Combiner<'f> {
     machine: Machine<'f>,
     result: u32,
     /// The last result, kept for its allocation.
@@ -37,12 +37,12 @@ pub(super) struct Combiner<'f> {
 }
 
 impl<'f> Combiner<'f> {
-    pub(super) fn new(fold: &'f Fold) -> Self {
+    pub(in crate::expr) fn new(fold: &'f Fold) -> Self {
         Combiner { machine: Machine::new(&fold.combine), result: Fold::result(&fold.combine), spare: None }
     }
 
     /// `combine(a[i], b[i])` for every `i` (the two of one length).
-    pub(super) fn apply(&mut self, a: Slice<'_>, b: Slice<'_>) -> Result<Col> {
+    pub(in crate::expr) fn apply(&mut self, a: Slice<'_>, b: Slice<'_>) -> Result<Col> {
         let inputs = [Some(a), Some(b), None];
         let exec = Exec { start: 0, len: a.len(), n: a.len(), inputs: &inputs, scalars: &[None; 3], local: &[] };
         self.machine.run(&exec)?;
@@ -54,7 +54,7 @@ impl<'f> Combiner<'f> {
     }
 
     /// `acc[i] = combine(acc[i], b[i])` for `i` below `b`'s length.
-    pub(super) fn fold_into(&mut self, acc: &mut Col, b: Slice<'_>) -> Result<()> {
+    pub(in crate::expr) fn fold_into(&mut self, acc: &mut Col, b: Slice<'_>) -> Result<()> {
         {
             let inputs = [Some(acc.slice()?.sub(0, b.len())), Some(b), None];
             let exec = Exec { start: 0, len: b.len(), n: b.len(), inputs: &inputs, scalars: &[None; 3], local: &[] };
@@ -75,7 +75,7 @@ impl<'f> Combiner<'f> {
     }
 
     /// The fold of a non-empty column, in a tree of halves: one element.
-    pub(super) fn tree(&mut self, mut col: Col) -> Result<Col> {
+    pub(in crate::expr) fn tree(&mut self, mut col: Col) -> Result<Col> {
         while col.len() > 1 {
             let len = col.len();
             let h = len / 2;
@@ -155,7 +155,7 @@ pub(crate) fn reduce(fold: &Fold, shape: Shape, args: &mut HostArgs<'_>) -> Resu
     store(&results, &mut out, false)
 }
 
-pub(super) fn identity(fold: &Fold, inputs: &Inputs<'_>) -> Result<Col> {
+pub(in crate::expr) fn identity(fold: &Fold, inputs: &Inputs<'_>) -> Result<Col> {
     eval(&fold.identity, inputs, 0, 1, 1)
 }
 
@@ -181,7 +181,7 @@ fn whole(fold: &Fold, inputs: &Inputs<'_>, n: usize) -> Result<Col> {
     if n == 0 {
         return Ok(id);
     }
-    if let Some(total) = super::host_fold_op::whole(fold, inputs, &id, n)? {
+    if let Some(total) = crate::expr::host::fold_op::whole(fold, inputs, &id, n)? {
         return Ok(total);
     }
     // Fixed ranges (not one per thread), so the result is the same on every
@@ -206,7 +206,7 @@ fn along_rows(fold: &Fold, inputs: &Inputs<'_>, n: usize, rows: usize, cols: usi
     }
     if cols >= CHUNK {
         let id = identity(fold, inputs)?;
-        if let Some(each) = super::host_fold_op::rows(fold, inputs, &id, n, (rows, cols))? {
+        if let Some(each) = crate::expr::host::fold_op::rows(fold, inputs, &id, n, (rows, cols))? {
             return Ok(each);
         }
         let parts: Vec<Col> = (0..rows * per_row(cols))

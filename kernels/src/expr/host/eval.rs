@@ -7,14 +7,14 @@
 use kiln_core::{DType, Error, Result};
 use multiversion::multiversion;
 
-use super::check::{Op, TNode, Typed};
-use super::host::{Col, Elem, FromAll, Num, Slice, SliceMut, by_dtype};
-use super::node::{BinOp, UnOp};
-use super::ty::Vt;
-use super::value::Value;
+use crate::expr::check::{Op, TNode, Typed};
+use crate::expr::host::{Col, Elem, FromAll, Num, Slice, SliceMut, by_dtype};
+use crate::expr::node::{BinOp, UnOp};
+use crate::expr::ty::Vt;
+use crate::expr::value::Value;
 use crate::prefetch::Ahead;
 
-pub(super) fn internal(what: &str) -> Error {
+pub(in crate::expr) fn internal(what: &str) -> Error {
     Error::invalid("user kernel on the CPU", format!("{what}: operand types disagree with the checked body"))
 }
 
@@ -402,10 +402,10 @@ impl<'b> Machine<'b> {
     }
 
     /// Copy node `v`'s values over the last range run into `out` (past the
-    /// cache with `stream`, as [`super::host::write`]).
+    /// cache with `stream`, as [`crate::expr::host::write`]).
     pub(crate) fn store(&mut self, v: u32, exec: &Exec<'_>, out: &mut SliceMut<'_>, stream: bool) -> Result<()> {
         let src = self.values(v, exec)?;
-        super::host::write(src, out, stream)
+        crate::expr::host::write(src, out, stream)
     }
 
     /// Whether node `v`'s values over the last range run are the machine's

@@ -10,10 +10,10 @@
 
 use kiln_core::IndexWidth;
 
-use super::check::{Role, Typed};
-use super::cuda::{PRELUDE, c_type, len_type, statements};
-use super::fold::{Fold, Pass};
-use super::ty::Vt;
+use crate::expr::check::{Role, Typed};
+use crate::expr::cuda::{PRELUDE, c_type, len_type, statements};
+use crate::expr::fold::{Fold, Pass};
+use crate::expr::ty::Vt;
 
 /// `fn_head { statements; return v; }` for a part.
 pub(crate) fn function(head: &str, body: &Typed) -> String {
@@ -154,7 +154,7 @@ fn parts(fold: &Fold, l: &str) -> String {
             }
         }
         head.push(format!("{l} kx_i, {l} kx_n"));
-        out.push_str(super::cuda::ONE);
+        out.push_str(crate::expr::cuda::ONE);
         out.push_str(&function(&format!("kx_acc kx_map1({})", head.join(", ")), &fold.map));
     }
     let (mut decl, _) = scalars(fold);

@@ -1,11 +1,14 @@
 //! CUDA C++ from a typed body: one `const` local per node.
 
+pub(in crate::expr) mod fold;
+pub(in crate::expr) mod scan;
+
 use kiln_core::{DType, IndexWidth};
 
-use super::check::{Op, Role, TNode, Typed};
-use super::node::{BinOp, UnOp};
-use super::ty::Vt;
-use super::value::Value;
+use crate::expr::check::{Op, Role, TNode, Typed};
+use crate::expr::node::{BinOp, UnOp};
+use crate::expr::ty::Vt;
+use crate::expr::value::Value;
 
 /// The helpers every generated CUDA kernel starts with.
 pub(crate) const PRELUDE: &str = include_str!("prelude.cuh");

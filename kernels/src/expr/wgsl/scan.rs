@@ -6,11 +6,11 @@
 //! carry. Every step keeps the elements' order: a tree over adjacent ranges
 //! for a tile's fold, a Hillis-Steele scan over its invocations' totals.
 
-use super::check::Role;
-use super::fold::{Fold, ScanPass};
-use super::ty::Vt;
-use super::wgsl::{Helpers, interface, w_type};
-use super::wgsl_fold::{fold_parts, module};
+use crate::expr::check::Role;
+use crate::expr::fold::{Fold, ScanPass};
+use crate::expr::ty::Vt;
+use crate::expr::wgsl::fold::{fold_parts, module};
+use crate::expr::wgsl::{Helpers, interface, w_type};
 use crate::scan::ScanKind;
 
 /// Elements per tile: 256 invocations x 4.

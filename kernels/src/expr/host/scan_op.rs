@@ -10,18 +10,18 @@ use std::sync::{Mutex, PoisonError};
 
 use kiln_core::Result;
 
-use super::fold::Fold;
-use super::host::{CHUNK as SPAN, Col, Elem, Num, SliceMut};
-use super::host_eval::Machine;
-use super::host_inputs::{Inputs, scan_internal};
-use super::host_op::{WithPrefix, direct, native, with_prefix};
+use crate::expr::fold::Fold;
+use crate::expr::host::eval::Machine;
+use crate::expr::host::inputs::{Inputs, scan_internal};
+use crate::expr::host::op::{WithPrefix, direct, native, with_prefix};
+use crate::expr::host::{CHUNK as SPAN, Col, Elem, Num, SliceMut};
 use crate::scan::ScanKind;
 use crate::scan::cpu_pass::{chunk_of, scan as scan_chunks};
 use crate::scan::prefix::{CHUNK, Prefix};
 
 /// Scan natively when the fold's combining expression and identity `id`
 /// allow it, into `out` (the output, `n` elements): whether it did.
-pub(super) fn scan(
+pub(in crate::expr) fn scan(
     fold: &Fold,
     kind: ScanKind,
     inputs: &Inputs<'_>,

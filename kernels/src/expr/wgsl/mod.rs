@@ -5,14 +5,17 @@
 //! of range, min/max of NaN) and bounds sin/cos only on [-pi, pi]; the
 //! helpers give kiln's one semantics (see the module docs of `expr`).
 
+pub(in crate::expr) mod fold;
+pub(in crate::expr) mod scan;
+
 use std::collections::BTreeMap;
 
 use kiln_core::DType;
 
-use super::check::{Op, Role, TNode, Typed};
-use super::node::{BinOp, UnOp};
-use super::ty::Vt;
-use super::value::Value;
+use crate::expr::check::{Op, Role, TNode, Typed};
+use crate::expr::node::{BinOp, UnOp};
+use crate::expr::ty::Vt;
+use crate::expr::value::Value;
 use crate::launch::WGSL_ABI;
 
 /// The WGSL type of `t`; 64-bit integers are refused before generation.

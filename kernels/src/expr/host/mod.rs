@@ -5,10 +5,19 @@
 //! `f32::min` ignores a NaN operand, and the integer operations are the
 //! wrapping ones.
 
+pub(in crate::expr) mod elementwise;
+pub(in crate::expr) mod eval;
+pub(in crate::expr) mod fold;
+pub(in crate::expr) mod fold_op;
+pub(in crate::expr) mod inputs;
+pub(in crate::expr) mod op;
+pub(in crate::expr) mod scan;
+pub(in crate::expr) mod scan_op;
+
 use kiln_core::{DType, Error, HostArgs, Result};
 
-use super::node::{BinOp, UnOp};
-use super::ty::Vt;
+use crate::expr::node::{BinOp, UnOp};
+use crate::expr::ty::Vt;
 use crate::prefetch::Ahead;
 use crate::stream_store;
 

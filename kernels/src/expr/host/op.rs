@@ -8,13 +8,13 @@
 
 use kiln_core::{DType, Result};
 
-use super::check::{Op, Typed};
-use super::fold::Fold;
-use super::host::{Col, Elem, Num, by_dtype};
-use super::host_eval::internal;
-use super::host_inputs::Inputs;
-use super::node::BinOp;
-use super::ty::Vt;
+use crate::expr::check::{Op, Typed};
+use crate::expr::fold::Fold;
+use crate::expr::host::eval::internal;
+use crate::expr::host::inputs::Inputs;
+use crate::expr::host::{Col, Elem, Num, by_dtype};
+use crate::expr::node::BinOp;
+use crate::expr::ty::Vt;
 use crate::scan::cpu::Sum;
 use crate::scan::prefix::Prefix;
 
@@ -75,7 +75,7 @@ macro_rules! float_neutral {
 float_neutral!(f32, f64);
 
 /// `op` over `T` with the column machine's arithmetic, from `id`.
-pub(super) struct Apply<T> {
+pub(in crate::expr) struct Apply<T> {
     op: BinOp,
     id: T,
 }
@@ -99,14 +99,14 @@ impl<T: Num> Prefix for Apply<T> {
 
 /// The operation `fold` combines by, when it is one that runs natively
 /// and `id` (the fold's identity) is its neutral element.
-pub(super) fn native(fold: &Fold, id: &Col) -> Option<BinOp> {
+pub(in crate::expr) fn native(fold: &Fold, id: &Col) -> Option<BinOp> {
     standard(&fold.combine, fold.acc, id)
 }
 
 /// The operation the combining expression `combine` over `acc` is, when
 /// it is one that runs natively and `id` is its neutral element (so the
 /// identity is neutral at every value).
-pub(super) fn standard(combine: &Typed, acc: DType, id: &Col) -> Option<BinOp> {
+pub(in crate::expr) fn standard(combine: &Typed, acc: DType, id: &Col) -> Option<BinOp> {
     let op = operation(combine, acc)?;
     let neutral = by_dtype!(acc, T => {
         let id = T::col(id).and_then(|c| c.first().copied());
@@ -116,7 +116,7 @@ pub(super) fn standard(combine: &Typed, acc: DType, id: &Col) -> Option<BinOp> {
 }
 
 /// Work generic over the running prefix of a native operation.
-pub(super) trait WithPrefix {
+pub(in crate::expr) trait WithPrefix {
     type Out;
     fn run<P>(self, p: &P) -> Result<Self::Out>
     where
@@ -125,7 +125,7 @@ pub(super) trait WithPrefix {
 }
 
 /// Run `work` with the running prefix of `op` on `dtype`.
-pub(super) fn with_prefix<W: WithPrefix>(op: BinOp, dtype: DType, work: W) -> Result<W::Out> {
+pub(in crate::expr) fn with_prefix<W: WithPrefix>(op: BinOp, dtype: DType, work: W) -> Result<W::Out> {
     match (op, dtype) {
         (BinOp::Add, DType::F32) => work.run(&Sum::<f32>::OF),
         (BinOp::Add, DType::F64) => work.run(&Sum::<f64>::OF),
@@ -137,7 +137,7 @@ pub(super) fn with_prefix<W: WithPrefix>(op: BinOp, dtype: DType, work: W) -> Re
 }
 
 /// The map's values in place, when the map is an input of `T` (its first `n`).
-pub(super) fn direct<'a, T: Elem>(fold: &Fold, inputs: &Inputs<'a>, n: usize) -> Option<&'a [T]> {
+pub(in crate::expr) fn direct<'a, T: Elem>(fold: &Fold, inputs: &Inputs<'a>, n: usize) -> Option<&'a [T]> {
     let node = fold.map.nodes.get(Fold::result(&fold.map) as usize)?;
     match node.op {
         Op::Load(k) => inputs.slice(k as usize).and_then(T::of).and_then(|x| x.get(..n)),

@@ -5,10 +5,10 @@
 use kiln_core::{HostArgs, Result};
 use rayon::prelude::*;
 
-use super::check::{Role, Typed};
-use super::host::{CHUNK, Slice, SliceMut, TASK_CHUNKS, by_dtype, scalar_bits, store};
-use super::host_eval::{Exec, Machine, internal};
-use super::value::Value;
+use crate::expr::check::{Role, Typed};
+use crate::expr::host::eval::{Exec, Machine, internal};
+use crate::expr::host::{CHUNK, Slice, SliceMut, TASK_CHUNKS, by_dtype, scalar_bits, store};
+use crate::expr::value::Value;
 use crate::stream_store;
 
 /// Run an elementwise body over a launch's arguments: the arguments in
