@@ -63,6 +63,7 @@ mod check;
 mod cuda;
 mod fold;
 mod fold_check;
+mod generate;
 mod host;
 mod neutral;
 mod node;
@@ -82,16 +83,8 @@ pub(crate) mod check_op {
 }
 pub(crate) use fold::{Fold, FoldDef, Pass, ScanPass};
 pub(crate) use fold_check::check_fold;
-pub(crate) use host::elementwise::elementwise as host_elementwise;
-pub(crate) use host::fold::{Shape, reduce as host_reduce};
-pub(crate) use host::scan::scan as host_scan;
+pub(crate) use generate::generator;
 
-/// Code generation entry points, by language.
-pub(crate) mod generate {
-    pub(crate) use super::cuda::fold::fold as cuda_fold;
-    pub(crate) use super::cuda::scan::{scan as cuda_scan, tile as cuda_scan_tile};
-    pub(crate) use super::cuda::{elementwise as cuda_elementwise, pack as cuda_pack};
-    pub(crate) use super::wgsl::elementwise as wgsl_elementwise;
-    pub(crate) use super::wgsl::fold::fold as wgsl_fold;
-    pub(crate) use super::wgsl::scan::{TILE as WGSL_SCAN_TILE, scan as wgsl_scan};
-}
+/// The tiles of the scans' one-pass (CUDA) and multi-pass (WGSL) kernels.
+pub(crate) use cuda::scan::tile as cuda_scan_tile;
+pub(crate) use wgsl::scan::TILE as WGSL_SCAN_TILE;

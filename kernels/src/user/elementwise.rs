@@ -3,13 +3,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use kiln_core::{
-    Args, Backend, DType, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Source, Stream,
-};
+use kiln_core::{Args, Backend, DType, Error, IndexWidth, Language, LaunchConfig, Program, Result, Source, Stream};
 
 use super::instances::Instances;
 use super::names::{self, check_ident};
-use super::signature::{Bound, bind, check_backend, check_u32, resolve_types};
+use super::signature::{Bound, bind, check_u32, resolve_types};
 use crate::expr::{self, Expr, Param, Role, Stmt, Ty, Typed, check};
 use crate::launch::{BLOCK, blocks, check_dtype};
 
@@ -203,32 +201,13 @@ impl ElementwiseKernel {
         let roles: Vec<Role> = def.params.iter().map(|p| p.role).collect();
         let name = &def.name;
         let entry = names::entry(name);
-        let generated_cuda = language == Language::Cuda && !self.0.sources.contains_key(&language);
-        // Generated WGSL handles four elements per step (see
-        // `expr::wgsl::elementwise`): a grid of a quarter of them.
-        let generated_wgsl = language == Language::Wgsl && !self.0.sources.contains_key(&language);
-        let per_thread = match (generated_cuda, generated_wgsl) {
-            (true, _) => expr::generate::cuda_pack(&roles, &body),
-            (_, true) => 4,
-            _ => 1,
-        };
-        let program = match (self.0.sources.get(&language), language) {
-            (Some(s), _) => Program::new(&entry).source(language, s.clone()),
-            (None, Language::Cuda) => {
-                Program::new(&entry).cuda(expr::generate::cuda_elementwise(&entry, &roles, &body, width))
-            }
-            (None, Language::Wgsl) => {
-                check_backend(name, language, [&*body].into_iter())?;
-                Program::new(&entry).wgsl(expr::generate::wgsl_elementwise(&entry, &roles, &body))
-            }
-            (None, Language::Host) => {
-                let (roles, b) = (roles.clone(), body.clone());
-                let key = format!("elementwise {name} {:?}\n{}", roles, body.canonical());
-                Program::new(&entry)
-                    .host_closure(HostClosure::new(key, move |args| expr::host_elementwise(&roles, &b, args)))
-            }
-            (None, other) => {
-                return Err(Error::invalid(format!("user kernel `{name}`"), format!("no generator for {other}")));
+        let (program, per_thread) = match self.0.sources.get(&language) {
+            Some(s) => (Program::new(&entry).source(language, s.clone()), 1),
+            None => {
+                let generator = expr::generator(name, language)?;
+                generator.supports(name, &mut [&*body].into_iter())?;
+                let program = generator.elementwise(name, &entry, &roles, &body, width)?;
+                (program, generator.per_thread(&roles, &body))
             }
         };
         Ok(Arc::new(Instance { body, program: Arc::new(program), per_thread }))

@@ -4,15 +4,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, DType, Element, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, RawArg, Result,
-    Source, Stream, ViewMut,
+    Args, Backend, DType, Element, Error, IndexWidth, Language, LaunchConfig, Program, RawArg, Result, Source, Stream,
+    ViewMut,
 };
 
 use super::fold_kernel::{FoldInstance, FoldKernel};
 use super::names::{self, check_ident};
 use super::partials::Partials;
-use super::signature::{Bound, bind, check_backend};
-use crate::expr::{self, Expr, FoldDef, Param, Pass, Role, Shape, Stmt, Ty, check_fold};
+use super::signature::{Bound, bind};
+use crate::expr::{self, Expr, FoldDef, Param, Pass, Role, Stmt, Ty, check_fold};
 use crate::launch::BLOCK;
 
 /// Elements a part of a split row holds at least: four steps of a block.
@@ -168,13 +168,10 @@ impl std::fmt::Debug for ReductionKernel {
     }
 }
 
-/// The passes each shape runs, on the host (one each) and on a GPU.
+/// The passes a reduction runs in `language` (its generator's; none for a
+/// language without one).
 fn passes(language: Language) -> &'static [Pass] {
-    if language.runs_whole_launch() {
-        &[Pass::Whole, Pass::Rows, Pass::Cols]
-    } else {
-        &[Pass::Whole, Pass::Fold, Pass::Rows, Pass::Split, Pass::Tile, Pass::Cols]
-    }
+    expr::generator("", language).map_or(&[], |g| g.fold_passes())
 }
 
 impl ReductionKernel {
@@ -239,28 +236,9 @@ impl ReductionKernel {
             // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
             let (base, entry) = (names::entry(&def.name), names::pass_entry(&def.name, pass.name()));
             let program = self.0.overrides.program(language, &entry, || {
-                check_backend(&def.name, language, fold.parts())?;
-                Ok(match language {
-                    Language::Cuda => Program::new(&entry).cuda(expr::generate::cuda_fold(&base, &fold, pass, width)),
-                    Language::Wgsl => Program::new(&entry).wgsl(expr::generate::wgsl_fold(&base, &fold, pass)),
-                    Language::Host => {
-                        let shape = match pass {
-                            Pass::Rows => Shape::Rows,
-                            Pass::Cols => Shape::Cols,
-                            _ => Shape::Whole,
-                        };
-                        let f = fold.clone();
-                        let key = format!("reduction {} {shape:?}\n{}", def.name, fold.canonical());
-                        Program::new(&entry)
-                            .host_closure(HostClosure::new(key, move |args| expr::host_reduce(&f, shape, args)))
-                    }
-                    other => {
-                        return Err(Error::invalid(
-                            format!("user kernel `{}`", def.name),
-                            format!("no generator for {other}"),
-                        ));
-                    }
-                })
+                let generator = expr::generator(&def.name, language)?;
+                generator.supports(&def.name, &mut fold.parts())?;
+                generator.fold(&def.name, &base, &entry, &fold, pass, width)
             })?;
             programs.insert(pass, program);
         }

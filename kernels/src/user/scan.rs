@@ -4,14 +4,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, DType, Element, Error, HostClosure, IndexWidth, Language, LaunchConfig, Program, Result, Source,
-    Stream, ViewMut,
+    Args, Backend, DType, Element, Error, IndexWidth, Language, LaunchConfig, Program, Result, Source, Stream, ViewMut,
 };
 
 use super::fold_kernel::{FoldInstance, FoldKernel};
 use super::names::{self, check_ident};
 use super::partials::Partials;
-use super::signature::{bind, check_backend, check_u32};
+use super::signature::{bind, check_u32};
 use crate::expr::{self, Expr, FoldDef, Param, Role, ScanPass, Stmt, Ty, check_fold};
 use crate::scan::ScanKind;
 
@@ -145,16 +144,10 @@ impl std::fmt::Debug for ScanKernel {
     }
 }
 
-/// The passes of a language: one for CUDA and the host, four for WGSL.
+/// The passes a scan runs in `language` (its generator's: one for CUDA and
+/// the host, several for WGSL; none for a language without one).
 fn passes(language: Language) -> Vec<ScanPass> {
-    match language {
-        Language::Wgsl => {
-            let mut v = vec![ScanPass::Sums, ScanPass::LevelSums, ScanPass::LevelTiles];
-            v.extend(ScanKind::ALL.map(ScanPass::Tiles));
-            v
-        }
-        _ => ScanKind::ALL.map(ScanPass::One).to_vec(),
-    }
+    expr::generator("", language).map_or_else(|_| Vec::new(), |g| g.scan_passes())
 }
 
 impl ScanKernel {
@@ -215,29 +208,13 @@ impl ScanKernel {
         let def = &self.0.def;
         let fold = check_fold(def, bind)?;
         let mut programs = HashMap::new();
-        let mut cuda = None;
         for pass in passes(language) {
             // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
             let (base, entry) = (names::entry(&def.name), names::pass_entry(&def.name, &pass.name()));
             let program = self.0.overrides.program(language, &entry, || {
-                check_backend(&def.name, language, fold.parts())?;
-                Ok(match (language, pass) {
-                    (Language::Cuda, _) => Program::new(&entry)
-                        .cuda(cuda.get_or_insert_with(|| expr::generate::cuda_scan(&base, &fold, width)).clone()),
-                    (Language::Wgsl, _) => Program::new(&entry).wgsl(expr::generate::wgsl_scan(&base, &fold, pass)),
-                    (Language::Host, ScanPass::One(kind)) => {
-                        let f = fold.clone();
-                        let key = format!("scan {} {kind}\n{}", def.name, fold.canonical());
-                        Program::new(&entry)
-                            .host_closure(HostClosure::new(key, move |args| expr::host_scan(&f, kind, args)))
-                    }
-                    (other, _) => {
-                        return Err(Error::invalid(
-                            format!("user kernel `{}`", def.name),
-                            format!("no generator for {other}"),
-                        ));
-                    }
-                })
+                let generator = expr::generator(&def.name, language)?;
+                generator.supports(&def.name, &mut fold.parts())?;
+                generator.scan(&def.name, &base, &entry, &fold, pass, width)
             })?;
             programs.insert(pass, program);
         }
@@ -318,7 +295,7 @@ impl ScanKernel {
             // inputs within their lengths, and writes out[0..n).
             return unsafe { stream.launch(&kernel, LaunchConfig::new(1, 1), args) };
         }
-        let tiles = n.div_ceil(expr::generate::cuda_scan_tile(&inst.fold));
+        let tiles = n.div_ceil(expr::cuda_scan_tile(&inst.fold));
         let grid =
             u32::try_from(tiles).ok().filter(|&g| g <= stream.device().info().limits.max_grid[0]).ok_or_else(|| {
                 Error::invalid(
@@ -416,6 +393,6 @@ impl ScanKernel {
 /// The tiles of a WGSL pass over `n` elements, and its workgroups: one a
 /// tile, at most the grid's limit (they loop over the tiles).
 fn wgsl_tiles<B: Backend>(stream: &Stream<B>, n: usize) -> (usize, u32) {
-    let tiles = n.div_ceil(expr::generate::WGSL_SCAN_TILE);
+    let tiles = n.div_ceil(expr::WGSL_SCAN_TILE);
     (tiles, tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32)
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use kiln_core::{Backend, BackendKind, DType, Error, Language, RawArg, Result};
+use kiln_core::{Backend, DType, Error, RawArg, Result};
 
 use crate::expr::{Param, Role, Ty, Typed, check_op};
 
@@ -107,39 +107,6 @@ pub(crate) fn check_u32<'a>(kernel: &str, bodies: impl Iterator<Item = &'a Typed
     let longest = bound.raw_lens.iter().copied().chain([bound.n]).max().unwrap_or(0);
     if uses && longest > u32::MAX as usize {
         return Err(fail(kernel, format!("index() and len() are u32, and the launch has {longest} elements")));
-    }
-    Ok(())
-}
-
-/// `Err(Unsupported)` for what `language` cannot compute. WGSL has no
-/// 64-bit integers, and Vulkan offers its transcendental functions on
-/// 32-bit floats only.
-pub(crate) fn check_backend<'a>(
-    kernel: &str,
-    language: Language,
-    bodies: impl Iterator<Item = &'a Typed>,
-) -> Result<()> {
-    if language != Language::Wgsl {
-        return Ok(());
-    }
-    let what = || format!("user kernel `{kernel}`");
-    for body in bodies {
-        for d in body.dtypes.iter().copied().chain(body.nodes.iter().filter_map(|n| n.ty.dtype())) {
-            if d.wgsl_name().is_none() {
-                return Err(Error::unsupported(BackendKind::Wgpu, what(), format!("WGSL has no {d}")));
-            }
-        }
-        for n in &body.nodes {
-            if n.ty.dtype() == Some(DType::F64)
-                && let Some(f) = check_op::transcendental(&n.op)
-            {
-                return Err(Error::unsupported(
-                    BackendKind::Wgpu,
-                    what(),
-                    format!("Vulkan offers {f} on 32-bit floats only, not f64"),
-                ));
-            }
-        }
     }
     Ok(())
 }

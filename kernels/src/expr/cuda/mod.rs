@@ -1,7 +1,10 @@
 //! CUDA C++ from a typed body: one `const` local per node.
 
 pub(in crate::expr) mod fold;
+mod generator;
 pub(in crate::expr) mod scan;
+
+pub(crate) use generator::Cuda;
 
 use kiln_core::{DType, IndexWidth};
 

@@ -9,10 +9,13 @@ pub(in crate::expr) mod elementwise;
 pub(in crate::expr) mod eval;
 pub(in crate::expr) mod fold;
 pub(in crate::expr) mod fold_op;
+mod generator;
 pub(in crate::expr) mod inputs;
 pub(in crate::expr) mod op;
 pub(in crate::expr) mod scan;
 pub(in crate::expr) mod scan_op;
+
+pub(crate) use generator::Host;
 
 use kiln_core::{DType, Error, HostArgs, Result};
 

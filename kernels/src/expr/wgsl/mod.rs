@@ -6,7 +6,10 @@
 //! helpers give kiln's one semantics (see the module docs of `expr`).
 
 pub(in crate::expr) mod fold;
+mod generator;
 pub(in crate::expr) mod scan;
+
+pub(crate) use generator::Wgsl;
 
 use std::collections::BTreeMap;
 
