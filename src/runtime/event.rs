@@ -2,26 +2,13 @@
 
 use std::time::Duration;
 
-use kiln_core::{BackendKind, Result};
+use kiln_core::Result;
 
-use super::{Device, Event, Tier, describe, dispatch, mismatch};
+use super::{Device, Event, Tier, describe, dispatch, handle_basics, mismatch};
+
+handle_basics!(Event, event, "event");
 
 impl Event {
-    /// The device the event belongs to.
-    pub fn device(&self) -> Device {
-        dispatch!(self, Event, e => B::wrap_device(e.device().clone()))
-    }
-
-    /// The backend.
-    pub fn kind(&self) -> BackendKind {
-        dispatch!(self, Event, _e => <B as kiln_core::Backend>::KIND)
-    }
-
-    /// The typed event, if this one is of backend `B`.
-    pub fn typed<B: Tier>(&self) -> Option<&kiln_core::Event<B>> {
-        B::event(self)
-    }
-
     /// Whether everything before the event has completed; does not block.
     pub fn query(&self) -> Result<bool> {
         dispatch!(self, Event, e => e.query())

@@ -1,25 +1,12 @@
 //! [`Graph`] of the run-time tier.
 
-use kiln_core::{BackendKind, Result};
+use kiln_core::Result;
 
-use super::{Device, Graph, Stream, Tier, describe, dispatch, mismatch};
+use super::{Device, Graph, Stream, Tier, describe, dispatch, handle_basics, mismatch};
+
+handle_basics!(Graph, graph, "graph");
 
 impl Graph {
-    /// The device the graph runs on.
-    pub fn device(&self) -> Device {
-        dispatch!(self, Graph, g => B::wrap_device(g.device().clone()))
-    }
-
-    /// The backend.
-    pub fn kind(&self) -> BackendKind {
-        dispatch!(self, Graph, _g => <B as kiln_core::Backend>::KIND)
-    }
-
-    /// The typed graph, if this one is of backend `B`.
-    pub fn typed<B: Tier>(&self) -> Option<&kiln_core::Graph<B>> {
-        B::graph(self)
-    }
-
     /// The number of copies, fills, launches and products the graph holds.
     pub fn len(&self) -> usize {
         dispatch!(self, Graph, g => g.len())

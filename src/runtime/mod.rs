@@ -94,6 +94,31 @@ macro_rules! dispatch_arms {
 }
 pub(crate) use dispatch_arms;
 
+/// `device()`, `kind()` and `typed()` of a run-time handle that is not
+/// generic over the element type: `handle_basics!(Event, event, "event")`,
+/// the second name being its [`Tier`] method.
+macro_rules! handle_basics {
+    ($handle:ident, $typed:ident, $what:literal) => {
+        impl $handle {
+            #[doc = concat!("The device the ", $what, " belongs to.")]
+            pub fn device(&self) -> Device {
+                dispatch!(self, $handle, h => B::wrap_device(h.device().clone()))
+            }
+
+            /// The backend.
+            pub fn kind(&self) -> kiln_core::BackendKind {
+                dispatch!(self, $handle, _h => <B as kiln_core::Backend>::KIND)
+            }
+
+            #[doc = concat!("The typed ", $what, ", if this one is of backend `B`.")]
+            pub fn typed<B: Tier>(&self) -> Option<&kiln_core::$handle<B>> {
+                B::$typed(self)
+            }
+        }
+    };
+}
+pub(crate) use handle_basics;
+
 /// The error for a value of one backend or device used with another's.
 pub(crate) fn mismatch(what: &str, first: String, second: String) -> crate::Error {
     crate::Error::DeviceMismatch { what: what.to_string(), first, second }

@@ -1,23 +1,16 @@
 //! [`Stream`] of the run-time tier.
 
-use kiln_core::{BackendKind, Element, LaunchConfig, Priority, Result};
+use kiln_core::{Element, LaunchConfig, Priority, Result};
 
 use super::buffer::{typed_view, typed_view_mut};
 use super::{
-    Args, Buffer, Device, Event, Graph, HostBuffer, Kernel, Stream, Tier, View, ViewMut, describe, dispatch, mismatch,
+    Args, Buffer, Device, Event, Graph, HostBuffer, Kernel, Stream, Tier, View, ViewMut, describe, dispatch,
+    handle_basics, mismatch,
 };
 
+handle_basics!(Stream, stream, "stream");
+
 impl Stream {
-    /// The device this stream runs on.
-    pub fn device(&self) -> Device {
-        dispatch!(self, Stream, s => B::wrap_device(s.device().clone()))
-    }
-
-    /// The backend.
-    pub fn kind(&self) -> BackendKind {
-        dispatch!(self, Stream, _s => <B as kiln_core::Backend>::KIND)
-    }
-
     /// The priority after clamping to the device's range.
     pub fn priority(&self) -> Priority {
         dispatch!(self, Stream, s => s.priority())
@@ -26,11 +19,6 @@ impl Stream {
     /// "cpu:0 name", for errors.
     pub(crate) fn describe(&self) -> String {
         dispatch!(self, Stream, s => describe(s.device()))
-    }
-
-    /// The typed stream, if this one is of backend `B`.
-    pub fn typed<B: Tier>(&self) -> Option<&kiln_core::Stream<B>> {
-        B::stream(self)
     }
 
     /// Allocate `len` elements on this stream; the contents are unspecified until written.
