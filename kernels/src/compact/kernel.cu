@@ -30,19 +30,9 @@ static_assert(KILN_ITEMS <= 32, "a thread's selection is a 32-bit mask");
 
 // Counts past 2^32 are possible on large arrays: the look-back sums u64
 // (below 2^61, so they travel inside the status words).
-struct KilnCount {
-    typedef kiln_u64 Payload;
-    static constexpr bool PACKED = true;
+struct KilnCount : KilnPlainOp<kiln_u64, true> {
     static __device__ __forceinline__ kiln_u64 identity() { return 0ull; }
     static __device__ __forceinline__ kiln_u64 op(kiln_u64 earlier, kiln_u64 later) { return earlier + later; }
-    static __device__ __forceinline__ kiln_u64 payload(kiln_u64 s) { return s; }
-    static __device__ __forceinline__ unsigned flag(kiln_u64) { return 0u; }
-    static __device__ __forceinline__ kiln_u64 make(kiln_u64 p, unsigned) { return p; }
-    static __device__ __forceinline__ kiln_u64 shfl_up(kiln_u64 v, int d) { return __shfl_up_sync(KILN_FULL, v, d); }
-    static __device__ __forceinline__ kiln_u64 shfl_down(kiln_u64 v, int d) {
-        return __shfl_down_sync(KILN_FULL, v, d);
-    }
-    static __device__ __forceinline__ kiln_u64 shfl(kiln_u64 v, int lane) { return __shfl_sync(KILN_FULL, v, lane); }
 };
 
 #ifdef INDICES

@@ -42,20 +42,27 @@
 
 typedef unsigned long long kiln_u64;
 
-// The sum of plain values (wrapping for integers), as the look-back sees it.
-// A segmented scan brings its own specialisation for (value, flag) pairs.
-template <typename S> struct KilnSum {
+// What the look-back needs of an operation on plain values of type S (no
+// segment flags), but for its identity() and op(), which an operation
+// deriving from it adds: each value is its own payload, moved across lanes
+// by warp shuffles, and travels inside the status word when `Packed`
+// (4-byte values do).
+template <typename S, bool Packed = sizeof(S) == 4> struct KilnPlainOp {
     typedef S Payload;
-    // 4-byte sums travel inside the status word.
-    static constexpr bool PACKED = sizeof(S) == 4;
-    static __device__ __forceinline__ S identity() { return (S)0; }
-    static __device__ __forceinline__ S op(S earlier, S later) { return kiln_add(earlier, later); }
+    static constexpr bool PACKED = Packed;
     static __device__ __forceinline__ Payload payload(S s) { return s; }
     static __device__ __forceinline__ unsigned flag(S) { return 0u; }
     static __device__ __forceinline__ S make(Payload p, unsigned) { return p; }
     static __device__ __forceinline__ S shfl_up(S v, int d) { return __shfl_up_sync(KILN_FULL, v, d); }
     static __device__ __forceinline__ S shfl_down(S v, int d) { return __shfl_down_sync(KILN_FULL, v, d); }
     static __device__ __forceinline__ S shfl(S v, int lane) { return __shfl_sync(KILN_FULL, v, lane); }
+};
+
+// The sum of plain values (wrapping for integers), as the look-back sees it.
+// A segmented scan brings its own operation on (value, flag) pairs.
+template <typename S> struct KilnSum : KilnPlainOp<S> {
+    static __device__ __forceinline__ S identity() { return (S)0; }
+    static __device__ __forceinline__ S op(S earlier, S later) { return kiln_add(earlier, later); }
 };
 
 // The 16 bytes of one shared-memory vector seen as elements of U.

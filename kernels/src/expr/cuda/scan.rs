@@ -104,17 +104,9 @@ pub(crate) fn scan(name: &str, fold: &Fold, width: IndexWidth) -> String {
     out.push_str(
         r#"
 // The combining expression as the look-back sees it.
-struct KxOp {
-    typedef kx_acc Payload;
-    static constexpr bool PACKED = sizeof(kx_acc) == 4;
+struct KxOp : KilnPlainOp<kx_acc> {
     static __device__ __forceinline__ kx_acc identity() { return kx_identity(); }
     static __device__ __forceinline__ kx_acc op(kx_acc earlier, kx_acc later) { return kx_combine(earlier, later); }
-    static __device__ __forceinline__ Payload payload(kx_acc s) { return s; }
-    static __device__ __forceinline__ unsigned flag(kx_acc) { return 0u; }
-    static __device__ __forceinline__ kx_acc make(Payload p, unsigned) { return p; }
-    static __device__ __forceinline__ kx_acc shfl_up(kx_acc v, int d) { return __shfl_up_sync(KILN_FULL, v, d); }
-    static __device__ __forceinline__ kx_acc shfl_down(kx_acc v, int d) { return __shfl_down_sync(KILN_FULL, v, d); }
-    static __device__ __forceinline__ kx_acc shfl(kx_acc v, int lane) { return __shfl_sync(KILN_FULL, v, lane); }
 };
 #define KX_TILE ((kiln_u64)KILN_SCAN_BLOCK * KX_ITEMS)
 "#,
