@@ -327,6 +327,11 @@ impl<'a> HostArgs<'a> {
         HostArgs { kernel, config, args }
     }
 
+    /// The kernel's name, for errors.
+    pub(crate) fn kernel_name(&self) -> &str {
+        self.kernel
+    }
+
     /// The launch shape the kernel was launched with.
     pub fn config(&self) -> &LaunchConfig {
         &self.config
