@@ -153,3 +153,13 @@ pub(crate) fn wgsl_source(dtype: DType, buffers: &[(&str, Access)], body: &str) 
         buffers.iter().map(|&(name, access)| (name, "T", matches!(access, Access::ReadWrite))).collect();
     format!("{}\n{body}", wgsl_preamble(dtype, &typed))
 }
+
+/// The [`HostFn`](kiln_core::HostFn) of a typed CPU kernel `f`: each
+/// parameter takes its launch argument by type (see
+/// [`HostArgs::call`](kiln_core::HostArgs::call)).
+macro_rules! host_fn {
+    ($f:expr) => {
+        (|args: &mut kiln_core::HostArgs<'_>| args.call($f)) as kiln_core::HostFn
+    };
+}
+pub(crate) use host_fn;

@@ -1,6 +1,6 @@
 //! CPU implementation of the elementwise binary operations and axpy.
 
-use kiln_core::{HostArgs, Result};
+use kiln_core::Result;
 use rayon::prelude::*;
 
 use super::BinaryOp;
@@ -16,32 +16,28 @@ pub(crate) fn combine<T: Number>(op: BinaryOp, a: T, b: T) -> T {
     }
 }
 
-/// `c[i] = a[i] op b[i]`; arguments (a, b, c, n).
-pub(crate) fn binary<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
+/// `c[i] = a[i] op b[i]`.
+pub(crate) fn binary<T: Number, const OP: u8>(a: &[T], b: &[T], c: &mut [T], _n: u64) -> Result<()> {
     let op = BinaryOp::decode(u32::from(OP), "elementwise operation on the CPU")?;
-    let (a, b) = (args.input::<T>(0)?, args.input::<T>(1)?);
-    args.output::<T>(2)?.par_iter_mut().zip(a.par_iter().zip(b)).for_each(|(c, (&a, &b))| *c = combine(op, a, b));
+    c.par_iter_mut().zip(a.par_iter().zip(b)).for_each(|(c, (&a, &b))| *c = combine(op, a, b));
     Ok(())
 }
 
-/// `a[i] = a[i] op b[i]`; arguments (a, b, n).
-pub(crate) fn binary_in_place<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
+/// `a[i] = a[i] op b[i]`.
+pub(crate) fn binary_in_place<T: Number, const OP: u8>(a: &mut [T], b: &[T], _n: u64) -> Result<()> {
     let op = BinaryOp::decode(u32::from(OP), "in-place elementwise operation on the CPU")?;
-    let b = args.input::<T>(1)?;
-    args.output::<T>(0)?.par_iter_mut().zip(b.par_iter()).for_each(|(a, &b)| *a = combine(op, *a, b));
+    a.par_iter_mut().zip(b.par_iter()).for_each(|(a, &b)| *a = combine(op, *a, b));
     Ok(())
 }
 
-/// `z[i] = alpha * x[i] + y[i]`; arguments (x, y, z, alpha, n).
-pub(crate) fn axpy<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
-    let (x, y, alpha) = (args.input::<T>(0)?, args.input::<T>(1)?, args.scalar::<T>(3)?);
-    args.output::<T>(2)?.par_iter_mut().zip(x.par_iter().zip(y)).for_each(|(z, (&x, &y))| *z = alpha.mul(x).add(y));
+/// `z[i] = alpha * x[i] + y[i]`.
+pub(crate) fn axpy<T: Number>(x: &[T], y: &[T], z: &mut [T], alpha: T, _n: u64) -> Result<()> {
+    z.par_iter_mut().zip(x.par_iter().zip(y)).for_each(|(z, (&x, &y))| *z = alpha.mul(x).add(y));
     Ok(())
 }
 
-/// `y[i] = alpha * x[i] + y[i]`; arguments (x, y, alpha, n).
-pub(crate) fn axpy_in_place<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
-    let (x, alpha) = (args.input::<T>(0)?, args.scalar::<T>(2)?);
-    args.output::<T>(1)?.par_iter_mut().zip(x.par_iter()).for_each(|(y, &x)| *y = alpha.mul(x).add(*y));
+/// `y[i] = alpha * x[i] + y[i]`.
+pub(crate) fn axpy_in_place<T: Number>(x: &[T], y: &mut [T], alpha: T, _n: u64) -> Result<()> {
+    y.par_iter_mut().zip(x.par_iter()).for_each(|(y, &x)| *y = alpha.mul(x).add(*y));
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, View, ViewMut};
 
 use crate::Number;
-use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source};
+use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, host_fn, index_width, program, wgsl_source};
 
 /// A binary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,14 +56,14 @@ impl BinaryOp {
 
     fn host<T: Number>(self, in_place: bool) -> HostFn {
         match (self, in_place) {
-            (BinaryOp::Add, false) => cpu::binary::<T, 0>,
-            (BinaryOp::Sub, false) => cpu::binary::<T, 1>,
-            (BinaryOp::Mul, false) => cpu::binary::<T, 2>,
-            (BinaryOp::Div, false) => cpu::binary::<T, 3>,
-            (BinaryOp::Add, true) => cpu::binary_in_place::<T, 0>,
-            (BinaryOp::Sub, true) => cpu::binary_in_place::<T, 1>,
-            (BinaryOp::Mul, true) => cpu::binary_in_place::<T, 2>,
-            (BinaryOp::Div, true) => cpu::binary_in_place::<T, 3>,
+            (BinaryOp::Add, false) => host_fn!(cpu::binary::<T, 0>),
+            (BinaryOp::Sub, false) => host_fn!(cpu::binary::<T, 1>),
+            (BinaryOp::Mul, false) => host_fn!(cpu::binary::<T, 2>),
+            (BinaryOp::Div, false) => host_fn!(cpu::binary::<T, 3>),
+            (BinaryOp::Add, true) => host_fn!(cpu::binary_in_place::<T, 0>),
+            (BinaryOp::Sub, true) => host_fn!(cpu::binary_in_place::<T, 1>),
+            (BinaryOp::Mul, true) => host_fn!(cpu::binary_in_place::<T, 2>),
+            (BinaryOp::Div, true) => host_fn!(cpu::binary_in_place::<T, 3>),
         }
     }
 }
@@ -246,7 +246,7 @@ pub fn axpy<B: Backend, T: Number>(
         fields: "alpha: T, n: u32,",
         buffers: OUT_OF_PLACE,
         alias: None,
-        host: cpu::axpy::<T>,
+        host: host_fn!(cpu::axpy::<T>),
         in_place: false,
     };
     let prog = build(spec, T::DTYPE);
@@ -293,7 +293,7 @@ pub fn axpy_in_place<B: Backend, T: Number>(
         fields: "alpha: T, n: u32,",
         buffers: &[("ew_a", Access::Read), ("ew_out", Access::ReadWrite)],
         alias: Some(("ew_b", "ew_out")),
-        host: cpu::axpy_in_place::<T>,
+        host: host_fn!(cpu::axpy_in_place::<T>),
         in_place: true,
     };
     let prog = build(spec, T::DTYPE);

@@ -1,6 +1,6 @@
 //! CPU implementation of sequence.
 
-use kiln_core::{DType, HostArgs, Result};
+use kiln_core::{DType, Result};
 use multiversion::multiversion;
 use rayon::prelude::*;
 
@@ -11,10 +11,8 @@ const CHUNK: usize = 1 << 16;
 /// Elements computed at a time before a large sequence's copy out.
 const STAGE: usize = 1024;
 
-/// `dst[i] = start + i * step`; arguments (dst, start, step, n).
-pub(crate) fn sequence<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
-    let (start, step) = (args.scalar::<T>(1)?, args.scalar::<T>(2)?);
-    let dst = args.output::<T>(0)?;
+/// `dst[i] = start + i * step`.
+pub(crate) fn sequence<T: Number>(dst: &mut [T], start: T, step: T, _n: u64) -> Result<()> {
     // Indices below 2^31 convert to floats from i32, which vectorises (from
     // u64 it does not before AVX-512); both round the same integer to nearest.
     let small_len = dst.len() < i32::MAX as usize;

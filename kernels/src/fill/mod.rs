@@ -5,7 +5,7 @@ mod cpu;
 use kiln_core::{Args, Backend, DType, Element, Program, Result, Stream, ViewMut};
 
 use crate::Number;
-use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source};
+use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, host_fn, index_width, program, wgsl_source};
 
 /// Set every element of `dst` to `value`, on `stream`; any element type.
 ///
@@ -63,7 +63,7 @@ pub fn sequence<B: Backend, T: Number>(
                 &[("dst", Access::ReadWrite)],
                 &format!("{}{}", wgsl_product(T::DTYPE), include_str!("kernel.wgsl")),
             ))
-            .host(cpu::sequence::<T>)
+            .host(host_fn!(cpu::sequence::<T>))
             .define("KERNEL", &name)
     });
     let kernel = stream.device().kernel(&prog)?;

@@ -4,7 +4,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::any::Any;
 
-use kiln_core::{Error, HostArgs, Result};
+use kiln_core::{Error, Result};
 use multiversion::multiversion;
 use rayon::prelude::*;
 use strength_reduce::StrengthReducedU64;
@@ -71,20 +71,23 @@ fn distance<T: HistogramInput>(v: T, a: u32, b: u32) -> (u32, bool) {
     (d, d <= b)
 }
 
-/// Arguments as the CUDA kernel takes them: (x, counts, dropped, a, b,
-/// shift, scale, bins, n); adds to `counts` and `dropped[0]`.
-pub(crate) fn histogram<T: HistogramInput>(args: &mut HostArgs<'_>) -> Result<()> {
-    let p = BinParams {
-        a: args.scalar::<u32>(3)?,
-        b: args.scalar::<u32>(4)?,
-        shift: args.scalar::<u32>(5)?,
-        scale: args.scalar::<f32>(6)?,
-        bins: args.scalar::<u32>(7)?,
-    };
+/// The arguments of the CUDA kernel; adds to `counts` and `dropped[0]`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn histogram<T: HistogramInput>(
+    x: &[T],
+    counts: &mut [u32],
+    dropped: &mut [u64],
+    a: u32,
+    b: u32,
+    shift: u32,
+    scale: f32,
+    bins: u32,
+    _n: u64,
+) -> Result<()> {
+    let p = BinParams { a, b, shift, scale, bins };
     if p.bins == 0 || p.bins as usize > MAX_BINS {
         return Err(Error::invalid("histogram on the CPU", format!("{} bins: 1 to {MAX_BINS} are supported", p.bins)));
     }
-    let x = args.input::<T>(0)?;
     // One counter function for the whole pass, taking the parameters by
     // value: floats in f32 as the kernels; integers by the bin width's
     // shift where it is a power of two, else `d * bins / (b + 1)` exactly,
@@ -104,10 +107,9 @@ pub(crate) fn histogram<T: HistogramInput>(args: &mut HostArgs<'_>) -> Result<()
             _ => bins,
         })
     };
-    for (c, f) in args.output::<u32>(1)?.iter_mut().zip(&found) {
+    for (c, f) in counts.iter_mut().zip(&found) {
         *c = c.wrapping_add(*f);
     }
-    let dropped = args.output::<u64>(2)?;
     let d = dropped.first_mut().ok_or_else(|| Error::invalid("histogram on the CPU", "the dropped count is empty"))?;
     *d += missed;
     Ok(())

@@ -53,7 +53,7 @@ use kiln_core::{
     Args, Backend, DType, Device, Element, Error, Language, LaunchConfig, Program, Result, Stream, View, ViewMut,
 };
 
-use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_preamble};
+use crate::launch::{check_dtype, cuda_source, host_fn, index_width, program, wgsl_preamble};
 use crate::reduce::wgsl_is_nan;
 
 /// The most bins a histogram may have (16 KiB of `u32` counts per block).
@@ -228,7 +228,7 @@ fn histogram_program<T: HistogramInput>(slots: usize) -> Arc<Program> {
         Program::new(&name)
             .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
             .wgsl(format!("{}{}", wgsl_header(T::DTYPE), include_str!("kernel.wgsl")))
-            .host(cpu::histogram::<T>)
+            .host(host_fn!(cpu::histogram::<T>))
             .define("KERNEL", &name)
             .define("INPUT_TYPE", kind)
             .define("WARP_MATCH", WARP_MATCH)

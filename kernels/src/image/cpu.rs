@@ -1,6 +1,6 @@
 //! CPU implementation of gray and the convolutions.
 
-use kiln_core::{HostArgs, Result};
+use kiln_core::Result;
 use multiversion::multiversion;
 use rayon::prelude::*;
 
@@ -24,10 +24,8 @@ pub(crate) fn gray_of(r: u8, g: u8, b: u8) -> u8 {
     ((299 * r as u32 + 587 * g as u32 + 114 * b as u32) / 1000) as u8
 }
 
-/// `out[i] = gray(in[CH i..])`; arguments (in, out, pixels).
-pub(crate) fn gray<const CH: usize>(args: &mut HostArgs<'_>) -> Result<()> {
-    let input = args.input::<u8>(0)?;
-    let out = args.output::<u8>(1)?;
+/// `out[i] = gray(input[CH i..])`.
+pub(crate) fn gray<const CH: usize>(input: &[u8], out: &mut [u8], _pixels: u64) -> Result<()> {
     // Chunks of pixels per task. With AVX2, byte shuffles split 32 pixels
     // at a time into their channels in registers. Otherwise (and for the
     // last few pixels), groups of pixels are first split into their
@@ -114,18 +112,23 @@ fn sum_block<P: Pixel, const N: usize>(o: &mut [P], win: Window<'_, P>, x: usize
     }
 }
 
-/// `out = convolve(in, weights) / divisor`; arguments (in, weights, out,
-/// width, height, filter_w, filter_h, border, divisor). Rows in parallel;
-/// each sum is taken in f32 in the filter's raster order, as on the GPUs.
-pub(crate) fn convolve<P: Pixel>(args: &mut HostArgs<'_>) -> Result<()> {
-    let (input, weights) = (args.input::<P>(0)?, args.input::<f32>(1)?);
-    let width = args.scalar::<u64>(3)? as usize;
-    let height = args.scalar::<u64>(4)? as usize;
-    let fw = args.scalar::<u32>(5)? as usize;
-    let fh = args.scalar::<u32>(6)? as usize;
-    let border = Border::decode(args.scalar::<u32>(7)?, "convolve on the CPU: the border argument")?;
-    let divisor = args.scalar::<f32>(8)?;
-    let out = args.output::<P>(2)?;
+/// `out = convolve(input, weights) / divisor`, the filter `fw x fh`, edges
+/// by the border of code `border`. Rows in parallel; each sum is taken in
+/// f32 in the filter's raster order, as on the GPUs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn convolve<P: Pixel>(
+    input: &[P],
+    weights: &[f32],
+    out: &mut [P],
+    width: u64,
+    height: u64,
+    fw: u32,
+    fh: u32,
+    border: u32,
+    divisor: f32,
+) -> Result<()> {
+    let (width, height, fw, fh) = (width as usize, height as usize, fw as usize, fh as usize);
+    let border = Border::decode(border, "convolve on the CPU: the border argument")?;
     if width == 0 {
         return Ok(());
     }

@@ -5,15 +5,15 @@ use std::sync::Arc;
 use kiln_core::{DType, Program};
 
 use super::{Pixel, PixelFormat, cpu};
-use crate::launch::{WGSL_ABI, cuda_source, program};
+use crate::launch::{WGSL_ABI, cuda_source, host_fn, program};
 
 /// The gray conversion of `format` images.
 pub(super) fn gray_program(format: PixelFormat) -> Arc<Program> {
     let name = format!("kiln_gray_{}", format.name());
     program(&name, || {
         let host = match format {
-            PixelFormat::Rgb => cpu::gray::<3>,
-            PixelFormat::Rgba => cpu::gray::<4>,
+            PixelFormat::Rgb => host_fn!(cpu::gray::<3>),
+            PixelFormat::Rgba => host_fn!(cpu::gray::<4>),
         };
         Program::new(&name)
             .cuda(cuda_source(DType::U8, include_str!("kernel.cu")))
@@ -51,7 +51,7 @@ pub(super) fn conv_program<P: Pixel>(fw: usize, fh: usize, tiled: bool) -> Arc<P
                 include_str!("conv_common.wgsl"),
                 if tiled { include_str!("conv_tiled.wgsl") } else { include_str!("conv.wgsl") }
             ))
-            .host(cpu::convolve::<P>)
+            .host(host_fn!(cpu::convolve::<P>))
             .define("KERNEL", &name)
             .define("GRAY", 0)
             .define("FW", fw)

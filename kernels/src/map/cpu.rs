@@ -1,6 +1,6 @@
 //! CPU implementation of map.
 
-use kiln_core::{HostArgs, Result};
+use kiln_core::Result;
 use rayon::prelude::*;
 
 use super::MapOp;
@@ -16,17 +16,16 @@ pub(crate) fn apply<T: Number>(op: MapOp, v: T) -> T {
     }
 }
 
-/// `y[i] = op(x[i])`; arguments (x, y, n).
-pub(crate) fn map<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
+/// `y[i] = op(x[i])`.
+pub(crate) fn map<T: Number, const OP: u8>(x: &[T], y: &mut [T], _n: u64) -> Result<()> {
     let op = MapOp::decode(u32::from(OP), "map on the CPU")?;
-    let x = args.input::<T>(0)?;
-    args.output::<T>(1)?.par_iter_mut().zip(x.par_iter()).for_each(|(y, &x)| *y = apply(op, x));
+    y.par_iter_mut().zip(x.par_iter()).for_each(|(y, &x)| *y = apply(op, x));
     Ok(())
 }
 
-/// `x[i] = op(x[i])`; arguments (x, n).
-pub(crate) fn map_in_place<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
+/// `x[i] = op(x[i])`.
+pub(crate) fn map_in_place<T: Number, const OP: u8>(x: &mut [T], _n: u64) -> Result<()> {
     let op = MapOp::decode(u32::from(OP), "in-place map on the CPU")?;
-    args.output::<T>(0)?.par_iter_mut().for_each(|x| *x = apply(op, *x));
+    x.par_iter_mut().for_each(|x| *x = apply(op, *x));
     Ok(())
 }

@@ -7,7 +7,7 @@ use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, Vi
 
 use crate::Number;
 use crate::code::Code;
-use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, index_width, program, wgsl_source};
+use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, host_fn, index_width, program, wgsl_source};
 
 /// A unary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,14 +52,14 @@ impl MapOp {
     /// The host function for `T`, chosen at compile time so each is a plain fn pointer.
     fn host<T: Number>(self, in_place: bool) -> HostFn {
         match (self, in_place) {
-            (MapOp::Square, false) => cpu::map::<T, 0>,
-            (MapOp::Abs, false) => cpu::map::<T, 1>,
-            (MapOp::Negate, false) => cpu::map::<T, 2>,
-            (MapOp::Sqrt, false) => cpu::map::<T, 3>,
-            (MapOp::Square, true) => cpu::map_in_place::<T, 0>,
-            (MapOp::Abs, true) => cpu::map_in_place::<T, 1>,
-            (MapOp::Negate, true) => cpu::map_in_place::<T, 2>,
-            (MapOp::Sqrt, true) => cpu::map_in_place::<T, 3>,
+            (MapOp::Square, false) => host_fn!(cpu::map::<T, 0>),
+            (MapOp::Abs, false) => host_fn!(cpu::map::<T, 1>),
+            (MapOp::Negate, false) => host_fn!(cpu::map::<T, 2>),
+            (MapOp::Sqrt, false) => host_fn!(cpu::map::<T, 3>),
+            (MapOp::Square, true) => host_fn!(cpu::map_in_place::<T, 0>),
+            (MapOp::Abs, true) => host_fn!(cpu::map_in_place::<T, 1>),
+            (MapOp::Negate, true) => host_fn!(cpu::map_in_place::<T, 2>),
+            (MapOp::Sqrt, true) => host_fn!(cpu::map_in_place::<T, 3>),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! (`f16`, `bf16` into `f32`; `i32`, `u32` wrapping) go through the row
 //! loop below.
 
-use kiln_core::{DType, Error, HostArgs, Result};
+use kiln_core::{DType, Error, Result};
 use rayon::prelude::*;
 
 use super::MatmulElement;
@@ -24,12 +24,8 @@ use super::cpu_gemm::packed;
 /// sum over k, in an order fixed by the blocking (for the packed kernels)
 /// or p = 0, 1, ... (the row loop), whatever the number of threads that
 /// share it.
-pub(crate) fn matmul<T: MatmulElement>(args: &mut HostArgs<'_>) -> Result<()> {
-    let (a, b) = (args.input::<T>(0)?, args.input::<T>(1)?);
-    let m = args.scalar::<u64>(3)? as usize;
-    let n = args.scalar::<u64>(4)? as usize;
-    let k = args.scalar::<u64>(5)? as usize;
-    let c = args.output::<T::Acc>(2)?;
+pub(crate) fn matmul<T: MatmulElement>(a: &[T], b: &[T], c: &mut [T::Acc], m: u64, n: u64, k: u64) -> Result<()> {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
     if n == 0 || m == 0 {
         return Ok(());
     }

@@ -6,7 +6,7 @@ use kiln_core::{Element, Program};
 
 use super::plan::Algo;
 use super::{MatmulElement, cpu};
-use crate::launch::{WGSL_ABI, cuda_source, program, wgsl_enables};
+use crate::launch::{WGSL_ABI, cuda_source, host_fn, program, wgsl_enables};
 
 /// The program of `algo` on `T`, with 16-byte loads when `vec`.
 ///
@@ -21,7 +21,7 @@ pub(super) fn matmul_program<T: MatmulElement>(algo: Algo, vec: bool) -> Arc<Pro
         Program::new(&name)
             .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
             .wgsl(format!("{}{WGSL_ABI}{}", wgsl_enables(T::DTYPE), include_str!("kernel.wgsl")))
-            .host(cpu::matmul::<T>)
+            .host(host_fn!(cpu::matmul::<T>))
             .define("KERNEL", &name)
             .define(if algo == Algo::Naive { "NAIVE" } else { "TILED" }, &name)
             .define("ALGO", algo as u8)

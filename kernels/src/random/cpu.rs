@@ -4,7 +4,7 @@
 //! run time (the values' conversions inlined into it); the same operations
 //! per block as [`super::philox4x32_10`], so the same bits.
 
-use kiln_core::{Element, HostArgs, Result};
+use kiln_core::{Element, Result};
 use multiversion::multiversion;
 use rayon::prelude::*;
 
@@ -15,13 +15,24 @@ const CHUNK_BLOCKS: usize = 4096;
 /// Blocks ciphered together.
 const LANES: usize = 16;
 
-/// `dst` filled from the stream at the counter; arguments (dst, seed_lo,
-/// seed_hi, ctr_lo, ctr_hi, one, zero, n).
-pub(crate) fn fill<T: Element, D: Draw<T>>(args: &mut HostArgs<'_>) -> Result<()> {
-    let key = [args.scalar::<u32>(1)?, args.scalar::<u32>(2)?];
-    let ctr = u64::from(args.scalar::<u32>(3)?) | (u64::from(args.scalar::<u32>(4)?) << 32);
+/// `dst` filled from the stream of key (`seed_lo`, `seed_hi`) at the
+/// counter `ctr_hi:ctr_lo`; `one` and `zero` are the GPU kernels' (opaque
+/// constants there, unused here).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fill<T: Element, D: Draw<T>>(
+    dst: &mut [T],
+    seed_lo: u32,
+    seed_hi: u32,
+    ctr_lo: u32,
+    ctr_hi: u32,
+    _one: f32,
+    _zero: u32,
+    _n: u64,
+) -> Result<()> {
+    let key = [seed_lo, seed_hi];
+    let ctr = u64::from(ctr_lo) | (u64::from(ctr_hi) << 32);
     let per = D::PER_BLOCK as usize;
-    args.output::<T>(0)?.par_chunks_mut(per * CHUNK_BLOCKS).enumerate().for_each(|(j, chunk)| {
+    dst.par_chunks_mut(per * CHUNK_BLOCKS).enumerate().for_each(|(j, chunk)| {
         fill_chunk::<T, D>(chunk, ctr.wrapping_add((j * CHUNK_BLOCKS) as u64), key);
     });
     Ok(())

@@ -55,7 +55,7 @@ mod normal_src;
 
 use kiln_core::{Args, Backend, Element, Error, LaunchConfig, Program, Result, Stream, ViewMut};
 
-use crate::launch::{Access, BLOCK, blocks, check_dtype, cuda_source, index_width, program, wgsl_source};
+use crate::launch::{Access, BLOCK, blocks, check_dtype, cuda_source, host_fn, index_width, program, wgsl_source};
 
 /// Philox4x32-10's round multipliers and key increments (Weyl constants).
 pub(crate) const M: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];
@@ -397,7 +397,7 @@ fn fill<B: Backend, T: Element, D: Draw<T>>(
         Program::new(&name)
             .cuda(cuda_source(T::DTYPE, &format!("{}\n{}", D::cuda(), include_str!("kernel.cu"))))
             .wgsl(wgsl_source(T::DTYPE, &[("dst", Access::ReadWrite)], &wgsl_body))
-            .host(cpu::fill::<T, D>)
+            .host(host_fn!(cpu::fill::<T, D>))
             .define("KERNEL", &name)
             .define("PER", &per)
     });

@@ -9,14 +9,13 @@
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, BufferView, BufferViewMut, Error, HostArgs, Kernel, LaunchConfig, Program, Result, Stream, View,
-    ViewMut,
+    Args, Backend, BufferView, BufferViewMut, Error, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut,
 };
 use rayon::prelude::*;
 
 use super::{check_numeric, check_out_len, cpu::extreme, is_nan, partial_blocks, reduce_cuda, wgsl_is_nan};
 use crate::Number;
-use crate::launch::{BLOCK, check_dtype, index_width, program, wgsl_preamble};
+use crate::launch::{BLOCK, check_dtype, host_fn, index_width, program, wgsl_preamble};
 
 /// Which extreme an arg-reduction looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,10 +90,10 @@ fn arg_program<T: Number>(op: ArgOp, finish: bool) -> Arc<Program> {
         let wgsl =
             format!("{}{}{}", wgsl_preamble(T::DTYPE, &buffers), wgsl_is_nan(T::DTYPE), include_str!("arg.wgsl"));
         let host: kiln_core::HostFn = match (op, finish) {
-            (ArgOp::ArgMin, false) => first_pass::<T, 0>,
-            (ArgOp::ArgMax, false) => first_pass::<T, 1>,
-            (ArgOp::ArgMin, true) => finish_pass::<T, 0>,
-            (ArgOp::ArgMax, true) => finish_pass::<T, 1>,
+            (ArgOp::ArgMin, false) => host_fn!(first_pass::<T, 0>),
+            (ArgOp::ArgMax, false) => host_fn!(first_pass::<T, 1>),
+            (ArgOp::ArgMin, true) => host_fn!(finish_pass::<T, 0>),
+            (ArgOp::ArgMax, true) => host_fn!(finish_pass::<T, 1>),
         };
         Program::new(&name)
             .cuda(reduce_cuda(T::DTYPE))
@@ -243,15 +242,13 @@ fn best<T: Number>(op: ArgOp, pairs: impl ParallelIterator<Item = (T, u64)>) -> 
 }
 
 /// Write `found` (or the sentinel) to partial 0 and the sentinel to the rest.
-fn put<T: Number>(args: &mut HostArgs<'_>, op: ArgOp, found: Option<(T, u64)>, vi: usize, ii: usize) -> Result<()> {
+fn put<T: Number>(op: ArgOp, found: Option<(T, u64)>, values: &mut [T], indices: &mut [u64]) -> Result<()> {
     let sentinel = op.sentinel::<T>();
     let (v, i) = found.unwrap_or((sentinel, u64::MAX));
-    let values = args.output::<T>(vi)?;
     values.fill(sentinel);
     if let Some(first) = values.first_mut() {
         *first = v;
     }
-    let indices = args.output::<u64>(ii)?;
     indices.fill(u64::MAX);
     if let Some(first) = indices.first_mut() {
         *first = i;
@@ -259,18 +256,29 @@ fn put<T: Number>(args: &mut HostArgs<'_>, op: ArgOp, found: Option<(T, u64)>, v
     Ok(())
 }
 
-/// Pass 1 on the CPU; arguments (x, value, index, sentinel, n).
-fn first_pass<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
+/// Pass 1 on the CPU.
+fn first_pass<T: Number, const OP: u8>(
+    x: &[T],
+    value: &mut [T],
+    index: &mut [u64],
+    _sentinel: T,
+    _n: u64,
+) -> Result<()> {
     let op = op_of(OP);
-    let x = args.input::<T>(0)?;
     let found = best(op, x.par_iter().with_min_len(1 << 14).enumerate().map(|(i, &v)| (v, i as u64)));
-    put(args, op, found, 1, 2)
+    put(op, found, value, index)
 }
 
-/// Pass 2 on the CPU; arguments (values, indices, value, index, sentinel, n).
-fn finish_pass<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<()> {
+/// Pass 2 on the CPU: the best of the partials `vals` and `idxs`.
+fn finish_pass<T: Number, const OP: u8>(
+    vals: &[T],
+    idxs: &[u64],
+    value: &mut [T],
+    index: &mut [u64],
+    _sentinel: T,
+    _n: u64,
+) -> Result<()> {
     let op = op_of(OP);
-    let (vals, idxs) = (args.input::<T>(0)?, args.input::<u64>(1)?);
     let found = best(op, vals.par_iter().copied().zip(idxs.par_iter().copied()));
-    put(args, op, found, 2, 3)
+    put(op, found, value, index)
 }

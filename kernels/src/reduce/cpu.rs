@@ -222,9 +222,7 @@ pub(crate) fn fold<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Result<(
 }
 
 fn fold_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> {
-    let x = args.input::<T>(0)?;
-    let identity = args.scalar::<T>(2)?;
-    put(args.output::<T>(1)?, T::fold_all(op, x), identity)
+    args.call(|x: &[T], out: &mut [T], identity: T, _n: u64| put(out, T::fold_all(op, x), identity))
 }
 
 /// Dot product; arguments (x, y, out, n).
@@ -233,8 +231,7 @@ pub(crate) fn dot<T: Number>(args: &mut HostArgs<'_>) -> Result<()> {
 }
 
 fn dot_typed<T: HostFold>(args: &mut HostArgs<'_>) -> Result<()> {
-    let (x, y) = (args.input::<T>(0)?, args.input::<T>(1)?);
-    put(args.output::<T>(2)?, T::dot_all(x, y), T::from_index(0))
+    args.call(|x: &[T], y: &[T], out: &mut [T], _n: u64| put(out, T::dot_all(x, y), T::from_index(0)))
 }
 
 /// Write `value` to partial 0 and `identity` to the rest.
@@ -253,15 +250,15 @@ pub(crate) fn fold_rows<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Res
 }
 
 fn rows_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> {
-    let x = args.input::<T>(0)?;
-    let cols = args.scalar::<u64>(4)? as usize;
-    let out = args.output::<T>(1)?;
-    if cols == 0 {
-        out.fill(args.scalar::<T>(2)?);
-        return Ok(());
-    }
-    out.par_iter_mut().zip(x.par_chunks(cols)).for_each(|(o, row)| *o = T::fold_all(op, row));
-    Ok(())
+    args.call(|x: &[T], out: &mut [T], identity: T, _rows: u64, cols: u64, _chunk: u64| {
+        let cols = cols as usize;
+        if cols == 0 {
+            out.fill(identity);
+            return Ok(());
+        }
+        out.par_iter_mut().zip(x.par_chunks(cols)).for_each(|(o, row)| *o = T::fold_all(op, row));
+        Ok(())
+    })
 }
 
 /// Along axis 0 (one result per column), rows split in chunks of
@@ -273,10 +270,13 @@ pub(crate) fn fold_cols<T: Number, const OP: u8>(args: &mut HostArgs<'_>) -> Res
 }
 
 fn cols_typed<T: HostFold>(args: &mut HostArgs<'_>, op: ReduceOp) -> Result<()> {
-    let x = args.input::<T>(0)?;
-    let identity = args.scalar::<T>(2)?;
-    let cols = args.scalar::<u64>(4)? as usize;
-    let out = args.output::<T>(1)?;
+    args.call(|x: &[T], out: &mut [T], identity: T, _rows: u64, cols: u64, _rows_per_chunk: u64| {
+        cols_into(op, x, out, identity, cols as usize)
+    })
+}
+
+/// [`cols_typed`]'s work: `out[c]` = the fold of column `c` of `x`.
+fn cols_into<T: HostFold>(op: ReduceOp, x: &[T], out: &mut [T], identity: T, cols: usize) -> Result<()> {
     let (first, rest) = out.split_at_mut(cols.min(out.len()));
     rest.fill(identity);
     // Each column gathered once, then folded like a whole array, so the

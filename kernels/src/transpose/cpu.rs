@@ -1,6 +1,6 @@
 //! CPU implementation of transpose.
 
-use kiln_core::{Element, Error, HostArgs, Result};
+use kiln_core::{Element, Error, Result};
 use rayon::prelude::*;
 
 use crate::stream_store;
@@ -20,12 +20,9 @@ const STREAM_FROM: usize = 1 << 20;
 /// Output rows a tile's buffer is transposed into at a time.
 const GROUP: usize = 4;
 
-/// `out[c * rows + r] = in[r * cols + c]`; arguments (in, out, rows, cols).
-pub(crate) fn transpose<T: Element>(args: &mut HostArgs<'_>) -> Result<()> {
-    let input = args.input::<T>(0)?;
-    let rows = args.scalar::<u64>(2)? as usize;
-    let cols = args.scalar::<u64>(3)? as usize;
-    let out = args.output::<T>(1)?;
+/// `out[c * rows + r] = input[r * cols + c]`.
+pub(crate) fn transpose<T: Element>(input: &[T], out: &mut [T], rows: u64, cols: u64) -> Result<()> {
+    let (rows, cols) = (rows as usize, cols as usize);
     if rows == 0 || cols == 0 {
         return Ok(());
     }

@@ -14,7 +14,7 @@ use kiln_core::{
     Args, Backend, Device, Element, Error, Language, LaunchConfig, Program, Result, Stream, View, ViewMut,
 };
 
-use crate::launch::{WGSL_ABI, blocks, cuda_source, index_width, program};
+use crate::launch::{WGSL_ABI, blocks, cuda_source, host_fn, index_width, program};
 
 /// How the transpose is computed.
 ///
@@ -79,7 +79,7 @@ fn transpose_program<T: Element>(algorithm: TransposeAlgorithm) -> Arc<Program> 
         Program::new(&name)
             .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
             .wgsl(format!("{WGSL_ABI}{}", include_str!("kernel.wgsl")))
-            .host(cpu::transpose::<T>)
+            .host(host_fn!(cpu::transpose::<T>))
             .define("KERNEL", &name)
             .define(entry, &name)
             .define("ALGO", algorithm as u8)
