@@ -21,9 +21,12 @@ fn saxpy_matches_the_reference() {
     }
 }
 
+/// The GPU, SAXPY compiled on it, and its `x` and `y`.
+type Saxpy = (Device<Cuda>, Kernel<Cuda>, Buffer<Cuda, f32>, Buffer<Cuda, f32>);
+
 /// The GPU, SAXPY compiled on it, and its `x` (ones) and `y` (twos) of 8
 /// elements; `None` without a GPU.
-fn saxpy_of_eight() -> Option<(Device<Cuda>, Kernel<Cuda>, Buffer<Cuda, f32>, Buffer<Cuda, f32>)> {
+fn saxpy_of_eight() -> Option<Saxpy> {
     let dev = gpu()?;
     let k = kernel(&dev, "saxpy", SAXPY);
     let (x, y) = (dev.upload(&[1.0f32; 8]).unwrap(), dev.upload(&[2.0f32; 8]).unwrap());
