@@ -13,8 +13,7 @@ use kiln::kernels::reduce::{ReduceOp, dot_into, reduce_into};
 use kiln::kernels::scan::{ScanKind, scan};
 use kiln::kernels::sort::{SortOrder, sort};
 use kiln::{BackendKind, Device, Error, Priority};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
 
 mod common;
 use common::{devices, on_each_device};
@@ -56,12 +55,12 @@ fn a_captured_step_of_patterns_replays_like_the_host() {
             let (mut sum, mut kept, mut count) = (s.alloc(1).unwrap(), s.alloc(n).unwrap(), s.alloc::<u64>(1).unwrap());
 
             s.begin_capture().unwrap();
-            map(&s, MapOp::Square, &dx, &mut sq).unwrap();
-            binary(&s, BinaryOp::Add, &sq, &dw, &mut z).unwrap();
-            sort(&s, &mut z, SortOrder::Ascending).unwrap();
-            scan(&s, ScanKind::Inclusive, &z, &mut scanned).unwrap();
-            reduce_into(&s, ReduceOp::Sum, &z, &mut sum).unwrap();
-            copy_if_into(&s, &z, Predicate::GreaterThan(500), &mut kept, &mut count).unwrap();
+            map(s, MapOp::Square, &dx, &mut sq).unwrap();
+            binary(s, BinaryOp::Add, &sq, &dw, &mut z).unwrap();
+            sort(s, &mut z, SortOrder::Ascending).unwrap();
+            scan(s, ScanKind::Inclusive, &z, &mut scanned).unwrap();
+            reduce_into(s, ReduceOp::Sum, &z, &mut sum).unwrap();
+            copy_if_into(s, &z, Predicate::GreaterThan(500), &mut kept, &mut count).unwrap();
             let graph = s.end_capture().unwrap();
             assert!(graph.len() >= 6, "{graph:?} on {dev}");
 
@@ -74,7 +73,7 @@ fn a_captured_step_of_patterns_replays_like_the_host() {
                 }
                 sum.fill(-1).unwrap();
                 count.fill(u64::MAX).unwrap();
-                graph.launch(&s).unwrap();
+                graph.launch(s).unwrap();
                 let (hz, hscan, hsum, hkept, hcount) = host_step(&x, &w);
                 let what = format!("n = {n}, round {round} on {dev}");
                 assert_eq!(z.to_vec().unwrap(), hz, "sorted sums, {what}");
@@ -272,18 +271,18 @@ fn a_solver_step_replayed_converges_like_the_host() {
         let mut next = s.alloc::<f32>(n).unwrap();
 
         s.begin_capture().unwrap();
-        matmul(&s, &da, &x, &mut ax, MatmulShape::new(n, 1, n)).unwrap();
-        binary(&s, BinaryOp::Sub, &db, &ax, &mut r).unwrap();
-        binary(&s, BinaryOp::Mul, &r, &dd, &mut step).unwrap();
-        binary(&s, BinaryOp::Add, &x, &step, &mut next).unwrap();
+        matmul(s, &da, &x, &mut ax, MatmulShape::new(n, 1, n)).unwrap();
+        binary(s, BinaryOp::Sub, &db, &ax, &mut r).unwrap();
+        binary(s, BinaryOp::Mul, &r, &dd, &mut step).unwrap();
+        binary(s, BinaryOp::Add, &x, &step, &mut next).unwrap();
         s.copy(&next, &mut x).unwrap();
-        dot_into(&s, &r, &r, &mut norm).unwrap();
+        dot_into(s, &r, &r, &mut norm).unwrap();
         let graph = s.end_capture().unwrap();
 
         let mut hx = vec![0.0f32; n];
         let mut hnorm = 0.0f32;
         for _ in 0..20 {
-            graph.launch(&s).unwrap();
+            graph.launch(s).unwrap();
             let r: Vec<f32> = (0..n).map(|i| b[i] - (0..n).map(|j| a[i * n + j] * hx[j]).sum::<f32>()).collect();
             hnorm = r.iter().map(|v| v * v).sum();
             hx = (0..n).map(|i| hx[i] + r[i] * dinv[i]).collect();
@@ -311,7 +310,7 @@ fn captured_products_of_every_strategy_match_the_host() {
         let mut dc = s.alloc::<f32>(m * n).unwrap();
         for strategy in [MatmulStrategy::Tiled, MatmulStrategy::Naive, MatmulStrategy::Vendor] {
             s.begin_capture().unwrap();
-            let captured = matmul_with(&s, strategy, &da, &db, &mut dc, MatmulShape::new(m, n, k));
+            let captured = matmul_with(s, strategy, &da, &db, &mut dc, MatmulShape::new(m, n, k));
             let graph = s.end_capture();
             if let Err(e) = captured {
                 assert!(matches!(e, Error::Unsupported { .. }), "{strategy:?} on {dev}: {e}");
@@ -325,7 +324,7 @@ fn captured_products_of_every_strategy_match_the_host() {
                 da.copy_from_host(&a).unwrap();
                 db.copy_from_host(&b).unwrap();
                 dc.fill(f32::NAN).unwrap();
-                graph.launch(&s).unwrap();
+                graph.launch(s).unwrap();
                 let got = dc.to_vec().unwrap();
                 for i in 0..m {
                     for j in 0..n {

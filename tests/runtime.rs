@@ -9,8 +9,7 @@ use kiln::kernels::reduce::{ReduceOp, reduce};
 use kiln::kernels::scan::{ScanKind, scan};
 use kiln::kernels::sort::{SortOrder, sort, sort_pairs};
 use kiln::{Args, BackendKind, Device, Error, HostArgs, LaunchConfig, Program};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
 
 mod common;
 use common::{devices, on_each_device};
@@ -64,17 +63,17 @@ fn a_program_runs_on_whichever_device_it_finds() {
             let want: Vec<i32> = x.iter().map(|v| 3 * v + 1).collect();
             assert_eq!(y.to_vec().unwrap(), want, "affine, n = {n}, on {dev}");
 
-            let sum = reduce(&s, ReduceOp::Sum, &dx).unwrap();
+            let sum = reduce(s, ReduceOp::Sum, &dx).unwrap();
             assert_eq!(sum, x.iter().fold(0i32, |a, b| a.wrapping_add(*b)), "sum, n = {n}, on {dev}");
 
             let mut prefix = s.upload(&vec![i32::MAX; n]).unwrap();
-            scan(&s, ScanKind::Exclusive, &dx, &mut prefix).unwrap();
+            scan(s, ScanKind::Exclusive, &dx, &mut prefix).unwrap();
             let want: Vec<i32> = x.iter().scan(0i32, |acc, v| Some(std::mem::replace(acc, *acc + v))).collect();
             assert_eq!(prefix.to_vec().unwrap(), want, "exclusive scan, n = {n}, on {dev}");
 
             let mut keys = s.upload(&x).unwrap();
             let mut order = s.upload(&(0..n as u32).collect::<Vec<_>>()).unwrap();
-            sort_pairs(&s, &mut keys, &mut order, SortOrder::Descending).unwrap();
+            sort_pairs(s, &mut keys, &mut order, SortOrder::Descending).unwrap();
             let mut want: Vec<(i32, u32)> = x.iter().copied().zip(0..).collect();
             want.sort_by_key(|p| std::cmp::Reverse(p.0)); // stable: equal keys keep their order
             let (wk, wv): (Vec<i32>, Vec<u32>) = want.into_iter().unzip();
@@ -85,7 +84,7 @@ fn a_program_runs_on_whichever_device_it_finds() {
         let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-2.0..2.0)).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-2.0..2.0)).collect();
         let mut c = s.upload(&vec![f32::NAN; m * n]).unwrap();
-        matmul(&s, &s.upload(&a).unwrap(), &s.upload(&b).unwrap(), &mut c, MatmulShape::new(m, n, k)).unwrap();
+        matmul(s, &s.upload(&a).unwrap(), &s.upload(&b).unwrap(), &mut c, MatmulShape::new(m, n, k)).unwrap();
         let got = c.to_vec().unwrap();
         for (i, g) in got.iter().enumerate() {
             let (r, col) = (i / n, i % n);
@@ -94,7 +93,7 @@ fn a_program_runs_on_whichever_device_it_finds() {
         }
 
         let mut f = s.upload(&[f32::NAN; 5]).unwrap();
-        sort(&s, &mut f, SortOrder::Ascending).unwrap();
+        sort(s, &mut f, SortOrder::Ascending).unwrap();
         assert!(f.to_vec().unwrap().iter().all(|v| v.is_nan()), "NaN keys stay NaN on {dev}");
     });
 }

@@ -9,8 +9,7 @@ use kiln::kernels::random::Philox;
 use kiln::typed::kernels::sort::SortOrder;
 use kiln::{Cpu, Device, Error};
 use ndarray::{Array2, ArrayD, Axis, s};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
 
 mod common;
 use common::{devices, on_each_device};
@@ -29,7 +28,7 @@ fn views_expressions_and_reductions_match_ndarray() {
         for (rows, cols) in [(1usize, 1usize), (3, 5), (17, 33), (64, 129)] {
             let a = Array2::from_shape_fn((rows, cols), |_| rng.random_range(-4.0f32..4.0));
             let b = Array2::from_shape_fn((1, cols), |_| rng.random_range(0.5f32..2.0));
-            let (da, db) = (Array::from_ndarray(&s, &a).unwrap(), Array::from_ndarray(&s, &b).unwrap());
+            let (da, db) = (Array::from_ndarray(s, &a).unwrap(), Array::from_ndarray(s, &b).unwrap());
             assert_eq!(da.shape(), [rows, cols]);
             assert_eq!(da.device().to_string(), dev.to_string());
 
@@ -186,8 +185,8 @@ fn mixed_types_promote_as_numpy_in_one_kernel() {
     on_each_device(5, |dev, s, rng| {
         let hi: Vec<i32> = (0..300).map(|_| rng.random_range(-1000..1000)).collect();
         let hf: Vec<f32> = (0..300).map(|_| rng.random_range(-4.0f32..4.0)).collect();
-        let i = Array::from_vec(&s, &[3, 100], &hi).unwrap();
-        let f = Array::from_vec(&s, &[3, 100], &hf).unwrap();
+        let i = Array::from_vec(s, &[3, 100], &hi).unwrap();
+        let f = Array::from_vec(s, &[3, 100], &hf).unwrap();
         let (x, y) = promote(&i, &f);
         let got = ((x.clone() + y.clone()) * x).eval().unwrap().to_vec().unwrap();
         let want: Vec<f64> = hi.iter().zip(&hf).map(|(&a, &b)| (f64::from(a) + f64::from(b)) * f64::from(a)).collect();
