@@ -13,14 +13,12 @@ use kiln::kernels::reduce::{ReduceOp, dot_into, reduce_into};
 use kiln::kernels::scan::{ScanKind, scan};
 use kiln::kernels::sort::{SortOrder, sort};
 use kiln::{BackendKind, Device, Error, Priority};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
+
+mod common;
+use common::{devices, on_each_device};
 
 /// Device 0 of every backend compiled in that opens here.
-fn devices() -> Vec<Device> {
-    kiln::registry::compiled().into_iter().filter_map(|kind| Device::open(kind, 0).ok()).collect()
-}
-
 fn graph_error(e: Error, call: &str) {
     match &e {
         Error::Graph { call: c, .. } => assert!(c.contains(call), "{e} should name {call}"),
@@ -48,10 +46,7 @@ fn host_step(x: &[i32], w: &[i32]) -> (Vec<i32>, Vec<i32>, i32, Vec<i32>, u64) {
 
 #[test]
 fn a_captured_step_of_patterns_replays_like_the_host() {
-    for dev in devices() {
-        let on = dev.to_string();
-        let s = dev.stream();
-        let mut rng = ChaCha8Rng::seed_from_u64(21);
+    on_each_device(21, |dev, s, rng| {
         for n in [1usize, 100, 4097] {
             let x: Vec<i32> = (0..n).map(|_| rng.random_range(-40..40)).collect();
             let dx = s.upload(&x).unwrap();
@@ -60,14 +55,14 @@ fn a_captured_step_of_patterns_replays_like_the_host() {
             let (mut sum, mut kept, mut count) = (s.alloc(1).unwrap(), s.alloc(n).unwrap(), s.alloc::<u64>(1).unwrap());
 
             s.begin_capture().unwrap();
-            map(&s, MapOp::Square, &dx, &mut sq).unwrap();
-            binary(&s, BinaryOp::Add, &sq, &dw, &mut z).unwrap();
-            sort(&s, &mut z, SortOrder::Ascending).unwrap();
-            scan(&s, ScanKind::Inclusive, &z, &mut scanned).unwrap();
-            reduce_into(&s, ReduceOp::Sum, &z, &mut sum).unwrap();
-            copy_if_into(&s, &z, Predicate::GreaterThan(500), &mut kept, &mut count).unwrap();
+            map(s, MapOp::Square, &dx, &mut sq).unwrap();
+            binary(s, BinaryOp::Add, &sq, &dw, &mut z).unwrap();
+            sort(s, &mut z, SortOrder::Ascending).unwrap();
+            scan(s, ScanKind::Inclusive, &z, &mut scanned).unwrap();
+            reduce_into(s, ReduceOp::Sum, &z, &mut sum).unwrap();
+            copy_if_into(s, &z, Predicate::GreaterThan(500), &mut kept, &mut count).unwrap();
             let graph = s.end_capture().unwrap();
-            assert!(graph.len() >= 6, "{graph:?} on {on}");
+            assert!(graph.len() >= 6, "{graph:?} on {dev}");
 
             for round in 0..3 {
                 // New values in w, poisoned outputs: each replay must redo every step.
@@ -78,9 +73,9 @@ fn a_captured_step_of_patterns_replays_like_the_host() {
                 }
                 sum.fill(-1).unwrap();
                 count.fill(u64::MAX).unwrap();
-                graph.launch(&s).unwrap();
+                graph.launch(s).unwrap();
                 let (hz, hscan, hsum, hkept, hcount) = host_step(&x, &w);
-                let what = format!("n = {n}, round {round} on {on}");
+                let what = format!("n = {n}, round {round} on {dev}");
                 assert_eq!(z.to_vec().unwrap(), hz, "sorted sums, {what}");
                 assert_eq!(scanned.to_vec().unwrap(), hscan, "scan, {what}");
                 assert_eq!(sum.to_vec().unwrap(), [hsum], "sum, {what}");
@@ -88,7 +83,7 @@ fn a_captured_step_of_patterns_replays_like_the_host() {
                 assert_eq!(kept.to_vec().unwrap()[..hkept.len()], hkept[..], "kept, {what}");
             }
         }
-    }
+    });
 }
 
 #[test]
@@ -261,10 +256,7 @@ fn a_graph_keeps_its_memory_until_it_is_dropped() {
 /// same iteration on the host.
 #[test]
 fn a_solver_step_replayed_converges_like_the_host() {
-    for dev in devices() {
-        let on = dev.to_string();
-        let s = dev.stream();
-        let mut rng = ChaCha8Rng::seed_from_u64(5);
+    on_each_device(5, |dev, s, rng| {
         let n = 64;
         let mut a: Vec<f32> = (0..n * n).map(|_| rng.random_range(-1.0..1.0)).collect();
         for i in 0..n {
@@ -279,30 +271,30 @@ fn a_solver_step_replayed_converges_like_the_host() {
         let mut next = s.alloc::<f32>(n).unwrap();
 
         s.begin_capture().unwrap();
-        matmul(&s, &da, &x, &mut ax, MatmulShape::new(n, 1, n)).unwrap();
-        binary(&s, BinaryOp::Sub, &db, &ax, &mut r).unwrap();
-        binary(&s, BinaryOp::Mul, &r, &dd, &mut step).unwrap();
-        binary(&s, BinaryOp::Add, &x, &step, &mut next).unwrap();
+        matmul(s, &da, &x, &mut ax, MatmulShape::new(n, 1, n)).unwrap();
+        binary(s, BinaryOp::Sub, &db, &ax, &mut r).unwrap();
+        binary(s, BinaryOp::Mul, &r, &dd, &mut step).unwrap();
+        binary(s, BinaryOp::Add, &x, &step, &mut next).unwrap();
         s.copy(&next, &mut x).unwrap();
-        dot_into(&s, &r, &r, &mut norm).unwrap();
+        dot_into(s, &r, &r, &mut norm).unwrap();
         let graph = s.end_capture().unwrap();
 
         let mut hx = vec![0.0f32; n];
         let mut hnorm = 0.0f32;
         for _ in 0..20 {
-            graph.launch(&s).unwrap();
+            graph.launch(s).unwrap();
             let r: Vec<f32> = (0..n).map(|i| b[i] - (0..n).map(|j| a[i * n + j] * hx[j]).sum::<f32>()).collect();
             hnorm = r.iter().map(|v| v * v).sum();
             hx = (0..n).map(|i| hx[i] + r[i] * dinv[i]).collect();
         }
         let got = x.to_vec().unwrap();
         for (i, (g, w)) in got.iter().zip(&hx).enumerate() {
-            assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "x[{i}] = {g}, host {w}, on {on}");
+            assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "x[{i}] = {g}, host {w}, on {dev}");
         }
         let dnorm = norm.to_vec().unwrap()[0];
-        assert!((dnorm - hnorm).abs() <= 1e-3 * (1.0 + hnorm), "residual {dnorm} vs {hnorm} on {on}");
+        assert!((dnorm - hnorm).abs() <= 1e-3 * (1.0 + hnorm), "residual {dnorm} vs {hnorm} on {dev}");
         assert!(hnorm < 1e-6, "the iteration converged: {hnorm}");
-    }
+    });
 }
 
 /// Products of every strategy the device offers, captured and replayed with
@@ -311,20 +303,17 @@ fn a_solver_step_replayed_converges_like_the_host() {
 #[test]
 fn captured_products_of_every_strategy_match_the_host() {
     use kiln::kernels::matmul::{MatmulStrategy, matmul_with};
-    for dev in devices() {
-        let on = dev.to_string();
-        let s = dev.stream();
-        let mut rng = ChaCha8Rng::seed_from_u64(9);
+    on_each_device(9, |dev, s, rng| {
         let (m, n, k) = (33, 70, 45);
         let mut da = s.alloc::<f32>(m * k).unwrap();
         let mut db = s.alloc::<f32>(k * n).unwrap();
         let mut dc = s.alloc::<f32>(m * n).unwrap();
         for strategy in [MatmulStrategy::Tiled, MatmulStrategy::Naive, MatmulStrategy::Vendor] {
             s.begin_capture().unwrap();
-            let captured = matmul_with(&s, strategy, &da, &db, &mut dc, MatmulShape::new(m, n, k));
+            let captured = matmul_with(s, strategy, &da, &db, &mut dc, MatmulShape::new(m, n, k));
             let graph = s.end_capture();
             if let Err(e) = captured {
-                assert!(matches!(e, Error::Unsupported { .. }), "{strategy:?} on {on}: {e}");
+                assert!(matches!(e, Error::Unsupported { .. }), "{strategy:?} on {dev}: {e}");
                 assert!(graph.is_ok(), "an unsupported product records nothing and spoils nothing");
                 continue;
             }
@@ -335,7 +324,7 @@ fn captured_products_of_every_strategy_match_the_host() {
                 da.copy_from_host(&a).unwrap();
                 db.copy_from_host(&b).unwrap();
                 dc.fill(f32::NAN).unwrap();
-                graph.launch(&s).unwrap();
+                graph.launch(s).unwrap();
                 let got = dc.to_vec().unwrap();
                 for i in 0..m {
                     for j in 0..n {
@@ -343,11 +332,11 @@ fn captured_products_of_every_strategy_match_the_host() {
                         let g = got[i * n + j];
                         assert!(
                             (g - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                            "{strategy:?} round {round} c[{i}][{j}] = {g}, host {want}, on {on}"
+                            "{strategy:?} round {round} c[{i}][{j}] = {g}, host {want}, on {dev}"
                         );
                     }
                 }
             }
         }
-    }
+    });
 }

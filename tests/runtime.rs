@@ -9,14 +9,12 @@ use kiln::kernels::reduce::{ReduceOp, reduce};
 use kiln::kernels::scan::{ScanKind, scan};
 use kiln::kernels::sort::{SortOrder, sort, sort_pairs};
 use kiln::{Args, BackendKind, Device, Error, HostArgs, LaunchConfig, Program};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
+
+mod common;
+use common::{devices, on_each_device};
 
 /// Device 0 of every backend compiled in that opens here.
-fn devices() -> Vec<Device> {
-    kiln::registry::compiled().into_iter().filter_map(|kind| Device::open(kind, 0).ok()).collect()
-}
-
 /// `y[i] = 3 * x[i] + 1` for `i < n`: CUDA C, WGSL and a Rust fn, with the
 /// length passed as the kernel ABI says (u32 to WGSL, u64 elsewhere).
 fn affine() -> Program {
@@ -52,10 +50,7 @@ fn affine(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
 /// and no generic parameter, each against the host.
 #[test]
 fn a_program_runs_on_whichever_device_it_finds() {
-    for dev in devices() {
-        let on = dev.to_string();
-        let s = dev.stream();
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
+    on_each_device(7, |dev, s, rng| {
         for n in [1usize, 33, 1025, 100_003] {
             let x: Vec<i32> = (0..n).map(|_| rng.random_range(-1000..1000)).collect();
             let dx = s.upload(&x).unwrap();
@@ -66,41 +61,41 @@ fn a_program_runs_on_whichever_device_it_finds() {
             // SAFETY: `affine` reads x[0..n) and writes y[0..n), both n long.
             unsafe { s.launch(&kernel, LaunchConfig::for_elements(n, 128), args).unwrap() };
             let want: Vec<i32> = x.iter().map(|v| 3 * v + 1).collect();
-            assert_eq!(y.to_vec().unwrap(), want, "affine, n = {n}, on {on}");
+            assert_eq!(y.to_vec().unwrap(), want, "affine, n = {n}, on {dev}");
 
-            let sum = reduce(&s, ReduceOp::Sum, &dx).unwrap();
-            assert_eq!(sum, x.iter().fold(0i32, |a, b| a.wrapping_add(*b)), "sum, n = {n}, on {on}");
+            let sum = reduce(s, ReduceOp::Sum, &dx).unwrap();
+            assert_eq!(sum, x.iter().fold(0i32, |a, b| a.wrapping_add(*b)), "sum, n = {n}, on {dev}");
 
             let mut prefix = s.upload(&vec![i32::MAX; n]).unwrap();
-            scan(&s, ScanKind::Exclusive, &dx, &mut prefix).unwrap();
+            scan(s, ScanKind::Exclusive, &dx, &mut prefix).unwrap();
             let want: Vec<i32> = x.iter().scan(0i32, |acc, v| Some(std::mem::replace(acc, *acc + v))).collect();
-            assert_eq!(prefix.to_vec().unwrap(), want, "exclusive scan, n = {n}, on {on}");
+            assert_eq!(prefix.to_vec().unwrap(), want, "exclusive scan, n = {n}, on {dev}");
 
             let mut keys = s.upload(&x).unwrap();
             let mut order = s.upload(&(0..n as u32).collect::<Vec<_>>()).unwrap();
-            sort_pairs(&s, &mut keys, &mut order, SortOrder::Descending).unwrap();
+            sort_pairs(s, &mut keys, &mut order, SortOrder::Descending).unwrap();
             let mut want: Vec<(i32, u32)> = x.iter().copied().zip(0..).collect();
             want.sort_by_key(|p| std::cmp::Reverse(p.0)); // stable: equal keys keep their order
             let (wk, wv): (Vec<i32>, Vec<u32>) = want.into_iter().unzip();
-            assert_eq!((keys.to_vec().unwrap(), order.to_vec().unwrap()), (wk, wv), "sort_pairs, n = {n}, on {on}");
+            assert_eq!((keys.to_vec().unwrap(), order.to_vec().unwrap()), (wk, wv), "sort_pairs, n = {n}, on {dev}");
         }
 
         let (m, k, n) = (37, 19, 23);
         let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-2.0..2.0)).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-2.0..2.0)).collect();
         let mut c = s.upload(&vec![f32::NAN; m * n]).unwrap();
-        matmul(&s, &s.upload(&a).unwrap(), &s.upload(&b).unwrap(), &mut c, MatmulShape::new(m, n, k)).unwrap();
+        matmul(s, &s.upload(&a).unwrap(), &s.upload(&b).unwrap(), &mut c, MatmulShape::new(m, n, k)).unwrap();
         let got = c.to_vec().unwrap();
         for (i, g) in got.iter().enumerate() {
             let (r, col) = (i / n, i % n);
             let want: f64 = (0..k).map(|j| a[r * k + j] as f64 * b[j * n + col] as f64).sum();
-            assert!((*g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()), "c[{r}][{col}] = {g}, want {want} on {on}");
+            assert!((*g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()), "c[{r}][{col}] = {g}, want {want} on {dev}");
         }
 
         let mut f = s.upload(&[f32::NAN; 5]).unwrap();
-        sort(&s, &mut f, SortOrder::Ascending).unwrap();
-        assert!(f.to_vec().unwrap().iter().all(|v| v.is_nan()), "NaN keys stay NaN on {on}");
-    }
+        sort(s, &mut f, SortOrder::Ascending).unwrap();
+        assert!(f.to_vec().unwrap().iter().all(|v| v.is_nan()), "NaN keys stay NaN on {dev}");
+    });
 }
 
 /// A struct holds a buffer on whatever device was found, without a generic.

@@ -9,14 +9,12 @@ use kiln::kernels::random::Philox;
 use kiln::typed::kernels::sort::SortOrder;
 use kiln::{Cpu, Device, Error};
 use ndarray::{Array2, ArrayD, Axis, s};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
+
+mod common;
+use common::{devices, on_each_device};
 
 /// Device 0 of every backend compiled in that opens here.
-fn devices() -> Vec<Device> {
-    kiln::registry::compiled().into_iter().filter_map(|kind| Device::open(kind, 0).ok()).collect()
-}
-
 fn close(got: &ArrayD<f32>, want: &ArrayD<f32>, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
@@ -26,20 +24,17 @@ fn close(got: &ArrayD<f32>, want: &ArrayD<f32>, what: &str) {
 
 #[test]
 fn views_expressions_and_reductions_match_ndarray() {
-    for dev in devices() {
-        let on = dev.to_string();
-        let s = dev.stream();
-        let mut rng = ChaCha8Rng::seed_from_u64(11);
+    on_each_device(11, |dev, s, rng| {
         for (rows, cols) in [(1usize, 1usize), (3, 5), (17, 33), (64, 129)] {
             let a = Array2::from_shape_fn((rows, cols), |_| rng.random_range(-4.0f32..4.0));
             let b = Array2::from_shape_fn((1, cols), |_| rng.random_range(0.5f32..2.0));
-            let (da, db) = (Array::from_ndarray(&s, &a).unwrap(), Array::from_ndarray(&s, &b).unwrap());
+            let (da, db) = (Array::from_ndarray(s, &a).unwrap(), Array::from_ndarray(s, &b).unwrap());
             assert_eq!(da.shape(), [rows, cols]);
-            assert_eq!(da.device().to_string(), on);
+            assert_eq!(da.device().to_string(), dev.to_string());
 
             // A reversed, transposed view read back as ndarray reads it.
             let v = da.slice(s![..;-1, ..]).unwrap().t();
-            assert_eq!(v.to_ndarray().unwrap(), a.slice(s![..;-1, ..]).t().to_owned().into_dyn(), "view on {on}");
+            assert_eq!(v.to_ndarray().unwrap(), a.slice(s![..;-1, ..]).t().to_owned().into_dyn(), "view on {dev}");
 
             // One fused expression with broadcasting and a where.
             let e = where_(da.gt(0.0), (&da * 2.0 + &db).sqrt(), -&da / &db);
@@ -47,24 +42,24 @@ fn views_expressions_and_reductions_match_ndarray() {
                 .and_broadcast(&b)
                 .map_collect(|&x, &y| if x > 0.0 { (x * 2.0 + y).sqrt() } else { -x / y })
                 .into_dyn();
-            close(&e.eval().unwrap().to_ndarray().unwrap(), &want, &format!("fused {rows}x{cols} on {on}"));
+            close(&e.eval().unwrap().to_ndarray().unwrap(), &want, &format!("fused {rows}x{cols} on {dev}"));
 
             // Reductions fused with their producer, whole and along axes.
             let sq = (&da * &da).sum().unwrap();
             let host: f64 = a.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
-            assert!((f64::from(sq) - host).abs() <= 1e-4 * (1.0 + host), "sum of squares on {on}: {sq} vs {host}");
+            assert!((f64::from(sq) - host).abs() <= 1e-4 * (1.0 + host), "sum of squares on {dev}: {sq} vs {host}");
             let col_max = da.fold_axes(Fold::Max, &[0]).unwrap().to_vec().unwrap();
             let want: Vec<f32> = a.axis_iter(Axis(1)).map(|c| c.iter().copied().fold(f32::MIN, f32::max)).collect();
-            assert_eq!(col_max, want, "column max on {on}");
+            assert_eq!(col_max, want, "column max on {dev}");
             let arg = da.argmax_axis(1).unwrap().to_vec().unwrap();
             for (r, row) in a.axis_iter(Axis(0)).enumerate() {
                 let m = row.iter().copied().fold(f32::MIN, f32::max);
-                assert_eq!(arg[r] as usize, row.iter().position(|&x| x == m).unwrap(), "argmax row {r} on {on}");
+                assert_eq!(arg[r] as usize, row.iter().position(|&x| x == m).unwrap(), "argmax row {r} on {dev}");
             }
             let var = da.var_axes(&[0]).unwrap().to_ndarray().unwrap();
-            close(&var, &a.var_axis(Axis(0), 0.0).into_dyn(), &format!("var on {on}"));
+            close(&var, &a.var_axis(Axis(0), 0.0).into_dyn(), &format!("var on {dev}"));
         }
-    }
+    });
 }
 
 #[test]
@@ -187,22 +182,19 @@ fn scalars_alone_and_mixed_backends_are_errors_that_lose_nothing() {
 
 #[test]
 fn mixed_types_promote_as_numpy_in_one_kernel() {
-    for dev in devices() {
-        let on = dev.to_string();
-        let s = dev.stream();
-        let mut rng = ChaCha8Rng::seed_from_u64(5);
+    on_each_device(5, |dev, s, rng| {
         let hi: Vec<i32> = (0..300).map(|_| rng.random_range(-1000..1000)).collect();
         let hf: Vec<f32> = (0..300).map(|_| rng.random_range(-4.0f32..4.0)).collect();
-        let i = Array::from_vec(&s, &[3, 100], &hi).unwrap();
-        let f = Array::from_vec(&s, &[3, 100], &hf).unwrap();
+        let i = Array::from_vec(s, &[3, 100], &hi).unwrap();
+        let f = Array::from_vec(s, &[3, 100], &hf).unwrap();
         let (x, y) = promote(&i, &f);
         let got = ((x.clone() + y.clone()) * x).eval().unwrap().to_vec().unwrap();
         let want: Vec<f64> = hi.iter().zip(&hf).map(|(&a, &b)| (f64::from(a) + f64::from(b)) * f64::from(a)).collect();
-        assert_eq!(got, want, "i32 with f32 to f64 on {on}");
+        assert_eq!(got, want, "i32 with f32 to f64 on {dev}");
         // An f32 choice made by an i32 mask, and a cast inside the expression.
         let pick = i.gt(0).select(f.expr(), i.cast::<f32>() * 0.5).eval().unwrap().to_vec().unwrap();
         let want: Vec<f32> = hi.iter().zip(&hf).map(|(&a, &b)| if a > 0 { b } else { a as f32 * 0.5 }).collect();
-        assert_eq!(pick, want, "mixed where on {on}");
+        assert_eq!(pick, want, "mixed where on {dev}");
         assert_eq!(
             (&f * 10.0).cast::<i32>().eval().unwrap().to_vec().unwrap()[..3],
             [(hf[0] * 10.0) as i32, (hf[1] * 10.0) as i32, (hf[2] * 10.0) as i32]
@@ -213,7 +205,7 @@ fn mixed_types_promote_as_numpy_in_one_kernel() {
         if dev.kind() == kiln::BackendKind::Cpu {
             assert_eq!(r.unwrap().to_vec().unwrap()[0], hf[0] * 0.5);
         } else {
-            assert!(r.unwrap_err().to_string().contains("on the host first"), "on {on}");
+            assert!(r.unwrap_err().to_string().contains("on the host first"), "on {dev}");
         }
-    }
+    });
 }

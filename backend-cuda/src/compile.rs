@@ -309,6 +309,11 @@ mod tests {
         d
     }
 
+    /// A fresh cache directory named after `tag`, and the key of an entry in it.
+    fn cache_at(tag: &str) -> (PathBuf, String) {
+        (temp_dir(tag), cache::key(&[tag.as_bytes()]))
+    }
+
     fn image(bytes: &[u8]) -> NvrtcImage {
         NvrtcImage { bytes: bytes.to_vec(), cubin: true }
     }
@@ -338,8 +343,7 @@ mod tests {
 
     #[test]
     fn an_image_the_driver_refuses_is_never_stored() {
-        let dir = temp_dir("refused");
-        let key = cache::key(&[b"refused"]);
+        let (dir, key) = cache_at("refused");
         let entry = Some((dir.as_path(), key.as_str()));
         assert!(obtain(entry, || Ok(image(b"bad build")), load, refused).is_err());
         assert_eq!(cached(&dir, &key), None, "an image the driver refused was stored");
@@ -353,8 +357,7 @@ mod tests {
 
     #[test]
     fn a_cached_image_the_driver_refuses_is_deleted_and_rebuilt() {
-        let dir = temp_dir("rejected");
-        let key = cache::key(&[b"rejected"]);
+        let (dir, key) = cache_at("rejected");
         let entry = Some((dir.as_path(), key.as_str()));
         cache::store(&dir, &key, true, b"bad cached").unwrap();
         let (module, fresh, status) = obtain(entry, || Ok(image(b"good fresh")), load, refused).unwrap();
@@ -371,8 +374,7 @@ mod tests {
 
     #[test]
     fn damaged_entries_are_rebuilt_and_other_load_failures_keep_the_entry() {
-        let dir = temp_dir("damaged");
-        let key = cache::key(&[b"damaged"]);
+        let (dir, key) = cache_at("damaged");
         let entry = Some((dir.as_path(), key.as_str()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(cache::entry_path(&dir, &key), b"garbage").unwrap();

@@ -39,8 +39,8 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
         (Pattern::RandomUniform, DType::U32) => uniform::<B, u32>(stream, case, opts),
         (Pattern::RandomNormal, DType::F32) => normal::<B, f32>(stream, case, opts),
         (Pattern::RandomNormal, DType::F64) => normal::<B, f64>(stream, case, opts),
-        (_, DType::F32) => typed(stream, case, opts, &mut rng, |r| r.random_range(0.5f32..2.0)),
-        (_, DType::F64) => typed(stream, case, opts, &mut rng, |r| r.random_range(0.5f64..2.0)),
+        (_, DType::F32) => typed(stream, case, opts, || rng.random_range(0.5f32..2.0)),
+        (_, DType::F64) => typed(stream, case, opts, || rng.random_range(0.5f64..2.0)),
         (p, d) => Err(Error::invalid(
             "bench",
             format!("{} runs on f32 and f64 (u32 too for random_uniform), not {d}", p.name()),
@@ -52,17 +52,16 @@ fn typed<B: Backend, T: Number>(
     stream: &Stream<B>,
     case: &Case,
     opts: &RunOptions,
-    rng: &mut ChaCha8Rng,
-    draw: impl Fn(&mut ChaCha8Rng) -> T,
+    mut draw: impl FnMut() -> T,
 ) -> Result<Timing> {
     let n = case.n;
-    let host: Vec<T> = (0..n).map(|_| draw(rng)).collect();
+    let host: Vec<T> = (0..n).map(|_| draw()).collect();
     let sets = set_count(stream, case.pattern.bytes(n, case.dtype));
     let arrays = (0..sets)
         .map(|_| Ok((Array::from_vec(stream, &[n], &host)?, Array::from_vec(stream, &[n], &host)?)))
         .collect::<Result<Vec<_>>>()?;
     stream.synchronize()?;
-    let alpha = ArrayExpr::scalar(draw(rng));
+    let alpha = ArrayExpr::scalar(draw());
     let two = ArrayExpr::scalar(T::from_index(2));
     time_runs(stream, &opts.sampling(), |i| {
         let (x, y) = &arrays[i % sets];
@@ -95,16 +94,12 @@ fn normal<B: Backend, T: Normal>(stream: &Stream<B>, case: &Case, opts: &RunOpti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_times, cpu, handled};
+    use crate::testing::{cpu, every_case_times};
 
     #[test]
     fn every_case_runs_on_the_cpu() {
+        every_case_times(handles, &[DType::F32, DType::F64], run_case);
         let (s, opts) = cpu();
-        for pattern in handled(handles) {
-            for dtype in [DType::F32, DType::F64] {
-                assert_times(&Case { pattern, dtype, n: 1 << 12 }, |case| run_case(&s, case, &opts));
-            }
-        }
         assert!(run_case(&s, &Case { pattern: Pattern::ArrayAxpy, dtype: DType::I32, n: 8 }, &opts).is_err());
     }
 }

@@ -131,10 +131,7 @@ pub struct Latency {
 impl Latency {
     /// Who measured it: "cuda", or "cupy on cuda".
     pub fn series(&self) -> String {
-        match &self.peer {
-            Some(p) => format!("{p} on {}", self.backend),
-            None => self.backend.clone(),
-        }
+        crate::scaling::series(&self.backend, self.peer.as_deref())
     }
 }
 

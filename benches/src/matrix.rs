@@ -71,19 +71,15 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
     let side = square_side(case.n);
     match case.pattern {
         Pattern::Transpose(_) => match case.dtype {
-            DType::U8 => transpose(stream, case, opts, &mut rng, |r| r.random::<u8>()),
-            DType::I32 => transpose(stream, case, opts, &mut rng, |r| r.random::<i32>()),
-            DType::U32 => transpose(stream, case, opts, &mut rng, |r| r.random::<u32>()),
-            DType::F32 => transpose(stream, case, opts, &mut rng, |r| r.random_range(-1.0f32..1.0)),
-            DType::F64 => transpose(stream, case, opts, &mut rng, |r| r.random_range(-1.0f64..1.0)),
+            DType::U8 => transpose(stream, case, opts, || rng.random::<u8>()),
+            DType::I32 => transpose(stream, case, opts, || rng.random::<i32>()),
+            DType::U32 => transpose(stream, case, opts, || rng.random::<u32>()),
+            DType::F32 => transpose(stream, case, opts, || rng.random_range(-1.0f32..1.0)),
+            DType::F64 => transpose(stream, case, opts, || rng.random_range(-1.0f64..1.0)),
             d => Err(Error::invalid("bench transpose", format!("no bench inputs for {d}"))),
         },
-        Pattern::Sgemm(strategy) => {
-            gemm::<B, f32>(stream, strategy, side, opts, &mut rng, |r| r.random_range(-1.0..1.0))
-        }
-        Pattern::Dgemm => {
-            gemm::<B, f64>(stream, MatmulStrategy::Tiled, side, opts, &mut rng, |r| r.random_range(-1.0..1.0))
-        }
+        Pattern::Sgemm(strategy) => gemm::<B, f32>(stream, strategy, side, opts, || rng.random_range(-1.0..1.0)),
+        Pattern::Dgemm => gemm::<B, f64>(stream, MatmulStrategy::Tiled, side, opts, || rng.random_range(-1.0..1.0)),
         Pattern::Grayscale => grayscale(stream, side, opts, &mut rng),
         Pattern::Blur3x3 => blur3x3(stream, side, opts, &mut rng),
         Pattern::Sort { key, pairs } => match key {
@@ -116,14 +112,13 @@ fn transpose<B: Backend, T: Element>(
     stream: &Stream<B>,
     case: &Case,
     opts: &RunOptions,
-    rng: &mut ChaCha8Rng,
-    draw: impl Fn(&mut ChaCha8Rng) -> T,
+    mut draw: impl FnMut() -> T,
 ) -> Result<Timing> {
     let Pattern::Transpose(algorithm) = case.pattern else {
         return Err(Error::invalid("bench transpose", format!("{} is not a transpose", case.pattern.name())));
     };
     let side = square_side(case.n);
-    let input: Vec<T> = (0..side * side).map(|_| draw(rng)).collect();
+    let input: Vec<T> = (0..side * side).map(|_| draw()).collect();
     let sets = set_count(stream, case.pattern.bytes(case.n, case.dtype));
     let mut buffers = buffer_sets::<B, T, T>(stream, &input, side * side, sets)?;
     time_runs(stream, &opts.sampling(), |i| {
@@ -139,10 +134,9 @@ fn gemm<B: Backend, T: MatmulElement<Acc = T>>(
     strategy: MatmulStrategy,
     side: usize,
     opts: &RunOptions,
-    rng: &mut ChaCha8Rng,
-    draw: impl Fn(&mut ChaCha8Rng) -> T,
+    mut draw: impl FnMut() -> T,
 ) -> Result<Timing> {
-    let values: Vec<T> = (0..2 * side * side).map(|_| draw(rng)).collect();
+    let values: Vec<T> = (0..2 * side * side).map(|_| draw()).collect();
     let sets = set_count(stream, 3 * (side * side * size_of::<T>()) as u64);
     let mut buffers = buffer_sets::<B, T, T>(stream, &values, side * side, sets)?;
     let shape = MatmulShape::new(side, side, side);
@@ -217,17 +211,22 @@ mod tests {
     use kiln_kernels::transpose::TransposeAlgorithm;
 
     use super::*;
-    use crate::testing::{assert_times, cpu, handled};
+    use crate::testing::{cpu, every_case_times};
 
     #[test]
     fn every_case_runs_on_the_cpu() {
-        let (s, opts) = cpu();
-        let vendor = Case { pattern: Pattern::Sgemm(MatmulStrategy::Vendor), dtype: DType::F32, n: 1 << 12 };
-        for pattern in handled(handles).into_iter().filter(|&p| p != vendor.pattern) {
-            let case = Case { pattern, dtype: pattern.fixed_dtype().unwrap_or(DType::F32), n: 1 << 12 };
-            assert_eq!(skip_reason(&s, &case), None, "{}", pattern.name());
-            assert_times(&case, |case| run_case(&s, case, &opts));
-        }
+        // The CPU offers no vendor GEMM: that case alone is skipped.
+        let vendor = Pattern::Sgemm(MatmulStrategy::Vendor);
+        every_case_times(
+            |p| handles(p) && p != vendor,
+            &[DType::F32],
+            |s, case, opts| {
+                assert_eq!(skip_reason(s, case), None, "{}", case.pattern.name());
+                run_case(s, case, opts)
+            },
+        );
+        let (s, _) = cpu();
+        let vendor = Case { pattern: vendor, dtype: DType::F32, n: 1 << 12 };
         assert!(skip_reason(&s, &vendor).unwrap().contains("offers no vendor GEMM"));
         let huge = Case { pattern: Pattern::Sgemm(MatmulStrategy::Tiled), dtype: DType::F32, n: 1 << 26 };
         assert!(skip_reason(&s, &huge).unwrap().contains("flops"));

@@ -46,10 +46,10 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
         return histogram(stream, case, skewed, opts, &mut rng);
     }
     match case.dtype {
-        DType::F32 => typed(stream, case, opts, &mut rng, |r| r.random_range(0.5f32..2.0), 1.25),
-        DType::F64 => typed(stream, case, opts, &mut rng, |r| r.random_range(0.5f64..2.0), 1.25),
-        DType::I32 => typed(stream, case, opts, &mut rng, |r| r.random_range(1i32..1000), 500),
-        DType::U32 => typed(stream, case, opts, &mut rng, |r| r.random_range(1u32..1000), 500),
+        DType::F32 => typed(stream, case, opts, || rng.random_range(0.5f32..2.0), 1.25),
+        DType::F64 => typed(stream, case, opts, || rng.random_range(0.5f64..2.0), 1.25),
+        DType::I32 => typed(stream, case, opts, || rng.random_range(1i32..1000), 500),
+        DType::U32 => typed(stream, case, opts, || rng.random_range(1u32..1000), 500),
         d => Err(Error::invalid("bench", format!("no bench inputs for {d}"))),
     }
 }
@@ -67,12 +67,11 @@ fn typed<B: Backend, T: Number>(
     stream: &Stream<B>,
     case: &Case,
     opts: &RunOptions,
-    rng: &mut ChaCha8Rng,
-    draw: impl Fn(&mut ChaCha8Rng) -> T,
+    mut draw: impl FnMut() -> T,
     threshold: T,
 ) -> Result<Timing> {
     let n = case.n;
-    let host: Vec<T> = (0..n).map(|_| draw(rng)).collect();
+    let host: Vec<T> = (0..n).map(|_| draw()).collect();
     let sets = set_count(stream, case.pattern.bytes(n, case.dtype));
     let mut buffers = (0..sets)
         .map(|_| {
@@ -131,17 +130,11 @@ fn histogram<B: Backend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{assert_times, cpu, handled};
+    use crate::testing::every_case_times;
 
     #[test]
     fn every_case_runs_on_the_cpu() {
-        let (s, opts) = cpu();
-        for pattern in handled(handles) {
-            for dtype in [DType::F32, DType::I32] {
-                let case = Case { pattern, dtype: pattern.fixed_dtype().unwrap_or(dtype), n: 1 << 12 };
-                assert_times(&case, |case| run_case(&s, case, &opts));
-            }
-        }
+        every_case_times(handles, &[DType::F32, DType::I32], run_case);
         assert_eq!(Pattern::Compact.bytes(1000, DType::F32), 6000, "reads 1000, writes the 500 kept");
         assert_eq!(Pattern::Histogram { skewed: true }.fixed_dtype(), Some(DType::I32));
     }

@@ -50,13 +50,18 @@ pub struct Scaling {
     pub best_size: Option<usize>,
 }
 
+/// A series' name: the backend ("cuda"), or the peer on it ("cupy on cuda").
+pub(crate) fn series(backend: &str, peer: Option<&str>) -> String {
+    match peer {
+        Some(p) => format!("{p} on {backend}"),
+        None => backend.to_string(),
+    }
+}
+
 impl Scaling {
     /// Who measured it: "cuda", or "cupy on cuda".
     pub fn series(&self) -> String {
-        match &self.peer {
-            Some(p) => format!("{p} on {}", self.backend),
-            None => self.backend.clone(),
-        }
+        series(&self.backend, self.peer.as_deref())
     }
 }
 

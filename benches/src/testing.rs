@@ -1,7 +1,7 @@
-//! What the bench modules' tests share: a CPU stream, quick run options,
-//! the patterns a module handles, and the check that a case times.
+//! What the bench modules' tests share: a CPU stream with quick run
+//! options, and every case a module handles timed on it.
 
-use kiln_core::{Device, Result, Stream};
+use kiln_core::{DType, Device, Result, Stream};
 use kiln_cpu::Cpu;
 
 use crate::case::{Case, Pattern};
@@ -14,16 +14,23 @@ pub(crate) fn cpu() -> (Stream<Cpu>, RunOptions) {
     (stream, RunOptions { warmup: 1, runs: 2, ..Default::default() })
 }
 
-/// The patterns of [`Pattern::ALL`] that a module's `handles` accepts.
-pub(crate) fn handled(handles: fn(Pattern) -> bool) -> Vec<Pattern> {
-    Pattern::ALL.into_iter().filter(|&p| handles(p)).collect()
-}
-
-/// Time `case` with `run`: it must succeed with the two runs of [`cpu`]'s
-/// options and take time.
-pub(crate) fn assert_times(case: &Case, run: impl FnOnce(&Case) -> Result<Timing>) {
-    let name = case.pattern.name();
-    let t = run(case).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(t.runs, 2, "{name}");
-    assert!(t.median_ms > 0.0, "{name}");
+/// Time, with `run` on the CPU, every pattern of [`Pattern::ALL`] that
+/// `handles` accepts on each of `dtypes` (a pattern's fixed dtype in their
+/// place where it has one), at 4 Ki elements: each must succeed with two
+/// runs that took time.
+pub(crate) fn every_case_times(
+    handles: impl Fn(Pattern) -> bool,
+    dtypes: &[DType],
+    run: impl Fn(&Stream<Cpu>, &Case, &RunOptions) -> Result<Timing>,
+) {
+    let (s, opts) = cpu();
+    for pattern in Pattern::ALL.into_iter().filter(|&p| handles(p)) {
+        for &dtype in dtypes {
+            let case = Case { pattern, dtype: pattern.fixed_dtype().unwrap_or(dtype), n: 1 << 12 };
+            let name = pattern.name();
+            let t = run(&s, &case, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(t.runs, 2, "{name}");
+            assert!(t.median_ms > 0.0, "{name}");
+        }
+    }
 }

@@ -114,26 +114,19 @@ pub const KNOWN: &[Divergence] = &[
     always(BackendKind::Cuda, &["matmul/vendor"], Some(DType::U32), "cuBLAS has no 32-bit integer matrix product"),
 ];
 
+/// The groups or patterns of a divergence (see [`Divergence::patterns`]).
+type Patterns = &'static [&'static str];
+
 /// Cases of `patterns` on `dtype` (`None`: every dtype), on a device of any
 /// backend without `feature`, unsupported.
-const fn lacks(
-    feature: Feature,
-    patterns: &'static [&'static str],
-    dtype: Option<DType>,
-    reason: &'static str,
-) -> Divergence {
+const fn lacks(feature: Feature, patterns: Patterns, dtype: Option<DType>, reason: &'static str) -> Divergence {
     let when = Condition::Lacks(feature);
     Divergence { backend: None, patterns, dtype, when, expect: Expect::Unsupported, reason }
 }
 
 /// Cases of `patterns` on `dtype` (`None`: every dtype), on every device of
 /// `backend`, unsupported.
-const fn always(
-    backend: BackendKind,
-    patterns: &'static [&'static str],
-    dtype: Option<DType>,
-    reason: &'static str,
-) -> Divergence {
+const fn always(backend: BackendKind, patterns: Patterns, dtype: Option<DType>, reason: &'static str) -> Divergence {
     let when = Condition::Always;
     Divergence { backend: Some(backend), patterns, dtype, when, expect: Expect::Unsupported, reason }
 }

@@ -177,13 +177,15 @@ pub fn run_one<B: Backend>(device: &Device<B>, case: &Case<B>, size: usize, seed
             fail(Some(index), Some(expected), Some(got), m.to_string())
         }
         Ok(Err(f)) => fail(None, None, None, f.to_string()),
-        Err(panic) => {
-            let text = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a non-string panic payload".to_string());
-            fail(None, None, None, format!("panicked: {text}"))
-        }
+        Err(panic) => fail(None, None, None, format!("panicked: {}", panic_text(&*panic))),
     }
+}
+
+/// The message a panic carried (its payload, where that is a string).
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a non-string panic payload".to_string())
 }

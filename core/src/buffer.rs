@@ -252,6 +252,26 @@ fn resolve(range: impl RangeBounds<usize>, len: usize, what: &str) -> Result<(us
     Ok((start, end - start))
 }
 
+/// The accessors of both views' range: its length, emptiness and offset.
+macro_rules! range_accessors {
+    () => {
+        /// Number of elements in the view.
+        pub fn len(&self) -> usize {
+            self.len
+        }
+
+        /// Whether the view is empty.
+        pub fn is_empty(&self) -> bool {
+            self.len == 0
+        }
+
+        /// Offset of the view in its buffer, in elements.
+        pub fn offset(&self) -> usize {
+            self.offset
+        }
+    };
+}
+
 /// A read-only range of a [`Buffer`].
 pub struct BufferView<'a, B: Backend, T: Element> {
     buffer: &'a Buffer<B, T>,
@@ -267,20 +287,7 @@ impl<B: Backend, T: Element> Clone for BufferView<'_, B, T> {
 impl<B: Backend, T: Element> Copy for BufferView<'_, B, T> {}
 
 impl<'a, B: Backend, T: Element> BufferView<'a, B, T> {
-    /// Number of elements in the view.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the view is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Offset of the view in its buffer, in elements.
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
+    range_accessors!();
 
     /// The buffer viewed.
     pub fn buffer(&self) -> &'a Buffer<B, T> {
@@ -314,20 +321,7 @@ pub struct BufferViewMut<'a, B: Backend, T: Element> {
 }
 
 impl<'a, B: Backend, T: Element> BufferViewMut<'a, B, T> {
-    /// Number of elements in the view.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the view is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Offset of the view in its buffer, in elements.
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
+    range_accessors!();
 
     /// The buffer, offset and length of this view.
     pub fn into_parts(self) -> (&'a Buffer<B, T>, usize, usize) {

@@ -26,6 +26,18 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default()
 }
 
+/// A fresh cache directory for `dev` (named after `tag`) holding one
+/// program, compiled once: the directory, the program and its entry.
+fn one_entry(dev: &Device<Cuda>, tag: &str) -> (PathBuf, Program, PathBuf) {
+    let (dir, nonce) = fresh_dir(tag);
+    dev.raw().set_disk_cache_dir(Some(dir.clone()));
+    let program = unique_program(&nonce);
+    assert_eq!(dev.raw().compile(&program).unwrap().cache_status(), &CacheStatus::Stored);
+    let files = entries(&dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    (dir, program, files[0].clone())
+}
+
 /// Check that a kernel from the cache computes SAXPY right.
 fn check_saxpy(dev: &Device<Cuda>, k: &kiln_core::Kernel<Cuda>) {
     let n = 4097;
@@ -72,13 +84,8 @@ fn child_loads_from_the_cache() {
 #[test]
 fn a_damaged_entry_is_detected_and_rebuilt() {
     let Some(dev) = gpu() else { return };
-    let (dir, nonce) = fresh_dir("damaged");
-    dev.raw().set_disk_cache_dir(Some(dir.clone()));
-    let program = unique_program(&nonce);
-    assert_eq!(dev.raw().compile(&program).unwrap().cache_status(), &CacheStatus::Stored);
-    let files = entries(&dir);
-    assert_eq!(files.len(), 1);
-    let entry = &files[0];
+    let (dir, program, stored) = one_entry(&dev, "damaged");
+    let entry = &stored;
     for (what, damage) in [
         ("garbage", b"this is not a module".to_vec()),
         ("truncated", std::fs::read(entry).unwrap()[..80].to_vec()),
@@ -137,11 +144,7 @@ fn a_module_the_driver_refuses_is_not_cached() {
 fn a_cached_image_the_driver_refuses_is_rebuilt() {
     use sha2::{Digest, Sha256};
     let Some(dev) = gpu() else { return };
-    let (dir, nonce) = fresh_dir("rejected");
-    dev.raw().set_disk_cache_dir(Some(dir.clone()));
-    let program = unique_program(&nonce);
-    assert_eq!(dev.raw().compile(&program).unwrap().cache_status(), &CacheStatus::Stored);
-    let files = entries(&dir);
+    let (dir, program, stored) = one_entry(&dev, "rejected");
     // The entry's layout (cache.rs): magic, format 1, kind 1 (CUBIN), length, SHA-256, image.
     let image = b"\x7fELF but not a module the driver can load".to_vec();
     let mut entry = b"KILNNVRT".to_vec();
@@ -150,13 +153,13 @@ fn a_cached_image_the_driver_refuses_is_rebuilt() {
     entry.extend((image.len() as u64).to_le_bytes());
     entry.extend(Sha256::digest(&image));
     entry.extend(&image);
-    std::fs::write(&files[0], &entry).unwrap();
+    std::fs::write(&stored, &entry).unwrap();
     let k = dev.raw().compile(&program).unwrap();
     match k.cache_status() {
         CacheStatus::Rebuilt { reason } => assert!(reason.contains("refused"), "{reason}"),
         other => panic!("a refused entry gave {other:?}"),
     }
     assert_eq!(dev.raw().compile(&program).unwrap().cache_status(), &CacheStatus::Hit);
-    assert_eq!(entries(&dir), files);
+    assert_eq!(entries(&dir), [stored]);
     let _ = std::fs::remove_dir_all(&dir);
 }

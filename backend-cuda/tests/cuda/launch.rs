@@ -1,6 +1,7 @@
 //! Launches: results, argument checks against the kernel, shape limits.
 
-use kiln_core::{Args, Error, LaunchConfig, Program};
+use kiln_core::{Args, Buffer, Device, Error, Kernel, LaunchConfig, Program};
+use kiln_cuda::Cuda;
 
 use super::common::*;
 
@@ -20,12 +21,21 @@ fn saxpy_matches_the_reference() {
     }
 }
 
+/// The GPU, SAXPY compiled on it, and its `x` and `y`.
+type Saxpy = (Device<Cuda>, Kernel<Cuda>, Buffer<Cuda, f32>, Buffer<Cuda, f32>);
+
+/// The GPU, SAXPY compiled on it, and its `x` (ones) and `y` (twos) of 8
+/// elements; `None` without a GPU.
+fn saxpy_of_eight() -> Option<Saxpy> {
+    let dev = gpu()?;
+    let k = kernel(&dev, "saxpy", SAXPY);
+    let (x, y) = (dev.upload(&[1.0f32; 8]).unwrap(), dev.upload(&[2.0f32; 8]).unwrap());
+    Some((dev, k, x, y))
+}
+
 #[test]
 fn arguments_are_checked_against_the_kernel_parameters() {
-    let Some(dev) = gpu() else { return };
-    let k = kernel(&dev, "saxpy", SAXPY);
-    let x = dev.upload(&[1.0f32; 8]).unwrap();
-    let mut y = dev.upload(&[2.0f32; 8]).unwrap();
+    let Some((dev, k, x, mut y)) = saxpy_of_eight() else { return };
     let cfg = LaunchConfig::for_elements(8, 32);
     let reason = |r: kiln_core::Result<()>| match r {
         Err(Error::InvalidLaunch { kernel, reason }) => {
@@ -58,10 +68,7 @@ fn arguments_are_checked_against_the_kernel_parameters() {
 
 #[test]
 fn launch_limits_are_named() {
-    let Some(dev) = gpu() else { return };
-    let k = kernel(&dev, "saxpy", SAXPY);
-    let x = dev.upload(&[1.0f32; 8]).unwrap();
-    let mut y = dev.upload(&[2.0f32; 8]).unwrap();
+    let Some((dev, k, x, mut y)) = saxpy_of_eight() else { return };
     let mut go = |cfg: LaunchConfig| {
         // SAFETY: rejected before reaching the device, or a valid SAXPY over 8 elements.
         unsafe { dev.stream().launch(&k, cfg, Args::new().arg(&x).arg(&mut y).arg(1.0f32).arg(8u64)) }

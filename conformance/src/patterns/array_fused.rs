@@ -121,16 +121,7 @@ fn eval<T: Arith + PartialOrd>(p: &P<T>, x: &[T; OPERANDS]) -> T {
         }
         P::Where(cmp, q) => {
             let [l, r, a, b] = &**q;
-            let (l, r) = (eval(l, x), eval(r, x));
-            let yes = match *cmp {
-                "<" => l < r,
-                "<=" => l <= r,
-                ">" => l > r,
-                ">=" => l >= r,
-                "==" => l == r,
-                _ => l != r,
-            };
-            if yes { eval(a, x) } else { eval(b, x) }
+            if super::holds(cmp, eval(l, x), eval(r, x)) { eval(a, x) } else { eval(b, x) }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! the kept elements or indices, in order, then the output's previous
 //! contents untouched past the count; the count exact.
 
-use kiln_core::{Backend, DType, Device, Error};
+use kiln_core::{Backend, Buffer, DType, Device, Error};
 use kiln_kernels::Number;
 use kiln_kernels::compact::{Predicate, copy_if, copy_if_indices, copy_if_indices_into, copy_if_into};
 use rand::Rng;
@@ -101,41 +101,16 @@ impl NumberPattern for CopyIf {
             self.name(),
             if on_device { "device" } else { "host" }
         );
-        let mut count_buf = device.upload(&[u64::MAX])?;
         let (got_count, accept) = if self.indices {
-            let initial: Vec<u32> = crate::random_vec(&mut ctx.rng, capacity);
-            let mut out = device.upload(&initial)?;
-            let count = if on_device {
-                copy_if_indices_into(&s, &xv, pred, &mut out, &mut count_buf)?;
-                count_buf.to_vec()?[0] as usize
-            } else {
-                copy_if_indices(&s, &xv, pred, &mut out)?
-            };
-            let got = out.to_vec()?;
-            let expect = |test: &dyn Fn(T) -> bool| {
-                let mut want: Vec<u32> = (0..n as u32).filter(|&i| test(x[i as usize])).collect();
-                let k = want.len();
-                want.extend_from_slice(&initial[k..]);
-                (want, k)
-            };
-            judge(ctx, &what, &tests, expect, &got, count)?
+            let into = |out: &mut _, count: &mut _| copy_if_indices_into(&s, &xv, pred, out, count);
+            let (initial, got, count) =
+                output(device, ctx, capacity, on_device, into, |out| copy_if_indices(&s, &xv, pred, out))?;
+            judge(ctx, &what, &tests, kept_then(&x, &initial, |i| i as u32), &got, count)?
         } else {
-            let initial: Vec<T> = crate::random_vec(&mut ctx.rng, capacity);
-            let mut out = device.upload(&initial)?;
-            let count = if on_device {
-                copy_if_into(&s, &xv, pred, &mut out, &mut count_buf)?;
-                count_buf.to_vec()?[0] as usize
-            } else {
-                copy_if(&s, &xv, pred, &mut out)?
-            };
-            let got = out.to_vec()?;
-            let expect = |test: &dyn Fn(T) -> bool| {
-                let mut want: Vec<T> = x.iter().copied().filter(|&v| test(v)).collect();
-                let k = want.len();
-                want.extend_from_slice(&initial[k..]);
-                (want, k)
-            };
-            judge(ctx, &what, &tests, expect, &got, count)?
+            let into = |out: &mut _, count: &mut _| copy_if_into(&s, &xv, pred, out, count);
+            let (initial, got, count) =
+                output(device, ctx, capacity, on_device, into, |out| copy_if(&s, &xv, pred, out))?;
+            judge(ctx, &what, &tests, kept_then(&x, &initial, |i| x[i]), &got, count)?
         };
         if !accept {
             return Err(Failure::Contract(format!("{what}: count {got_count} matches no reading of the predicate")));
@@ -147,6 +122,47 @@ impl NumberPattern for CopyIf {
 impl CopyIf {
     fn name(self) -> &'static str {
         if self.indices { "copy_if_indices" } else { "copy_if" }
+    }
+}
+
+/// The output of one compaction: `capacity` random elements uploaded, then
+/// written by `into` (the count left on the device) when `on_device`, by
+/// `counted` (the count returned) otherwise; the elements first uploaded,
+/// those read back, and the count.
+fn output<B: Backend, O: Sample>(
+    device: &Device<B>,
+    ctx: &mut Ctx,
+    capacity: usize,
+    on_device: bool,
+    into: impl FnOnce(&mut Buffer<B, O>, &mut Buffer<B, u64>) -> kiln_core::Result<()>,
+    counted: impl FnOnce(&mut Buffer<B, O>) -> kiln_core::Result<usize>,
+) -> Result<(Vec<O>, Vec<O>, usize), Failure> {
+    let initial: Vec<O> = crate::random_vec(&mut ctx.rng, capacity);
+    let mut out = device.upload(&initial)?;
+    let count = if on_device {
+        let mut count = device.upload(&[u64::MAX])?;
+        into(&mut out, &mut count)?;
+        count.to_vec()?[0] as usize
+    } else {
+        counted(&mut out)?
+    };
+    let got = out.to_vec()?;
+    Ok((initial, got, count))
+}
+
+/// What a reading of the predicate (`test`) expects of an output that
+/// started as `initial`: `kept(i)` for each element `x[i]` kept, in order,
+/// then the rest of `initial` untouched; and how many were kept.
+fn kept_then<'a, T: Copy, O: Copy>(
+    x: &'a [T],
+    initial: &'a [O],
+    kept: impl Fn(usize) -> O + 'a,
+) -> impl Fn(&dyn Fn(T) -> bool) -> (Vec<O>, usize) + 'a {
+    move |test| {
+        let mut want: Vec<O> = (0..x.len()).filter(|&i| test(x[i])).map(&kept).collect();
+        let k = want.len();
+        want.extend_from_slice(&initial[k..]);
+        (want, k)
     }
 }
 

@@ -208,12 +208,7 @@ fn mismatched<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failu
 pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for strategy in MatmulStrategy::ALL {
         let pattern = format!("matmul/{strategy}");
-        macro_rules! each {
-            ($($t:ty),*) => {$(
-                c.one(group, pattern.clone(), <$t as Element>::DTYPE, move |d, ctx| run::<B, $t>(strategy, d, ctx));
-            )*};
-        }
-        each!(f32, f64, f16, bf16, i32, u32);
+        each_type!(c, group, pattern, run::<B>(strategy); f32, f64, f16, bf16, i32, u32);
     }
     c.one(group, "matmul/mismatched_lengths", DType::F32, mismatched::<B>);
 }

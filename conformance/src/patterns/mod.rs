@@ -5,6 +5,14 @@
 //! `sums` hold what several groups share: data at a misalignment, and the
 //! reference for float sums with its bound.
 
+/// Add to `group` of `$c` the case `$pattern` on each element type listed:
+/// `$run::<$b, T>($variant, device, ctx)` for each such `T`.
+macro_rules! each_type {
+    ($c:expr, $group:expr, $pattern:expr, $run:ident::<$b:ty>($variant:expr); $($t:ty),*) => {$(
+        $c.one($group, $pattern.clone(), <$t as Element>::DTYPE, move |d, ctx| $run::<$b, $t>($variant, d, ctx));
+    )*};
+}
+
 mod array;
 mod array_fused;
 mod array_promote;
@@ -45,6 +53,19 @@ pub use user::register as add_user;
 use kiln_core::{Backend, Buffer, Result};
 
 use crate::{Expected, Failure, Sample, Tolerance};
+
+/// Whether `l op r` holds, for the comparison operators of the generated
+/// expressions ("<", "<=", ">", ">=", "==", and "!=" for any other).
+fn holds<T: PartialOrd>(op: &str, l: T, r: T) -> bool {
+    match op {
+        "<" => l < r,
+        "<=" => l <= r,
+        ">" => l > r,
+        ">=" => l >= r,
+        "==" => l == r,
+        _ => l != r,
+    }
+}
 
 /// `Err` unless `buffer` still holds exactly `data`: inputs must come out of
 /// a pattern unchanged, and refused calls must touch nothing.

@@ -113,12 +113,7 @@ fn mismatched<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failu
 pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for algorithm in TransposeAlgorithm::ALL {
         let pattern = format!("transpose/{algorithm}");
-        macro_rules! each {
-            ($($t:ty),*) => {$(
-                c.one(group, pattern.clone(), <$t as Element>::DTYPE, move |d, ctx| run::<B, $t>(algorithm, d, ctx));
-            )*};
-        }
-        each!(u8, f16, bf16, i32, u32, f32, i64, u64, f64);
+        each_type!(c, group, pattern, run::<B>(algorithm); u8, f16, bf16, i32, u32, f32, i64, u64, f64);
     }
     c.one(group, "transpose/mismatched_lengths", DType::U32, mismatched::<B>);
 }

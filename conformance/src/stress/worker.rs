@@ -83,12 +83,7 @@ impl<B: Backend> Worker<B> {
             Ok(Ok(())) => {}
             Ok(Err(cause)) => shared.fail(*cause),
             Err(panic) => {
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "a non-string panic payload".to_string());
-                shared.fail(Cause::Panic { thread: index, message });
+                shared.fail(Cause::Panic { thread: index, message: crate::runner::panic_text(&*panic) });
             }
         }
         heartbeat.finish();

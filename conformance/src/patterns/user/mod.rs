@@ -208,16 +208,11 @@ impl Env<'_> {
                 }
             }
             R::Sel(op, p, q, a, b) => {
-                let (p, q) = (self.eval(p, i), self.eval(q, i));
-                let c = match *op {
-                    "<" => p < q,
-                    "<=" => p <= q,
-                    ">" => p > q,
-                    ">=" => p >= q,
-                    "==" => p == q,
-                    _ => p != q,
-                };
-                if c { self.eval(a, i) } else { self.eval(b, i) }
+                if super::holds(op, self.eval(p, i), self.eval(q, i)) {
+                    self.eval(a, i)
+                } else {
+                    self.eval(b, i)
+                }
             }
             R::Flip(a) => self.eval(a, i),
         }

@@ -89,25 +89,21 @@ where
         kernel.reduce_into(&s, args(), &mut out)?;
         ctx.compare(&what("whole"), &Expected::new(whole, Tolerance::Exact), &out.to_vec()?)?;
 
-        let by_row: Vec<T> = (0..rows).map(|r| fold(&mut (r * cols..(r + 1) * cols))).collect();
-        let mut out = poisoned(device, &by_row)?;
-        kernel.reduce_axis(&s, args(), rows, cols, 1, &mut out)?;
-        ctx.compare(
-            &what(&format!("along axis 1 of {rows} x {cols}")),
-            &Expected::new(by_row, Tolerance::Exact),
-            &out.to_vec()?,
-        )?;
-
-        let by_col: Vec<T> = (0..cols).map(|col| fold(&mut (0..rows).map(|r| r * cols + col))).collect();
-        let mut out = poisoned(device, &by_col)?;
-        kernel.reduce_axis(&s, args(), rows, cols, 0, &mut out)?;
-        ctx.compare(
-            &what(&format!("along axis 0 of {rows} x {cols}")),
-            &Expected::new(by_col, Tolerance::Exact),
-            &out.to_vec()?,
-        )?;
+        for (axis, lines) in [(1, rows), (0, cols)] {
+            let want: Vec<T> = (0..lines).map(|l| fold(&mut line(rows, cols, axis, l))).collect();
+            let mut out = poisoned(device, &want)?;
+            kernel.reduce_axis(&s, args(), rows, cols, axis, &mut out)?;
+            let how = format!("along axis {axis} of {rows} x {cols}");
+            ctx.compare(&what(&how), &Expected::new(want, Tolerance::Exact), &out.to_vec()?)?;
+        }
     }
     inputs.unchanged()
+}
+
+/// The indices of line `l` of a `rows x cols` row-major matrix reduced
+/// along `axis`: row `l` along axis 1, column `l` along axis 0.
+fn line(rows: usize, cols: usize, axis: usize, l: usize) -> Box<dyn Iterator<Item = usize>> {
+    if axis == 1 { Box::new(l * cols..(l + 1) * cols) } else { Box::new((0..rows).map(move |r| r * cols + l)) }
 }
 
 /// For 8 Ki elements or more, 2 to 8 rows (each cut into parts, a block
@@ -165,15 +161,12 @@ where
     kernel.reduce_into(&s, args(), &mut out)?;
     ctx.compare("mean of x * y", &whole, &out.to_vec()?)?;
 
-    let by_row = expect((0..rows).map(|r| mean(&mut (r * cols..(r + 1) * cols))).collect());
-    let mut out = poisoned(device, &by_row.values)?;
-    kernel.reduce_axis(&s, args(), rows, cols, 1, &mut out)?;
-    ctx.compare(&format!("mean of x * y along axis 1 of {rows} x {cols}"), &by_row, &out.to_vec()?)?;
-
-    let by_col = expect((0..cols).map(|c| mean(&mut (0..rows).map(|r| r * cols + c))).collect());
-    let mut out = poisoned(device, &by_col.values)?;
-    kernel.reduce_axis(&s, args(), rows, cols, 0, &mut out)?;
-    ctx.compare(&format!("mean of x * y along axis 0 of {rows} x {cols}"), &by_col, &out.to_vec()?)?;
+    for (axis, lines) in [(1, rows), (0, cols)] {
+        let want = expect((0..lines).map(|l| mean(&mut line(rows, cols, axis, l))).collect());
+        let mut out = poisoned(device, &want.values)?;
+        kernel.reduce_axis(&s, args(), rows, cols, axis, &mut out)?;
+        ctx.compare(&format!("mean of x * y along axis {axis} of {rows} x {cols}"), &want, &out.to_vec()?)?;
+    }
     unchanged("input x", &xb, &x)
 }
 
