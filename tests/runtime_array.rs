@@ -207,5 +207,12 @@ fn mixed_types_promote_as_numpy_in_one_kernel() {
         } else {
             assert!(r.unwrap_err().to_string().contains("on the host first"), "on {dev}");
         }
+        // Operands of one type promote to themselves: a scalar stays a
+        // scalar that joins arrays of any backend, an array reads as it is.
+        let (x, seven) = promote(&i, 7i32);
+        let got = (x * seven).eval().unwrap().to_vec().unwrap();
+        assert_eq!(got, hi.iter().map(|a| a.wrapping_mul(7)).collect::<Vec<i32>>(), "i32 with i32 on {dev}");
+        let got = (f.cast::<f32>() - 7.0).eval().unwrap().to_vec().unwrap();
+        assert_eq!(got, hf.iter().map(|b| b - 7.0).collect::<Vec<f32>>(), "f32 cast to f32 on {dev}");
     });
 }

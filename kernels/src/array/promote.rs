@@ -71,15 +71,31 @@ impl<B: Backend, T: Element> ArrayExpr<B, T> {
     /// # Ok(()) }
     /// ```
     pub fn cast<U: Element>(self) -> ArrayExpr<B, U> {
-        if T::DTYPE == U::DTYPE {
-            // The same type: the expression itself, seen as U.
-            if let Some(same) = (&self as &dyn std::any::Any).downcast_ref::<ArrayExpr<B, U>>() {
-                return same.clone();
-            }
-        }
         let shape = self.shape.clone();
+        if T::DTYPE == U::DTYPE
+            && let Some(term) = same_type::<B, T, U>(&self.term)
+        {
+            // The same type: the expression itself, seen as U (so that one
+            // of scalars alone stays one).
+            return ArrayExpr { shape, term };
+        }
         ArrayExpr { shape, term: Arc::new(Term::Cast(Arc::new(CastOf(self)))) }
     }
+}
+
+/// `term` as a term of `U`, where `U` is `T` (`T::DTYPE == U::DTYPE`:
+/// element types are one per dtype): its nodes rebuilt, its scalars
+/// reinterpreted and each array read through a cast to its own type;
+/// `None` where a scalar will not reinterpret.
+fn same_type<B: Backend, T: Element, U: Element>(term: &Arc<Term<B, T>>) -> Option<Arc<Term<B, U>>> {
+    Some(Arc::new(match &**term {
+        Term::Array(a) => Term::Cast(Arc::new(CastOf(a.expr()))),
+        Term::Scalar(v) => Term::Scalar(bytemuck::try_cast(*v).ok()?),
+        Term::Un(op, a) => Term::Un(*op, same_type(a)?),
+        Term::Bin(op, a, b) => Term::Bin(*op, same_type(a)?, same_type(b)?),
+        Term::Where(mask, a, b) => Term::Where(mask.clone(), same_type(a)?, same_type(b)?),
+        Term::Cast(x) => Term::Cast(x.clone()),
+    }))
 }
 
 impl<B: Backend, T: Element> Array<B, T> {

@@ -1,9 +1,6 @@
 //! CPU implementation of the histogram, the reference: the same bin formula
 //! as the kernels, integer bins in exact arithmetic.
 
-#[cfg(target_arch = "x86_64")]
-use std::any::Any;
-
 use kiln_core::{Error, Result};
 use multiversion::multiversion;
 use rayon::prelude::*;
@@ -140,20 +137,27 @@ impl Vector {
     fn slots<T: HistogramInput>(self, block: &[T; BATCH], slots: &mut [u32; BATCH], counter: impl Fn(T) -> u32) {
         #[cfg(target_arch = "x86_64")]
         {
-            let any: &dyn Any = block;
+            // `block` as an array of `U`, where `T` is `U` (element types
+            // are one per dtype).
+            fn same<T: HistogramInput, U: kiln_core::Element>(block: &[T; BATCH]) -> Option<&[U; BATCH]> {
+                if T::DTYPE != U::DTYPE {
+                    return None;
+                }
+                bytemuck::try_cast_slice::<T, U>(block).ok()?.try_into().ok()
+            }
             match self {
                 Vector::Shifted(p) => {
-                    if let Some(block) = any.downcast_ref::<[i32; BATCH]>() {
+                    if let Some(block) = same::<T, i32>(block) {
                         // SAFETY: `Shifted` is only made where the CPU has AVX2.
                         return unsafe { super::cpu_x86::shifted(block, &p, slots) };
                     }
-                    if let Some(block) = any.downcast_ref::<[u8; BATCH]>() {
+                    if let Some(block) = same::<T, u8>(block) {
                         // SAFETY: as above.
                         return unsafe { super::cpu_x86::shifted(block, &p, slots) };
                     }
                 }
                 Vector::Floats(p) => {
-                    if let Some(block) = any.downcast_ref::<[f32; BATCH]>() {
+                    if let Some(block) = same::<T, f32>(block) {
                         // SAFETY: `Floats` is only made where the CPU has AVX2.
                         return unsafe { super::cpu_x86::floats(block, &p, slots) };
                     }
