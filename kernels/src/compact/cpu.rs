@@ -3,7 +3,7 @@
 //! kept elements from the sum of the counts before it), so the output keeps
 //! the input's order.
 
-use kiln_core::{Error, HostArgs, Result};
+use kiln_core::{Error, Result};
 use multiversion::multiversion;
 use std::sync::{Mutex, PoisonError};
 
@@ -13,36 +13,62 @@ use crate::{Number, chain, prefetch};
 /// Elements per rayon task.
 const CHUNK: usize = 1 << 16;
 
-/// Arguments as the CUDA kernel takes them: (x, out, count, status, aggs,
-/// incls, value, n); `out[0..count)` gets the kept elements (or their
-/// indices when `INDICES`), `count[0]` their number, and nothing else is
-/// written. `out` holds at least as many elements as `x` (the API checks).
-pub(crate) fn copy_if<T: Number, const PRED: u8, const INDICES: bool>(args: &mut HostArgs<'_>) -> Result<()> {
-    let value = args.scalar::<T>(6)?;
+/// `out[0..count)` = the elements of `x` that pass the predicate of kind
+/// `PRED` against `value`, in order, and `count[0]` their number; nothing
+/// else is written. The arguments are the CUDA kernel's (its look-back
+/// state, `status`, `aggs` and `incls`, unused here); `out` holds at least
+/// as many elements as `x` (the API checks).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn copy_if<T: Number, const PRED: u8>(
+    x: &[T],
+    out: &mut [T],
+    count: &mut [u64],
+    _status: &mut [u64],
+    _aggs: &mut [u64],
+    _incls: &mut [u64],
+    value: T,
+    _n: u64,
+) -> Result<()> {
+    let pred = Predicate::decode(PRED, value, "copy_if on the CPU")?;
+    let test = move |v: T| pred.test(v);
+    // Outputs that cannot stay in cache are written past it.
+    let stream = size_of_val(x) >= crate::stream_store::STREAM_FROM;
+    let written = scatter(out, x, &test, |part, chunk, first| {
+        let vector = bytemuck::try_cast_slice_mut::<T, u32>(part)
+            .is_ok_and(|bits| vector_keep::<T, PRED>(value, false, bits, chunk, first, stream));
+        if !vector {
+            keep(part, chunk, first, &|_, v| v, &test);
+        }
+    })?;
+    put_count(count, written)
+}
+
+/// [`copy_if`] writing the indices of the kept elements.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn copy_if_indices<T: Number, const PRED: u8>(
+    x: &[T],
+    out: &mut [u32],
+    count: &mut [u64],
+    _status: &mut [u64],
+    _aggs: &mut [u64],
+    _incls: &mut [u64],
+    value: T,
+    _n: u64,
+) -> Result<()> {
     // The predicate's kind is a constant here, so each test compiles to one comparison.
     let pred = Predicate::decode(PRED, value, "copy_if on the CPU")?;
     let test = move |v: T| pred.test(v);
-    let x = args.input::<T>(0)?;
-    // Outputs that cannot stay in cache are written past it.
     let stream = size_of_val(x) >= crate::stream_store::STREAM_FROM;
-    let written = if INDICES {
-        let out = args.output::<u32>(1)?;
-        scatter(out, x, &test, |part, chunk, first| {
-            if !vector_keep::<T, PRED>(value, true, part, chunk, first, stream) {
-                keep(part, chunk, first, &|i, _| i as u32, &test);
-            }
-        })?
-    } else {
-        let out = args.output::<T>(1)?;
-        scatter(out, x, &test, |part, chunk, first| {
-            let vector = bytemuck::try_cast_slice_mut::<T, u32>(part)
-                .is_ok_and(|bits| vector_keep::<T, PRED>(value, false, bits, chunk, first, stream));
-            if !vector {
-                keep(part, chunk, first, &|_, v| v, &test);
-            }
-        })?
-    };
-    let count = args.output::<u64>(2)?;
+    let written = scatter(out, x, &test, |part, chunk, first| {
+        if !vector_keep::<T, PRED>(value, true, part, chunk, first, stream) {
+            keep(part, chunk, first, &|i, _| i as u32, &test);
+        }
+    })?;
+    put_count(count, written)
+}
+
+/// `count[0] = written`.
+fn put_count(count: &mut [u64], written: usize) -> Result<()> {
     *count.first_mut().ok_or_else(|| Error::invalid("copy_if on the CPU", "the count buffer is empty"))? =
         written as u64;
     Ok(())

@@ -51,7 +51,7 @@ use kiln_core::{
 };
 
 use crate::Number;
-use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_preamble};
+use crate::launch::{check_dtype, cuda_source, host_fn, index_width, program, wgsl_preamble};
 use crate::reduce::{check_numeric, wgsl_is_nan};
 use crate::scan::LOOKBACK_CUH;
 use crate::scan::plan::{CUDA_MIN_BLOCKS, CUDA_VECTORS, cuda_items, one_pass_tiles, runs_one_pass};
@@ -165,16 +165,16 @@ impl<T: Number> Predicate<T> {
 
     fn host(self, indices: bool) -> HostFn {
         match (self.code(), indices) {
-            (0, false) => cpu::copy_if::<T, 0, false>,
-            (1, false) => cpu::copy_if::<T, 1, false>,
-            (2, false) => cpu::copy_if::<T, 2, false>,
-            (3, false) => cpu::copy_if::<T, 3, false>,
-            (_, false) => cpu::copy_if::<T, 4, false>,
-            (0, true) => cpu::copy_if::<T, 0, true>,
-            (1, true) => cpu::copy_if::<T, 1, true>,
-            (2, true) => cpu::copy_if::<T, 2, true>,
-            (3, true) => cpu::copy_if::<T, 3, true>,
-            (_, true) => cpu::copy_if::<T, 4, true>,
+            (0, false) => host_fn!(cpu::copy_if::<T, 0>),
+            (1, false) => host_fn!(cpu::copy_if::<T, 1>),
+            (2, false) => host_fn!(cpu::copy_if::<T, 2>),
+            (3, false) => host_fn!(cpu::copy_if::<T, 3>),
+            (_, false) => host_fn!(cpu::copy_if::<T, 4>),
+            (0, true) => host_fn!(cpu::copy_if_indices::<T, 0>),
+            (1, true) => host_fn!(cpu::copy_if_indices::<T, 1>),
+            (2, true) => host_fn!(cpu::copy_if_indices::<T, 2>),
+            (3, true) => host_fn!(cpu::copy_if_indices::<T, 3>),
+            (_, true) => host_fn!(cpu::copy_if_indices::<T, 4>),
         }
     }
 }
