@@ -36,8 +36,11 @@ pub(crate) trait Generator: Sync {
         width: IndexWidth,
     ) -> Result<Program>;
 
-    /// The passes a reduction runs in this language.
-    fn fold_passes(&self) -> &'static [Pass];
+    /// The passes a reduction runs in this language: by default a GPU's,
+    /// whose blocks fold partials that later passes fold again.
+    fn fold_passes(&self) -> &'static [Pass] {
+        &[Pass::Whole, Pass::Fold, Pass::Rows, Pass::Split, Pass::Tile, Pass::Cols]
+    }
 
     /// Pass `pass` of the reduction `base` of the user kernel `kernel`, its
     /// entry point `entry`.

@@ -28,10 +28,6 @@ impl Generator for Cuda {
         Ok(Program::new(entry).cuda(super::elementwise(entry, roles, body, width)))
     }
 
-    fn fold_passes(&self) -> &'static [Pass] {
-        &[Pass::Whole, Pass::Fold, Pass::Rows, Pass::Split, Pass::Tile, Pass::Cols]
-    }
-
     fn fold(
         &self,
         _kernel: &str,

@@ -56,10 +56,6 @@ impl Generator for Wgsl {
         Ok(Program::new(entry).wgsl(super::elementwise(entry, roles, body)))
     }
 
-    fn fold_passes(&self) -> &'static [Pass] {
-        &[Pass::Whole, Pass::Fold, Pass::Rows, Pass::Split, Pass::Tile, Pass::Cols]
-    }
-
     fn fold(
         &self,
         _kernel: &str,
