@@ -163,23 +163,36 @@ fn dispatch<T: Number>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool
     }
 }
 
-/// Arguments as the CUDA kernel takes them: (`[x,] [flags,]` y, status, aggs,
-/// incls, n); the look-back state is not needed here.
+/// The CUDA kernel's arguments taken by type: `x` (or `y`, in place) first,
+/// the `flags` of a segmented scan after it, then the look-back state
+/// (`status`, `aggs`, `incls`: not needed here) and the length.
 fn typed<T>(args: &mut HostArgs<'_>, exclusive: bool, segmented: bool, in_place: bool) -> Result<()>
 where
     T: kiln_core::Element,
     Sum<T>: Prefix<T = T>,
 {
-    let flags_at = usize::from(!in_place);
-    let flags = if segmented { Some(args.input::<u32>(flags_at)?) } else { None };
-    let y_at = usize::from(!in_place) + usize::from(segmented);
-    if in_place {
-        let y = args.output::<T>(y_at)?;
-        let x = y.to_vec();
-        scan_slices(&Sum::<T>::OF, exclusive, &x, flags, y)
-    } else {
-        let x = args.input::<T>(0)?;
-        scan_slices(&Sum::<T>::OF, exclusive, x, flags, args.output::<T>(y_at)?)
+    let sum = &Sum::<T>::OF;
+    match (segmented, in_place) {
+        (false, false) => {
+            args.call(|x: &[T], y: &mut [T], _status: &mut [u64], _aggs: &mut [T], _incls: &mut [T], _n: u64| {
+                scan_slices(sum, exclusive, x, None, y)
+            })
+        }
+        (false, true) => args.call(|y: &mut [T], _status: &mut [u64], _aggs: &mut [T], _incls: &mut [T], _n: u64| {
+            let x = y.to_vec();
+            scan_slices(sum, exclusive, &x, None, y)
+        }),
+        (true, false) => args.call(
+            |x: &[T], flags: &[u32], y: &mut [T], _status: &mut [u64], _aggs: &mut [T], _incls: &mut [T], _n: u64| {
+                scan_slices(sum, exclusive, x, Some(flags), y)
+            },
+        ),
+        (true, true) => {
+            args.call(|y: &mut [T], flags: &[u32], _status: &mut [u64], _aggs: &mut [T], _incls: &mut [T], _n: u64| {
+                let x = y.to_vec();
+                scan_slices(sum, exclusive, &x, Some(flags), y)
+            })
+        }
     }
 }
 

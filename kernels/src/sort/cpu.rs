@@ -13,8 +13,7 @@ use super::types::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALU
 /// their output does not stay in cache for the next pass anyway.
 const STREAM_FROM: usize = if cfg!(test) { 1 << 12 } else { 1 << 23 };
 
-/// The arguments every phase receives: (keys_in, vals_in, keys_out,
-/// vals_out, hist, totals, n, tiles, shift, flags).
+/// The scalars every phase receives.
 struct Scalars {
     n: usize,
     /// Keys per tile (the last may have fewer).
@@ -24,16 +23,42 @@ struct Scalars {
     flags: u32,
 }
 
-fn scalars(args: &HostArgs<'_>) -> Result<Scalars> {
-    let n = args.scalar::<u64>(6)? as usize;
-    let tiles = args.scalar::<u32>(7)? as usize;
-    // The launch counted `tiles` tiles of `cpu_tile(n)` keys; tiles of
-    // this size are as many.
-    let tile = n.div_ceil(tiles.max(1)).max(1);
-    if tiles != n.div_ceil(tile) {
-        return Err(Error::invalid("radix sort (CPU)", format!("{tiles} tiles for {n} keys")));
-    }
-    Ok(Scalars { n, tile, tiles, shift: args.scalar::<u32>(8)?, flags: args.scalar::<u32>(9)? })
+/// The arguments every phase receives, taken by type.
+struct Phase<'a, K> {
+    keys_in: &'a [K],
+    vals_in: &'a [u32],
+    keys_out: &'a mut [K],
+    vals_out: &'a mut [u32],
+    hist: &'a mut [u32],
+    totals: &'a mut [u32],
+    s: Scalars,
+}
+
+/// `run` with the phase's arguments: (keys_in, vals_in, keys_out, vals_out,
+/// hist, totals, n, tiles, shift, flags).
+fn phase<K: SortKey>(args: &mut HostArgs<'_>, run: impl FnOnce(Phase<'_, K>) -> Result<()>) -> Result<()> {
+    args.call(
+        |keys_in: &[K],
+         vals_in: &[u32],
+         keys_out: &mut [K],
+         vals_out: &mut [u32],
+         hist: &mut [u32],
+         totals: &mut [u32],
+         n: u64,
+         tiles: u32,
+         shift: u32,
+         flags: u32| {
+            let (n, tiles) = (n as usize, tiles as usize);
+            // The launch counted `tiles` tiles of `cpu_tile(n)` keys; tiles
+            // of this size are as many.
+            let tile = n.div_ceil(tiles.max(1)).max(1);
+            if tiles != n.div_ceil(tile) {
+                return Err(Error::invalid("radix sort (CPU)", format!("{tiles} tiles for {n} keys")));
+            }
+            let s = Scalars { n, tile, tiles, shift, flags };
+            run(Phase { keys_in, vals_in, keys_out, vals_out, hist, totals, s })
+        },
+    )
 }
 
 /// The pass's pattern of `key`: mapped (and for a descending sort
@@ -54,9 +79,11 @@ fn unbits<K: SortKey, const DESC: bool>(pattern: u32) -> u32 {
 
 /// hist[d * tiles + t] = count of digit d in tile t.
 pub(crate) fn upsweep<K: SortKey, const DESC: bool>(args: &mut HostArgs<'_>) -> Result<()> {
-    let s = scalars(args)?;
-    let keys = args.input::<K>(0)?;
-    let hist = args.output::<u32>(4)?;
+    phase::<K>(args, |p| upsweep_into::<K, DESC>(p.keys_in, p.hist, &p.s))
+}
+
+/// [`upsweep`]'s work.
+fn upsweep_into<K: SortKey, const DESC: bool>(keys: &[K], hist: &mut [u32], s: &Scalars) -> Result<()> {
     let counts: Vec<[u32; 256]> = keys[..s.n]
         .par_chunks(s.tile)
         .map(|tile| {
@@ -84,10 +111,12 @@ pub(crate) fn upsweep<K: SortKey, const DESC: bool>(args: &mut HostArgs<'_>) -> 
 }
 
 /// Each row of hist becomes its exclusive prefix sum; `totals[d]` its sum.
-pub(crate) fn scan(args: &mut HostArgs<'_>) -> Result<()> {
-    let s = scalars(args)?;
-    let hist = args.output::<u32>(4)?;
-    let totals = args.output::<u32>(5)?;
+pub(crate) fn scan<K: SortKey>(args: &mut HostArgs<'_>) -> Result<()> {
+    phase::<K>(args, |p| scan_counts(p.hist, p.totals, &p.s))
+}
+
+/// [`scan`]'s work.
+fn scan_counts(hist: &mut [u32], totals: &mut [u32], s: &Scalars) -> Result<()> {
     if s.tiles == 0 {
         totals.fill(0);
         return Ok(());
@@ -112,9 +141,12 @@ pub(crate) fn scan(args: &mut HostArgs<'_>) -> Result<()> {
 /// counted them (by another stream) make a tile overflow a run, which is an
 /// error, or leave part of the output unwritten.
 pub(crate) fn downsweep<K: SortKey, const DESC: bool>(args: &mut HostArgs<'_>) -> Result<()> {
-    let s = scalars(args)?;
-    let (keys_in, vals_in) = (args.input::<K>(0)?, args.input::<u32>(1)?);
-    let (hist, totals) = (args.output::<u32>(4)?, args.output::<u32>(5)?);
+    phase::<K>(args, downsweep_into::<K, DESC>)
+}
+
+/// [`downsweep`]'s work.
+fn downsweep_into<K: SortKey, const DESC: bool>(p: Phase<'_, K>) -> Result<()> {
+    let Phase { keys_in, vals_in, keys_out, vals_out, hist, totals, s } = p;
     let counts = run_counts(hist, totals, s.tiles)?;
     let (write_keys, move_vals) = (s.flags & FLAG_NO_KEYS == 0, s.flags & FLAG_VALUES != 0);
     let short =
@@ -126,12 +158,9 @@ pub(crate) fn downsweep<K: SortKey, const DESC: bool>(args: &mut HostArgs<'_>) -
         &[]
     };
     let unwritten = || (0..s.tiles * 256).map(|_| <&mut [u32]>::default()).collect::<Vec<_>>();
-    let mut key_runs = if write_keys {
-        runs(bytemuck::cast_slice_mut(args.output::<K>(2)?), &counts, s.tiles, s.n)?
-    } else {
-        unwritten()
-    };
-    let mut val_runs = if move_vals { runs(args.output::<u32>(3)?, &counts, s.tiles, s.n)? } else { unwritten() };
+    let mut key_runs =
+        if write_keys { runs(bytemuck::cast_slice_mut(keys_out), &counts, s.tiles, s.n)? } else { unwritten() };
+    let mut val_runs = if move_vals { runs(vals_out, &counts, s.tiles, s.n)? } else { unwritten() };
     let scatter = match (write_keys, move_vals, s.n >= STREAM_FROM) {
         (true, false, false) => scatter_tile::<K, DESC, true, false, Direct>,
         (true, true, false) => scatter_tile::<K, DESC, true, true, Direct>,

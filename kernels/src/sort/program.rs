@@ -37,7 +37,7 @@ pub(super) fn phase_program<K: SortKey>(phase: u8, order: SortOrder) -> Arc<Prog
         let host = match (phase, order) {
             (0, SortOrder::Ascending) => cpu::upsweep::<K, false>,
             (0, SortOrder::Descending) => cpu::upsweep::<K, true>,
-            (1, _) => cpu::scan,
+            (1, _) => cpu::scan::<K>,
             (_, SortOrder::Ascending) => cpu::downsweep::<K, false>,
             (_, SortOrder::Descending) => cpu::downsweep::<K, true>,
         };
