@@ -5,11 +5,13 @@
 // Privatised bins: each block counts into `bins` words of shared memory
 // (dynamic, 4 bytes per bin), then adds its nonzero bins to the global
 // counts with one atomic each. Inside a block, each warp aggregates equal
-// bins before touching shared memory: when the 32 lanes share one bin
-// (skewed data) lane 0 adds 32 with one atomic; otherwise (WARP_MATCH 1)
-// __match_any_sync groups equal bins and each group's leader adds its size,
-// or (WARP_MATCH 0) each lane adds 1 and the hardware serialises
-// collisions. Loads are 16-byte vectors, two in flight per thread.
+// bins before touching shared memory: when a whole vector step of the warp
+// (32 lanes x one 16-byte vector) falls in one bin (skewed data), lane 0
+// adds them all with one atomic; otherwise each element takes one atomic
+// and the hardware serialises collisions. The head and tail, one element
+// per lane, do the same per element, where WARP_MATCH 1 would group equal
+// bins with __match_any_sync. Loads are 16-byte vectors, two in flight per
+// thread.
 // Memory-bound at sizeof(T) bytes read per element.
 //
 // INPUT_TYPE 0 (u8) and 1 (i32): d = (unsigned)x - a, the distance from lo modulo
@@ -89,6 +91,36 @@ __device__ __forceinline__ void kiln_count(unsigned* sbins, unsigned bin, kiln_u
 #endif
 }
 
+// Count one vector of PER elements per lane (`bin[c]`, all KILN_NONE on a
+// lane without elements). Every lane of the warp calls it together. One
+// vote per vector finds a warp whose 32 * PER elements share one bin (lane
+// 0 adds them with one atomic); otherwise each element takes one atomic.
+// Voting once per element instead cost a shuffle and a vote on every
+// element: 2734 GB/s on 64 Mi i32 on the H200, against CUB's 3570.
+__device__ __forceinline__ void kiln_count_vector(unsigned* sbins, const unsigned (&bin)[PER], kiln_u64& dropped) {
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned first = __shfl_sync(KILN_FULL, bin[0], 0);
+    bool same = true;
+#pragma unroll
+    for (int c = 0; c < PER; ++c) same = same && bin[c] == first;
+    if (__all_sync(KILN_FULL, same)) {
+        if (lane == 0) {
+            if (first < KILN_DROP)
+                atomicAdd(&sbins[first], 32u * PER);
+            else if (first == KILN_DROP)
+                dropped += 32 * PER;
+        }
+        return;
+    }
+#pragma unroll
+    for (int c = 0; c < PER; ++c) {
+        if (bin[c] < KILN_DROP)
+            atomicAdd(&sbins[bin[c]], 1u);
+        else if (bin[c] == KILN_DROP)
+            dropped += 1;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK)
     KERNEL(const T* __restrict__ x, unsigned* __restrict__ counts, kiln_u64* __restrict__ dropped_total, unsigned a,
            unsigned b, unsigned shift, float scale, unsigned bins, kiln_u64 n) {
@@ -119,9 +151,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const bool here = base + u * 32 + lane < nv;
+            unsigned bin[PER];
 #pragma unroll
-            for (int c = 0; c < PER; ++c)
-                kiln_count(sbins, here ? kiln_bin(v[u].e[c], a, b, shift, scale, bins) : KILN_NONE, dropped);
+            for (int c = 0; c < PER; ++c) bin[c] = here ? kiln_bin(v[u].e[c], a, b, shift, scale, bins) : KILN_NONE;
+            kiln_count_vector(sbins, bin, dropped);
         }
     }
     // The head (< 16 elements) and the tail (< 16): the first warp of block 0.

@@ -53,7 +53,7 @@ mod cpu;
 mod normal;
 mod normal_src;
 
-use kiln_core::{Args, Backend, Element, Error, LaunchConfig, Program, Result, Stream, ViewMut};
+use kiln_core::{Args, Backend, Element, Error, Language, LaunchConfig, Program, Result, Stream, ViewMut};
 
 use crate::launch::{Access, BLOCK, blocks, check_dtype, cuda_source, host_fn, index_width, program, wgsl_source};
 
@@ -378,6 +378,10 @@ pub fn fill_normal<B: Backend, T: Normal>(
     rng.fill_normal(stream, dst)
 }
 
+/// Blocks per multiprocessor of a CUDA fill: its threads stride over the
+/// Philox blocks with the round keys worked out once (kernel.cu).
+const CUDA_BLOCKS_PER_SM: u32 = 16;
+
 /// Values of `T` drawn by `D` from the blocks of `seed` from `counter` into `dst`.
 fn fill<B: Backend, T: Element, D: Draw<T>>(
     stream: &Stream<B>,
@@ -403,7 +407,10 @@ fn fill<B: Backend, T: Element, D: Draw<T>>(
     });
     let kernel = stream.device().kernel(&prog)?;
     let info = stream.device().info();
-    let grid = blocks(n.div_ceil(D::PER_BLOCK as usize), BLOCK as usize, info.limits.max_grid[0]);
+    let mut grid = blocks(n.div_ceil(D::PER_BLOCK as usize), BLOCK as usize, info.limits.max_grid[0]);
+    if B::LANGUAGE == Language::Cuda && info.compute_units > 0 {
+        grid = grid.min(info.compute_units.saturating_mul(CUDA_BLOCKS_PER_SM));
+    }
     let cfg = LaunchConfig::new(grid, BLOCK);
     let args = Args::new()
         .arg(dst.view_mut())

@@ -64,12 +64,25 @@ __device__ __forceinline__ double kiln_cut(unsigned long long v, int sh) {{
     int lz = __clzll((long long)v);
     return __dmul_rn(kiln_exact((v << lz) >> 11), kiln_pow2(11 - lz + sh));
 }}
+// kiln_cutf for v < 2^32, from integer operations alone: the top 24 bits
+// of v with bit 23 set, added to the biased exponent, are the float's bits
+// (the same value exactly, without a conversion or a product).
+__device__ __forceinline__ float kiln_cutf32(unsigned v, int sh) {{
+    if (v == 0u) return 0.0f;
+    int lz = __clz((int)v);
+    return __uint_as_float(((unsigned)(157 - lz + sh) << 23) + ((v << lz) >> 8));
+}}
+// (float)k for |k| < 2^22, exactly: k added to the bits of 1.5 * 2^23.
+__device__ __forceinline__ float kiln_small_int(int k) {{ return __fsub_rn(__int_as_float(0x4b400000 + k), 12582912.0f); }}
+// ln(1 + t) + k ln 2.
+__device__ __forceinline__ float kiln_ln1pf(float t, int k) {{
+    {ln32}
+    float kf = kiln_small_int(k);
+    return __fadd_rn(__fmul_rn(kf, {hi32}), __fadd_rn(__fmul_rn(t, p), __fmul_rn(kf, {lo32})));
+}}
 __device__ __forceinline__ float kiln_lnf(unsigned long long ti, bool neg, int sh, int k) {{
     float t = kiln_cutf(ti, sh);
-    if (neg) t = -t;
-    {ln32}
-    float kf = (float)k;
-    return __fadd_rn(__fmul_rn(kf, {hi32}), __fadd_rn(__fmul_rn(t, p), __fmul_rn(kf, {lo32})));
+    return kiln_ln1pf(neg ? -t : t, k);
 }}
 __device__ __forceinline__ float kiln_rsqrtf(float l) {{
     float h = __fmul_rn(0.5f, l);
@@ -94,13 +107,14 @@ __device__ __forceinline__ float2 kiln_normal2f(unsigned a, unsigned b) {{
     int e = __clz((int)x);
     unsigned mi = x << e;
     int k = -1 - e;
-    unsigned long long ti; bool neg; int sh;
+    unsigned ti; bool neg; int sh;
     if (mi > {q31}u) {{ ti = 0u - mi; neg = true; sh = -32; k += 1; }} else {{ ti = mi - 0x80000000u; neg = false; sh = -31; }}
-    float l = __fmul_rn(-2.0f, kiln_lnf(ti, neg, sh, k));
+    const float t = kiln_cutf32(ti, sh);
+    float l = __fmul_rn(-2.0f, kiln_ln1pf(neg ? -t : t, k));
     float r = __fmul_rn(l, kiln_rsqrtf(l));
     unsigned xb = b << 2;
     bool swap = xb >= 0x80000000u;
-    float g = kiln_cutf(swap ? 0u - xb : xb, -32);
+    float g = kiln_cutf32(swap ? 0u - xb : xb, -32);
     float g2 = __fmul_rn(g, g);
     float s, c;
     {{ {sin32} s = __fmul_rn(g, p); }}

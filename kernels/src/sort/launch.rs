@@ -97,7 +97,7 @@ impl<B: Backend> Passes<B> {
         what: &str,
     ) -> Result<Self> {
         let n = keys.view().len();
-        if let Some(build) = Build::for_device(stream.device(), n) {
+        if let Some(build) = Build::for_device(stream.device(), n, values) {
             return Ok(Passes::Onesweep(Onesweep::new(stream, keys, order, values, build)?));
         }
         Ok(Passes::ThreePhase(Phases::compile::<K>(stream, order)?, Scratch::new(stream, n, what)?))

@@ -118,14 +118,13 @@ KERNEL(const unsigned* __restrict__ keys, unsigned* __restrict__ counts, kiln_u6
 }
 
 #elif STEP == 1
-// 384 threads x 20 keys: CUB's onesweep tile for 4-byte keys on sm_90
-// (CUB takes 23 with values; here that spills). Two blocks fit an SM (80
-// registers per thread, at most 40 KB of shared memory each), so one
-// block's look-back wait overlaps the other's loads and stores, and 20 loads
-// per thread are in flight. VALUES 0 compiles the keys-only sort (no values
+// KILN_THREADS (384) threads x KILN_ITEMS keys a tile, at least
+// KILN_MIN_BLOCKS blocks per SM (the register bound), all three from the
+// host (sort/plan.rs): 16 keys in three blocks (56 registers) for keys
+// alone, 20 in two (80 registers) with values, where three would spill.
+// Several blocks on an SM overlap one block's look-back wait with the
+// others' loads and stores. VALUES 0 compiles the keys-only sort (no values
 // code, no slot_digit), 1 the sort that moves values when flag 4 says so.
-#define KILN_THREADS 384
-#define KILN_ITEMS 20
 #define KILN_WARPS (KILN_THREADS / 32)
 #define KILN_WARP_TILE (32 * KILN_ITEMS)
 #define KILN_TILE (KILN_THREADS * KILN_ITEMS)
@@ -166,21 +165,33 @@ __device__ __forceinline__ uint2 kiln_digit_scan(uint2 v, unsigned* scratch) {
 
 // The keys of `digit` in the tiles before `tile` plus the digit's output
 // start: the sum of their status words back to the nearest PREFIX. Tile 0
-// always publishes a PREFIX, so the walk ends.
+// always publishes a PREFIX, so the walk ends there at the latest. The walk
+// reads KILN_LOOK words at once (a word still zero is read again when the
+// walk reaches it), so a long walk waits on one L2 round trip per
+// KILN_LOOK tiles. Measured on the H200 (64 Mi random u32 keys): 0.414 ms a
+// pass with 4, against 0.432 with 1, 0.423 with 8 and 0.441 with 16; 0.364
+// with no look-back at all (a wrong order), the rest of the gap to CUB.
+#define KILN_LOOK 4
 __device__ __forceinline__ unsigned kiln_look_back(const unsigned* status, unsigned tile, unsigned digit) {
     const volatile unsigned* s = status;
     unsigned sum = 0;
-    for (unsigned t = tile - 1;; --t) {
-        unsigned w;
-        // The predecessor is running (it took its tile first) and publishes
-        // its count without waiting for anything.
-        do {
-            w = s[(kiln_u64)t * 256 + digit];
-        } while (w == 0);
-        sum += w & KILN_COUNT_MASK;
-        if (w & KILN_PREFIX) return sum;
+    for (int t = (int)tile - 1;; t -= KILN_LOOK) {
+        unsigned w[KILN_LOOK];
+#pragma unroll
+        for (int j = 0; j < KILN_LOOK; ++j) w[j] = t - j >= 0 ? s[(kiln_u64)(t - j) * 256 + digit] : 0u;
+        // Tiles below 0 are never reached: tile 0's word is a PREFIX.
+#pragma unroll
+        for (int j = 0; j < KILN_LOOK; ++j) {
+            unsigned v = w[j];
+            // The tile is running (it took its number first) and publishes
+            // its count without waiting for anything.
+            while (v == 0) v = s[(kiln_u64)(t - j) * 256 + digit];
+            sum += v & KILN_COUNT_MASK;
+            if (v & KILN_PREFIX) return sum;
+        }
     }
 }
+
 
 // The lanes whose 8-bit digit equals this lane's: eight ballots (CUB's
 // MatchAny<8>). Measured on the H100 (64 Mi random u32 keys), a pass took
@@ -196,7 +207,7 @@ __device__ __forceinline__ unsigned kiln_match_digit(unsigned d) {
     return m;
 }
 
-extern "C" __global__ void __launch_bounds__(KILN_THREADS, 2)
+extern "C" __global__ void __launch_bounds__(KILN_THREADS, KILN_MIN_BLOCKS)
 KERNEL(const unsigned* __restrict__ keys_in, const unsigned* __restrict__ vals_in, unsigned* __restrict__ keys_out,
        unsigned* __restrict__ vals_out, const unsigned* __restrict__ counts, unsigned* __restrict__ status, kiln_u64 n,
        unsigned tiles, unsigned pass, unsigned flags) {

@@ -51,7 +51,7 @@ fn pass_program<K: SortKey>(order: SortOrder, values: bool, build: Build) -> Arc
     let what = if values { "pairs" } else { "keys" };
     let base = format!("kiln_radix_onesweep_{what}_{}_{}", K::DTYPE, order.name());
     let name = match build {
-        Build::Cuda => base,
+        Build::Cuda { items, min_blocks } => format!("{base}_{items}x{min_blocks}"),
         Build::Wgsl { items, subs } => format!("{base}_wgsl{items}x{subs}"),
     };
     program(&name, || {
@@ -60,9 +60,12 @@ fn pass_program<K: SortKey>(order: SortOrder, values: bool, build: Build) -> Arc
             .define("KEY_TYPE", K::KEY_TYPE)
             .define("DESCENDING", u8::from(order == SortOrder::Descending));
         match build {
-            Build::Cuda => p
+            Build::Cuda { items, min_blocks } => p
                 .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("onesweep.cu"))))
                 .define("STEP", 1)
+                .define("KILN_THREADS", build.threads())
+                .define("KILN_ITEMS", items)
+                .define("KILN_MIN_BLOCKS", min_blocks)
                 .define("VALUES", u8::from(values)),
             Build::Wgsl { items, subs } => {
                 let unrolled = |body: &str| (0..items).map(|i| body.replace('#', &format!("{i}u"))).collect::<String>();
@@ -171,7 +174,7 @@ impl<B: Backend> Onesweep<B> {
         // CUDA: one block per tile. WGSL: workgroups take tiles from the
         // counter until none is left, so any number covers them all.
         let groups = match self.build {
-            Build::Cuda => self.tiles,
+            Build::Cuda { .. } => self.tiles,
             Build::Wgsl { .. } => self.tiles.min(stream.device().info().limits.max_grid[0]),
         };
         // SAFETY: a block takes tile t (a counter in status, each t < tiles
