@@ -1,8 +1,10 @@
 //! The backends compiled into kiln, and choosing one at run time.
 //!
-//! Everything here is generated from the run-time tier's one list of
-//! backends (`backend_list!` in `src/runtime/mod.rs`), written in order of
-//! preference (GPUs first).
+//! Everything here is generated from the one list of backends,
+//! [`kiln_core::backend_list!`] (which says how to add one), as the
+//! run-time tier expands it (`backend_list!` in `src/runtime/mod.rs`: the
+//! backends compiled in), and ordered by each entry's preference (GPUs
+//! first, [`BackendKind::preference`]).
 
 use std::fmt;
 
@@ -39,7 +41,9 @@ macro_rules! entries_of {
 /// Every backend compiled in, in order of preference: CUDA with the `cuda`
 /// feature, wgpu with the `wgpu` feature, and the CPU.
 fn entries() -> Vec<Entry> {
-    backend_list!(entries_of!())
+    let mut entries = backend_list!(entries_of!());
+    entries.sort_by_key(|e| e.kind.preference());
+    entries
 }
 
 /// The backends compiled into this build of kiln, in the order
@@ -78,18 +82,12 @@ fn not_compiled(kind: BackendKind) -> Error {
     Error::BackendUnavailable { backend: kind, reason: "not compiled into this build of kiln".into() }
 }
 
-/// Where [`best`] ranks a device of backend `kind`, lower first:
-/// CUDA, then wgpu, then the CPU backend; `None` for a GPU emulated in
-/// software, which `best` takes only when its backend is asked for by name.
+/// Where [`best`] ranks a device of backend `kind`, lower first: its
+/// backend's preference (CUDA, then wgpu, then the CPU backend); `None` for
+/// a GPU emulated in software, which `best` takes only when its backend is
+/// asked for by name.
 fn tier(kind: BackendKind, info: &DeviceInfo) -> Option<u8> {
-    if info.kind.is_software() {
-        return None;
-    }
-    Some(match kind {
-        BackendKind::Cuda => 0,
-        BackendKind::Wgpu => 1,
-        BackendKind::Cpu => 2,
-    })
+    (!info.kind.is_software()).then(|| kind.preference())
 }
 
 /// The devices [`best`] tries, in order, as (backend, ordinal), out
@@ -366,7 +364,7 @@ mod tests {
         assert!(choose(Some(Cuda), &all[..2]).is_empty());
     }
 
-    /// `best` probes backends in the list's order and stops at the first
+    /// `best` probes backends in the entries' order and stops at the first
     /// device that opens, which is right only while that order is the tiers'.
     #[test]
     fn entries_are_in_tier_order() {

@@ -32,7 +32,7 @@ pub enum Error {
         reason: String,
     },
     /// A backend name that kiln does not know (from `KILN_BACKEND` or the CLI).
-    #[error("unknown backend {name:?}: expected one of cpu, cuda, wgpu")]
+    #[error("unknown backend {name:?}: expected one of {}", BackendKind::names())]
     UnknownBackend {
         /// The name that was asked for.
         name: String,

@@ -1,57 +1,108 @@
-//! What a device is and what it can do: names, limits, optional features.
+//! What a device is and what it can do: its backend (generated from the
+//! one list of backends, [`backend_list!`](crate::backend_list)), names,
+//! limits, optional features.
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::{Error, IndexWidth, Result};
 
-/// The backends kiln knows.
-///
-/// # Examples
-/// ```
-/// use kiln_core::BackendKind;
-/// assert_eq!("cuda".parse::<BackendKind>().unwrap(), BackendKind::Cuda);
-/// assert!("opencl".parse::<BackendKind>().is_err());
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum BackendKind {
-    /// The CPU reference backend (rayon).
-    Cpu,
-    /// NVIDIA CUDA through cudarc.
-    Cuda,
-    /// wgpu (Vulkan, Metal, DX12).
-    Wgpu,
+/// `BackendKind` and its names, from the entries of [`backend_list!`](crate::backend_list).
+macro_rules! backend_kinds {
+    (() $(
+        $(#[doc = $doc:literal])*
+        $variant:ident { name: $name:literal, preference: $preference:literal, $(feature: $feature:literal,)? backend: $backend:path },
+    )*) => {
+        /// The backends kiln knows, one per entry of
+        /// [`backend_list!`](crate::backend_list), in its order.
+        ///
+        /// # Examples
+        /// ```
+        /// use kiln_core::BackendKind;
+        /// assert_eq!("cuda".parse::<BackendKind>().unwrap(), BackendKind::Cuda);
+        /// let unknown = "opencl".parse::<BackendKind>().unwrap_err();
+        /// assert_eq!(unknown.to_string(), r#"unknown backend "opencl": expected one of cpu, cuda, wgpu"#);
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum BackendKind {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        /// Every backend, in the list's order.
+        const LISTED: &[BackendKind] = &[$(BackendKind::$variant),*];
+
+        impl BackendKind {
+            /// Lower-case name ("cuda").
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(BackendKind::$variant => $name,)*
+                }
+            }
+
+            /// Where `kiln::Device::best` tries the backend, lower first
+            /// (GPUs before the CPU): the order of [`ALL`](Self::ALL).
+            ///
+            /// # Examples
+            /// ```
+            /// use kiln_core::BackendKind;
+            /// assert!(BackendKind::Cuda.preference() < BackendKind::Cpu.preference());
+            /// ```
+            pub const fn preference(self) -> u8 {
+                match self {
+                    $(BackendKind::$variant => $preference,)*
+                }
+            }
+        }
+
+        impl FromStr for BackendKind {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                match s.trim().to_ascii_lowercase().as_str() {
+                    $($name => Ok(BackendKind::$variant),)*
+                    _ => Err(Error::UnknownBackend { name: s.to_string() }),
+                }
+            }
+        }
+    };
 }
+crate::backend_list!(backend_kinds!());
 
 impl BackendKind {
     /// Every backend, in order of preference (GPUs first), as `kiln::Device::best` tries them.
-    pub const ALL: [BackendKind; 3] = [BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu];
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_core::BackendKind;
+    /// assert_eq!(BackendKind::ALL, [BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu]);
+    /// ```
+    pub const ALL: [BackendKind; LISTED.len()] = by_preference();
 
-    /// Lower-case name ("cuda").
-    pub const fn name(self) -> &'static str {
-        match self {
-            BackendKind::Cpu => "cpu",
-            BackendKind::Cuda => "cuda",
-            BackendKind::Wgpu => "wgpu",
-        }
+    /// The names a backend may be asked for by, in the list's order: "cpu, cuda, wgpu".
+    pub(crate) fn names() -> String {
+        LISTED.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
     }
+}
+
+/// [`LISTED`], ordered by [`BackendKind::preference`] (an insertion sort:
+/// `ALL` is a constant).
+const fn by_preference() -> [BackendKind; LISTED.len()] {
+    let mut kinds = [BackendKind::Cpu; LISTED.len()];
+    let mut i = 0;
+    while i < LISTED.len() {
+        let mut j = i;
+        while j > 0 && kinds[j - 1].preference() > LISTED[i].preference() {
+            kinds[j] = kinds[j - 1];
+            j -= 1;
+        }
+        kinds[j] = LISTED[i];
+        i += 1;
+    }
+    kinds
 }
 
 impl fmt::Display for BackendKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl FromStr for BackendKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "cpu" => Ok(BackendKind::Cpu),
-            "cuda" => Ok(BackendKind::Cuda),
-            "wgpu" => Ok(BackendKind::Wgpu),
-            _ => Err(Error::UnknownBackend { name: s.to_string() }),
-        }
     }
 }
 

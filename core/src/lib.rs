@@ -18,6 +18,8 @@
 //!   blocks, index width, vector width, f64, f16, bf16), never its backend's
 //!   name; and the kernel ABI's length convention in one place
 //!   ([`IndexWidth`], [`Args::length`]);
+//! - the one list of backends, [`backend_list!`], from which [`BackendKind`]
+//!   here and the `kiln` crate's run-time tier and registry are generated;
 //! - one error type, [`Error`], whose messages name what, where and why;
 //! - [`DeviceVisitor`], generic code over [`Backend`] that `kiln::Device`
 //!   (the run-time tier's device, an enum with one arm per backend) runs
@@ -57,6 +59,7 @@
 
 mod args;
 mod backend;
+mod backends;
 mod buffer;
 mod cache;
 mod device;

@@ -34,7 +34,9 @@ use crate::runtime::{Args, Stream, ViewMut};
 
 pub use kiln_kernels::expr;
 pub use kiln_kernels::scan::ScanKind;
-pub use kiln_kernels::user::{Elementwise, ElementwiseKernel, Reduction, ReductionKernel, Scan, ScanKernel};
+pub use kiln_kernels::user::{
+    Elementwise, ElementwiseKernel, Reduction, ReductionKernel, Scan, ScanKernel, UserKernel,
+};
 
 /// Run `kernel` on `stream` over `args`, given in declaration order (see
 /// [`ElementwiseKernel::launch`]).

@@ -9,9 +9,11 @@
 //! value (`kiln_core::Buffer<B, T>`, ...), so a call costs one `match` more
 //! than the typed call it forwards to.
 //!
-//! The arms are written once, in [`backend_list`]; every enum, every
-//! `match` and the [`Tier`] trait that lets generic code go from the run-time
-//! tier to the typed one are generated from that list. Using a buffer of one
+//! The arms are written once, in the one list of backends
+//! ([`kiln_core::backend_list!`], expanded here by [`backend_list`] behind
+//! each backend's feature); every enum, every `match` and the [`Tier`]
+//! trait that lets generic code go from the run-time tier to the typed one
+//! are generated from that list. Using a buffer of one
 //! backend with a stream of another is an [`Error::DeviceMismatch`](crate::Error::DeviceMismatch)
 //! naming both; two devices of one backend are told apart by the typed tier,
 //! with the same error.
@@ -44,28 +46,33 @@ pub use tier::{Array, Buffer, BufferView, BufferViewMut, Device, Event, Graph, H
 pub(crate) use tier::{ExprArm, ExprTier};
 
 /// Invoke `$callback! { ($($args)*) ARMS }` with one arm per backend compiled
-/// in: `#[cfg(..)] Variant(BackendType)`, in order of preference (GPUs
-/// first; [`Device::best`] tries them in this order). The one list of
-/// backends: the run-time enums, their `match`es, the [`Tier`] impls and
-/// the registry ([`crate::registry`]: `Device::open`, `best`, `all`,
-/// `probe` and `kiln devices`) are generated from it.
-///
-/// Adding a backend `Foo` touches: a crate implementing
-/// `kiln_core::Backend` (with a variant of `BackendKind`, in kiln-core); a
-/// line here behind a `foo` feature, and that feature in Cargo.toml; its
-/// tier in `registry::tier`; its kernels' language in kiln-kernels where it
-/// brings a new one; and `kiln_conformance::conformance_tests!(Foo)` in its
-/// tests.
+/// in: `#[cfg(..)] Variant(BackendType),`, from the entries of the one list
+/// of backends, [`kiln_core::backend_list!`], each behind its feature (a
+/// `cfg` in a macro's expansion is evaluated in the crate expanding it:
+/// here). The run-time enums, their `match`es, the [`Tier`] impls and the
+/// registry ([`crate::registry`]: `Device::open`, `best`, `all`, `probe`
+/// and `kiln devices`) are generated from it; the list says how to add a
+/// backend.
 macro_rules! backend_list {
     ($($callback:ident)::+ ! ($($args:tt)*)) => {
-        $($callback)::+! { ($($args)*)
-            #[cfg(feature = "cuda")] Cuda(kiln_cuda::Cuda),
-            #[cfg(feature = "wgpu")] Wgpu(kiln_wgpu::Wgpu),
-            Cpu(kiln_cpu::Cpu),
-        }
+        kiln_core::backend_list! { $crate::runtime::compiled_arms!(($($callback)::+) ($($args)*)) }
     };
 }
 pub(crate) use backend_list;
+
+/// The entries of [`kiln_core::backend_list!`] as the arms `backend_list!`
+/// hands its callback.
+macro_rules! compiled_arms {
+    ((($($callback:tt)*) ($($args:tt)*)) $(
+        $(#[doc = $doc:literal])*
+        $variant:ident { name: $name:literal, preference: $preference:literal, $(feature: $feature:literal,)? backend: $backend:path },
+    )*) => {
+        $($callback)*! { ($($args)*)
+            $(#[cfg(all($(feature = $feature)?))] $variant($backend),)*
+        }
+    };
+}
+pub(crate) use compiled_arms;
 
 /// `dispatch!(value, Enum, binding => body)`: match `value` (an `Enum` of
 /// the run-time tier) and run `body` with `binding` bound to the typed value

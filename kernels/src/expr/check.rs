@@ -13,7 +13,7 @@ use super::value::Value;
 
 /// What a kernel argument is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Role {
+pub enum Role {
     /// Read at the element index.
     Input,
     /// Read and written at the element index.
@@ -48,7 +48,7 @@ impl Role {
 
 /// One declared argument.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Param {
+pub struct Param {
     pub(crate) name: Arc<str>,
     pub(crate) role: Role,
     pub(crate) ty: Ty,
@@ -120,7 +120,7 @@ impl TNode {
 /// A checked kernel body: nodes in evaluation order (operands before uses),
 /// the stores, and each argument's dtype.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Typed {
+pub struct Typed {
     pub(crate) nodes: Vec<TNode>,
     /// (argument, node) per output and in-out argument, in declaration order.
     pub(crate) stores: Vec<(u32, u32)>,

@@ -19,7 +19,7 @@ pub(crate) const B: &str = "b";
 /// expression, identity and post-map, and the dtypes of the accumulator
 /// and the result.
 #[derive(Clone, Debug)]
-pub(crate) struct FoldDef {
+pub struct FoldDef {
     pub(crate) name: String,
     pub(crate) params: Vec<Param>,
     pub(crate) locals: Vec<Stmt>,
@@ -32,7 +32,7 @@ pub(crate) struct FoldDef {
 
 /// A fold with its dtypes bound: the typed parts.
 #[derive(Clone, Debug)]
-pub(crate) struct Fold {
+pub struct Fold {
     /// The user's arguments' roles (the map's arguments, in order).
     pub(crate) roles: Vec<Role>,
     /// Over the user's arguments and a last output: the value per element.
@@ -75,7 +75,7 @@ impl Fold {
 
 /// One kernel of a fold's plan, each its own entry point `{name}_{pass}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Pass {
+pub enum Pass {
     /// Map and fold a whole array into one partial per block.
     Whole,
     /// Fold the partials in one block; post-map into the one result.
@@ -106,7 +106,7 @@ impl Pass {
 
 /// One kernel of a user scan's plan, each its own entry point `{name}_{pass}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum ScanPass {
+pub enum ScanPass {
     /// The whole scan in one pass (CUDA: decoupled look-back; the CPU).
     One(ScanKind),
     /// WGSL, first pass: the fold of each tile of mapped elements.

@@ -15,7 +15,7 @@ use super::fold::{Fold, Pass, ScanPass};
 /// The kernels of one language, from checked bodies and folds. Every
 /// program's entry point is the `entry` it is given (the passes of a fold
 /// `base` are `{base}_{pass}`).
-pub(crate) trait Generator: Sync {
+pub trait Generator: Sync {
     /// `Err`, naming `kernel`, where this language cannot compute what
     /// `bodies` compute; by default it can.
     fn supports(&self, kernel: &str, bodies: &mut dyn Iterator<Item = &Typed>) -> Result<()> {

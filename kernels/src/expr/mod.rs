@@ -74,6 +74,10 @@ mod wgsl;
 pub use node::{BinOp, Expr, UnOp, index, len, select, var};
 pub use ty::{SUPPORTED, Ty};
 
+// `Param`, `Role`, `Typed`, the fold types and `Generator` are declared
+// `pub` in their private modules, as the sealed trait of the user kernels'
+// kinds (user/kind.rs), reachable through the public `UserKernel<K>`, names
+// them; these `pub(crate)` re-exports keep them out of the API.
 pub(crate) use check::{Param, Role, Stmt, Typed, check, resolve};
 
 /// The typed program's operations, for the kernels' checks.
@@ -83,7 +87,7 @@ pub(crate) mod check_op {
 }
 pub(crate) use fold::{Fold, FoldDef, Pass, ScanPass};
 pub(crate) use fold_check::check_fold;
-pub(crate) use generate::generator;
+pub(crate) use generate::{Generator, generator};
 
 /// The tiles of the scans' one-pass (CUDA) and multi-pass (WGSL) kernels.
 pub(crate) use cuda::scan::tile as cuda_scan_tile;

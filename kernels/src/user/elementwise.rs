@@ -1,15 +1,15 @@
 //! ElementwiseKernel: a body of assignments run once per element.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use kiln_core::{Args, Backend, DType, Error, IndexWidth, Language, LaunchConfig, Program, Result, Source, Stream};
 
-use super::instances::Instances;
-use super::names::{self, check_ident};
-use super::signature::{Bound, bind, check_u32, resolve_types};
-use crate::expr::{self, Expr, Param, Role, Stmt, Ty, Typed, check};
-use crate::launch::{BLOCK, blocks, check_dtype};
+use super::definition::UserKernel;
+use super::kind::Kind;
+use super::names;
+use super::signature::{Binding, Bound};
+use crate::expr::{self, Expr, Generator, Param, Role, Stmt, Ty, Typed, check};
+use crate::launch::{BLOCK, blocks};
 
 /// A kernel written once in Rust and run on every backend: named arguments,
 /// a body of assignments evaluated once per element (PyCUDA's and CuPy's
@@ -63,15 +63,7 @@ impl Elementwise {
         Elementwise { name: name.into(), params: Vec::new(), stmts: Vec::new() }
     }
 
-    fn param(mut self, name: &str, role: Role, ty: Ty) -> Self {
-        self.params.push(Param { name: Arc::from(name), role, ty });
-        self
-    }
-
-    /// An input read at the element index.
-    pub fn input(self, name: &str, ty: impl Into<Ty>) -> Self {
-        self.param(name, Role::Input, ty.into())
-    }
+    super::arguments!();
 
     /// An argument read and written at the element index (in place).
     pub fn inout(self, name: &str, ty: impl Into<Ty>) -> Self {
@@ -81,16 +73,6 @@ impl Elementwise {
     /// An output written at the element index.
     pub fn output(self, name: &str, ty: impl Into<Ty>) -> Self {
         self.param(name, Role::Output, ty.into())
-    }
-
-    /// An input read at computed indices ([`Expr::at`]); its length is its own.
-    pub fn raw(self, name: &str, ty: impl Into<Ty>) -> Self {
-        self.param(name, Role::Raw, ty.into())
-    }
-
-    /// A scalar argument.
-    pub fn scalar(self, name: &str, ty: impl Into<Ty>) -> Self {
-        self.param(name, Role::Scalar, ty.into())
     }
 
     /// Name `value` as `name` for the statements after this one.
@@ -107,53 +89,89 @@ impl Elementwise {
 
     /// Check the declaration and, where no argument has a placeholder type,
     /// the body's types: `Err` naming the kernel and what is wrong.
-    pub fn build(self) -> Result<ElementwiseKernel> {
-        let fail = |reason: String| Error::invalid(format!("user kernel `{}`", self.name), reason);
-        check_ident(&self.name, &self.params)?;
+    pub fn build(self) -> Result<super::ElementwiseKernel> {
+        UserKernel::build(self)
+    }
+}
+
+/// An elementwise kernel's body checked for argument dtypes.
+pub struct Body {
+    typed: Arc<Typed>,
+    roles: Vec<Role>,
+}
+
+/// An elementwise kernel is one pass, the same in every language.
+impl Kind for Elementwise {
+    type Decl = Elementwise;
+    type Pass = ();
+    type Checked = Body;
+    const KERNEL: &'static str = "ElementwiseKernel";
+
+    fn signature(&self) -> (&str, &[Param]) {
+        (&self.name, &self.params)
+    }
+
+    fn declare(self) -> Result<Elementwise> {
+        let fail = |reason: &str| Error::invalid(format!("user kernel `{}`", self.name), reason.to_string());
         if !self.params.iter().any(|p| p.role.is_buffer() && p.role != Role::Raw) {
-            return Err(fail("has no input or output to take the element count from".to_string()));
+            return Err(fail("has no input or output to take the element count from"));
         }
         if !self.params.iter().any(|p| p.role.writes()) {
-            return Err(fail("has no output".to_string()));
+            return Err(fail("has no output"));
         }
-        if self.params.iter().all(|p| matches!(p.ty, Ty::Is(_))) {
-            check(&self.name, &self.params, &self.stmts, &HashMap::new())?;
-        }
-        Ok(ElementwiseKernel(Arc::new(Def { def: self, cache: Instances::default(), sources: HashMap::new() })))
+        Ok(self)
+    }
+
+    fn declared(decl: &Elementwise) -> (&str, &[Param]) {
+        decl.signature()
+    }
+
+    fn concrete(decl: &Elementwise) -> bool {
+        decl.params.iter().all(|p| matches!(p.ty, Ty::Is(_)))
+    }
+
+    fn check(decl: &Elementwise, bind: &Binding) -> Result<Body> {
+        let typed = Arc::new(check(&decl.name, &decl.params, &decl.stmts, bind)?);
+        Ok(Body { typed, roles: decl.params.iter().map(|p| p.role).collect() })
+    }
+
+    fn bodies(checked: &Body) -> impl Iterator<Item = &Typed> {
+        [&*checked.typed].into_iter()
+    }
+
+    fn computes(_: &Body) -> Vec<DType> {
+        Vec::new()
+    }
+
+    fn gives(_: &Body) -> Option<DType> {
+        None
+    }
+
+    fn passes(_: Language) -> Vec<()> {
+        vec![()]
+    }
+
+    fn pass_name(_: ()) -> String {
+        "elementwise".into()
+    }
+
+    fn entry(kernel: &str, _: ()) -> String {
+        names::entry(kernel)
+    }
+
+    fn generate(
+        generator: &dyn Generator,
+        kernel: &str,
+        entry: &str,
+        checked: &Body,
+        _: (),
+        width: IndexWidth,
+    ) -> Result<Program> {
+        generator.elementwise(kernel, entry, &checked.roles, &checked.typed, width)
     }
 }
 
-/// A built [`Elementwise`] kernel; cheap to clone, shared between threads.
-/// Its generated programs are cached per argument dtypes and backend.
-#[derive(Clone)]
-pub struct ElementwiseKernel(Arc<Def>);
-
-struct Def {
-    def: Elementwise,
-    cache: Instances<Instance>,
-    sources: HashMap<Language, Source>,
-}
-
-/// One kernel instantiated for argument dtypes and a backend.
-struct Instance {
-    body: Arc<Typed>,
-    program: Arc<Program>,
-    /// Elements each thread takes per step (a generated CUDA kernel's pack).
-    per_thread: usize,
-}
-
-impl std::fmt::Debug for ElementwiseKernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("ElementwiseKernel").field(&self.0.def).finish()
-    }
-}
-
-impl ElementwiseKernel {
-    /// The kernel's name.
-    pub fn name(&self) -> &str {
-        &self.0.def.name
-    }
-
+impl UserKernel<Elementwise> {
     /// Replace the generated source in `language` by a hand-written one
     /// (the escape hatch: a body tuned by hand for one backend). Its entry
     /// point is `user_{name}` (the name of [`program`](Self::program)'s
@@ -167,9 +185,9 @@ impl ElementwiseKernel {
     ///   their lengths, scalars by value.
     /// - It must not write its inputs.
     pub unsafe fn with_source(self, language: Language, source: impl Into<Source>) -> Self {
-        let mut sources = self.0.sources.clone();
-        sources.insert(language, source.into());
-        ElementwiseKernel(Arc::new(Def { def: self.0.def.clone(), cache: Instances::default(), sources }))
+        let entry = names::entry(self.name());
+        self.replaced(language, &entry, source.into())
+            .expect("an elementwise kernel's entry point is in every language")
     }
 
     /// The kernel as a [`Program`] in `language` for the low-level API, with
@@ -189,28 +207,8 @@ impl ElementwiseKernel {
     /// # Ok(()) }
     /// ```
     pub fn program(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Program> {
-        let def = &self.0.def;
-        let (dtypes, bind) = resolve_types(&def.name, &def.params, types)?;
-        Ok((*self.0.cache.get(language, width, &dtypes, || self.build(language, width, &bind))?.program).clone())
-    }
-
-    /// A new instance for `language` and `width`, placeholders bound by `bind`.
-    fn build(&self, language: Language, width: IndexWidth, bind: &HashMap<Arc<str>, DType>) -> Result<Arc<Instance>> {
-        let def = &self.0.def;
-        let body = Arc::new(check(&def.name, &def.params, &def.stmts, bind)?);
-        let roles: Vec<Role> = def.params.iter().map(|p| p.role).collect();
-        let name = &def.name;
-        let entry = names::entry(name);
-        let (program, per_thread) = match self.0.sources.get(&language) {
-            Some(s) => (Program::new(&entry).source(language, s.clone()), 1),
-            None => {
-                let generator = expr::generator(name, language)?;
-                generator.supports(name, &mut [&*body].into_iter())?;
-                let program = generator.elementwise(name, &entry, &roles, &body, width)?;
-                (program, generator.per_thread(&roles, &body))
-            }
-        };
-        Ok(Arc::new(Instance { body, program: Arc::new(program), per_thread }))
+        let programs = self.programs(language, width, types)?;
+        programs.into_iter().next().ok_or_else(|| Error::invalid(self.what(), format!("no program in {language}")))
     }
 
     /// Run the kernel on `stream` over `args`, given in declaration order
@@ -222,30 +220,28 @@ impl ElementwiseKernel {
     /// outputs of different lengths, a dtype the device cannot compute on,
     /// or a body that does not type-check for these dtypes.
     pub fn launch<B: Backend>(&self, stream: &Stream<B>, args: Args<'_, B>) -> Result<()> {
-        let def = &self.0.def;
-        let bound = bind(&def.name, &def.params, args.raw())?;
-        let (dtypes, binding) = (&bound.dtypes, &bound.bind);
-        let what = format!("user kernel `{}`", def.name);
-        let info = stream.device().info();
-        let width = info.features.index_width;
-        let inst = self.0.cache.get(B::LANGUAGE, width, dtypes, || self.build(B::LANGUAGE, width, binding))?;
-        let body = &inst.body;
-        for d in body.nodes.iter().filter_map(|n| n.ty.dtype()).chain(dtypes.iter().copied()) {
-            check_dtype(stream, d, &what)?;
-        }
-        check_u32(&def.name, [&**body].into_iter(), &bound)?;
+        let (inst, bound) = self.prepare(stream, &args, None)?;
         let Bound { n, raw_lens, .. } = bound;
         if n == 0 {
             return Ok(());
         }
-        let kernel = stream.device().kernel(&inst.program)?;
+        let what = self.what();
+        let info = stream.device().info();
+        let width = info.features.index_width;
+        // A generated CUDA kernel takes packs of elements; a hand-written
+        // source one element a thread a step.
+        let per_thread = if inst.hand_written(()) {
+            1
+        } else {
+            expr::generator(self.name(), B::LANGUAGE)?.per_thread(&inst.checked.roles, &inst.checked.typed)
+        };
+        let kernel = self.kernel(stream, &inst, ())?;
         let mut args = args;
         for len in raw_lens {
             args = args.length(width, len, &what)?;
         }
         let args = args.length(width, n, &what)?;
-        let config =
-            LaunchConfig::new(blocks(n.div_ceil(inst.per_thread), BLOCK as usize, info.limits.max_grid[0]), BLOCK);
+        let config = LaunchConfig::new(blocks(n.div_ceil(per_thread), BLOCK as usize, info.limits.max_grid[0]), BLOCK);
         // SAFETY: the arguments match the declared signature in number,
         // role (outputs writable) and dtype, and every input and output has
         // n elements; the generated kernel reads inputs and writes outputs

@@ -31,17 +31,9 @@ impl Overrides {
         Ok(next)
     }
 
-    /// The program for `entry` in `language`: the hand-written source where
-    /// there is one, else the generated one.
-    pub(super) fn program(
-        &self,
-        language: Language,
-        entry: &str,
-        generate: impl FnOnce() -> Result<Program>,
-    ) -> Result<Program> {
-        match self.0.get(&(language, entry.to_string())) {
-            Some(s) => Ok(Program::new(entry).source(language, s.clone())),
-            None => generate(),
-        }
+    /// The hand-written program for `entry` in `language`, where there is one.
+    pub(super) fn get(&self, language: Language, entry: &str) -> Option<Program> {
+        let source = self.0.get(&(language, entry.to_string()))?;
+        Some(Program::new(entry).source(language, source.clone()))
     }
 }

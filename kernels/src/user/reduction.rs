@@ -1,6 +1,5 @@
 //! ReductionKernel: a map per element folded by a combining expression.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use kiln_core::{
@@ -8,11 +7,12 @@ use kiln_core::{
     ViewMut,
 };
 
-use super::fold_kernel::{FoldInstance, FoldKernel};
-use super::names::{self, check_ident};
+use super::definition::UserKernel;
+use super::kind::Kind;
+use super::names;
 use super::partials::Partials;
-use super::signature::{Bound, bind};
-use crate::expr::{self, Expr, FoldDef, Param, Pass, Role, Stmt, Ty, check_fold};
+use super::signature::{Binding, Bound};
+use crate::expr::{self, Expr, Fold, FoldDef, Generator, Param, Pass, Role, Stmt, Ty, Typed, check_fold};
 use crate::launch::BLOCK;
 
 /// Elements a part of a split row holds at least: four steps of a block.
@@ -39,7 +39,7 @@ const SPLIT_MIN: usize = 4 * BLOCK as usize;
 ///   27, 100, 228, 255, and for floats 1e-20, 0.5, 1.5, 100.25, 1e20 too)
 ///   and refuses a NaN identity, with an `Err` naming the identity and
 ///   the combining expression; with a placeholder accumulator the check
-///   runs at the first launch (or [`programs`](ReductionKernel::programs))
+///   runs at the first launch (or [`programs`](UserKernel::programs))
 ///   binding each dtype, before any element is read. What the samples
 ///   cannot show (`0` for `max` of negative `i32`s passes) gives the same
 ///   result on every backend: unless the combining expression is one
@@ -124,16 +124,30 @@ impl Reduction {
     }
 
     /// Check the declaration and, where no dtype is a placeholder, every part's types.
-    pub fn build(self) -> Result<ReductionKernel> {
+    pub fn build(self) -> Result<super::ReductionKernel> {
+        UserKernel::build(self)
+    }
+}
+
+/// A reduction instantiated for argument dtypes and a backend.
+type Instance = super::definition::Instance<Reduction>;
+
+/// A reduction runs the passes of its language's generator (none for a
+/// language without one).
+impl Kind for Reduction {
+    super::fold_kind!();
+    type Pass = Pass;
+    const KERNEL: &'static str = "ReductionKernel";
+
+    fn declare(self) -> Result<FoldDef> {
         let fail = |reason: &str| Error::invalid(format!("user kernel `{}`", self.name), reason.to_string());
-        check_ident(&self.name, &self.params)?;
         if !self.params.iter().any(|p| p.role == Role::Input) {
             return Err(fail("has no input to take the element count from"));
         }
         let map = self.map.ok_or_else(|| fail("has no map (Reduction::map)"))?;
         let combine = self.combine.ok_or_else(|| fail("has no combining expression (Reduction::reduce)"))?;
         let identity = self.identity.ok_or_else(|| fail("has no identity (Reduction::identity)"))?;
-        let def = FoldDef {
+        Ok(FoldDef {
             name: self.name,
             params: self.params,
             locals: self.locals,
@@ -142,49 +156,35 @@ impl Reduction {
             identity,
             post: self.post,
             acc: self.acc,
-        };
-        let concrete = |t: &Ty| matches!(t, Ty::Is(_));
-        if def.params.iter().all(|p| concrete(&p.ty))
-            && concrete(&def.acc)
-            && def.post.as_ref().is_none_or(|(t, _)| concrete(t))
-        {
-            check_fold(&def, &HashMap::new())?;
-        }
-        Ok(ReductionKernel(Arc::new(FoldKernel::new(def))))
+        })
+    }
+
+    fn passes(language: Language) -> Vec<Pass> {
+        expr::generator("", language).map_or_else(|_| Vec::new(), |g| g.fold_passes().to_vec())
+    }
+
+    fn pass_name(pass: Pass) -> String {
+        pass.name().into()
+    }
+
+    fn entry(kernel: &str, pass: Pass) -> String {
+        names::pass_entry(kernel, pass.name())
+    }
+
+    fn generate(
+        generator: &dyn Generator,
+        kernel: &str,
+        entry: &str,
+        fold: &Fold,
+        pass: Pass,
+        width: IndexWidth,
+    ) -> Result<Program> {
+        // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
+        generator.fold(kernel, &names::entry(kernel), entry, fold, pass, width)
     }
 }
 
-/// A built [`Reduction`]; cheap to clone, shared between threads. Its
-/// generated programs are cached per argument dtypes and backend.
-#[derive(Clone)]
-pub struct ReductionKernel(Arc<FoldKernel<Pass>>);
-
-/// A reduction instantiated for argument dtypes and a backend.
-type Instance = FoldInstance<Pass>;
-
-impl std::fmt::Debug for ReductionKernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("ReductionKernel").field(&self.0.def).finish()
-    }
-}
-
-/// The passes a reduction runs in `language` (its generator's; none for a
-/// language without one).
-fn passes(language: Language) -> &'static [Pass] {
-    expr::generator("", language).map_or(&[], |g| g.fold_passes())
-}
-
-impl ReductionKernel {
-    /// The kernel's name.
-    pub fn name(&self) -> &str {
-        &self.0.def.name
-    }
-
-    /// The entry points of the passes in `language`, `user_{name}_{pass}`.
-    fn entries(&self, language: Language) -> Vec<String> {
-        passes(language).iter().map(|p| names::pass_entry(self.name(), p.name())).collect()
-    }
-
+impl UserKernel<Reduction> {
     /// Replace the generated pass `entry` in `language` by a hand-written
     /// source (the escape hatch). The passes and their entry points are
     /// those [`programs`](Self::programs) gives, `user_{name}_{pass}`: `whole`,
@@ -216,61 +216,7 @@ impl ReductionKernel {
     /// # Ok(()) }
     /// ```
     pub unsafe fn with_source(self, language: Language, entry: &str, source: impl Into<Source>) -> Result<Self> {
-        let entries = self.entries(language);
-        Ok(ReductionKernel(Arc::new(self.0.with_source(&entries, language, entry, source.into())?)))
-    }
-
-    /// The kernel's passes as [`Program`]s in `language` for the low-level
-    /// API, with placeholders bound by `types` and lengths at `width`, in
-    /// the order [`with_source`](Self::with_source) names them.
-    pub fn programs(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Vec<Program>> {
-        self.0.programs(passes(language), language, width, types, |bind| self.build(language, width, bind))
-    }
-
-    /// A new instance for `language` and `width`, placeholders bound by `bind`.
-    fn build(&self, language: Language, width: IndexWidth, bind: &HashMap<Arc<str>, DType>) -> Result<Arc<Instance>> {
-        let def = &self.0.def;
-        let fold = check_fold(def, bind)?;
-        let mut programs = HashMap::new();
-        for &pass in passes(language) {
-            // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
-            let (base, entry) = (names::entry(&def.name), names::pass_entry(&def.name, pass.name()));
-            let program = self.0.overrides.program(language, &entry, || {
-                let generator = expr::generator(&def.name, language)?;
-                generator.supports(&def.name, &mut fold.parts())?;
-                generator.fold(&def.name, &base, &entry, &fold, pass, width)
-            })?;
-            programs.insert(pass, program);
-        }
-        Ok(Arc::new(Instance { fold, programs }))
-    }
-
-    /// Bind the arguments, instantiate, and check the output's dtype and the device.
-    fn prepare<B: Backend>(
-        &self,
-        stream: &Stream<B>,
-        args: &Args<'_, B>,
-        out: DType,
-    ) -> Result<(Arc<Instance>, Bound)> {
-        let def = &self.0.def;
-        let bound = bind(&def.name, &def.params, args.raw())?;
-        let width = stream.device().info().features.index_width;
-        let inst =
-            self.0.cache.get(B::LANGUAGE, width, &bound.dtypes, || self.build(B::LANGUAGE, width, &bound.bind))?;
-        let what = format!("user kernel `{}`", def.name);
-        if out != inst.fold.out {
-            return Err(Error::invalid(what, format!("gives {}, and the output is {out}", inst.fold.out)));
-        }
-        let dtypes = inst.fold.parts().flat_map(|b| b.nodes.iter().filter_map(|n| n.ty.dtype()));
-        for d in dtypes.chain(bound.dtypes.iter().copied()).chain([inst.fold.acc, inst.fold.out]) {
-            crate::launch::check_dtype(stream, d, &what)?;
-        }
-        super::signature::check_u32(&def.name, inst.fold.parts(), &bound)?;
-        Ok((inst, bound))
-    }
-
-    fn kernel<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, pass: Pass) -> Result<kiln_core::Kernel<B>> {
-        inst.kernel(stream, self.name(), pass, pass.name())
+        self.replaced(language, entry, source.into())
     }
 
     /// Fold every element into `out` (one element, of the result's dtype),
@@ -286,8 +232,8 @@ impl ReductionKernel {
         args: Args<'_, B>,
         out: &mut impl ViewMut<B, T>,
     ) -> Result<()> {
-        let (inst, bound) = self.prepare(stream, &args, T::DTYPE)?;
-        let what = format!("user kernel `{}`", self.name());
+        let (inst, bound) = self.prepare(stream, &args, Some(T::DTYPE))?;
+        let what = self.what();
         let out = out.view_mut();
         if out.len() != 1 {
             return Err(Error::LengthMismatch { what: format!("{what}: output"), expected: 1, actual: out.len() });
@@ -305,7 +251,7 @@ impl ReductionKernel {
         let most = crate::reduce::resident_blocks(info).min(info.limits.max_grid[0] as usize);
         // Four elements per thread per step (the whole pass's accumulators).
         let blocks = bound.n.div_ceil(BLOCK as usize * 4).clamp(1, most);
-        let mut part = Partials::alloc(stream, inst.fold.acc, blocks)?;
+        let mut part = Partials::alloc(stream, inst.checked.acc, blocks)?;
         let whole = self.kernel(stream, &inst, Pass::Whole)?;
         // SAFETY: the pass reads the inputs over [0, n) and raw inputs within
         // their lengths, and writes part[0..blocks), one element per block.
@@ -391,7 +337,7 @@ impl ReductionKernel {
         if axis > 1 {
             return Err(Error::invalid(what, "the axis of a 2-D shape is 0 or 1"));
         }
-        let (inst, bound) = self.prepare(stream, &args, T::DTYPE)?;
+        let (inst, bound) = self.prepare(stream, &args, Some(T::DTYPE))?;
         if rows.checked_mul(cols) != Some(bound.n) {
             return Err(Error::LengthMismatch {
                 what: format!("{what}: the inputs as {rows} x {cols}"),
@@ -441,7 +387,7 @@ impl ReductionKernel {
             let per_part = if B::LANGUAGE == Language::Cuda { 2 } else { 1 };
             let parts = (per_part * resident).div_ceil(rows).min(cols / SPLIT_MIN);
             if rows < resident * per_block && parts > 1 {
-                let mut part = Partials::alloc(stream, inst.fold.acc, parts * rows)?;
+                let mut part = Partials::alloc(stream, inst.checked.acc, parts * rows)?;
                 let split = self.kernel(stream, &inst, Pass::Split)?;
                 let grid = (parts * rows).clamp(1, max_x as usize) as u32;
                 let a = part.write(args.length(width, parts, &what)?);
@@ -465,7 +411,7 @@ impl ReductionKernel {
         let chunks = target.div_ceil(tiles as usize).clamp(1, most_chunks);
         let rpc = rows.div_ceil(chunks);
         let chunks = if rpc == 0 { 1 } else { rows.div_ceil(rpc) };
-        let mut part = Partials::alloc(stream, inst.fold.acc, chunks * cols)?;
+        let mut part = Partials::alloc(stream, inst.checked.acc, chunks * cols)?;
         let tile = self.kernel(stream, &inst, Pass::Tile)?;
         let a = part.write(args.length(width, rpc, &what)?);
         let config = LaunchConfig::new((tiles, chunks as u32), (32, 8));

@@ -1,17 +1,17 @@
 //! ScanKernel: a map per element scanned by an associative combining expression.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use kiln_core::{
     Args, Backend, DType, Element, Error, IndexWidth, Language, LaunchConfig, Program, Result, Source, Stream, ViewMut,
 };
 
-use super::fold_kernel::{FoldInstance, FoldKernel};
-use super::names::{self, check_ident};
+use super::definition::UserKernel;
+use super::kind::Kind;
+use super::names;
 use super::partials::Partials;
-use super::signature::{bind, check_u32};
-use crate::expr::{self, Expr, FoldDef, Param, Role, ScanPass, Stmt, Ty, check_fold};
+use super::signature::Binding;
+use crate::expr::{self, Expr, Fold, FoldDef, Generator, Param, Role, ScanPass, Stmt, Ty, Typed, check_fold};
 use crate::scan::ScanKind;
 
 /// A scan written once in Rust and run on every backend (PyCUDA's
@@ -99,9 +99,23 @@ impl Scan {
     }
 
     /// Check the declaration and, where no dtype is a placeholder, every part's types.
-    pub fn build(self) -> Result<ScanKernel> {
+    pub fn build(self) -> Result<super::ScanKernel> {
+        UserKernel::build(self)
+    }
+}
+
+/// A scan instantiated for argument dtypes and a backend.
+type Instance = super::definition::Instance<Scan>;
+
+/// A scan runs the passes of its language's generator: one for CUDA and
+/// the host, several for WGSL; none for a language without one.
+impl Kind for Scan {
+    super::fold_kind!();
+    type Pass = ScanPass;
+    const KERNEL: &'static str = "ScanKernel";
+
+    fn declare(self) -> Result<FoldDef> {
         let fail = |reason: &str| Error::invalid(format!("user kernel `{}`", self.name), reason.to_string());
-        check_ident(&self.name, &self.params)?;
         let plain: Vec<&Param> = self.params.iter().filter(|p| p.role == Role::Input).collect();
         if plain.is_empty() {
             return Err(fail("has no input to take the element count from"));
@@ -113,7 +127,7 @@ impl Scan {
         };
         let combine = self.combine.ok_or_else(|| fail("has no combining expression (Scan::scan)"))?;
         let identity = self.identity.ok_or_else(|| fail("has no identity (Scan::identity)"))?;
-        let def = FoldDef {
+        Ok(FoldDef {
             name: self.name,
             params: self.params,
             locals: self.locals,
@@ -122,45 +136,35 @@ impl Scan {
             identity,
             post: None,
             acc: self.acc,
-        };
-        if def.params.iter().all(|p| matches!(p.ty, Ty::Is(_))) && matches!(def.acc, Ty::Is(_)) {
-            check_fold(&def, &HashMap::new())?;
-        }
-        Ok(ScanKernel(Arc::new(FoldKernel::new(def))))
+        })
+    }
+
+    fn passes(language: Language) -> Vec<ScanPass> {
+        expr::generator("", language).map_or_else(|_| Vec::new(), |g| g.scan_passes())
+    }
+
+    fn pass_name(pass: ScanPass) -> String {
+        pass.name()
+    }
+
+    fn entry(kernel: &str, pass: ScanPass) -> String {
+        names::pass_entry(kernel, &pass.name())
+    }
+
+    fn generate(
+        generator: &dyn Generator,
+        kernel: &str,
+        entry: &str,
+        fold: &Fold,
+        pass: ScanPass,
+        width: IndexWidth,
+    ) -> Result<Program> {
+        // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
+        generator.scan(kernel, &names::entry(kernel), entry, fold, pass, width)
     }
 }
 
-/// A built [`Scan`]; cheap to clone, shared between threads. Its generated
-/// programs are cached per argument dtypes and backend.
-#[derive(Clone)]
-pub struct ScanKernel(Arc<FoldKernel<ScanPass>>);
-
-/// A scan instantiated for argument dtypes and a backend.
-type Instance = FoldInstance<ScanPass>;
-
-impl std::fmt::Debug for ScanKernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("ScanKernel").field(&self.0.def).finish()
-    }
-}
-
-/// The passes a scan runs in `language` (its generator's: one for CUDA and
-/// the host, several for WGSL; none for a language without one).
-fn passes(language: Language) -> Vec<ScanPass> {
-    expr::generator("", language).map_or_else(|_| Vec::new(), |g| g.scan_passes())
-}
-
-impl ScanKernel {
-    /// The kernel's name.
-    pub fn name(&self) -> &str {
-        &self.0.def.name
-    }
-
-    /// The entry points of the passes in `language`, `user_{name}_{pass}`.
-    fn entries(&self, language: Language) -> Vec<String> {
-        passes(language).iter().map(|p| names::pass_entry(self.name(), &p.name())).collect()
-    }
-
+impl UserKernel<Scan> {
     /// Replace the generated pass `entry` in `language` by a hand-written
     /// source (the escape hatch). The passes and their entry points are
     /// those [`programs`](Self::programs) gives, `user_{name}_{pass}`:
@@ -176,14 +180,6 @@ impl ScanKernel {
     /// output and scratch ranges the generated pass writes, and not write
     /// its inputs; a look-back pass must publish every tile's status, or
     /// later tiles wait for it.
-    pub unsafe fn with_source(self, language: Language, entry: &str, source: impl Into<Source>) -> Result<Self> {
-        let entries = self.entries(language);
-        Ok(ScanKernel(Arc::new(self.0.with_source(&entries, language, entry, source.into())?)))
-    }
-
-    /// The kernel's passes as [`Program`]s in `language` for the low-level
-    /// API, with placeholders bound by `types` and lengths at `width`, in
-    /// the order [`with_source`](Self::with_source) names them.
     ///
     /// # Examples
     /// ```
@@ -199,30 +195,8 @@ impl ScanKernel {
     /// assert!(programs[0].cuda_source().unwrap().contains("user_cumsum_inclusive"));
     /// # Ok(()) }
     /// ```
-    pub fn programs(&self, language: Language, width: IndexWidth, types: &[(&str, DType)]) -> Result<Vec<Program>> {
-        self.0.programs(&passes(language), language, width, types, |bind| self.build(language, width, bind))
-    }
-
-    /// A new instance for `language` and `width`, placeholders bound by `bind`.
-    fn build(&self, language: Language, width: IndexWidth, bind: &HashMap<Arc<str>, DType>) -> Result<Arc<Instance>> {
-        let def = &self.0.def;
-        let fold = check_fold(def, bind)?;
-        let mut programs = HashMap::new();
-        for pass in passes(language) {
-            // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
-            let (base, entry) = (names::entry(&def.name), names::pass_entry(&def.name, &pass.name()));
-            let program = self.0.overrides.program(language, &entry, || {
-                let generator = expr::generator(&def.name, language)?;
-                generator.supports(&def.name, &mut fold.parts())?;
-                generator.scan(&def.name, &base, &entry, &fold, pass, width)
-            })?;
-            programs.insert(pass, program);
-        }
-        Ok(Arc::new(Instance { fold, programs }))
-    }
-
-    fn kernel<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, pass: ScanPass) -> Result<kiln_core::Kernel<B>> {
-        inst.kernel(stream, self.name(), pass, &pass.name())
+    pub unsafe fn with_source(self, language: Language, entry: &str, source: impl Into<Source>) -> Result<Self> {
+        self.replaced(language, entry, source.into())
     }
 
     /// Scan every element into `out` (of the accumulator's dtype, one
@@ -241,20 +215,8 @@ impl ScanKernel {
         args: Args<'_, B>,
         out: &mut impl ViewMut<B, T>,
     ) -> Result<()> {
-        let def = &self.0.def;
-        let what = format!("user kernel `{}`", def.name);
-        let bound = bind(&def.name, &def.params, args.raw())?;
-        let width = stream.device().info().features.index_width;
-        let inst =
-            self.0.cache.get(B::LANGUAGE, width, &bound.dtypes, || self.build(B::LANGUAGE, width, &bound.bind))?;
-        if T::DTYPE != inst.fold.acc {
-            return Err(Error::invalid(what, format!("gives {}, and the output is {}", inst.fold.acc, T::DTYPE)));
-        }
-        let dtypes = inst.fold.parts().flat_map(|b| b.nodes.iter().filter_map(|n| n.ty.dtype()));
-        for d in dtypes.chain(bound.dtypes.iter().copied()).chain([inst.fold.acc]) {
-            crate::launch::check_dtype(stream, d, &what)?;
-        }
-        check_u32(&def.name, inst.fold.parts(), &bound)?;
+        let (inst, bound) = self.prepare(stream, &args, Some(T::DTYPE))?;
+        let what = self.what();
         let out = out.view_mut();
         if out.len() != bound.n {
             return Err(Error::LengthMismatch {
@@ -295,7 +257,7 @@ impl ScanKernel {
             // inputs within their lengths, and writes out[0..n).
             return unsafe { stream.launch(&kernel, LaunchConfig::new(1, 1), args) };
         }
-        let tiles = n.div_ceil(expr::cuda_scan_tile(&inst.fold));
+        let tiles = n.div_ceil(expr::cuda_scan_tile(&inst.checked));
         let grid =
             u32::try_from(tiles).ok().filter(|&g| g <= stream.device().info().limits.max_grid[0]).ok_or_else(|| {
                 Error::invalid(
@@ -307,9 +269,9 @@ impl ScanKernel {
         // 4-byte values travel inside the status words, wider ones in aggs
         // and incls (uninitialised).
         let mut status = stream.alloc_zeroed::<u64>(tiles + 1)?;
-        let spill = if inst.fold.acc.size() == 4 { 1 } else { tiles };
-        let mut aggs = Partials::alloc(stream, inst.fold.acc, spill)?;
-        let mut incls = Partials::alloc(stream, inst.fold.acc, spill)?;
+        let spill = if inst.checked.acc.size() == 4 { 1 } else { tiles };
+        let mut aggs = Partials::alloc(stream, inst.checked.acc, spill)?;
+        let mut incls = Partials::alloc(stream, inst.checked.acc, spill)?;
         let args = incls.write(aggs.write(args.arg(status.view_mut())));
         // SAFETY: block b scans tile b of the inputs over [0, n) into
         // out[0..n), reads raw inputs within their lengths, and writes
@@ -329,7 +291,7 @@ impl ScanKernel {
         n: usize,
         out: kiln_core::BufferViewMut<'_, B, impl Element>,
     ) -> Result<()> {
-        let what = format!("user kernel `{}`", self.name());
+        let what = self.what();
         let (tiles, groups) = wgsl_tiles(stream, n);
         let width = stream.device().info().features.index_width;
         let carry = self.carries(stream, inst, tiles, |sums| {
@@ -359,9 +321,9 @@ impl ScanKernel {
         sums: impl FnOnce(&mut Partials<B>) -> Result<()>,
     ) -> Result<Partials<B>> {
         if tiles == 1 {
-            return Partials::alloc(stream, inst.fold.acc, 1);
+            return Partials::alloc(stream, inst.checked.acc, 1);
         }
-        let mut folds = Partials::alloc(stream, inst.fold.acc, tiles)?;
+        let mut folds = Partials::alloc(stream, inst.checked.acc, tiles)?;
         sums(&mut folds)?;
         self.level(stream, inst, &mut folds, tiles)?;
         Ok(folds)
@@ -369,7 +331,7 @@ impl ScanKernel {
 
     /// `level[0..n)` becomes its exclusive scan, in place.
     fn level<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, level: &mut Partials<B>, n: usize) -> Result<()> {
-        let what = format!("user kernel `{}`", self.name());
+        let what = self.what();
         let width = stream.device().info().features.index_width;
         let (tiles, groups) = wgsl_tiles(stream, n);
         let carry = self.carries(stream, inst, tiles, |sums| {
