@@ -76,10 +76,38 @@ use fold_arguments;
 
 /// The items of [`Kind`](kind::Kind) the fold kinds ([`Reduction`],
 /// [`Scan`]) share: their declaration is a [`FoldDef`](crate::expr::FoldDef),
-/// checked into a [`Fold`](crate::expr::Fold), which gives its result's dtype.
+/// checked into a [`Fold`](crate::expr::Fold), which gives its result's
+/// dtype; their passes (`$pass`) are those the language's `Generator`
+/// lists (`$passes`) and generates (`$generate`).
 macro_rules! fold_kind {
-    () => {
+    ($pass:ty, $passes:ident, $generate:ident) => {
         type Decl = FoldDef;
+        type Pass = $pass;
+
+        fn passes(language: Language) -> Vec<$pass> {
+            expr::generator("", language).map_or_else(|_| Vec::new(), |g| g.$passes().into())
+        }
+
+        fn pass_name(pass: $pass) -> String {
+            pass.name().into()
+        }
+
+        fn entry(kernel: &str, pass: $pass) -> String {
+            names::pass_entry(kernel, &pass.name())
+        }
+
+        fn generate(
+            generator: &dyn Generator,
+            kernel: &str,
+            entry: &str,
+            fold: &Fold,
+            pass: $pass,
+            width: IndexWidth,
+        ) -> Result<Program> {
+            // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
+            generator.$generate(kernel, &names::entry(kernel), entry, fold, pass, width)
+        }
+
         type Checked = Fold;
 
         fn signature(&self) -> (&str, &[Param]) {

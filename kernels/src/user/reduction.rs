@@ -135,8 +135,7 @@ type Instance = super::definition::Instance<Reduction>;
 /// A reduction runs the passes of its language's generator (none for a
 /// language without one).
 impl Kind for Reduction {
-    super::fold_kind!();
-    type Pass = Pass;
+    super::fold_kind!(Pass, fold_passes, fold);
     const KERNEL: &'static str = "ReductionKernel";
 
     fn declare(self) -> Result<FoldDef> {
@@ -157,30 +156,6 @@ impl Kind for Reduction {
             post: self.post,
             acc: self.acc,
         })
-    }
-
-    fn passes(language: Language) -> Vec<Pass> {
-        expr::generator("", language).map_or_else(|_| Vec::new(), |g| g.fold_passes().to_vec())
-    }
-
-    fn pass_name(pass: Pass) -> String {
-        pass.name().into()
-    }
-
-    fn entry(kernel: &str, pass: Pass) -> String {
-        names::pass_entry(kernel, pass.name())
-    }
-
-    fn generate(
-        generator: &dyn Generator,
-        kernel: &str,
-        entry: &str,
-        fold: &Fold,
-        pass: Pass,
-        width: IndexWidth,
-    ) -> Result<Program> {
-        // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
-        generator.fold(kernel, &names::entry(kernel), entry, fold, pass, width)
     }
 }
 

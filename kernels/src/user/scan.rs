@@ -110,8 +110,7 @@ type Instance = super::definition::Instance<Scan>;
 /// A scan runs the passes of its language's generator: one for CUDA and
 /// the host, several for WGSL; none for a language without one.
 impl Kind for Scan {
-    super::fold_kind!();
-    type Pass = ScanPass;
+    super::fold_kind!(ScanPass, scan_passes, scan);
     const KERNEL: &'static str = "ScanKernel";
 
     fn declare(self) -> Result<FoldDef> {
@@ -137,30 +136,6 @@ impl Kind for Scan {
             post: None,
             acc: self.acc,
         })
-    }
-
-    fn passes(language: Language) -> Vec<ScanPass> {
-        expr::generator("", language).map_or_else(|_| Vec::new(), |g| g.scan_passes())
-    }
-
-    fn pass_name(pass: ScanPass) -> String {
-        pass.name()
-    }
-
-    fn entry(kernel: &str, pass: ScanPass) -> String {
-        names::pass_entry(kernel, &pass.name())
-    }
-
-    fn generate(
-        generator: &dyn Generator,
-        kernel: &str,
-        entry: &str,
-        fold: &Fold,
-        pass: ScanPass,
-        width: IndexWidth,
-    ) -> Result<Program> {
-        // The generators name pass `pass` of `base` `{base}_{pass}`: `entry`.
-        generator.scan(kernel, &names::entry(kernel), entry, fold, pass, width)
     }
 }
 
