@@ -115,6 +115,12 @@ impl<K: Kind> UserKernel<K> {
         Ok(Self::new(self.0.decl.clone(), overrides))
     }
 
+    /// `self` with `source` in place of the generated pass `pass` in `language`.
+    pub(super) fn replaced_pass(&self, language: Language, pass: K::Pass, source: Source) -> Self {
+        let entry = K::entry(self.name(), pass);
+        Self::new(self.0.decl.clone(), self.0.overrides.with_entry(language, &entry, source))
+    }
+
     /// The kernel's passes as [`Program`]s in `language` for the low-level
     /// API, with placeholders bound by `types` and lengths at `width`, in
     /// the order its kind's `with_source` names them; each is named by its

@@ -185,9 +185,8 @@ impl UserKernel<Elementwise> {
     ///   their lengths, scalars by value.
     /// - It must not write its inputs.
     pub unsafe fn with_source(self, language: Language, source: impl Into<Source>) -> Self {
-        let entry = names::entry(self.name());
-        self.replaced(language, &entry, source.into())
-            .expect("an elementwise kernel's entry point is in every language")
+        // Its one pass is in every language.
+        self.replaced_pass(language, (), source.into())
     }
 
     /// The kernel as a [`Program`] in `language` for the low-level API, with

@@ -26,9 +26,15 @@ impl Overrides {
                 format!("has no entry point `{entry}` in {language} (its entry points: {})", entries.join(", ")),
             ));
         }
+        Ok(self.with_entry(language, entry, source))
+    }
+
+    /// `self` with `source` for `entry` in `language`, an entry point the
+    /// caller knows its kernel has.
+    pub(super) fn with_entry(&self, language: Language, entry: &str, source: Source) -> Self {
         let mut next = self.clone();
         next.0.insert((language, entry.to_string()), source);
-        Ok(next)
+        next
     }
 
     /// The hand-written program for `entry` in `language`, where there is one.
