@@ -16,7 +16,8 @@ LABELS = {
     "map_square": "map square", "vector_add": "vector add", "axpy": "axpy",
     "reduce_sum": "reduce sum", "dot": "dot", "scan_inclusive": "inclusive scan",
     "compact": "compaction x > 0.5 (half kept)", "histogram_i32": "histogram 256 bins, uniform",
-    "histogram_i32_skewed": "histogram 256 bins, one bin", "transpose": "transpose 8192²",
+    "histogram_i32_skewed": "histogram 256 bins, one bin", "histogram_f32": "histogram 256 bins, uniform f32",
+    "histogram_f32_skewed": "histogram 256 bins, one bin f32", "transpose": "transpose 8192²",
     "transpose_naive": "transpose 8192², naive", "grayscale": "RGB to gray 8192²",
     "blur3x3_f32": "3x3 blur 8192² f32", "sort_u32": "sort 64 Mi u32 keys",
 }

@@ -14,16 +14,16 @@
 //   user_sum_squares  cub::DeviceReduce::TransformReduce of x[i] * x[i]
 //   scan_inclusive    cub::DeviceScan::InclusiveSum (user_scan: the same)
 //   compact           cub::DeviceSelect::If, x > threshold, the count left on the device
-//   histogram_i32[_skewed]  cub::DeviceHistogram::HistogramEven, 256 bins over [0, 1024)
+//   histogram_{i32,f32}[_skewed]  cub::DeviceHistogram::HistogramEven, 256 bins over [0, 1024)
 //   sort_{u32,i32,f32}      cub::DeviceRadixSort::SortKeys, out of place (no copy)
 //   sort_pairs_u32          cub::DeviceRadixSort::SortPairs, out of place (no copy)
 //   random_uniform    curandGenerateUniform[Double] (u32: curandGenerate), Philox4x32-10
 //   random_normal     curandGenerateNormal[Double], Philox4x32-10
 //   launch_overhead   one thread squaring one float through <<<>>>: the launch floor
 // Inputs are those of kiln's rows: floats uniform in [0.5, 2), integers in
-// [1, 1000), histogram samples in [0, 1024) (or all 7), sort keys over their
-// whole range (floats in [-1e6, 1e6)). Buffer sets rotate past twice a 64 MiB
-// cache. Temporary storage is allocated before the timed region. Each case's
+// [1, 1000), histogram samples (int or float) in [0, 1024) (or all 7), sort
+// keys over their whole range (floats in [-1e6, 1e6)). Buffer sets rotate
+// past twice a 64 MiB cache. Temporary storage is allocated before the timed region. Each case's
 // result is checked once on the host; a case that fails its check is left out
 // with the reason on stderr.
 // Exits with status 3 and a one-line reason on stderr when no CUDA device runs here.
@@ -316,15 +316,24 @@ bool parallel_case(const Options& o, const std::string& p, size_t n, std::vector
     return false;
 }
 
-bool histogram_case(const Options& o, const std::string& p, size_t n, std::vector<Row>& rows) {
-    if (p != "histogram_i32" && p != "histogram_i32_skewed") return false;
-    std::vector<int> host(n, 7);
-    if (p == "histogram_i32") {
-        std::uniform_int_distribution<int> d(0, 1023);
-        for (auto& v : host) v = d(rng);
+/// A histogram case of `T` samples (int or float): 256 bins over [0, 1024),
+/// the samples uniform over the range or all 7 (bin 1); the float samples on
+/// an exact grid of step 2^-14, so the host's bins (v / 4, truncated) are exact.
+template <typename T>
+void histogram_samples(const Options& o, const std::string& p, const char* dt, bool skewed, size_t n,
+                       std::vector<Row>& rows) {
+    std::vector<T> host(n, T(7));
+    if (!skewed) {
+        if constexpr (std::is_floating_point_v<T>) {
+            std::uniform_int_distribution<uint32_t> d(0, (1u << 24) - 1);
+            for (auto& v : host) v = T(d(rng)) * T(1.0 / 16384);
+        } else {
+            std::uniform_int_distribution<int> d(0, 1023);
+            for (auto& v : host) v = d(rng);
+        }
     }
-    int sets = set_count(4 * n);
-    std::vector<DeviceArray<int>> x;
+    int sets = set_count(sizeof(T) * n);
+    std::vector<DeviceArray<T>> x;
     std::vector<DeviceArray<unsigned>> bins;
     std::vector<Temp> temp(sets);
     std::vector<std::function<void()>> f;
@@ -334,16 +343,28 @@ bool histogram_case(const Options& o, const std::string& p, size_t n, std::vecto
     }
     for (int s = 0; s < sets; ++s) {
         sized(temp[s], f, [&, s] {
-            check(cub::DeviceHistogram::HistogramEven(temp[s].ptr, temp[s].bytes, x[s].ptr, bins[s].ptr, 257, 0, 1024,
-                                                      (long long)n),
+            check(cub::DeviceHistogram::HistogramEven(temp[s].ptr, temp[s].bytes, x[s].ptr, bins[s].ptr, 257, T(0),
+                                                      T(1024), (long long)n),
                   "DeviceHistogram::HistogramEven");
         });
     }
     f[0]();
     std::vector<unsigned> want(256, 0);
-    for (int v : host) want[v / 4]++;
+    for (T v : host) want[size_t(v / T(4))]++;
     if (bins[0].download(256) != want) throw Failure{"the counts differ from the host's"};
-    rows.push_back(time_sets(o, p, "i32", n, "cub::DeviceHistogram::HistogramEven (256 bins over [0, 1024))", f));
+    const char* calls = std::is_floating_point_v<T>
+                            ? "cub::DeviceHistogram::HistogramEven, float samples (256 bins over [0, 1024))"
+                            : "cub::DeviceHistogram::HistogramEven (256 bins over [0, 1024))";
+    rows.push_back(time_sets(o, p, dt, n, calls, f));
+}
+
+bool histogram_case(const Options& o, const std::string& p, size_t n, std::vector<Row>& rows) {
+    if (p == "histogram_i32" || p == "histogram_i32_skewed")
+        histogram_samples<int>(o, p, "i32", p == "histogram_i32_skewed", n, rows);
+    else if (p == "histogram_f32" || p == "histogram_f32_skewed")
+        histogram_samples<float>(o, p, "f32", p == "histogram_f32_skewed", n, rows);
+    else
+        return false;
     return true;
 }
 

@@ -204,10 +204,12 @@ def matrix_case(pattern, size):
 
 
 # The data-parallel patterns, on the inputs kiln's rows use (floats uniform
-# in [0.5, 2), integers in [1, 1000); histograms of int32 in [0, 1024) into
-# 256 bins, or all 7), each result left on the device.
-PARALLEL = {"reduce_sum", "dot", "scan_inclusive", "compact", "histogram_i32", "histogram_i32_skewed",
-            "user_sum_squares", "user_scan"}
+# in [0.5, 2), integers in [1, 1000); histograms of int32 or float32 in
+# [0, 1024) into 256 bins, or all 7), each result left on the device.
+# kiln's histograms: name -> (sample dtype label, sample dtype, whether all are 7).
+HISTOGRAMS = {"histogram_i32": ("i32", cp.int32, False), "histogram_i32_skewed": ("i32", cp.int32, True),
+              "histogram_f32": ("f32", cp.float32, False), "histogram_f32_skewed": ("f32", cp.float32, True)}
+PARALLEL = {"reduce_sum", "dot", "scan_inclusive", "compact", "user_sum_squares", "user_scan"} | set(HISTOGRAMS)
 sum_squares = cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", "0", "kiln_peer_sum_squares")
 
 
@@ -247,14 +249,19 @@ def parallel_case(pattern, size):
             x = bench_input(size, dt)
             return lambda: x[x > threshold]
         return args.dtype, (size + size // 2) * item, make
-    if pattern in ("histogram_i32", "histogram_i32_skewed"):
+    if pattern in HISTOGRAMS:
+        label, sample, skewed = HISTOGRAMS[pattern]
+
         def make():
-            if pattern == "histogram_i32":
+            if skewed:
+                x = cp.full(size, 7, sample)
+            elif sample == cp.int32:
                 x = rng.integers(0, 1024, size, dtype=cp.int64).astype(cp.int32)
             else:
-                x = cp.full(size, 7, cp.int32)
+                # An exact grid of step 2^-14 in [0, 1024): no value rounds up to 1024.
+                x = rng.integers(0, 1 << 24, size, dtype=cp.int64).astype(cp.float32) * cp.float32(2.0 ** -14)
             return lambda: cp.histogram(x, bins=256, range=(0, 1024))
-        return "i32", 4 * size, make
+        return label, 4 * size, make
     return None
 
 

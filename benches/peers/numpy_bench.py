@@ -175,6 +175,16 @@ def case(pattern, size):
             # 256 bins of width 4 over [0, 1024): bincount of x >> 2, NumPy's fast path.
             return lambda: np.bincount(x >> 2, minlength=256)
         return "i32", 4 * size, make
+    if pattern in ("histogram_f32", "histogram_f32_skewed"):
+        def make():
+            if pattern == "histogram_f32":
+                # An exact grid of step 2^-14 in [0, 1024): no value rounds up to 1024.
+                x = rng.integers(0, 1 << 24, size).astype(np.float32) * np.float32(2.0 ** -14)
+            else:
+                x = np.full(size, 7, np.float32)
+            # Floats have no bincount fast path: np.histogram with the range.
+            return lambda: np.histogram(x, bins=256, range=(0, 1024))
+        return "f32", 4 * size, make
     if pattern == "transpose":
         def make():
             m, out = bench_input((side, side), dt), np.empty((side, side), dt)

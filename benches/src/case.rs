@@ -55,9 +55,12 @@ pub enum Pattern {
     /// the bench's range, the threshold its midpoint (half are kept), with
     /// the count left on the device.
     Compact,
-    /// A 256-bin histogram of `n` i32 values, uniform over the range
-    /// (`skewed: false`) or all in one bin (`skewed: true`).
+    /// A 256-bin histogram of `n` `sample` values (i32 or f32) over
+    /// [0, 1024), uniform over the range (`skewed: false`) or all in one bin
+    /// (`skewed: true`).
     Histogram {
+        /// The samples' element type.
+        sample: DType,
         /// Whether every value falls in one bin.
         skewed: bool,
     },
@@ -105,7 +108,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 37] = [
+    pub const ALL: [Pattern; 39] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -130,8 +133,10 @@ impl Pattern {
         Pattern::Dot,
         Pattern::ScanInclusive,
         Pattern::Compact,
-        Pattern::Histogram { skewed: false },
-        Pattern::Histogram { skewed: true },
+        Pattern::Histogram { sample: DType::I32, skewed: false },
+        Pattern::Histogram { sample: DType::I32, skewed: true },
+        Pattern::Histogram { sample: DType::F32, skewed: false },
+        Pattern::Histogram { sample: DType::F32, skewed: true },
         Pattern::UserAxpy,
         Pattern::UserSumSquares,
         Pattern::UserScan,
@@ -170,8 +175,8 @@ impl Pattern {
             Pattern::Dot => "dot".into(),
             Pattern::ScanInclusive => "scan_inclusive".into(),
             Pattern::Compact => "compact".into(),
-            Pattern::Histogram { skewed: false } => "histogram_i32".into(),
-            Pattern::Histogram { skewed: true } => "histogram_i32_skewed".into(),
+            Pattern::Histogram { sample, skewed: false } => format!("histogram_{sample}"),
+            Pattern::Histogram { sample, skewed: true } => format!("histogram_{sample}_skewed"),
             Pattern::UserAxpy => "user_axpy".into(),
             Pattern::UserSumSquares => "user_sum_squares".into(),
             Pattern::UserScan => "user_scan".into(),
@@ -227,7 +232,7 @@ impl Pattern {
             Pattern::Grayscale => Some(DType::U8),
             Pattern::Dgemm => Some(DType::F64),
             Pattern::Sort { key, .. } => Some(key),
-            Pattern::Histogram { .. } => Some(DType::I32),
+            Pattern::Histogram { sample, .. } => Some(sample),
             _ => None,
         }
     }

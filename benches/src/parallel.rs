@@ -8,7 +8,7 @@ use kiln_core::{Args, Backend, Buffer, DType, Error, Result, Stream};
 use kiln_kernels::Number;
 use kiln_kernels::compact::{Predicate, copy_if_into};
 use kiln_kernels::expr::var;
-use kiln_kernels::histogram::histogram_into;
+use kiln_kernels::histogram::{HistogramInput, histogram_into};
 use kiln_kernels::reduce::{ReduceOp, dot_into, reduce_into};
 use kiln_kernels::scan::{ScanKind, scan};
 use kiln_kernels::user::{Reduction, Scan};
@@ -19,9 +19,11 @@ use crate::case::{Case, Pattern};
 use crate::options::{RunOptions, set_count};
 use crate::timing::{Timing, time_runs};
 
-/// The histogram cases: 256 bins over [0, 1024), as the targets state them.
+/// The histogram cases: 256 bins over [0, 1024), as the targets state them,
+/// for i32 and f32 samples alike; the skewed cases' every sample is 7 (bin 1).
 const BINS: usize = 256;
-const RANGE: (i64, i64) = (0, 1024);
+const RANGE: (i32, i32) = (0, 1024);
+const SKEWED: i32 = 7;
 
 /// Whether this module runs `pattern`.
 pub(crate) fn handles(pattern: Pattern) -> bool {
@@ -42,8 +44,22 @@ pub(crate) fn handles(pattern: Pattern) -> bool {
 /// for integers); the compaction keeps the values above the midpoint.
 pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ case.n as u64);
-    if let Pattern::Histogram { skewed } = case.pattern {
-        return histogram(stream, case, skewed, opts, &mut rng);
+    if let Pattern::Histogram { sample, skewed } = case.pattern {
+        let (lo, hi) = RANGE;
+        let n = case.n;
+        return match sample {
+            DType::I32 => {
+                let host = if skewed { vec![SKEWED; n] } else { (0..n).map(|_| rng.random_range(lo..hi)).collect() };
+                histogram(stream, case, &host, lo.into(), hi.into(), opts)
+            }
+            DType::F32 => {
+                let (lo, hi) = (lo as f32, hi as f32);
+                let host =
+                    if skewed { vec![SKEWED as f32; n] } else { (0..n).map(|_| rng.random_range(lo..hi)).collect() };
+                histogram(stream, case, &host, lo, hi, opts)
+            }
+            d => Err(Error::invalid("bench", format!("no histogram bench of {d} samples"))),
+        };
     }
     match case.dtype {
         DType::F32 => typed(stream, case, opts, || rng.random_range(0.5f32..2.0), 1.25),
@@ -106,24 +122,23 @@ fn typed<B: Backend, T: Number>(
     })
 }
 
-fn histogram<B: Backend>(
+/// Time the histogram of `host` into [`BINS`] bins over `[lo, hi)`.
+fn histogram<B: Backend, T: HistogramInput>(
     stream: &Stream<B>,
     case: &Case,
-    skewed: bool,
+    host: &[T],
+    lo: T::Bound,
+    hi: T::Bound,
     opts: &RunOptions,
-    rng: &mut ChaCha8Rng,
 ) -> Result<Timing> {
-    let n = case.n;
-    let host: Vec<i32> =
-        if skewed { vec![7; n] } else { (0..n).map(|_| rng.random_range(RANGE.0 as i32..RANGE.1 as i32)).collect() };
-    let sets = set_count(stream, case.pattern.bytes(n, DType::I32));
+    let sets = set_count(stream, case.pattern.bytes(host.len(), T::DTYPE));
     let mut buffers = (0..sets)
-        .map(|_| Ok((stream.upload(&host)?, stream.alloc::<u32>(BINS)?, stream.alloc::<u64>(1)?)))
+        .map(|_| Ok((stream.upload(host)?, stream.alloc::<u32>(BINS)?, stream.alloc::<u64>(1)?)))
         .collect::<Result<Vec<_>>>()?;
     stream.synchronize()?;
     time_runs(stream, &opts.sampling(), |i| {
         let (x, counts, dropped) = &mut buffers[i % sets];
-        histogram_into(stream, x, BINS, RANGE.0, RANGE.1, counts, dropped)
+        histogram_into(stream, x, BINS, lo, hi, counts, dropped)
     })
 }
 
@@ -136,6 +151,13 @@ mod tests {
     fn every_case_runs_on_the_cpu() {
         every_case_times(handles, &[DType::F32, DType::I32], run_case);
         assert_eq!(Pattern::Compact.bytes(1000, DType::F32), 6000, "reads 1000, writes the 500 kept");
-        assert_eq!(Pattern::Histogram { skewed: true }.fixed_dtype(), Some(DType::I32));
+        for sample in [DType::I32, DType::F32] {
+            let skewed = Pattern::Histogram { sample, skewed: true };
+            assert_eq!(skewed.fixed_dtype(), Some(sample));
+            assert_eq!(skewed.bytes(1000, sample), 4000, "reads its samples once");
+        }
+        let names: Vec<String> =
+            Pattern::ALL.into_iter().filter(|p| matches!(p, Pattern::Histogram { .. })).map(Pattern::name).collect();
+        assert_eq!(names, ["histogram_i32", "histogram_i32_skewed", "histogram_f32", "histogram_f32_skewed"]);
     }
 }

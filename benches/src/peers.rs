@@ -304,10 +304,18 @@ mod tests {
     fn numpy_measures_the_cpu_cases_where_it_is_installed() {
         let _python = PYTHON.lock().unwrap_or_else(|p| p.into_inner());
         let opts = RunOptions { runs: 2, warmup_ms: 0.0, sample_ms: 0.1, ..Default::default() };
-        let cases: Vec<String> =
-            ["vector_add", "sort_u32", "sgemm", "array_fused_sum", "random_normal", "no_such_case"]
-                .map(String::from)
-                .into();
+        let cases: Vec<String> = [
+            "vector_add",
+            "sort_u32",
+            "sgemm",
+            "array_fused_sum",
+            "random_normal",
+            "histogram_i32",
+            "histogram_f32_skewed",
+            "no_such_case",
+        ]
+        .map(String::from)
+        .into();
         let peers = run_peers(BackendKind::Cpu, &cases, &[4096], "f32", &opts);
         assert_eq!(peers.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["numpy"]);
         let has_numpy = Command::new("python3").args(["-c", "import numpy"]).status().is_ok_and(|s| s.success());
@@ -320,6 +328,8 @@ mod tests {
                     ("sgemm", "f32"),
                     ("array_fused_sum", "f32"),
                     ("random_normal", "f32"),
+                    ("histogram_i32", "i32"),
+                    ("histogram_f32_skewed", "f32"),
                 ];
                 for (case, dtype) in measured {
                     let row = peers[0].get(case, dtype, 4096).unwrap_or_else(|| panic!("no numpy row for {case}"));
