@@ -67,15 +67,35 @@ impl Key for f32 {
     }
 }
 
-/// Random keys: the adversarial mix, or a few distinct values repeated.
-fn keys<K: Key>(ctx: &mut Ctx) -> Vec<K> {
+/// `n` random keys: the adversarial mix, or a few distinct values repeated.
+fn keys<K: Key>(ctx: &mut Ctx, n: usize) -> Vec<K> {
     if ctx.rng.random_range(0..3u32) == 0 {
         let distinct = ctx.rng.random_range(1..=5);
         let pool: Vec<K> = crate::random_vec(&mut ctx.rng, distinct);
-        (0..ctx.n).map(|_| pool[ctx.rng.random_range(0..pool.len())]).collect()
+        (0..n).map(|_| pool[ctx.rng.random_range(0..pool.len())]).collect()
     } else {
-        ctx.random()
+        crate::random_vec(&mut ctx.rng, n)
     }
+}
+
+/// Key counts at the edges of the tiles a sort is cut into, whatever the
+/// case's size: CUDA sorts up to 384 x {1, 2, 4, 8, 16, 20} keys whole in
+/// one block, and cuts more into onesweep tiles of 384 x 16 keys (x 20
+/// with values); wgpu's tiles hold 256 x {8, 12, 16}.
+const TILE_EDGES: [usize; 17] =
+    [383, 384, 385, 768, 769, 1536, 1537, 2048, 3072, 3073, 4096, 6143, 6144, 6145, 7679, 7680, 7681];
+
+/// Every call and order in turn on each count of [`TILE_EDGES`].
+fn tile_edges<B: Backend, K: Key>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
+    if ctx.n == 0 {
+        return Ok(());
+    }
+    for (j, &n) in TILE_EDGES.iter().enumerate() {
+        let call = Call::ALL[(j + ctx.n) % Call::ALL.len()];
+        let order = SortOrder::ALL[(j / Call::ALL.len() + ctx.n) % SortOrder::ALL.len()];
+        run_n::<B, K>(call, order, device, ctx, n)?;
+    }
+    Ok(())
 }
 
 /// The positions of `keys` in stable sorted order.
@@ -93,7 +113,18 @@ fn stable_order<K: Key>(keys: &[K], order: SortOrder) -> Vec<u32> {
 }
 
 fn run<B: Backend, K: Key>(call: Call, order: SortOrder, device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
-    let k: Vec<K> = keys(ctx);
+    run_n::<B, K>(call, order, device, ctx, ctx.n)
+}
+
+/// `call` in `order` on `n` random keys, against the stable sort of the host.
+fn run_n<B: Backend, K: Key>(
+    call: Call,
+    order: SortOrder,
+    device: &Device<B>,
+    ctx: &mut Ctx,
+    n: usize,
+) -> Result<(), Failure> {
+    let k: Vec<K> = keys(ctx, n);
     let perm = stable_order(&k, order);
     let sorted: Vec<K> = perm.iter().map(|&i| k[i as usize].canonical()).collect();
     let s = device.stream();
@@ -158,5 +189,8 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
             c.one(group, pattern, DType::F32, move |d, ctx| run::<B, f32>(call, order, d, ctx));
         }
     }
+    c.one(group, "sort/tile_edges", DType::U32, tile_edges::<B, u32>);
+    c.one(group, "sort/tile_edges", DType::I32, tile_edges::<B, i32>);
+    c.one(group, "sort/tile_edges", DType::F32, tile_edges::<B, f32>);
     c.one(group, "sort/mismatched_lengths", DType::U32, mismatched::<B>);
 }

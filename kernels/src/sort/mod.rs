@@ -9,6 +9,9 @@
 //! keys keep their input order in both directions.
 //!
 //! # How
+//! On CUDA, up to 7680 keys are sorted whole by one block in one launch
+//! (all four passes on the chip, as CUB's single-tile sort).
+//!
 //! Onesweep (Adinets & Merrill 2022, CUB's `DeviceRadixSort`), up to 2^30 -
 //! 1 keys: one kernel counts all four digit histograms in one read of the
 //! keys; then each pass is one kernel in which a block ranks a tile of keys,
@@ -50,7 +53,8 @@ mod types;
 use kiln_core::{Backend, Element, Error, Result, Stream, View, ViewMut};
 
 use launch::Passes;
-use types::{FLAG_GEN_INDEX, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES, Io};
+use onesweep::sort_one_tile;
+use types::{FLAG_GEN_INDEX, FLAG_IN_PLACE, FLAG_MAP, FLAG_NO_KEYS, FLAG_UNMAP, FLAG_VALUES, Io};
 
 /// The direction of a sort.
 ///
@@ -211,6 +215,11 @@ pub fn sort<B: Backend, K: SortKey>(stream: &Stream<B>, keys: &mut impl ViewMut<
     if n <= 1 {
         return Ok(());
     }
+    if let Some(items) = plan::one_tile::<B>(n) {
+        let (none, none_in, mut none_out) = (stream.alloc::<K>(1)?, stream.alloc::<u32>(1)?, stream.alloc::<u32>(1)?);
+        let io = Io { keys_in: &none, vals_in: &none_in, keys_out: keys, vals_out: &mut none_out };
+        return sort_one_tile(stream, order, n, items, FLAG_MAP | FLAG_UNMAP | FLAG_IN_PLACE, io);
+    }
     let mut passes = Passes::new(stream, &keys.view(), order, false, &what)?;
     let mut temp = stream.alloc::<K>(n)?;
     let (mut dummy_in, mut dummy_out) = (stream.alloc::<u32>(1)?, stream.alloc::<u32>(1)?);
@@ -263,6 +272,11 @@ pub fn sort_into<B: Backend, K: SortKey>(
     check_count(n, &what)?;
     if n <= 1 {
         return stream.copy(keys, sorted);
+    }
+    if let Some(items) = plan::one_tile::<B>(n) {
+        let (none_in, mut none_out) = (stream.alloc::<u32>(1)?, stream.alloc::<u32>(1)?);
+        let io = Io { keys_in: keys, vals_in: &none_in, keys_out: sorted, vals_out: &mut none_out };
+        return sort_one_tile(stream, order, n, items, FLAG_MAP | FLAG_UNMAP, io);
     }
     let mut passes = Passes::new(stream, keys, order, false, &what)?;
     let mut temp = stream.alloc::<K>(n)?;
@@ -320,6 +334,12 @@ pub fn sort_pairs<B: Backend, K: SortKey>(
     if n <= 1 {
         return Ok(());
     }
+    if let Some(items) = plan::one_tile::<B>(n) {
+        let (none, none_in) = (stream.alloc::<K>(1)?, stream.alloc::<u32>(1)?);
+        let io = Io { keys_in: &none, vals_in: &none_in, keys_out: keys, vals_out: values };
+        let flags = FLAG_MAP | FLAG_UNMAP | FLAG_VALUES | FLAG_IN_PLACE;
+        return sort_one_tile(stream, order, n, items, flags, io);
+    }
     let mut passes = Passes::new(stream, &keys.view(), order, true, &what)?;
     let mut temp_keys = stream.alloc::<K>(n)?;
     let mut temp_vals = stream.alloc::<u32>(n)?;
@@ -375,6 +395,12 @@ pub fn argsort<B: Backend, K: SortKey>(
     check_count(n, &what)?;
     if n <= 1 {
         return stream.fill(indices, 0);
+    }
+    if let Some(items) = plan::one_tile::<B>(n) {
+        let (none_in, mut none_out) = (stream.alloc::<u32>(1)?, stream.alloc::<K>(1)?);
+        let io = Io { keys_in: keys, vals_in: &none_in, keys_out: &mut none_out, vals_out: indices };
+        let flags = FLAG_MAP | FLAG_VALUES | FLAG_GEN_INDEX | FLAG_NO_KEYS;
+        return sort_one_tile(stream, order, n, items, flags, io);
     }
     let mut passes = Passes::new(stream, keys, order, true, &what)?;
     let (mut keys_a, mut keys_b) = (stream.alloc::<K>(n)?, stream.alloc::<K>(n)?);

@@ -1,6 +1,6 @@
 // sort (CUDA): the onesweep LSD radix sort (Adinets & Merrill, "Onesweep: A
 // Faster Least Significant Digit Radix Sort for GPUs", 2022) on 8-bit
-// digits, in two kernels (STEP):
+// digits, in two kernels (STEP), or one for a single tile:
 //
 //   0 digit counts: one read of the caller's keys counts all four digit
 //                   histograms at once: counts[pass * 256 + digit].
@@ -9,6 +9,8 @@
 //                   learns where each digit's run goes from the tiles before
 //                   it (decoupled look-back, one thread per digit), and
 //                   writes the tile in digit order.
+//   2 one tile:     up to one tile of keys, sorted whole by one block in
+//                   one launch (the host's choice for small sorts).
 //
 // So a pass reads every key once and writes it once: 8 bytes per key and
 // pass for keys alone, 16 with values (the three-phase sort of kernel.cu
@@ -117,7 +119,8 @@ KERNEL(const unsigned* __restrict__ keys, unsigned* __restrict__ counts, kiln_u6
     }
 }
 
-#elif STEP == 1
+#else
+// STEP 1 (a pass) and STEP 2 (a whole sort of one tile) rank alike.
 // KILN_THREADS (384) threads x KILN_ITEMS keys a tile, at least
 // KILN_MIN_BLOCKS blocks per SM (the register bound), all three from the
 // host (sort/plan.rs): 16 keys in three blocks (56 registers) for keys
@@ -207,6 +210,51 @@ __device__ __forceinline__ unsigned kiln_match_digit(unsigned d) {
     return m;
 }
 
+// Rank a warp's keys by the digit at `shift`: a key's place among its
+// warp's keys of its digit is the count of them in earlier rows (the warp's
+// counter) plus those in lower lanes of its row (match + popc). The last
+// lane of each group of equal digits advances the counter (one shared
+// atomic gives the old value and stores the new: measured 474 us a pass
+// against 486 for a load and a store). `counts` (the warp's 256 counters)
+// starts at zero and ends as the warp's count of each digit.
+__device__ __forceinline__ void kiln_rank_warp(const unsigned (&key)[KILN_ITEMS], unsigned (&place)[KILN_ITEMS],
+                                               unsigned* counts, unsigned shift) {
+    const unsigned lane = threadIdx.x & 31u;
+    const unsigned lanes_upto = (2u << lane) - 1u;
+#pragma unroll
+    for (int i = 0; i < KILN_ITEMS; ++i) {
+        const unsigned d = (key[i] >> shift) & 255u;
+        const unsigned peers = kiln_match_digit(d);
+        const unsigned last = 31 - __clz(peers);
+        const unsigned upto = __popc(peers & lanes_upto);
+        unsigned before = 0;
+        if (lane == last) before = atomicAdd(&counts[d], upto);
+        before = __shfl_sync(KILN_FULL, before, last);
+        place[i] = before + upto - 1;
+        // The next row's leader of this digit may be another lane.
+        __syncwarp();
+    }
+}
+
+// Per digit (thread d < 256; the others get 0): the warps' counts become
+// each warp's start within the digit's run of the tile, and the sum, the
+// tile's count of the digit (pads left out of digit 255's), is returned.
+__device__ __forceinline__ unsigned kiln_warp_starts(unsigned (*warp_counts)[256], unsigned count) {
+    const unsigned tid = threadIdx.x;
+    unsigned tile_count = 0;
+    if (tid < 256) {
+#pragma unroll
+        for (int w = 0; w < KILN_WARPS; ++w) {
+            const unsigned c = warp_counts[w][tid];
+            warp_counts[w][tid] = tile_count;
+            tile_count += c;
+        }
+        if (tid == 255) tile_count -= KILN_TILE - count;
+    }
+    return tile_count;
+}
+
+#if STEP == 1
 extern "C" __global__ void __launch_bounds__(KILN_THREADS, KILN_MIN_BLOCKS)
 KERNEL(const unsigned* __restrict__ keys_in, const unsigned* __restrict__ vals_in, unsigned* __restrict__ keys_out,
        unsigned* __restrict__ vals_out, const unsigned* __restrict__ counts, unsigned* __restrict__ status, kiln_u64 n,
@@ -258,41 +306,15 @@ KERNEL(const unsigned* __restrict__ keys_in, const unsigned* __restrict__ vals_i
         }
     }
 
-    // Rank within the warp: a key's place among its warp's keys of its
-    // digit is the count of them in earlier rows (the warp's counter) plus
-    // those in lower lanes of its row (match + popc). The last lane of each
-    // group of equal digits advances the counter (one shared atomic gives
-    // the old value and stores the new: measured 474 us a pass against 486
-    // for a load and a store).
-    unsigned* my_counts = sm.warp_counts[warp];
-    const unsigned lanes_upto = (2u << lane) - 1u;
-#pragma unroll
-    for (int i = 0; i < KILN_ITEMS; ++i) {
-        const unsigned d = (key[i] >> shift) & 255u;
-        const unsigned peers = kiln_match_digit(d);
-        const unsigned last = 31 - __clz(peers);
-        const unsigned upto = __popc(peers & lanes_upto);
-        unsigned before = 0;
-        if (lane == last) before = atomicAdd(&my_counts[d], upto);
-        before = __shfl_sync(KILN_FULL, before, last);
-        place[i] = before + upto - 1;
-        // The next row's leader of this digit may be another lane.
-        __syncwarp();
-    }
+    // Rank within the warp, then per digit (thread d) the warps' counts
+    // become each warp's start within the digit's run; their sum is the
+    // tile's count, published at once so that successors need not wait for
+    // this tile's look-back.
+    kiln_rank_warp(key, place, sm.warp_counts[warp], shift);
     __syncthreads();
 
-    // Per digit (thread d): the warps' counts become each warp's start
-    // within the digit's run; their sum is the tile's count, published at
-    // once so that successors need not wait for this tile's look-back.
-    unsigned tile_count = 0;
+    const unsigned tile_count = kiln_warp_starts(sm.warp_counts, count);
     if (tid < 256) {
-#pragma unroll
-        for (int w = 0; w < KILN_WARPS; ++w) {
-            const unsigned c = sm.warp_counts[w][tid];
-            sm.warp_counts[w][tid] = tile_count;
-            tile_count += c;
-        }
-        if (tid == 255) tile_count -= KILN_TILE - count;
         if (tile != 0) *(volatile unsigned*)&pass_status[(kiln_u64)tile * 256 + tid] = KILN_AGGREGATE | tile_count;
     }
     const uint2 starts = kiln_digit_scan(make_uint2(tile_count, digit_total), scratch);
@@ -352,6 +374,103 @@ KERNEL(const unsigned* __restrict__ keys_in, const unsigned* __restrict__ vals_i
         }
     }
 }
+#elif STEP == 2
+// The sort of n <= KILN_TILE keys in one launch of one block (CUB's
+// single-tile sort): the four passes of STEP 1, where the tile's own digit
+// starts are the output starts, so there is no digit count and no
+// look-back; between passes the keys (and values) stay on the chip. A
+// small sort costs one launch instead of five and two memsets.
+// flags as in STEP 1, plus 32: sort in place (keys and values are read
+// from keys_out and vals_out; keys_in and vals_in are unread). No pointer
+// is __restrict__: in place, the block reads all it sorts before its first
+// barrier and writes after its last.
+extern "C" __global__ void __launch_bounds__(KILN_THREADS, 1)
+KERNEL(const unsigned* keys_in, const unsigned* vals_in, unsigned* keys_out, unsigned* vals_out, kiln_u64 n,
+       unsigned flags) {
+    __shared__ union {
+        unsigned warp_counts[KILN_WARPS][256];
+        unsigned items[KILN_TILE];
+    } sm;
+    __shared__ unsigned local_start[256];
+    __shared__ unsigned scratch[16];
+
+    const unsigned tid = threadIdx.x, lane = tid & 31u, warp = tid / 32;
+    const unsigned count = (unsigned)n;
+    const unsigned first = warp * KILN_WARP_TILE + lane;
+    const unsigned* ksrc = (flags & 32u) ? keys_out : keys_in;
+    const unsigned* vsrc = (flags & 32u) ? vals_out : vals_in;
+    const bool with_vals = VALUES && (flags & 4u) != 0;
+    // Pads past the last key, as in STEP 1: every digit 255, so they rank
+    // last in every pass and stay in slots count.. of the tile.
+    unsigned key[KILN_ITEMS], place[KILN_ITEMS], val[KILN_ITEMS];
+#pragma unroll
+    for (int i = 0; i < KILN_ITEMS; ++i) {
+        const unsigned local = first + 32 * i;
+        key[i] = local < count ? ((flags & 1u) ? kiln_map(ksrc[local]) : ksrc[local]) : 0xffffffffu;
+        if (with_vals) val[i] = local < count ? ((flags & 8u) ? local : vsrc[local]) : 0u;
+    }
+
+    for (unsigned pass = 0; pass < 4; ++pass) {
+        const unsigned shift = 8 * pass;
+        for (unsigned j = tid; j < KILN_WARPS * 256; j += KILN_THREADS) (&sm.warp_counts[0][0])[j] = 0;
+        __syncthreads();
+        kiln_rank_warp(key, place, sm.warp_counts[warp], shift);
+        __syncthreads();
+        const unsigned tile_count = kiln_warp_starts(sm.warp_counts, count);
+        const uint2 starts = kiln_digit_scan(make_uint2(tile_count, 0u), scratch);
+        if (tid < 256) local_start[tid] = starts.x;
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < KILN_ITEMS; ++i) {
+            const unsigned d = (key[i] >> shift) & 255u;
+            place[i] += local_start[d] + sm.warp_counts[warp][d];
+        }
+        // Every warp's starts are read before `items` overwrites them.
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = key[i];
+        __syncthreads();
+        if (pass == 3) break;
+        // The tile in this pass's order, held as it was loaded: the next
+        // pass's ranking keeps this order among equal digits.
+#pragma unroll
+        for (int i = 0; i < KILN_ITEMS; ++i) key[i] = sm.items[first + 32 * i];
+        if (with_vals) {
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = val[i];
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < KILN_ITEMS; ++i) val[i] = sm.items[first + 32 * i];
+        }
+        // Every slot is read before the counters (which share the memory) are zeroed.
+        __syncthreads();
+    }
+
+    // The sorted tile: consecutive threads write consecutive keys.
+    if (!(flags & 16u)) {
+#pragma unroll
+        for (int j = 0; j < KILN_ITEMS; ++j) {
+            const unsigned slot = j * KILN_THREADS + tid;
+            if (slot < count) {
+                const unsigned b = sm.items[slot];
+                keys_out[slot] = (flags & 2u) ? kiln_unmap(b) : b;
+            }
+        }
+    }
+    if (with_vals) {
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = val[i];
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < KILN_ITEMS; ++j) {
+            const unsigned slot = j * KILN_THREADS + tid;
+            if (slot < count) vals_out[slot] = sm.items[slot];
+        }
+    }
+}
 #else
-#error "STEP must be 0 (digit counts) or 1 (pass)"
+#error "STEP must be 0 (digit counts), 1 (pass) or 2 (one tile)"
+#endif
 #endif

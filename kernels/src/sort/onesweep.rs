@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use kiln_core::{Args, Backend, Buffer, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut};
 
-use super::plan::Build;
+use super::plan::{Build, ONE_TILE_THREADS};
 use super::program::{KEYS_CUH, pass_wgsl, sort_wgsl};
 use super::types::{FLAG_VALUES, Io, MAX_KEYS};
 use super::{SortKey, SortOrder};
@@ -99,6 +99,58 @@ fn pass_program<K: SortKey>(order: SortOrder, values: bool, build: Build) -> Arc
             }
         }
     })
+}
+
+/// The one-tile sort (onesweep.cu's STEP 2): `items` keys per thread of
+/// [`ONE_TILE_THREADS`], keys only or moving values.
+fn one_tile_program<K: SortKey>(order: SortOrder, values: bool, items: u32) -> Arc<Program> {
+    let what = if values { "pairs" } else { "keys" };
+    let name = format!("kiln_radix_one_tile_{what}_{}_{}_{items}", K::DTYPE, order.name());
+    program(&name, || {
+        Program::new(&name)
+            .cuda(cuda_source(K::DTYPE, &format!("{KEYS_CUH}\n{}", include_str!("onesweep.cu"))))
+            .define("KERNEL", &name)
+            .define("STEP", 2)
+            .define("KILN_THREADS", ONE_TILE_THREADS)
+            .define("KILN_ITEMS", items)
+            .define("KILN_MIN_BLOCKS", 1)
+            .define("VALUES", u8::from(values))
+            .define("KEY_TYPE", K::KEY_TYPE)
+            .define("DESCENDING", u8::from(order == SortOrder::Descending))
+    })
+}
+
+/// The whole sort of `n` keys in one launch of one block (n at most
+/// [`ONE_TILE_THREADS`] x `items`, from [`one_tile`](super::plan::one_tile)):
+/// keys_in to keys_out, or in place in keys_out (and vals_out) with
+/// [`FLAG_IN_PLACE`](super::types::FLAG_IN_PLACE), with the other flags of a pass (map on reading, unmap
+/// on writing, values, positions as values, no keys written).
+pub(super) fn sort_one_tile<B: Backend, K: SortKey>(
+    stream: &Stream<B>,
+    order: SortOrder,
+    n: usize,
+    items: u32,
+    flags: u32,
+    io: Io<'_, impl View<B, K>, impl View<B, u32>, impl ViewMut<B, K>, impl ViewMut<B, u32>>,
+) -> Result<()> {
+    debug_assert!(1 < n && n <= ONE_TILE_THREADS as usize * items as usize);
+    let values = flags & FLAG_VALUES != 0;
+    let kernel = stream.device().kernel(&one_tile_program::<K>(order, values, items))?;
+    let args = Args::new()
+        .arg(io.keys_in.view())
+        .arg(io.vals_in.view())
+        .arg(io.keys_out.view_mut())
+        .arg(io.vals_out.view_mut())
+        .length(index_width(stream), n, kernel.name())?
+        .arg(flags);
+    // SAFETY: one block of ONE_TILE_THREADS, the shape the kernel was
+    // compiled for with `items` keys a thread, holding all n keys. It reads
+    // positions [0, n) of keys_in and vals_in (of keys_out and vals_out
+    // with FLAG_IN_PLACE; values only with FLAG_VALUES and not
+    // FLAG_GEN_INDEX) and writes positions [0, n) of keys_out (not with
+    // FLAG_NO_KEYS) and vals_out (with FLAG_VALUES); the callers pass n-key
+    // buffers for every one of those and placeholders for the others.
+    unsafe { stream.launch(&kernel, LaunchConfig::new(1, ONE_TILE_THREADS), args) }
 }
 
 /// The pass kernel and the state its four launches share.

@@ -32,6 +32,29 @@ const CUDA_KEYS: (u32, u32) = (16, 3);
 /// registers); three blocks would spill 68 bytes a thread.
 const CUDA_PAIRS: (u32, u32) = (20, 2);
 
+/// Keys per thread the one-tile sort (onesweep.cu's STEP 2) is built for:
+/// the fewest of these that hold a sort's keys in [`CUDA_THREADS`] threads.
+const ONE_TILE_ITEMS: [u32; 6] = [1, 2, 4, 8, 16, 20];
+
+/// Keys per thread of the one-launch sort of `n` keys (onesweep.cu's STEP
+/// 2) on `device`, if it takes them: CUDA, up to 384 x 20 keys (7680).
+/// Sorts that small cost their launches more than their bytes; one block
+/// sorts them whole (CUB's single-tile sort does the same).
+pub(super) fn one_tile<B: Backend>(n: usize) -> Option<u32> {
+    if B::LANGUAGE != Language::Cuda {
+        return None;
+    }
+    one_tile_items(n)
+}
+
+/// The fewest of [`ONE_TILE_ITEMS`] keys per thread that hold `n` keys.
+fn one_tile_items(n: usize) -> Option<u32> {
+    ONE_TILE_ITEMS.into_iter().find(|&items| CUDA_THREADS as usize * items as usize >= n)
+}
+
+/// Threads per block of the one-tile sort.
+pub(super) const ONE_TILE_THREADS: u32 = CUDA_THREADS;
+
 /// How onesweep is built for a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Build {
@@ -133,6 +156,19 @@ mod tests {
             assert!(tile >= CPU_MIN_TILE, "{n}");
             assert!(n.div_ceil(tile) <= CPU_MAX_TILES, "{n}");
         }
+    }
+
+    #[test]
+    fn one_tile_items_grow_with_the_keys() {
+        let want = one_tile_items;
+        assert_eq!(want(2), Some(1));
+        assert_eq!(want(384), Some(1));
+        assert_eq!(want(385), Some(2));
+        assert_eq!(want(1024), Some(4));
+        assert_eq!(want(6144), Some(16));
+        assert_eq!(want(6145), Some(20));
+        assert_eq!(want(7680), Some(20));
+        assert_eq!(want(7681), None);
     }
 
     #[test]

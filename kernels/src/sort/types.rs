@@ -13,6 +13,8 @@ pub(crate) const FLAG_VALUES: u32 = 4;
 pub(crate) const FLAG_GEN_INDEX: u32 = 8;
 /// Write no keys, only values (argsort's last pass).
 pub(crate) const FLAG_NO_KEYS: u32 = 16;
+/// Read the keys (and values) from the outputs: the one-tile sort in place.
+pub(crate) const FLAG_IN_PLACE: u32 = 32;
 
 /// The buffers one pass reads and writes.
 pub(super) struct Io<'r, KI, VI, KO, VO> {
