@@ -37,7 +37,7 @@ CUB_SOURCE = Path(__file__).resolve().parent.parent / "peers" / "cub_bench.cu"
 # least this, for each of the patterns named. Other patterns have no goal.
 GOAL_GROUPS = [
     ("reduce and dot", 1.0, ["reduce_sum", "dot"]),
-    ("scans", 1.0, ["scan_inclusive"]),
+    ("scans", 1.0, ["scan_inclusive", "scan_exclusive"]),
     ("compaction", 1.0, ["compact"]),
     ("histogram, uniform and one bin, i32 and f32", 1.0,
      ["histogram_i32", "histogram_i32_skewed", "histogram_f32", "histogram_f32_skewed"]),
@@ -51,7 +51,8 @@ GOALS = {p: goal for _, goal, patterns in GOAL_GROUPS for p in patterns}
 ORDER = [
     "copy_d2d", "fill", "sequence", "map_square", "map_abs", "map_negate", "map_sqrt", "vector_add", "axpy",
     "transpose", "transpose_naive", "sgemm", "sgemm_cublas", "dgemm", "grayscale", "blur3x3_f32",
-    "sort_u32", "sort_i32", "sort_f32", "sort_pairs_u32", "reduce_sum", "dot", "scan_inclusive", "compact",
+    "sort_u32", "sort_i32", "sort_f32", "sort_pairs_u32",
+    "reduce_sum", "dot", "scan_inclusive", "scan_exclusive", "compact",
     "histogram_i32", "histogram_i32_skewed", "histogram_f32", "histogram_f32_skewed",
     "user_axpy", "user_sum_squares", "user_scan", "array_axpy", "array_fused_sum", "array_row_sums",
     "random_uniform", "random_normal", "reduce_latency", "launch_overhead", "graph_launch",

@@ -14,7 +14,8 @@ import sys
 LABELS = {
     "copy_d2d": "copy_d2d (the ceiling)", "fill": "fill", "sequence": "sequence",
     "map_square": "map square", "vector_add": "vector add", "axpy": "axpy",
-    "reduce_sum": "reduce sum", "dot": "dot", "scan_inclusive": "inclusive scan",
+    "reduce_sum": "reduce sum", "dot": "dot",
+    "scan_inclusive": "inclusive scan", "scan_exclusive": "exclusive scan",
     "compact": "compaction x > 0.5 (half kept)", "histogram_i32": "histogram 256 bins, uniform",
     "histogram_i32_skewed": "histogram 256 bins, one bin", "histogram_f32": "histogram 256 bins, uniform f32",
     "histogram_f32_skewed": "histogram 256 bins, one bin f32", "transpose": "transpose 8192²",

@@ -13,6 +13,7 @@
 //   dot               cub::DeviceReduce::TransformReduce of x[i] * y[i]
 //   user_sum_squares  cub::DeviceReduce::TransformReduce of x[i] * x[i]
 //   scan_inclusive    cub::DeviceScan::InclusiveSum (user_scan: the same)
+//   scan_exclusive    cub::DeviceScan::ExclusiveSum
 //   compact           cub::DeviceSelect::If, x > threshold, the count left on the device
 //   histogram_{i32,f32}[_skewed]  cub::DeviceHistogram::HistogramEven, 256 bins over [0, 1024)
 //   sort_{u32,i32,f32}      cub::DeviceRadixSort::SortKeys, out of place (no copy)
@@ -213,6 +214,17 @@ bool agrees(T got, const std::vector<T>& host, bool squares) {
     }
 }
 
+/// Throws unless `y`, a scan of `host` (not empty), ends where the host's
+/// sum does: an inclusive scan's last value is the sum of all of `host`, an
+/// exclusive scan's the sum of all but the last element (and its first is 0).
+template <typename T>
+void check_scan(const std::vector<T>& y, const std::vector<T>& host, bool exclusive) {
+    if (exclusive && y.front() != T(0)) throw Failure{"the first prefix sum is " + std::to_string(y.front()) + ", not 0"};
+    std::vector<T> summed(host.begin(), exclusive ? host.end() - 1 : host.end());
+    if (!agrees(y.back(), summed, false))
+        throw Failure{"the last prefix sum is " + std::to_string(y.back()) + ", not the host's"};
+}
+
 template <typename T>
 bool parallel_case(const Options& o, const std::string& p, size_t n, std::vector<Row>& rows) {
     const std::string dt = o.dtype;
@@ -265,7 +277,8 @@ bool parallel_case(const Options& o, const std::string& p, size_t n, std::vector
         rows.push_back(time_sets(o, p, dt, n, calls, f));
         return true;
     }
-    if (p == "scan_inclusive" || p == "user_scan") {
+    if (p == "scan_inclusive" || p == "user_scan" || p == "scan_exclusive") {
+        bool exclusive = p == "scan_exclusive";
         int sets = set_count(2 * n * sizeof(T));
         std::vector<DeviceArray<T>> x, y;
         std::vector<Temp> temp(sets);
@@ -276,17 +289,20 @@ bool parallel_case(const Options& o, const std::string& p, size_t n, std::vector
         }
         for (int s = 0; s < sets; ++s) {
             sized(temp[s], f, [&, s] {
-                check(cub::DeviceScan::InclusiveSum(temp[s].ptr, temp[s].bytes, x[s].ptr, y[s].ptr, (long long)n),
-                      "DeviceScan::InclusiveSum");
+                Temp& t = temp[s];
+                if (exclusive) {
+                    check(cub::DeviceScan::ExclusiveSum(t.ptr, t.bytes, x[s].ptr, y[s].ptr, (long long)n),
+                          "DeviceScan::ExclusiveSum");
+                } else {
+                    check(cub::DeviceScan::InclusiveSum(t.ptr, t.bytes, x[s].ptr, y[s].ptr, (long long)n),
+                          "DeviceScan::InclusiveSum");
+                }
             });
         }
         f[0]();
-        if (n > 0) {
-            T got = y[0].download(n)[n - 1];
-            if (!agrees(got, host, false))
-                throw Failure{"the last prefix sum is " + std::to_string(got) + ", not the host's"};
-        }
-        rows.push_back(time_sets(o, p, dt, n, "cub::DeviceScan::InclusiveSum", f));
+        if (n > 0) check_scan(y[0].download(n), host, exclusive);
+        rows.push_back(
+            time_sets(o, p, dt, n, exclusive ? "cub::DeviceScan::ExclusiveSum" : "cub::DeviceScan::InclusiveSum", f));
         return true;
     }
     if (p == "compact") {

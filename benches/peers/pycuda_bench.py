@@ -13,7 +13,7 @@ try:
     import pycuda.driver as drv
     import pycuda.gpuarray as gpuarray
     from pycuda.elementwise import ElementwiseKernel
-    from pycuda.scan import InclusiveScanKernel
+    from pycuda.scan import ExclusiveScanKernel, InclusiveScanKernel
 except Exception as e:  # noqa: BLE001 - any failure means the peer is absent
     print(f"pycuda unavailable: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
     sys.exit(3)
@@ -66,11 +66,13 @@ def sampled(run):
     return sample_windows(window)
 c_t = {"f32": "float", "f64": "double", "i32": "int", "u32": "unsigned int"}[args.dtype]
 arrays = {"copy_d2d": 2, "fill": 1, "map_square": 2, "vector_add": 3, "axpy": 3,
-          "reduce_sum": 1, "dot": 2, "scan_inclusive": 2}
+          "reduce_sum": 1, "dot": 2, "scan_inclusive": 2, "scan_exclusive": 2}
 add = ElementwiseKernel(f"{c_t} *a, {c_t} *b, {c_t} *c", "c[i] = a[i] + b[i]", "kiln_peer_add")
 sq = ElementwiseKernel(f"{c_t} *a, {c_t} *b", "b[i] = a[i] * a[i]", "kiln_peer_sq")
 axpy = ElementwiseKernel(f"{c_t} alpha, {c_t} *x, {c_t} *y, {c_t} *z", "z[i] = alpha * x[i] + y[i]", "kiln_peer_axpy")
 inclusive_scan = InclusiveScanKernel(np_dt, "a+b")
+# An exclusive scan writes the identity first: PyCUDA takes it as `neutral`.
+exclusive_scan = ExclusiveScanKernel(np_dt, "a+b", "0")
 
 
 def op(pattern, s, alpha):
@@ -91,6 +93,8 @@ def op(pattern, s, alpha):
         return lambda: gpuarray.dot(s[0], s[1])
     if pattern == "scan_inclusive":
         return lambda: inclusive_scan(s[0], s[1])
+    if pattern == "scan_exclusive":
+        return lambda: exclusive_scan(s[0], s[1])
     return None
 
 

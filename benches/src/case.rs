@@ -51,6 +51,9 @@ pub enum Pattern {
     Dot,
     /// Inclusive scan of `n` elements into a second array.
     ScanInclusive,
+    /// Exclusive scan of `n` elements into a second array (`y[0]` the
+    /// identity): the twin of `scan_inclusive`, against CUB's `ExclusiveSum`.
+    ScanExclusive,
     /// `copy_if(x > threshold)` of `n` elements whose values are uniform over
     /// the bench's range, the threshold its midpoint (half are kept), with
     /// the count left on the device.
@@ -108,7 +111,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 39] = [
+    pub const ALL: [Pattern; 40] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -132,6 +135,7 @@ impl Pattern {
         Pattern::ReduceSum,
         Pattern::Dot,
         Pattern::ScanInclusive,
+        Pattern::ScanExclusive,
         Pattern::Compact,
         Pattern::Histogram { sample: DType::I32, skewed: false },
         Pattern::Histogram { sample: DType::I32, skewed: true },
@@ -174,6 +178,7 @@ impl Pattern {
             Pattern::ReduceSum => "reduce_sum".into(),
             Pattern::Dot => "dot".into(),
             Pattern::ScanInclusive => "scan_inclusive".into(),
+            Pattern::ScanExclusive => "scan_exclusive".into(),
             Pattern::Compact => "compact".into(),
             Pattern::Histogram { sample, skewed: false } => format!("histogram_{sample}"),
             Pattern::Histogram { sample, skewed: true } => format!("histogram_{sample}_skewed"),
@@ -257,7 +262,8 @@ impl Pattern {
             Pattern::Compact => return (n + n / 2) as u64 * dtype.size() as u64,
             Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
             Pattern::ArrayRowSums => 1,
-            Pattern::Dot | Pattern::ScanInclusive | Pattern::UserScan | Pattern::ArrayFusedSum => 2,
+            Pattern::Dot | Pattern::ScanInclusive | Pattern::ScanExclusive | Pattern::UserScan => 2,
+            Pattern::ArrayFusedSum => 2,
             Pattern::Fill | Pattern::Sequence | Pattern::RandomUniform | Pattern::RandomNormal => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
             Pattern::Sort { pairs: false, .. } | Pattern::LaunchOverhead | Pattern::GraphLaunch => 2,
@@ -286,7 +292,8 @@ impl Pattern {
         match self {
             Pattern::CopyD2d | Pattern::Fill | Pattern::Transpose(_) | Pattern::Sort { .. } => 0,
             Pattern::Compact | Pattern::Histogram { .. } => 0,
-            Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::ScanInclusive | Pattern::UserScan => n as u64,
+            Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::UserScan => n as u64,
+            Pattern::ScanInclusive | Pattern::ScanExclusive => n as u64,
             Pattern::ArrayRowSums => n as u64,
             Pattern::Dot | Pattern::UserSumSquares => 2 * n as u64,
             Pattern::Sequence | Pattern::Axpy | Pattern::UserAxpy | Pattern::ArrayAxpy => 2 * n as u64,
@@ -318,7 +325,8 @@ impl Pattern {
             Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
             Pattern::CopyD2d | Pattern::Map(_) | Pattern::Transpose(_) | Pattern::Blur3x3 => 2,
             Pattern::LaunchOverhead | Pattern::GraphLaunch => 2,
-            Pattern::Dot | Pattern::ScanInclusive | Pattern::Compact | Pattern::UserScan => 2,
+            Pattern::Dot | Pattern::ScanInclusive | Pattern::ScanExclusive | Pattern::Compact => 2,
+            Pattern::UserScan => 2,
             // The sort's input, output and scratch keys.
             Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::Sort { pairs: false, .. } => 3,
             Pattern::Sgemm(_) | Pattern::Dgemm => 3,

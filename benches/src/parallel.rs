@@ -1,8 +1,9 @@
 //! The bench cases of the data-parallel patterns (reduce sum, dot,
-//! inclusive scan, compaction, histograms): their inputs, rotation among
-//! buffer sets, and the timed call. Every timed call leaves its result on
-//! the device (`reduce_into`, `copy_if_into`, `histogram_into`), so a run
-//! is device work only, never a read back to the host.
+//! inclusive and exclusive scans, compaction, histograms): their inputs,
+//! rotation among buffer sets, and the timed call. Every timed call leaves
+//! its result on the device (`reduce_into`, `copy_if_into`,
+//! `histogram_into`), so a run is device work only, never a read back to
+//! the host.
 
 use kiln_core::{Args, Backend, Buffer, DType, Error, Result, Stream};
 use kiln_kernels::Number;
@@ -32,6 +33,7 @@ pub(crate) fn handles(pattern: Pattern) -> bool {
         Pattern::ReduceSum
             | Pattern::Dot
             | Pattern::ScanInclusive
+            | Pattern::ScanExclusive
             | Pattern::Compact
             | Pattern::Histogram { .. }
             | Pattern::UserSumSquares
@@ -114,6 +116,7 @@ fn typed<B: Backend, T: Number>(
             Pattern::ReduceSum => reduce_into(stream, ReduceOp::Sum, x, result),
             Pattern::Dot => dot_into(stream, x, y, result),
             Pattern::ScanInclusive => scan(stream, ScanKind::Inclusive, x, y),
+            Pattern::ScanExclusive => scan(stream, ScanKind::Exclusive, x, y),
             Pattern::Compact => copy_if_into(stream, x, Predicate::GreaterThan(threshold), y, count),
             Pattern::UserSumSquares => sum_squares.reduce_into(stream, Args::new().arg(&*x), result),
             Pattern::UserScan => user_scan.scan(stream, ScanKind::Inclusive, Args::new().arg(&*x), y),
@@ -159,5 +162,21 @@ mod tests {
         let names: Vec<String> =
             Pattern::ALL.into_iter().filter(|p| matches!(p, Pattern::Histogram { .. })).map(Pattern::name).collect();
         assert_eq!(names, ["histogram_i32", "histogram_i32_skewed", "histogram_f32", "histogram_f32_skewed"]);
+    }
+
+    /// The exclusive scan is the inclusive one's twin: `--pattern scan`
+    /// selects both (and the user scan), and their models agree, so their
+    /// rows compare like with like.
+    #[test]
+    fn the_exclusive_scan_is_the_inclusive_ones_twin() {
+        let names: Vec<String> =
+            Pattern::ALL.into_iter().map(Pattern::name).filter(|name| name.contains("scan")).collect();
+        assert_eq!(names, ["scan_inclusive", "scan_exclusive", "user_scan"]);
+        assert_eq!(Pattern::from_name("scan_exclusive"), Some(Pattern::ScanExclusive));
+        let (inclusive, exclusive) = (Pattern::ScanInclusive, Pattern::ScanExclusive);
+        assert_eq!(exclusive.bytes(1000, DType::F32), 8000, "reads x, writes y");
+        assert_eq!(exclusive.bytes(1000, DType::F32), inclusive.bytes(1000, DType::F32));
+        assert_eq!(exclusive.flops(1000), inclusive.flops(1000));
+        assert_eq!(exclusive.arrays(), inclusive.arrays());
     }
 }
