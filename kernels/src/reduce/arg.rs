@@ -13,7 +13,7 @@ use kiln_core::{
 };
 use rayon::prelude::*;
 
-use super::{check_numeric, check_out_len, cpu::extreme, is_nan, partial_blocks, reduce_cuda, wgsl_is_nan};
+use super::{check_numeric, check_out_len, cpu::extreme, first_pass_blocks, is_nan, reduce_cuda, wgsl_is_nan};
 use crate::Number;
 use crate::launch::{BLOCK, check_dtype, host_fn, index_width, program, wgsl_preamble};
 
@@ -144,7 +144,7 @@ pub fn arg_reduce_into<B: Backend, T: Number>(
     check_dtype(stream, T::DTYPE, op.name())?;
     let first = stream.device().kernel(&arg_program::<T>(op, false))?;
     let sentinel = op.sentinel::<T>();
-    match partial_blocks(stream.device(), n, T::DTYPE) {
+    match first_pass_blocks(stream.device(), n, T::DTYPE) {
         1 => launch_first(stream, &first, x, value.view_mut(), index.view_mut(), sentinel),
         blocks => {
             let mut part_val = stream.alloc::<T>(blocks)?;

@@ -3,7 +3,7 @@
 use kiln_core::{Args, Backend, BufferView, BufferViewMut, Kernel, LaunchConfig, Result, Stream};
 
 use super::ReduceOp;
-use super::plan::partial_blocks;
+use super::plan::{first_pass_blocks, partial_blocks};
 use super::program::{dot_program, fold_program};
 use crate::Number;
 use crate::launch::{BLOCK, index_width};
@@ -53,7 +53,7 @@ pub(super) fn dot_into<B: Backend, T: Number>(
     out: BufferViewMut<'_, B, T>,
 ) -> Result<()> {
     let kernel = stream.device().kernel(&dot_program::<T>())?;
-    let blocks = partial_blocks(stream.device(), x.len(), T::DTYPE);
+    let blocks = first_pass_blocks(stream.device(), x.len(), T::DTYPE);
     if blocks == 1 {
         return launch_dot(stream, &kernel, x, y, out);
     }

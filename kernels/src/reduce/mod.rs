@@ -61,7 +61,7 @@ pub use arg::{ArgOp, arg_reduce_into, argmax, argmin};
 pub use axis::reduce_axis;
 pub(crate) use cpu::{Compensated, is_nan};
 use launch::fold_into;
-use plan::partial_blocks;
+use plan::first_pass_blocks;
 pub(crate) use plan::resident_blocks;
 use program::reduce_cuda;
 pub(crate) use program::wgsl_is_nan;

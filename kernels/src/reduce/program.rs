@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use kiln_core::{DType, Program};
 
-use super::plan::UNROLL;
+use super::plan::{CUDA_BLOCKS_PER_UNIT, UNROLL};
 use super::{ReduceOp, cpu};
 use crate::Number;
 use crate::code::Code;
@@ -27,7 +27,13 @@ pub(crate) fn wgsl_is_nan(dtype: DType) -> &'static str {
 /// The CUDA source of the reductions, with `T` bound to `dtype` and UNROLL
 /// the value the grid is sized for.
 pub(crate) fn reduce_cuda(dtype: DType) -> String {
-    cuda_source(dtype, &format!("#define UNROLL {UNROLL}\n{}", include_str!("kernel.cu")))
+    cuda_source(
+        dtype,
+        &format!(
+            "#define UNROLL {UNROLL}\n#define FOLD_MIN_BLOCKS {CUDA_BLOCKS_PER_UNIT}\n{}",
+            include_str!("kernel.cu")
+        ),
+    )
 }
 
 pub(super) fn fold_program<T: Number>(op: ReduceOp) -> Arc<Program> {
