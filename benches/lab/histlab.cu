@@ -17,7 +17,7 @@ typedef float T;
 #define WARP_MATCH 0
 #define KERNEL kiln_histogram
 #include "hist_lab.cu"
-#define CK(x) do { cudaError_t e = (x); if (e) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
+#include "lab.cuh"
 int main(int argc, char** argv) {
     size_t n = argc > 1 ? atol(argv[1]) : (64u << 20);
     std::vector<T> h(n);
@@ -35,17 +35,10 @@ int main(int argc, char** argv) {
     unsigned a = INPUT_TYPE == 2 ? *(unsigned*)&lo : 0u, b = INPUT_TYPE == 2 ? *(unsigned*)&hi : 1023u;
     unsigned shift = INPUT_TYPE == 2 ? 32 : 2;
     float scale = 256.0f / 1024.0f;
-    cudaEvent_t ea, eb; cudaEventCreate(&ea); cudaEventCreate(&eb);
-    auto time = [&](auto f) {
-        std::vector<float> t;
-        for (int i = 0; i < 3; ++i) f();
-        for (int r = 0; r < 25; ++r) { cudaEventRecord(ea); f(); cudaEventRecord(eb); cudaEventSynchronize(eb); float ms; cudaEventElapsedTime(&ms, ea, eb); t.push_back(ms); }
-        std::sort(t.begin(), t.end()); return t[t.size() / 2];
-    };
     void* temp = nullptr; size_t tb = 0;
     cub::DeviceHistogram::HistogramEven(temp, tb, x, counts, 257, T(0), T(1024), (long long)n);
     CK(cudaMalloc(&temp, tb));
-    float tc = time([&]() { cub::DeviceHistogram::HistogramEven(temp, tb, x, counts, 257, T(0), T(1024), (long long)n); });
+    float tc = lab_time([&]() { cub::DeviceHistogram::HistogramEven(temp, tb, x, counts, 257, T(0), T(1024), (long long)n); });
     printf("%s n %zu: cub %.4f ms (%.0f GB/s)\n", INPUT_TYPE == 2 ? "f32" : "i32", n, tc, n * sizeof(T) / tc / 1e6);
     for (int per_sm : {4, 8, 16}) {
         size_t blocks = std::min<size_t>((n + 256 * 2 * 4 - 1) / (256 * 2 * 4), (size_t)sms * per_sm);
@@ -53,7 +46,7 @@ int main(int argc, char** argv) {
             cudaMemsetAsync(counts, 0, 1024); cudaMemsetAsync(dropped, 0, 8);
             kiln_histogram<<<blocks, 256, 256 * 4>>>(x, counts, dropped, a, b, shift, scale, 256, n);
         };
-        float tk = time(kiln);
+        float tk = lab_time(kiln);
         CK(cudaDeviceSynchronize());
         std::vector<unsigned> got(256); CK(cudaMemcpy(got.data(), counts, 1024, cudaMemcpyDeviceToHost));
         printf("  kiln UNROLL %d FADD %d, %d blocks/SM: %.4f ms (%.0f GB/s) %s, kiln/cub %.3f\n", UNROLL, LAB_FADD, per_sm,

@@ -16,7 +16,7 @@
 #define VALUES 0  // keys only
 #define KERNEL kiln_pass
 #include "os_lab.cu"
-#define CK(x) do { cudaError_t e = (x); if (e) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
+#include "lab.cuh"
 int main(int argc, char** argv) {
     size_t n = argc > 1 ? atol(argv[1]) : (64u << 20);
     std::vector<unsigned> h(n);
@@ -44,22 +44,15 @@ int main(int argc, char** argv) {
     cub::DeviceRadixSort::SortKeys(temp, tb, in, tmp, (long long)n);
     CK(cudaMalloc(&temp, tb));
     auto cub_ = [&]() { cub::DeviceRadixSort::SortKeys(temp, tb, in, out, (long long)n); };
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    auto time = [&](auto f) {
-        std::vector<float> t;
-        for (int i = 0; i < 3; ++i) f();
-        for (int r = 0; r < 25; ++r) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms); }
-        std::sort(t.begin(), t.end()); return t[t.size() / 2];
-    };
-    float tk = time(kiln);
-    float tcount = time([&]() { cudaMemsetAsync(counts, 0, 4096); kiln_count<<<cblocks, 256>>>(in, counts, n); });
-    float tmemset = time([&]() { cudaMemsetAsync(status, 0, status_words * 4); });
+    float tk = lab_time(kiln);
+    float tcount = lab_time([&]() { cudaMemsetAsync(counts, 0, 4096); kiln_count<<<cblocks, 256>>>(in, counts, n); });
+    float tmemset = lab_time([&]() { cudaMemsetAsync(status, 0, status_words * 4); });
     printf("  count kernel %.4f ms, status memset %.4f ms, passes %.4f ms each\n", tcount, tmemset, (tk - tcount - tmemset) / 4);
     CK(cudaDeviceSynchronize());
     std::vector<unsigned> got(n); CK(cudaMemcpy(got.data(), out, n * 4, cudaMemcpyDeviceToHost));
     std::vector<unsigned> want = h; std::sort(want.begin(), want.end());
     bool ok = got == want;
-    float tc = time(cub_);
+    float tc = lab_time(cub_);
     printf("items %d threads %d minb %d n %zu: kiln %.4f ms (%.1f Gkeys/s) %s, cub %.4f ms (%.1f), kiln/cub %.3f\n",
            KILN_ITEMS, KILN_THREADS, KILN_MIN_BLOCKS, n, tk, n / tk / 1e6, ok ? "sorted" : "WRONG", tc, n / tc / 1e6, tc / tk);
     return 0;

@@ -236,6 +236,29 @@ __device__ __forceinline__ void kiln_rank_warp(const unsigned (&key)[KILN_ITEMS]
     }
 }
 
+// Each key's slot in the tile's digit order (pads: count and after): its
+// place among its warp's keys of its digit plus the digit's start in the
+// tile (`local_start`) and the warp's start within the digit's run
+// (`warp_starts`, its row of the counters after kiln_warp_starts).
+__device__ __forceinline__ void kiln_add_starts(const unsigned (&key)[KILN_ITEMS], unsigned (&place)[KILN_ITEMS],
+                                                unsigned shift, const unsigned* local_start,
+                                                const unsigned* warp_starts) {
+#pragma unroll
+    for (int i = 0; i < KILN_ITEMS; ++i) {
+        const unsigned d = (key[i] >> shift) & 255u;
+        place[i] += local_start[d] + warp_starts[d];
+    }
+}
+
+// items[place[i]] = v[i], then a barrier: the tile in slot order. Every
+// thread calls it.
+__device__ __forceinline__ void kiln_scatter(const unsigned (&v)[KILN_ITEMS], const unsigned (&place)[KILN_ITEMS],
+                                             unsigned* items) {
+#pragma unroll
+    for (int i = 0; i < KILN_ITEMS; ++i) items[place[i]] = v[i];
+    __syncthreads();
+}
+
 // Per digit (thread d < 256; the others get 0): the warps' counts become
 // each warp's start within the digit's run of the tile, and the sum, the
 // tile's count of the digit (pads left out of digit 255's), is returned.
@@ -327,17 +350,10 @@ KERNEL(const unsigned* __restrict__ keys_in, const unsigned* __restrict__ vals_i
     }
     __syncthreads();
 
-    // Each key's slot in the tile's digit order (pads: count and after).
-#pragma unroll
-    for (int i = 0; i < KILN_ITEMS; ++i) {
-        const unsigned d = (key[i] >> shift) & 255u;
-        place[i] += local_start[d] + sm.warp_counts[warp][d];
-    }
+    kiln_add_starts(key, place, shift, local_start, sm.warp_counts[warp]);
     // Every warp's starts are read before `items` overwrites them.
     __syncthreads();
-#pragma unroll
-    for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = key[i];
-    __syncthreads();
+    kiln_scatter(key, place, sm.items);
 
     const bool with_vals = VALUES && (flags & 4u) != 0;
     unsigned val[KILN_ITEMS];
@@ -364,9 +380,7 @@ KERNEL(const unsigned* __restrict__ keys_in, const unsigned* __restrict__ vals_i
     if (with_vals) {
         // Every key is read out of `items` before the values overwrite it.
         __syncthreads();
-#pragma unroll
-        for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = val[i];
-        __syncthreads();
+        kiln_scatter(val, place, sm.items);
 #pragma unroll
         for (int j = 0; j < KILN_ITEMS; ++j) {
             const unsigned slot = j * KILN_THREADS + tid;
@@ -420,26 +434,19 @@ KERNEL(const unsigned* keys_in, const unsigned* vals_in, unsigned* keys_out, uns
         const uint2 starts = kiln_digit_scan(make_uint2(tile_count, 0u), scratch);
         if (tid < 256) local_start[tid] = starts.x;
         __syncthreads();
-#pragma unroll
-        for (int i = 0; i < KILN_ITEMS; ++i) {
-            const unsigned d = (key[i] >> shift) & 255u;
-            place[i] += local_start[d] + sm.warp_counts[warp][d];
-        }
+        kiln_add_starts(key, place, shift, local_start, sm.warp_counts[warp]);
+        // The last pass's slots are the output positions.
+        if (pass == 3) break;
         // Every warp's starts are read before `items` overwrites them.
         __syncthreads();
-#pragma unroll
-        for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = key[i];
-        __syncthreads();
-        if (pass == 3) break;
+        kiln_scatter(key, place, sm.items);
         // The tile in this pass's order, held as it was loaded: the next
         // pass's ranking keeps this order among equal digits.
 #pragma unroll
         for (int i = 0; i < KILN_ITEMS; ++i) key[i] = sm.items[first + 32 * i];
         if (with_vals) {
             __syncthreads();
-#pragma unroll
-            for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = val[i];
-            __syncthreads();
+            kiln_scatter(val, place, sm.items);
 #pragma unroll
             for (int i = 0; i < KILN_ITEMS; ++i) val[i] = sm.items[first + 32 * i];
         }
@@ -447,26 +454,13 @@ KERNEL(const unsigned* keys_in, const unsigned* vals_in, unsigned* keys_out, uns
         __syncthreads();
     }
 
-    // The sorted tile: consecutive threads write consecutive keys.
-    if (!(flags & 16u)) {
+    // Each key (and value) straight to its slot; pads hold slots count..
+    // (a one-block sort is too small for staged, coalesced stores to pay).
 #pragma unroll
-        for (int j = 0; j < KILN_ITEMS; ++j) {
-            const unsigned slot = j * KILN_THREADS + tid;
-            if (slot < count) {
-                const unsigned b = sm.items[slot];
-                keys_out[slot] = (flags & 2u) ? kiln_unmap(b) : b;
-            }
-        }
-    }
-    if (with_vals) {
-        __syncthreads();
-#pragma unroll
-        for (int i = 0; i < KILN_ITEMS; ++i) sm.items[place[i]] = val[i];
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < KILN_ITEMS; ++j) {
-            const unsigned slot = j * KILN_THREADS + tid;
-            if (slot < count) vals_out[slot] = sm.items[slot];
+    for (int i = 0; i < KILN_ITEMS; ++i) {
+        if (place[i] < count) {
+            if (!(flags & 16u)) keys_out[place[i]] = (flags & 2u) ? kiln_unmap(key[i]) : key[i];
+            if (with_vals) vals_out[place[i]] = val[i];
         }
     }
 }
