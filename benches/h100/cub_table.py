@@ -1,7 +1,7 @@
 """kiln on CUDA against CUB and cuRAND, from `kiln bench` JSON reports: the
 table that hides nothing.
 
-Usage: python3 benches/h100/cub_table.py REPORT.json [REPORT.json ...]
+Usage: python3 benches/h100/cub_table.py [--readme] REPORT.json [REPORT.json ...]
 
 For every pattern with CUDA rows in the reports: rows at 1 Mi, 64 Mi and
 256 Mi elements ("-" where the reports have no row at that size; patterns
@@ -22,6 +22,10 @@ missing from a report reads "-" with the reason the report gives.
 Several reports are merged in the order given; a row measured again in a
 later report replaces the earlier one, and each row names its report
 ([1], [2], ...). The output depends only on the reports.
+
+With --readme: the README's shorter form, one row per pattern with a goal
+(kiln / peer at 1 Mi, 64 Mi and 256 Mi, each with its report, a missed goal
+marked) and the rows where kiln loses.
 """
 import json
 import re
@@ -194,6 +198,32 @@ def main_table(rows, described):
     return out
 
 
+def compact_table(rows, described):
+    """The README's table: one row per pattern with a goal, kiln / peer at
+    each size of the table (with its report), and what the peer calls."""
+    out = ["| pattern | " + " | ".join(size_label(n) for n in SIZES) + " | goal | peer: what it calls |",
+           "|---|" + "---|" * len(SIZES) + "---|---|"]
+    cases = sorted({(k[1], k[2]) for k in rows if k[0] == "cuda" and k[1] in GOALS},
+                   key=lambda c: (order_key(c[0]), c[1]))
+    for pattern, dtype in cases:
+        cells, calls = [], "-"
+        for size in SIZES:
+            found = rows.get(("cuda", pattern, dtype, size))
+            cell = found[1].get("peers", {}).get(PEER) if found else None
+            if cell is None or cell["status"] != "measured":
+                cells.append("-")
+                continue
+            ratio = cell["ratio"]
+            mark = "" if ratio >= GOALS[pattern] else " **missed**"
+            cells.append(f"{ratio:.2f}x{mark} [{found[0]}]")
+            calls = cell.get("calls") or calls
+        if calls == "-" and pattern in described:
+            calls = f"{described[pattern]} (description only)"
+        who = f"{peer_name(calls)}: {calls}" if calls != "-" else "-"
+        out.append(f"| {pattern} {dtype} | " + " | ".join(cells) + f" | >= {GOALS[pattern]:.1f}x | {who} |")
+    return out
+
+
 def goal_summary(rows):
     """Each goal's state at each size of the table: met where every pattern
     named meets it, missed where one misses, with the numbers."""
@@ -259,6 +289,9 @@ def main(paths):
     if not paths:
         print(next(line for line in __doc__.splitlines() if line.startswith("Usage")), file=sys.stderr)
         return 2
+    readme = paths[0] == "--readme"
+    if readme:
+        paths = paths[1:]
     reports, rows = load(paths)
     out = ["Reports:", ""]
     for i, path, d in reports:
@@ -266,6 +299,11 @@ def main(paths):
         out.append(f"- [{i}] {Path(path).name}: {', '.join(h.get('devices', []))}; `{h['command']}` at {h['date']}, "
                    f"commit {h['git_commit']}; {PEER}: {h.get('peers', {}).get(PEER, 'not in this report')}")
     out += ["", "kiln on CUDA against CUB and cuRAND (kiln / peer: the peer's time over kiln's):", ""]
+    if readme:
+        out += compact_table(rows, described_calls())
+        out += ["", "Every row where kiln loses to a peer:", ""] + losses(rows)
+        print("\n".join(out).rstrip())
+        return 0
     out += main_table(rows, described_calls())
     out += ["", "Goals (kiln / peer at each size):", ""] + goal_summary(rows)
     out += ["", "Every row where kiln loses to a peer:", ""] + losses(rows)
