@@ -208,7 +208,10 @@ fn launch_overhead(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
             }
         }
         let [kiln0, bare0, run0, kiln4, bare4, run4] = samples;
-        let goal = "<= 2.5 us per launch and <= 1.1x the bare cudarc launch (CuPy 4.7 us, PyCUDA 6.3-8.0 us)";
+        // The floor is the bare driver launch measured here and now: no
+        // absolute figure (the driver's own cost differs by machine), no
+        // peer's number carried in the text.
+        let goal = "<= 1.05x the bare cudarc launch (the driver's floor, measured in this run)";
         for (what, kiln, bare, run_time) in
             [("empty kernel", kiln0, bare0, run0), ("4-argument kernel", kiln4, bare4, run4)]
         {
@@ -218,14 +221,7 @@ fn launch_overhead(dev: &Device<Cuda>, rows: &mut Vec<Row>) -> Result<()> {
             let mut row = time_row(&format!("launch {what}, {} / kiln", regime.name), "us", kiln, goal, note.clone());
             row.baseline = Some(base.case.clone());
             row.ratio = Some(row.median / base.median);
-            row.met = Some(row.median <= 2.5 && row.median / base.median <= 1.1);
-            if row.median / base.median <= 1.1 && base.median > 2.5 {
-                row.note += &format!(
-                    "; the 1.1x goal is met, and 2.5 us is out of reach on this machine: the bare cudarc launch \
-                     itself takes {:.2} us",
-                    base.median
-                );
-            }
+            row.met = Some(row.median / base.median <= 1.05);
             let mut rt = time_row(
                 &format!("launch {what}, {} / kiln run-time tier", regime.name),
                 "us",
