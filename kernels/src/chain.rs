@@ -36,8 +36,7 @@ where
     let entering: Vec<OnceLock<S>> = (0..=chunks).map(|_| OnceLock::new()).collect();
     let _ = entering[0].set(start);
     let next = AtomicUsize::new(0);
-    let workers = rayon::current_num_threads().min(chunks);
-    (0..workers).into_par_iter().for_each(|_| {
+    let work = || {
         loop {
             let c = next.fetch_add(1, Ordering::Relaxed);
             if c >= chunks {
@@ -49,7 +48,13 @@ where
             let _ = entering[c + 1].set(leaving);
             finish(c, looked, state, handed);
         }
-    });
+    };
+    // One chunk (or one thread) runs here: handing it to the pool would
+    // cost a wake-up of another thread, longer than a small scan.
+    match rayon::current_num_threads().min(chunks) {
+        0 | 1 => work(),
+        workers => (0..workers).into_par_iter().for_each(|_| work()),
+    }
     wait_for(&entering[chunks])
 }
 
