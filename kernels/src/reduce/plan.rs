@@ -49,9 +49,9 @@ fn per_block(info: &DeviceInfo, dtype: DType) -> usize {
     BLOCK as usize * UNROLL * per_access
 }
 
-/// Blocks per multiprocessor of the CUDA fold's and dot's first pass, all
-/// resident: the kernels are bounded to 40 registers for six (kernel.cu's
-/// FOLD_MIN_BLOCKS). Measured on the H200 at 64 Mi f32, with four blocks
+/// Blocks per multiprocessor of the CUDA fold's first pass, all resident:
+/// its kernel is bounded to 40 registers for six (kernel.cu's
+/// FOLD_MIN_BLOCKS; the dot's would spill there and keeps four). Measured on the H200 at 64 Mi f32, with four blocks
 /// (50% occupancy) the fold read 85% of the DRAM peak where CUB's
 /// DeviceReduce, at 97% occupancy, read 91%; with six, 4051 GB/s against
 /// 3939 (256 Mi: 4474 against 4311).
