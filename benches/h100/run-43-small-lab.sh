@@ -1,20 +1,15 @@
 #!/bin/bash
-# The one-tile sort and the user reduction's grid: full sort conformance on
-# CUDA, compute-sanitizer over the sort, the small sizes against CUB; the
-# wgpu user and Array rows; Nsight Compute over the f32 histogram.
+# The one-tile sort and the user reduction's grid: run-43-sort.sh (sort
+# conformance, compute-sanitizer, the sorts against CUB), the small sizes
+# against CUB; the wgpu user and Array rows; the histogram lab; Nsight
+# Compute over the f32 histogram.
 set -u
 export PATH=/usr/local/cuda/bin:$PATH
 chmod +x gpu/kiln
 source benches/h100/vulkan.sh > /dev/null 2>&1
-SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv > $OUT/clocks.txt
-( time timeout 220 gpu/kiln conform --backend cuda --pattern sort ) > $OUT/conform-cuda-sort-full.txt 2>&1 &
-( time timeout 220 $SAN --tool memcheck --print-limit 20 gpu/kiln conform --backend cuda --quick --pattern sort ) > $OUT/san-memcheck-sort.txt 2>&1 &
-( time timeout 220 $SAN --tool racecheck --print-limit 20 gpu/kiln conform --backend cuda --quick --pattern sort/tile_edges ) > $OUT/san-racecheck-sort-tile-edges.txt 2>&1 &
-wait
-for f in conform-cuda-sort-full san-memcheck-sort san-racecheck-sort-tile-edges; do
-  echo "$f: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/$f.txt | tail -1) | $(grep -E '^cuda:' $OUT/$f.txt | tail -1) | $(grep real $OUT/$f.txt)"
-done
+# Sort conformance at every size and the sanitizers over the sort (into $OUT/r).
+bash benches/h100/run-43-sort.sh
 ( time timeout 150 gpu/kiln bench --backend cuda --pattern sort --pattern user_sum --pattern reduce_sum --pattern scan --size 1Ki --size 1Mi --no-system --json $OUT/bench-small.json ) > $OUT/bench-small.txt 2>&1
 echo "small exit $?"; grep real $OUT/bench-small.txt
 ( time timeout 120 gpu/kiln bench --backend wgpu --quick --pattern user --pattern array --no-system --json $OUT/bench-wgpu-user-array.json ) > $OUT/bench-wgpu-user-array.txt 2>&1
