@@ -145,6 +145,14 @@ def peer_name(calls):
     return "cuRAND" if calls and calls.startswith("curand") else "CUB"
 
 
+def who_calls(calls, pattern, described):
+    """The table cell naming the peer and what it calls: from its row's
+    `calls` when measured, else the CUB program's description, marked."""
+    if not calls and pattern in described:
+        calls = f"{described[pattern]} (description only)"
+    return f"{peer_name(calls)}: {calls}" if calls else "-"
+
+
 def cell_text(cell):
     """Why a peer cell has no figure."""
     if cell is None:
@@ -183,14 +191,8 @@ def main_table(rows, described):
             cell = r.get("peers", {}).get(PEER)
             measured = cell is not None and cell["status"] == "measured"
             ratio = cell["ratio"] if measured else None
-            if measured and cell.get("calls"):
-                calls = cell["calls"]
-            elif pattern in described:
-                calls = f"{described[pattern]} (description only)"
-            else:
-                calls = "-"
+            who = who_calls(cell.get("calls") if measured else None, pattern, described)
             peer = rate(r, cell["median_ms"]) if measured else f"- ({cell_text(cell)})"
-            who = f"{peer_name(calls)}: {calls}" if calls != "-" else "-"
             ours = rate(r, r.get("median_ms")) if r.get("median_ms") else f"- ({r.get('note') or 'no time'})"
             ratio_text = f"{ratio:.2f}x" if ratio is not None else "-"
             out.append(f"| {label} | {size_label(size)} | {ours} | {peer} | {ratio_text} | "
@@ -206,7 +208,7 @@ def compact_table(rows, described):
     cases = sorted({(k[1], k[2]) for k in rows if k[0] == "cuda" and k[1] in GOALS},
                    key=lambda c: (order_key(c[0]), c[1]))
     for pattern, dtype in cases:
-        cells, calls = [], "-"
+        cells, calls = [], None
         for size in SIZES:
             found = rows.get(("cuda", pattern, dtype, size))
             cell = found[1].get("peers", {}).get(PEER) if found else None
@@ -217,9 +219,7 @@ def compact_table(rows, described):
             mark = "" if ratio >= GOALS[pattern] else " **missed**"
             cells.append(f"{ratio:.2f}x{mark} [{found[0]}]")
             calls = cell.get("calls") or calls
-        if calls == "-" and pattern in described:
-            calls = f"{described[pattern]} (description only)"
-        who = f"{peer_name(calls)}: {calls}" if calls != "-" else "-"
+        who = who_calls(calls, pattern, described)
         out.append(f"| {pattern} {dtype} | " + " | ".join(cells) + f" | >= {GOALS[pattern]:.1f}x | {who} |")
     return out
 

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use kiln_core::{Args, Backend, Buffer, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut};
+use kiln_core::{Args, Backend, Buffer, Error, Kernel, LaunchConfig, Program, Result, Stream, View, ViewMut};
 
 use super::plan::{Build, ONE_TILE_THREADS};
 use super::program::{KEYS_CUH, pass_wgsl, sort_wgsl};
@@ -121,10 +121,12 @@ fn one_tile_program<K: SortKey>(order: SortOrder, values: bool, items: u32) -> A
 }
 
 /// The whole sort of `n` keys in one launch of one block (n at most
-/// [`ONE_TILE_THREADS`] x `items`, from [`one_tile`](super::plan::one_tile)):
-/// keys_in to keys_out, or in place in keys_out (and vals_out) with
-/// [`FLAG_IN_PLACE`](super::types::FLAG_IN_PLACE), with the other flags of a pass (map on reading, unmap
-/// on writing, values, positions as values, no keys written).
+/// [`ONE_TILE_THREADS`] x `items`, from [`one_tile`](super::plan::one_tile);
+/// `Err` for more, which the block could not hold): keys_in to keys_out,
+/// or in place in keys_out (and vals_out) with
+/// [`FLAG_IN_PLACE`](super::types::FLAG_IN_PLACE), with the other flags of
+/// a pass (map on reading, unmap on writing, values, positions as values,
+/// no keys written).
 pub(super) fn sort_one_tile<B: Backend, K: SortKey>(
     stream: &Stream<B>,
     order: SortOrder,
@@ -133,7 +135,13 @@ pub(super) fn sort_one_tile<B: Backend, K: SortKey>(
     flags: u32,
     io: Io<'_, impl View<B, K>, impl View<B, u32>, impl ViewMut<B, K>, impl ViewMut<B, u32>>,
 ) -> Result<()> {
-    debug_assert!(1 < n && n <= ONE_TILE_THREADS as usize * items as usize);
+    let tile = ONE_TILE_THREADS as usize * items as usize;
+    if n > tile {
+        return Err(Error::invalid(
+            format!("one-tile sort of {n} keys"),
+            format!("a block of {ONE_TILE_THREADS} threads x {items} keys holds {tile}"),
+        ));
+    }
     let values = flags & FLAG_VALUES != 0;
     let kernel = stream.device().kernel(&one_tile_program::<K>(order, values, items))?;
     let args = Args::new()
@@ -144,7 +152,8 @@ pub(super) fn sort_one_tile<B: Backend, K: SortKey>(
         .length(index_width(stream), n, kernel.name())?
         .arg(flags);
     // SAFETY: one block of ONE_TILE_THREADS, the shape the kernel was
-    // compiled for with `items` keys a thread, holding all n keys. It reads
+    // compiled for with `items` keys a thread, holding all n keys (checked
+    // above). It reads
     // positions [0, n) of keys_in and vals_in (of keys_out and vals_out
     // with FLAG_IN_PLACE; values only with FLAG_VALUES and not
     // FLAG_GEN_INDEX) and writes positions [0, n) of keys_out (not with
