@@ -40,7 +40,7 @@ impl DeviceVisitor for Matmul {
     type Output = common::Checked;
 
     fn visit<B: Backend>(self, dev: &kiln::typed::Device<B>) -> common::Checked {
-        let MatmulShape { m, n, k } = self.shape;
+        let MatmulShape { m, n, k, .. } = self.shape;
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();

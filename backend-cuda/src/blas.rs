@@ -6,10 +6,15 @@
 //! kiln's matrices are row-major and cuBLAS's column-major: a row-major
 //! `m x k` matrix is the column-major `k x m` matrix of its transpose, so
 //! `C = A B` (row-major) is computed as `C^T = B^T A^T` (column-major) with
-//! no transposition: `gemm(N, N, n, m, k, B, ldb = n, A, lda = k, C, ldc = n)`.
-//! f32 and f64 go through `cublasSgemm`/`cublasDgemm` in their default math
-//! mode (plain fp32/fp64, never TF32); f16 and bf16 inputs through
-//! `cublasGemmEx` with f32 output and f32 accumulation.
+//! no transposition: `gemm(N, N, n, m, k, B, ldb = n, A, lda = k, C, ldc = n)`;
+//! an operand kiln stores transposed takes cuBLAS's `T`, and every call is
+//! one `cublasGemmStridedBatchedEx` (a batch of one for a single product).
+//! f32 products take `CUBLAS_COMPUTE_32F` (plain fp32: the handle keeps the
+//! default math mode, which never uses TF32) unless the call's
+//! [`Precision`](kiln_core::Precision) allows TF32 or bf16
+//! (`CUBLAS_COMPUTE_32F_FAST_TF32`, `_FAST_16BF`); f64 takes
+//! `CUBLAS_COMPUTE_64F` (the FP64 tensor cores, exact fp64 FMA); f16 and
+//! bf16 inputs take f32 accumulation into f32 or their own type.
 //!
 //! **One handle per opened device**, created at the first product and
 //! destroyed when the device is dropped (`cublasDestroy`, which waits for the
@@ -100,14 +105,24 @@ mod imp {
 
     use cudarc::cublas::result::{self as cublas, CublasError};
     use cudarc::cublas::sys::{self, cublasStatus_t as Status};
-    use kiln_core::{BackendKind, DType, Error, Gemm, Result, VendorGemm};
+    use kiln_core::{BackendKind, DType, Error, Gemm, GemmOperand, MatrixLayout, Precision, Result, VendorGemm};
 
     use crate::state::DeviceState;
     use crate::{Cuda, CudaBuffer, CudaStream};
 
     /// What kiln multiplies with cuBLAS: (input, output) dtypes.
-    const PRODUCTS: &[(DType, DType)] =
-        &[(DType::F32, DType::F32), (DType::F64, DType::F64), (DType::F16, DType::F32), (DType::BF16, DType::F32)];
+    const PRODUCTS: &[(DType, DType)] = &[
+        (DType::F32, DType::F32),
+        (DType::F64, DType::F64),
+        (DType::F16, DType::F32),
+        (DType::BF16, DType::F32),
+        (DType::F16, DType::F16),
+        (DType::BF16, DType::BF16),
+    ];
+
+    /// The modes cuBLAS has a faster path for: its TF32 and bf16 tensor-core
+    /// paths for f32 inputs (`CUBLAS_COMPUTE_32F_FAST_TF32`, `_FAST_16BF`).
+    const FASTER: &[Precision] = &[Precision::Tf32, Precision::Bf16];
 
     /// The name kernels faulting inside cuBLAS are reported under.
     const KERNEL_NAME: &str = "cuBLAS GEMM";
@@ -146,7 +161,7 @@ mod imp {
 
         /// cuBLAS, where the library loads.
         pub(crate) fn offer(&self) -> Option<VendorGemm> {
-            present().then_some(VendorGemm { name: "cuBLAS", products: PRODUCTS })
+            present().then_some(VendorGemm { name: "cuBLAS", products: PRODUCTS, faster: FASTER })
         }
 
         /// Hand what the stream-ordered pool keeps unused back to the driver.
@@ -198,7 +213,7 @@ mod imp {
                     BackendKind::Cuda,
                     call.to_string(),
                     if present() {
-                        "kiln offers cuBLAS for f32, f64, and f16 or bf16 into f32"
+                        "kiln offers cuBLAS for f32, f64, and f16 or bf16 into f32 or themselves"
                     } else {
                         "libcublas is not installed"
                     },
@@ -214,7 +229,6 @@ mod imp {
             // Cheap, and the bounds are what keeps a wrong call from writing
             // past a buffer, so checked here as well as by the caller.
             call.check()?;
-            let (m, n, k) = (dim(call.m, "m")?, dim(call.n, "n")?, dim(call.k, "k")?);
             self.state.check_usable()?;
             self.state.bind("cuBLAS GEMM")?;
             // Held until the product is enqueued: the handle's stream is ours till then.
@@ -249,15 +263,18 @@ mod imp {
             // operands are this device's buffers, each matrix inside its
             // buffer and `c` apart from `a` and `b` (checked above), and
             // nothing else touches them until the product has run (caller's contract).
-            let mut done = unsafe { enqueue(handle, call, (m, n, k)) };
-            if matches!(done, Err((_, e)) if e.0 == Status::CUBLAS_STATUS_ALLOC_FAILED) {
+            let mut done = unsafe { enqueue(handle, call) };
+            if matches!(done, Err(Failed::Cublas(_, e)) if e.0 == Status::CUBLAS_STATUS_ALLOC_FAILED) {
                 // No room for cuBLAS's workspace: hand back what the pool
                 // keeps unused and try once more, as an allocation does.
                 self.trim_pool();
                 // SAFETY: as above; the failed call enqueued no product.
-                done = unsafe { enqueue(handle, call, (m, n, k)) };
+                done = unsafe { enqueue(handle, call) };
             }
-            let done = done.map_err(|(name, e)| self.failed(name, e));
+            let done = done.map_err(|failed| match failed {
+                Failed::Cublas(name, e) => self.failed(name, e),
+                Failed::Kiln(e) => e,
+            });
             // Recorded whatever cuBLAS answered, as a failed call may have
             // enqueued part of its work.
             let mut recorded = Ok(());
@@ -294,13 +311,13 @@ mod imp {
         }
     }
 
-    /// A dimension as cuBLAS's `int`.
+    /// A size as cuBLAS's `int`.
     fn dim(value: usize, name: &str) -> Result<c_int> {
         c_int::try_from(value).map_err(|_| {
             Error::unsupported(
                 BackendKind::Cuda,
                 format!("cuBLAS GEMM with {name} = {value}"),
-                "cuBLAS takes 32-bit dimensions",
+                "cuBLAS takes 32-bit sizes and leading dimensions",
             )
         })
     }
@@ -310,105 +327,139 @@ mod imp {
         buffer.device_ptr() + offset as u64
     }
 
-    /// Enqueue the product on the stream `handle` is bound to; the failing
-    /// call's name with the error.
+    /// What cuBLAS is told about one operand: its operation, leading
+    /// dimension and batch stride. A stored matrix of one row takes any
+    /// leading dimension in kiln, but not in cuBLAS: it is given its width.
+    struct Side {
+        op: sys::cublasOperation_t,
+        ld: c_int,
+        stride: i64,
+    }
+
+    fn side(layout: &MatrixLayout, rows: usize, cols: usize, name: &str) -> Result<Side> {
+        let (r, c) = layout.stored(rows, cols);
+        let ld = if r > 1 { layout.ld } else { c.max(1) };
+        let op =
+            if layout.transposed { sys::cublasOperation_t::CUBLAS_OP_T } else { sys::cublasOperation_t::CUBLAS_OP_N };
+        let stride = i64::try_from(layout.stride).map_err(|_| {
+            Error::unsupported(
+                BackendKind::Cuda,
+                format!("cuBLAS GEMM with {name}'s stride {}", layout.stride),
+                "over 2^63",
+            )
+        })?;
+        Ok(Side { op, ld: dim(ld, &format!("{name}'s leading dimension"))?, stride })
+    }
+
+    /// The cuBLAS types of a call: (a and b, c, compute type), and whether
+    /// alpha and beta are f64 (else f32). `None` outside [`PRODUCTS`].
+    fn types(call: &Gemm<'_, Cuda>) -> Option<(sys::cudaDataType, sys::cudaDataType, sys::cublasComputeType_t, bool)> {
+        use sys::cublasComputeType_t as C;
+        use sys::cudaDataType as D;
+        let data = |dtype| match dtype {
+            DType::F32 => Some(D::CUDA_R_32F),
+            DType::F64 => Some(D::CUDA_R_64F),
+            DType::F16 => Some(D::CUDA_R_16F),
+            DType::BF16 => Some(D::CUDA_R_16BF),
+            _ => None,
+        };
+        if !PRODUCTS.contains(&(call.input, call.output)) {
+            return None;
+        }
+        let compute = match (call.input, call.shape.precision) {
+            (DType::F64, _) => C::CUBLAS_COMPUTE_64F,
+            (DType::F32, Precision::Tf32) => C::CUBLAS_COMPUTE_32F_FAST_TF32,
+            (DType::F32, Precision::Bf16) => C::CUBLAS_COMPUTE_32F_FAST_16BF,
+            // Plain fp32 arithmetic: the handle's math mode is the default,
+            // which never rounds to TF32.
+            _ => C::CUBLAS_COMPUTE_32F,
+        };
+        Some((data(call.input)?, data(call.output)?, compute, call.input == DType::F64))
+    }
+
+    /// Enqueue the products on the stream `handle` is bound to, in batches
+    /// of at most `c_int::MAX`; the failing call's name with the error.
+    ///
+    /// kiln's row-major `c = a . b` is cuBLAS's column-major
+    /// `c^T = b^T . a^T`: b first, then a, each with its own operation.
     ///
     /// # Safety
     /// - `handle` is live, its context current and its stream the call's.
-    /// - `call` has passed `Gemm::check` with `dims` its dimensions, its
-    ///   dtypes are one of [`PRODUCTS`], and its buffers belong to the
-    ///   handle's context and are not touched by other work until the product has run.
-    unsafe fn enqueue(
-        handle: sys::cublasHandle_t,
-        call: &Gemm<'_, Cuda>,
-        (m, n, k): (c_int, c_int, c_int),
-    ) -> std::result::Result<(), (&'static str, CublasError)> {
-        let a = address(call.a.buffer, call.a.offset);
-        let b = address(call.b.buffer, call.b.offset);
-        let c = address(call.c.buffer, call.c.offset);
-        let op = sys::cublasOperation_t::CUBLAS_OP_N;
-        match (call.input, call.output) {
-            (DType::F32, DType::F32) => {
-                let (alpha, beta) = (1.0f32, 0.0f32);
-                // SAFETY: the pointers address matrices of the shapes given
-                // (the caller's contract), column-major views of the
-                // row-major operands as the module docs explain; alpha and
-                // beta are host values.
-                unsafe {
-                    cublas::sgemm(
-                        handle,
-                        op,
-                        op,
-                        n,
-                        m,
-                        k,
-                        &alpha,
-                        b as *const f32,
-                        n,
-                        a as *const f32,
-                        k,
-                        &beta,
-                        c as *mut f32,
-                        n,
-                    )
-                }
-                .map_err(|e| ("cublasSgemm_v2", e))
+    /// - `call` has passed `Gemm::check`, its dtypes are one of
+    ///   [`PRODUCTS`], and its buffers belong to the handle's context and
+    ///   are not touched by other work until the product has run.
+    unsafe fn enqueue(handle: sys::cublasHandle_t, call: &Gemm<'_, Cuda>) -> std::result::Result<(), Failed> {
+        let shape = &call.shape;
+        let Some((input, output, compute, double)) = types(call) else {
+            // Refused before any call gets here.
+            return Err(Failed::Kiln(Error::unsupported(BackendKind::Cuda, call.to_string(), "not a cuBLAS product")));
+        };
+        let sides = (|| {
+            Ok::<_, Error>((
+                side(&shape.a, shape.m, shape.k, "a")?,
+                side(&shape.b, shape.k, shape.n, "b")?,
+                side(&shape.c, shape.m, shape.n, "c")?,
+                [dim(shape.m, "m")?, dim(shape.n, "n")?, dim(shape.k, "k")?],
+            ))
+        })();
+        let (sa, sb, sc, [m, n, k]) = sides.map_err(Failed::Kiln)?;
+        let (one64, zero64, one32, zero32) = (1.0f64, 0.0f64, 1.0f32, 0.0f32);
+        let (alpha, beta) = if double {
+            (&one64 as *const f64 as *const c_void, &zero64 as *const f64 as *const c_void)
+        } else {
+            (&one32 as *const f32 as *const c_void, &zero32 as *const f32 as *const c_void)
+        };
+        let (isize, osize) = (call.input.size() as u64, call.output.size() as u64);
+        let mut first = 0usize;
+        while first < shape.batch {
+            let count = (shape.batch - first).min(c_int::MAX as usize);
+            let at = |op: &GemmOperand<'_, Cuda>, stride: i64, size: u64| {
+                address(op.buffer, op.offset) + first as u64 * stride as u64 * size
+            };
+            let (a, b, c) =
+                (at(&call.a, sa.stride, isize), at(&call.b, sb.stride, isize), at(&call.c, sc.stride, osize));
+            // SAFETY: the pointers address `count` matrices of the shapes
+            // and layouts given, inside their buffers (`check`, the
+            // caller's contract), column-major views of the row-major
+            // operands as the module docs explain; alpha and beta are host
+            // values of the compute type's scale type.
+            unsafe {
+                cublas::gemm_strided_batched_ex(
+                    handle,
+                    sb.op,
+                    sa.op,
+                    n,
+                    m,
+                    k,
+                    alpha,
+                    b as *const c_void,
+                    input,
+                    sb.ld,
+                    sb.stride,
+                    a as *const c_void,
+                    input,
+                    sa.ld,
+                    sa.stride,
+                    beta,
+                    c as *mut c_void,
+                    output,
+                    sc.ld,
+                    sc.stride,
+                    count as c_int,
+                    compute,
+                    sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
             }
-            (DType::F64, DType::F64) => {
-                let (alpha, beta) = (1.0f64, 0.0f64);
-                // SAFETY: as for sgemm.
-                unsafe {
-                    cublas::dgemm(
-                        handle,
-                        op,
-                        op,
-                        n,
-                        m,
-                        k,
-                        &alpha,
-                        b as *const f64,
-                        n,
-                        a as *const f64,
-                        k,
-                        &beta,
-                        c as *mut f64,
-                        n,
-                    )
-                }
-                .map_err(|e| ("cublasDgemm_v2", e))
-            }
-            (input @ (DType::F16 | DType::BF16), DType::F32) => {
-                let input =
-                    if input == DType::F16 { sys::cudaDataType::CUDA_R_16F } else { sys::cudaDataType::CUDA_R_16BF };
-                let (alpha, beta) = (1.0f32, 0.0f32);
-                // SAFETY: as for sgemm; alpha and beta are f32, the compute type's scalars.
-                unsafe {
-                    cublas::gemm_ex(
-                        handle,
-                        op,
-                        op,
-                        n,
-                        m,
-                        k,
-                        &alpha as *const f32 as *const c_void,
-                        b as *const c_void,
-                        input,
-                        n,
-                        a as *const c_void,
-                        input,
-                        k,
-                        &beta as *const f32 as *const c_void,
-                        c as *mut c_void,
-                        sys::cudaDataType::CUDA_R_32F,
-                        n,
-                        sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                        sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                    )
-                }
-                .map_err(|e| ("cublasGemmEx", e))
-            }
-            // Not among PRODUCTS: refused before any call gets here.
-            _ => Err(("cuBLAS GEMM", CublasError(Status::CUBLAS_STATUS_NOT_SUPPORTED))),
+            .map_err(|e| Failed::Cublas("cublasGemmStridedBatchedEx", e))?;
+            first += count;
         }
+        Ok(())
+    }
+
+    /// Why [`enqueue`] failed: cuBLAS's answer to a call, or a size cuBLAS
+    /// cannot take.
+    enum Failed {
+        Cublas(&'static str, CublasError),
+        Kiln(Error),
     }
 }

@@ -8,16 +8,24 @@
 //! [`RawDevice::vendor_gemm`]: crate::RawDevice::vendor_gemm
 //! [`RawDevice::gemm`]: crate::RawDevice::gemm
 
-use crate::{Backend, DType, Error, RawBuffer, Result};
+use crate::{Backend, DType, Error, MatmulShape, Precision, RawBuffer, Result};
 
 /// What a backend's vendor GEMM is and which products it computes.
 ///
 /// # Examples
 /// ```
 /// use kiln_core::{DType, VendorGemm};
-/// let blas = VendorGemm { name: "demo", products: &[(DType::F32, DType::F32), (DType::F16, DType::F32)] };
+/// use kiln_core::Precision;
+/// let blas = VendorGemm {
+///     name: "demo",
+///     products: &[(DType::F32, DType::F32), (DType::F16, DType::F32)],
+///     faster: &[Precision::Tf32],
+/// };
 /// assert!(blas.supports(DType::F16, DType::F32));
 /// assert!(!blas.supports(DType::I32, DType::I32));
+/// assert!(blas.speeds_up(DType::F32, Precision::Tf32));
+/// assert!(!blas.speeds_up(DType::F32, Precision::Bf16)); // computed exactly
+/// assert!(!blas.speeds_up(DType::F64, Precision::Tf32)); // f64 is always exact
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VendorGemm {
@@ -26,6 +34,10 @@ pub struct VendorGemm {
     /// The (input, output) dtype pairs it multiplies: `a` and `b` of the
     /// first, `c` of the second.
     pub products: &'static [(DType, DType)],
+    /// The [`Precision`] modes other than `Exact` it has a faster path for
+    /// (on `f32` inputs, the only ones a mode changes); it computes products
+    /// asked for in any other mode exactly.
+    pub faster: &'static [Precision],
 }
 
 impl VendorGemm {
@@ -33,14 +45,21 @@ impl VendorGemm {
     pub fn supports(&self, input: DType, output: DType) -> bool {
         self.products.contains(&(input, output))
     }
+
+    /// Whether a product of `input` matrices in mode `precision` takes a
+    /// faster, less exact path than [`Precision::Exact`].
+    pub fn speeds_up(&self, input: DType, precision: Precision) -> bool {
+        input == DType::F32 && precision != Precision::Exact && self.faster.contains(&precision)
+    }
 }
 
 /// One operand of a [`Gemm`]: a backend buffer and the byte offset of the
-/// matrix's first element in it. The matrix is dense and row-major.
+/// first matrix's first element in it; the call's [`MatmulShape`] says how
+/// its matrices lie from there.
 pub struct GemmOperand<'a, B: Backend> {
     /// The buffer holding the matrix.
     pub buffer: &'a B::Buffer,
-    /// Byte offset of element (0, 0).
+    /// Byte offset of element (0, 0) of the first matrix.
     pub offset: usize,
 }
 
@@ -58,15 +77,17 @@ impl<B: Backend> std::fmt::Debug for GemmOperand<'_, B> {
     }
 }
 
-/// One row-major product `c (m x n) = a (m x k) . b (k x n)`, as a backend's
-/// [`RawDevice::gemm`](crate::RawDevice::gemm) takes it: `c` is overwritten
-/// (no `alpha`, no `beta`), and every matrix is dense (its leading dimension
-/// is its column count).
+/// One call of a vendor GEMM, as a backend's
+/// [`RawDevice::gemm`](crate::RawDevice::gemm) takes it: for each of
+/// `shape.batch` products, `c = a . b` of row-major matrices laid out as
+/// `shape` says (transposed operands, leading dimensions, batch strides),
+/// in the arithmetic `shape.precision` allows. `c` is overwritten (no
+/// `alpha`, no `beta`).
 ///
 /// # Examples
 /// The CPU backend offers no vendor GEMM, so the call is refused:
 /// ```
-/// use kiln_core::{DType, Device, Error, Gemm, GemmOperand, RawDevice};
+/// use kiln_core::{DType, Device, Error, Gemm, GemmOperand, MatmulShape, RawDevice};
 /// use kiln_cpu::Cpu;
 ///
 /// # fn main() -> kiln_core::Result<()> {
@@ -78,9 +99,7 @@ impl<B: Backend> std::fmt::Debug for GemmOperand<'_, B> {
 ///     a: GemmOperand { buffer: a.raw(), offset: 0 },
 ///     b: GemmOperand { buffer: b.raw(), offset: 0 },
 ///     c: GemmOperand { buffer: c.raw(), offset: 0 },
-///     m: 1,
-///     n: 1,
-///     k: 2,
+///     shape: MatmulShape::new(1, 1, 2),
 ///     input: DType::F32,
 ///     output: DType::F32,
 /// };
@@ -91,21 +110,17 @@ impl<B: Backend> std::fmt::Debug for GemmOperand<'_, B> {
 /// # Ok(()) }
 /// ```
 pub struct Gemm<'a, B: Backend> {
-    /// The left factor, `m x k` of `input`.
+    /// The left factors, `m x k` of `input` each.
     pub a: GemmOperand<'a, B>,
-    /// The right factor, `k x n` of `input`.
+    /// The right factors, `k x n` of `input` each.
     pub b: GemmOperand<'a, B>,
-    /// The product, `m x n` of `output` (written).
+    /// The products, `m x n` of `output` each (written).
     pub c: GemmOperand<'a, B>,
-    /// Rows of `a` and `c`.
-    pub m: usize,
-    /// Columns of `b` and `c`.
-    pub n: usize,
-    /// Columns of `a`, rows of `b`.
-    pub k: usize,
+    /// Sizes, layouts, batch and precision.
+    pub shape: MatmulShape,
     /// Element type of `a` and `b`.
     pub input: DType,
-    /// Element type of `c` (the accumulator: f32 for f16 and bf16 inputs).
+    /// Element type of `c`.
     pub output: DType,
 }
 
@@ -125,48 +140,49 @@ impl<B: Backend> std::fmt::Debug for Gemm<'_, B> {
 
 impl<B: Backend> std::fmt::Display for Gemm<'_, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Gemm { m, n, k, input, output, .. } = *self;
-        write!(f, "GEMM ({m} x {k}) . ({k} x {n}) of {input} into {output}")
+        write!(f, "GEMM {} of {} into {}", self.shape, self.input, self.output)
     }
 }
 
 impl<B: Backend> Gemm<'_, B> {
-    /// The byte ranges of `a`, `b` and `c` in their buffers, as `start..end`;
-    /// `None` when one overflows `usize`.
+    /// The byte ranges `a`, `b` and `c` span in their buffers, as
+    /// `start..end`; `None` when one overflows `usize`.
     pub fn byte_ranges(&self) -> Option<[std::ops::Range<usize>; 3]> {
-        let range = |op: &GemmOperand<'_, B>, rows: usize, cols: usize, dtype: DType| {
-            let bytes = rows.checked_mul(cols)?.checked_mul(dtype.size())?;
-            Some(op.offset..op.offset.checked_add(bytes)?)
+        let [a, b, c] = self.shape.spans()?;
+        let range = |op: &GemmOperand<'_, B>, elements: usize, dtype: DType| {
+            Some(op.offset..op.offset.checked_add(elements.checked_mul(dtype.size())?)?)
         };
-        Some([
-            range(&self.a, self.m, self.k, self.input)?,
-            range(&self.b, self.k, self.n, self.input)?,
-            range(&self.c, self.m, self.n, self.output)?,
-        ])
+        Some([range(&self.a, a, self.input)?, range(&self.b, b, self.input)?, range(&self.c, c, self.output)?])
     }
 
-    /// `Ok` when the call is well formed: `m`, `n` and `k` are at least 1,
-    /// each matrix lies inside its buffer, and `c` overlaps neither `a` nor
-    /// `b`. What it cannot check (which device the buffers belong to, what
-    /// else uses them) is in [`RawDevice::gemm`](crate::RawDevice::gemm)'s `# Safety`.
+    /// `Ok` when the call is well formed: `m`, `n`, `k` and the batch are
+    /// at least 1, the layouts are ([`MatmulShape::check_layouts`]), each
+    /// operand lies inside its buffer, and `c`'s range overlaps neither
+    /// `a`'s nor `b`'s. What it cannot check (which device the buffers
+    /// belong to, what else uses them) is in
+    /// [`RawDevice::gemm`](crate::RawDevice::gemm)'s `# Safety`.
     ///
     /// # Examples
     /// ```
-    /// use kiln_core::{DType, Device, Gemm, GemmOperand};
+    /// use kiln_core::{DType, Device, Gemm, GemmOperand, MatmulShape};
     /// use kiln_cpu::Cpu;
     /// let dev = Device::<Cpu>::open(0).unwrap();
     /// let x = dev.alloc::<f32>(4).unwrap();
     /// let op = |offset| GemmOperand::<Cpu> { buffer: x.raw(), offset };
-    /// let call = Gemm { a: op(0), b: op(4), c: op(8), m: 1, n: 1, k: 1, input: DType::F32, output: DType::F32 };
+    /// let shape = MatmulShape::new(1, 1, 1);
+    /// let call = Gemm { a: op(0), b: op(4), c: op(8), shape, input: DType::F32, output: DType::F32 };
     /// assert!(call.check().is_ok());
     /// assert!(Gemm { c: op(4), ..call }.check().is_err()); // c on top of b
-    /// assert!(Gemm { k: 4, ..call }.check().is_err()); // a and b run past the buffer
+    /// assert!(Gemm { shape: MatmulShape::new(1, 1, 4), ..call }.check().is_err()); // past the buffer
+    /// assert!(Gemm { shape: shape.batch(2), ..call }.check().is_err()); // c's matrices in one place
     /// ```
     pub fn check(&self) -> Result<()> {
         let what = self.to_string();
-        if self.m == 0 || self.n == 0 || self.k == 0 {
-            return Err(Error::invalid(what, "m, n and k must be at least 1"));
+        let s = &self.shape;
+        if s.m == 0 || s.n == 0 || s.k == 0 || s.batch == 0 {
+            return Err(Error::invalid(what, "m, n, k and the batch must be at least 1"));
         }
+        s.check_layouts().map_err(|reason| Error::invalid(what.clone(), reason))?;
         let ranges = self.byte_ranges().ok_or_else(|| Error::invalid(what.clone(), "overflows the address space"))?;
         let operands = [("a", &self.a), ("b", &self.b), ("c", &self.c)];
         for ((name, op), range) in operands.iter().zip(&ranges) {

@@ -72,6 +72,12 @@ host_kernel_fn!(A, B, C, D, E, F2, G);
 host_kernel_fn!(A, B, C, D, E, F2, G, H);
 host_kernel_fn!(A, B, C, D, E, F2, G, H, I);
 host_kernel_fn!(A, B, C, D, E, F2, G, H, I, J);
+host_kernel_fn!(A, B, C, D, E, F2, G, H, I, J, K);
+host_kernel_fn!(A, B, C, D, E, F2, G, H, I, J, K, L);
+host_kernel_fn!(A, B, C, D, E, F2, G, H, I, J, K, L, M);
+host_kernel_fn!(A, B, C, D, E, F2, G, H, I, J, K, L, M, N);
+host_kernel_fn!(A, B, C, D, E, F2, G, H, I, J, K, L, M, N, O);
+host_kernel_fn!(A, B, C, D, E, F2, G, H, I, J, K, L, M, N, O, P);
 
 impl<'a> HostArgs<'a> {
     /// Call `kernel` with these arguments, each taken by the type of its

@@ -75,6 +75,7 @@ mod info;
 mod kernel;
 mod language;
 mod launch;
+mod matmul_shape;
 mod pool;
 mod program;
 mod stream;
@@ -100,6 +101,7 @@ pub use info::{BackendKind, DeviceInfo, DeviceKind, Features, Limits, MemoryInfo
 pub use kernel::Kernel;
 pub use language::{IndexWidth, Language};
 pub use launch::{Dim3, LaunchConfig};
+pub use matmul_shape::{MatmulShape, MatrixLayout, Precision};
 pub use pool::{MemoryLimit, MemoryStats};
 pub use program::{CompileOptions, HostClosure, HostFn, Program, Source};
 pub use stream::{Priority, Stream};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::graph::record::{GemmShape, Op, OwnedArg, Queue};
 use crate::{
     Args, Backend, Buffer, BufferView, Device, Element, Error, Event, Gemm, GemmOperand, HostBuffer, Kernel,
-    LaunchConfig, MemoryCounts, RawArg, RawBuffer, RawDevice, RawStream, Result, View, ViewMut,
+    LaunchConfig, MatmulShape, MemoryCounts, RawArg, RawBuffer, RawDevice, RawStream, Result, View, ViewMut,
 };
 
 /// A stream's scheduling priority, portable across backends.
@@ -445,30 +445,31 @@ impl<B: Backend> Stream<B> {
         unsafe { self.queue.raw.launch(kernel.raw(), &config, args.raw()) }.inspect_err(|e| self.device.note_failure(e))
     }
 
-    /// Enqueue the device's vendor matrix product (cuBLAS on CUDA) of
-    /// row-major matrices: `c = a . b` with `a` of `m x k` elements of `I`,
-    /// `b` of `k x n`, `c` of `m x n` elements of `O`, each view holding
-    /// exactly its matrix. `Unsupported` where the device offers no product
-    /// of these types ([`RawDevice::vendor_gemm`]); an empty product (`m`,
-    /// `n` or `k` zero) writes zeros into `c`, or nothing when `c` is empty.
+    /// Enqueue the device's vendor matrix product (cuBLAS on CUDA):
+    /// `c = a . b` for each of `shape.batch` products, `a` of `m x k`
+    /// elements of `I`, `b` of `k x n`, `c` of `m x n` elements of `O`,
+    /// laid out as `shape` says, each view spanning exactly its operand
+    /// ([`MatmulShape::spans`]), in the arithmetic `shape.precision` allows.
+    /// `Unsupported` where the device offers no product of these types
+    /// ([`RawDevice::vendor_gemm`]); an empty sum (`k` zero) writes zeros
+    /// into a dense `c`, and nothing is written when `c` is empty.
     pub fn vendor_gemm<I: Element, O: Element>(
         &self,
         a: &impl View<B, I>,
         b: &impl View<B, I>,
         c: &mut impl ViewMut<B, O>,
-        (m, n, k): (usize, usize, usize),
+        shape: &MatmulShape,
     ) -> Result<()> {
-        let call = || format!("vendor gemm of {m}x{k} by {k}x{n} {} matrices into {}", I::DTYPE, O::DTYPE);
+        let call = || format!("vendor gemm {shape} of {} matrices into {}", I::DTYPE, O::DTYPE);
         let supported = self.device.raw().vendor_gemm().filter(|v| v.supports(I::DTYPE, O::DTYPE));
         let Some(_) = supported else {
             return Err(Error::unsupported(B::KIND, call(), format!("{} offers no such product", self.device.name())));
         };
+        shape.check_layouts().map_err(|reason| Error::invalid(call(), reason))?;
         let (a, b) = (a.view(), b.view());
         let c_len = c.view_mut().len();
-        let sizes =
-            [("a", a.len(), m.checked_mul(k)), ("b", b.len(), k.checked_mul(n)), ("c", c_len, m.checked_mul(n))];
-        for (name, got, want) in sizes {
-            let want = want.ok_or_else(|| Error::invalid(call(), "the sizes overflow"))?;
+        let spans = shape.spans().ok_or_else(|| Error::invalid(call(), "the sizes overflow"))?;
+        for ((name, got), want) in [("a", a.len()), ("b", b.len()), ("c", c_len)].into_iter().zip(spans) {
             check_len(&format!("{}: matrix {name}", call()), want, got)?;
         }
         for (name, owner) in [("a", a.buffer().device()), ("b", b.buffer().device())] {
@@ -477,7 +478,12 @@ impl<B: Backend> Stream<B> {
         if c_len == 0 {
             return Ok(());
         }
-        if k == 0 {
+        if shape.k == 0 {
+            let (m, n) = (shape.m, shape.n);
+            let dense = (m == 1 || shape.c.ld == n) && (shape.batch == 1 || shape.c.stride == m * n);
+            if !dense {
+                return Err(Error::invalid(call(), "an empty sum (k = 0) writes zeros into a dense c only"));
+            }
             return self.fill(c, O::zeroed());
         }
         let (cb, c_off, _) = c.view_mut().into_parts();
@@ -487,16 +493,14 @@ impl<B: Backend> Stream<B> {
             a: GemmOperand { buffer: a.buffer().raw(), offset: ia },
             b: GemmOperand { buffer: b.buffer().raw(), offset: ib },
             c: GemmOperand { buffer: cb.raw(), offset: oc },
-            m,
-            n,
-            k,
+            shape: *shape,
             input: I::DTYPE,
             output: O::DTYPE,
         };
         gemm.check()?;
         self.device.check_usable()?;
         if let Some(lane) = self.lane() {
-            let shape = GemmShape { m, n, k, input: I::DTYPE, output: O::DTYPE };
+            let shape = GemmShape { shape: *shape, input: I::DTYPE, output: O::DTYPE };
             let op = Op::Gemm {
                 a: (a.buffer().storage().clone(), ia),
                 b: (b.buffer().storage().clone(), ib),

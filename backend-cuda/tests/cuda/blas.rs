@@ -3,7 +3,10 @@
 //! buffers), on several streams and threads at once, its refusals, and its
 //! handle released with the device.
 
-use kiln_core::{bf16, f16, Buffer, DType, Device, Element, Error, Gemm, GemmOperand, Priority, RawDevice, Stream};
+use kiln_core::{
+    bf16, f16, Buffer, DType, Device, Element, Error, Gemm, GemmOperand, MatmulShape, MatrixLayout, Precision,
+    Priority, RawDevice, Stream,
+};
 use kiln_cuda::Cuda;
 use rand::Rng;
 
@@ -57,13 +60,23 @@ fn gemm<T: Element, O: Element>(
     c: &Buffer<Cuda, O>,
     (m, n, k): (usize, usize, usize),
 ) -> kiln_core::Result<()> {
+    gemm_shaped(dev, stream, a, b, c, MatmulShape::new(m, n, k))
+}
+
+/// [`gemm`] of any shape, layout and precision.
+fn gemm_shaped<T: Element, O: Element>(
+    dev: &Device<Cuda>,
+    stream: &Stream<Cuda>,
+    a: &Buffer<Cuda, T>,
+    b: &Buffer<Cuda, T>,
+    c: &Buffer<Cuda, O>,
+    shape: MatmulShape,
+) -> kiln_core::Result<()> {
     let call = Gemm::<Cuda> {
         a: GemmOperand { buffer: a.raw(), offset: PAD * size_of::<T>() },
         b: GemmOperand { buffer: b.raw(), offset: PAD * size_of::<T>() },
         c: GemmOperand { buffer: c.raw(), offset: PAD * size_of::<O>() },
-        m,
-        n,
-        k,
+        shape,
         input: T::DTYPE,
         output: O::DTYPE,
     };
@@ -82,52 +95,117 @@ fn padded<T: Copy>(seed: u64, len: usize, from: fn(f32) -> T, poison: T) -> Vec<
     v
 }
 
-/// Check the product of every shape in [`SHAPES`] for input `T` and output `O`
-/// against the f64 reference within `(k + 2) eps sum |a b|`.
+/// Element (i, j) of an `rows x cols` operand laid out as `l`, product `z`.
+fn at(l: &MatrixLayout, z: usize, i: usize, j: usize) -> usize {
+    z * l.stride + if l.transposed { j * l.ld + i } else { i * l.ld + j }
+}
+
+/// The layouts every shape is tried with: dense; a transposed and two
+/// products sharing b; b transposed, every leading dimension padded and
+/// three products spaced out.
+fn layouts(m: usize, n: usize, k: usize) -> [MatmulShape; 3] {
+    let s = MatmulShape::new(m, n, k);
+    let padded = |rows: usize, cols: usize, transposed: bool, extra: usize| {
+        let d = MatrixLayout::dense(rows, cols, transposed);
+        let (r, _) = d.stored(rows, cols);
+        MatrixLayout { ld: d.ld + extra, stride: r * (d.ld + extra) + 5, ..d }
+    };
+    [
+        s,
+        s.batch(2).transpose_a().broadcast_b(),
+        s.batch(3).layouts(padded(m, k, false, 3), padded(k, n, true, 2), padded(m, n, false, 1)),
+    ]
+}
+
+/// Check the product of every shape in [`SHAPES`], in every layout of
+/// [`layouts`], for input `T` and output `O` in mode `precision` against
+/// the f64 reference within the mode's bound
+/// ([`Precision::error_bound`], with `out_eps`, the output's rounding,
+/// added); c's padding and the buffer around it untouched.
 fn check_products<T: Element, O: Element>(
     dev: &Device<Cuda>,
     from: fn(f32) -> T,
     to: fn(T) -> f64,
     out: fn(O) -> f64,
     poison: O,
-    eps: f64,
+    precision: Precision,
+    out_eps: f64,
 ) {
     let s = dev.stream();
     for (seed, &(m, n, k)) in SHAPES.iter().enumerate() {
-        let what = format!("{} x {} by {} x {} of {} into {}", m, k, k, n, T::DTYPE, O::DTYPE);
-        let ha = padded(2 * seed as u64, m * k, from, from(0.0));
-        let hb = padded(2 * seed as u64 + 1, k * n, from, from(0.0));
-        let (a, b) = (dev.upload(&ha).unwrap(), dev.upload(&hb).unwrap());
-        let c = dev.upload(&vec![poison; m * n + 2 * PAD]).unwrap();
-        gemm(dev, &s, &a, &b, &c, (m, n, k)).unwrap_or_else(|e| panic!("{what}: {e}"));
-        let got = c.to_vec().unwrap();
-        let (a, b) = (&ha[PAD..], &hb[PAD..]);
-        for i in 0..m {
-            for j in 0..n {
-                let (mut sum, mut abs) = (0.0f64, 0.0f64);
-                for p in 0..k {
-                    let t = to(a[i * k + p]) * to(b[p * n + j]);
-                    sum += t;
-                    abs += t.abs();
+        for shape in layouts(m, n, k) {
+            let shape = shape.precision(precision);
+            let what = format!("{shape} of {} into {}", T::DTYPE, O::DTYPE);
+            let [sa, sb, sc] = shape.spans().unwrap();
+            let ha = padded(2 * seed as u64, sa, from, from(0.0));
+            let hb = padded(2 * seed as u64 + 1, sb, from, from(0.0));
+            let (a, b) = (dev.upload(&ha).unwrap(), dev.upload(&hb).unwrap());
+            let c = dev.upload(&vec![poison; sc + 2 * PAD]).unwrap();
+            gemm_shaped(dev, &s, &a, &b, &c, shape).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let got = c.to_vec().unwrap();
+            let (a, b) = (&ha[PAD..], &hb[PAD..]);
+            let mut written = vec![false; sc];
+            for z in 0..shape.batch {
+                for i in 0..m {
+                    for j in 0..n {
+                        let (mut sum, mut abs) = (0.0f64, 0.0f64);
+                        for p in 0..k {
+                            let t = to(a[at(&shape.a, z, i, p)]) * to(b[at(&shape.b, z, p, j)]);
+                            sum += t;
+                            abs += t.abs();
+                        }
+                        let e = at(&shape.c, z, i, j);
+                        written[e] = true;
+                        let g = out(got[PAD + e]);
+                        let bound = precision.error_bound(T::DTYPE, k) * abs + out_eps * sum.abs();
+                        assert!(
+                            (g - sum).abs() <= bound,
+                            "{what}: c[{z}][{i}][{j}] = {g}, expected {sum} within {bound:.3e}"
+                        );
+                    }
                 }
-                let g = out(got[PAD + i * n + j]);
-                let bound = (k as f64 + 2.0) * eps * abs;
-                assert!((g - sum).abs() <= bound, "{what}: c[{i}][{j}] = {g}, expected {sum} within {bound:.3e}");
             }
+            let untouched = (0..sc).filter(|e| !written[*e]).map(|e| &got[PAD + e]);
+            let outside = got[..PAD].iter().chain(&got[PAD + sc..]).chain(untouched);
+            assert!(outside.into_iter().all(|v| *v == poison), "{what}: wrote outside c's matrices");
         }
-        let outside = got[..PAD].iter().chain(&got[PAD + m * n..]);
-        assert!(outside.into_iter().all(|v| *v == poison), "{what}: wrote outside c");
     }
 }
 
 #[test]
 fn products_match_the_host_reference() {
     let Some(dev) = blas_gpu() else { return };
-    let e32 = f32::EPSILON as f64;
-    check_products::<f32, f32>(&dev, |v| v, |v| v as f64, |v| v as f64, -7.0, e32);
-    check_products::<f64, f64>(&dev, |v| v as f64, |v| v, |v| v, -7.0, f64::EPSILON);
-    check_products::<f16, f32>(&dev, f16::from_f32, f16::to_f64, |v| v as f64, -7.0, e32);
-    check_products::<bf16, f32>(&dev, bf16::from_f32, bf16::to_f64, |v| v as f64, -7.0, e32);
+    let exact = Precision::Exact;
+    check_products::<f32, f32>(&dev, |v| v, |v| v as f64, |v| v as f64, -7.0, exact, 0.0);
+    check_products::<f64, f64>(&dev, |v| v as f64, |v| v, |v| v, -7.0, exact, 0.0);
+    check_products::<f16, f32>(&dev, f16::from_f32, f16::to_f64, |v| v as f64, -7.0, exact, 0.0);
+    check_products::<bf16, f32>(&dev, bf16::from_f32, bf16::to_f64, |v| v as f64, -7.0, exact, 0.0);
+    // Into their own type: the f32 sum rounded once more.
+    let poison16 = f16::from_f32(-7.0);
+    check_products::<f16, f16>(&dev, f16::from_f32, f16::to_f64, f16::to_f64, poison16, exact, 2f64.powi(-11));
+    let poison_bf = bf16::from_f32(-7.0);
+    check_products::<bf16, bf16>(&dev, bf16::from_f32, bf16::to_f64, bf16::to_f64, poison_bf, exact, 2f64.powi(-8));
+}
+
+/// TF32 and bf16 modes: within their bounds at every shape and layout, and
+/// really taken: a large product's bits differ from the exact one's (random
+/// f32 inputs lose their low mantissa bits when rounded).
+#[test]
+fn tf32_and_bf16_modes_stay_inside_their_bounds() {
+    let Some(dev) = blas_gpu() else { return };
+    for mode in [Precision::Tf32, Precision::Bf16] {
+        check_products::<f32, f32>(&dev, |v| v, |v| v as f64, |v| v as f64, -7.0, mode, 0.0);
+        let s = dev.stream();
+        let (m, n, k) = (512, 256, 384);
+        let a = dev.upload(&padded(7, m * k, |v| v, 0.0f32)).unwrap();
+        let b = dev.upload(&padded(8, k * n, |v| v, 0.0f32)).unwrap();
+        let (exact, fast) = (dev.alloc::<f32>(m * n + 2 * PAD).unwrap(), dev.alloc::<f32>(m * n + 2 * PAD).unwrap());
+        gemm(&dev, &s, &a, &b, &exact, (m, n, k)).unwrap();
+        gemm_shaped(&dev, &s, &a, &b, &fast, MatmulShape::new(m, n, k).precision(mode)).unwrap();
+        let (exact, fast) = (exact.to_vec().unwrap(), fast.to_vec().unwrap());
+        let differ = exact[PAD..PAD + m * n].iter().zip(&fast[PAD..]).filter(|(x, y)| x != y).count();
+        assert!(differ > m * n / 2, "{mode}: only {differ} of {} elements differ from the exact product", m * n);
+    }
 }
 
 /// Streams other than the device's default, buffers allocated on another
@@ -170,11 +248,13 @@ fn refuses_what_it_does_not_multiply() {
     let Some(dev) = blas_gpu() else { return };
     let v = dev.raw().vendor_gemm().unwrap();
     assert!(v.supports(DType::F32, DType::F32) && v.supports(DType::BF16, DType::F32));
-    assert!(!v.supports(DType::I32, DType::I32) && !v.supports(DType::F16, DType::F16));
+    assert!(v.supports(DType::F16, DType::F16) && v.supports(DType::BF16, DType::BF16));
+    assert!(!v.supports(DType::I32, DType::I32) && !v.supports(DType::F16, DType::BF16));
+    assert!(v.speeds_up(DType::F32, Precision::Tf32) && !v.speeds_up(DType::F64, Precision::Tf32));
     let x = dev.upload(&[1i32; 2 * PAD + 4]).unwrap();
     let err = gemm(&dev, &dev.stream(), &x, &x, &dev.alloc::<i32>(2 * PAD + 4).unwrap(), (2, 2, 2)).unwrap_err();
     assert!(matches!(err, Error::Unsupported { .. }), "{err}");
-    assert!(err.to_string().contains("f32, f64, and f16 or bf16 into f32"), "{err}");
+    assert!(err.to_string().contains("f32, f64, and f16 or bf16 into f32 or themselves"), "{err}");
     dev.synchronize().unwrap();
 }
 

@@ -163,7 +163,7 @@ pub(super) fn within_bounds<T: Element>(
 
 fn run<B: Backend, T: Operand>(strategy: MatmulStrategy, device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
     let shape = shape(ctx);
-    let MatmulShape { m, n, k } = shape;
+    let MatmulShape { m, n, k, .. } = shape;
     let a: Vec<T> = (0..m * k).map(|_| T::sample(ctx)).collect();
     let b: Vec<T> = (0..k * n).map(|_| T::sample(ctx)).collect();
     let want: Vec<(T::Acc, f64)> = (0..m * n).map(|e| T::expect(&a, &b, k, n, e / n.max(1), e % n.max(1))).collect();
@@ -189,7 +189,7 @@ fn run<B: Backend, T: Operand>(strategy: MatmulStrategy, device: &Device<B>, ctx
 /// `LengthMismatch` and leave c untouched.
 fn mismatched<B: Backend>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
     let shape = shape(ctx);
-    let MatmulShape { m, n, k } = shape;
+    let MatmulShape { m, n, k, .. } = shape;
     let s = device.stream();
     let a = device.upload(&vec![1.0f32; m * k + 1])?;
     let b = device.upload(&vec![1.0f32; k * n])?;

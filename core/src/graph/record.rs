@@ -4,7 +4,9 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use crate::{Backend, DType, Error, Gemm, GemmOperand, Kernel, LaunchConfig, RawArg, Result, Scalar, Storage};
+use crate::{
+    Backend, DType, Error, Gemm, GemmOperand, Kernel, LaunchConfig, MatmulShape, RawArg, Result, Scalar, Storage,
+};
 
 use super::raw::{GraphOp, GraphStep};
 
@@ -175,9 +177,7 @@ pub(crate) enum Op<B: Backend> {
 /// A product's sizes and types.
 #[derive(Clone, Copy)]
 pub(crate) struct GemmShape {
-    pub(crate) m: usize,
-    pub(crate) n: usize,
-    pub(crate) k: usize,
+    pub(crate) shape: MatmulShape,
     pub(crate) input: DType,
     pub(crate) output: DType,
 }
@@ -304,14 +304,5 @@ pub(crate) fn gemm<'a, B: Backend>(
 ) -> Gemm<'a, B> {
     let operand =
         |(storage, offset): &'a (Arc<Storage<B>>, usize)| GemmOperand { buffer: storage.raw(), offset: *offset };
-    Gemm {
-        a: operand(a),
-        b: operand(b),
-        c: operand(c),
-        m: shape.m,
-        n: shape.n,
-        k: shape.k,
-        input: shape.input,
-        output: shape.output,
-    }
+    Gemm { a: operand(a), b: operand(b), c: operand(c), shape: shape.shape, input: shape.input, output: shape.output }
 }

@@ -7,57 +7,142 @@
 //! (`f16`, `bf16` into `f32`; `i32`, `u32` wrapping) go through the row
 //! loop below.
 
-use kiln_core::{DType, Error, Result};
+use kiln_core::{DType, Error, MatmulShape, MatrixLayout, Result};
 use rayon::prelude::*;
 
-use super::MatmulElement;
 #[cfg(not(feature = "cpu-gemm"))]
 use super::cpu_blocks::packed;
 #[cfg(feature = "cpu-gemm")]
 use super::cpu_gemm::packed;
+use super::{MatmulElement, PARALLEL_FROM};
 
-/// `c = a . b`; arguments (a, b, c, m, n, k), row-major.
+/// How one operand of one product lies in its slice.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Operand {
+    /// Elements from one stored row to the next.
+    pub ld: usize,
+    /// Stored transposed: element (i, p) at `p ld + i`.
+    pub transposed: bool,
+}
+
+impl Operand {
+    /// (row stride, column stride) of the operand's elements.
+    pub(super) fn strides(&self) -> (usize, usize) {
+        if self.transposed { (1, self.ld) } else { (self.ld, 1) }
+    }
+
+    /// The index of element (i, p).
+    fn at(&self, i: usize, p: usize) -> usize {
+        let (rs, cs) = self.strides();
+        i * rs + p * cs
+    }
+}
+
+/// One product `c (m x n) = a (m x k) . b (k x n)`, each slice starting at
+/// its matrix's first element; c's rows `ldc` apart.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Product {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub a: Operand,
+    pub b: Operand,
+    pub ldc: usize,
+}
+
+/// `c = a . b` for each of `batch` products, laid out as
+/// [`MatmulShape`](kiln_core::MatmulShape) says: the kernel's arguments
+/// (a, b, c, m, n, k, batch, lda, ldb, ldc, sa, sb, sc, flags), flags bit 0
+/// and bit 1 marking a and b stored transposed.
 ///
 /// Results depend only on the inputs, the machine's SIMD width and which
 /// kernels the product takes (with `cpu-gemm`, `faer`'s or `gemm`'s, by its
 /// size and the pool's thread count): each element of `c` is one thread's
 /// sum over k, in an order fixed by the blocking (for the packed kernels)
 /// or p = 0, 1, ... (the row loop), whatever the number of threads that
-/// share it.
-pub(crate) fn matmul<T: MatmulElement>(a: &[T], b: &[T], c: &mut [T::Acc], m: u64, n: u64, k: u64) -> Result<()> {
-    let (m, n, k) = (m as usize, n as usize, k as usize);
-    if n == 0 || m == 0 {
+/// share it. Products of a batch too small to share among the pool's
+/// threads run side by side, one a thread.
+#[allow(clippy::too_many_arguments, reason = "the kernel's arguments, as the CUDA and WGSL kernels take them")]
+pub(crate) fn matmul<T: MatmulElement>(
+    a: &[T],
+    b: &[T],
+    c: &mut [T::Acc],
+    m: u64,
+    n: u64,
+    k: u64,
+    batch: u64,
+    lda: u64,
+    ldb: u64,
+    ldc: u64,
+    sa: u64,
+    sb: u64,
+    sc: u64,
+    flags: u32,
+) -> Result<()> {
+    let [m, n, k, batch, lda, ldb, ldc, sa, sb, sc] = [m, n, k, batch, lda, ldb, ldc, sa, sb, sc].map(|v| v as usize);
+    let layout = |ld, transposed| MatrixLayout { transposed, ld, stride: 0 };
+    let shape = MatmulShape::new(m, n, k).batch(batch).layouts(
+        MatrixLayout { stride: sa, ..layout(lda, flags & 1 != 0) },
+        MatrixLayout { stride: sb, ..layout(ldb, flags & 2 != 0) },
+        MatrixLayout { stride: sc, ..layout(ldc, false) },
+    );
+    let what = || format!("matmul {shape} (CPU)");
+    shape.check_layouts().map_err(|reason| Error::invalid(what(), reason))?;
+    let spans = shape.spans().ok_or_else(|| Error::invalid(what(), "overflows the address space"))?;
+    if a.len() < spans[0] || b.len() < spans[1] || c.len() < spans[2] {
+        return Err(Error::invalid(what(), "operands shorter than the shape"));
+    }
+    if shape.is_empty() {
         return Ok(());
     }
-    if k == 0 {
-        c.fill(T::zero());
-        return Ok(());
-    }
-    if a.len() < m * k || b.len() < k * n || c.len() < m * n {
-        return Err(Error::invalid("matmul (CPU)", format!("operands shorter than {m} x {k} . {k} x {n}")));
-    }
-    let shape = (m, n, k);
-    match T::DTYPE {
-        DType::F32 => {
-            packed::<f32>(bytemuck::cast_slice(a), bytemuck::cast_slice(b), bytemuck::cast_slice_mut(c), shape)
+    // A stored matrix of one row takes any leading dimension: give it its width.
+    let ld = |layout: &MatrixLayout, rows, cols| {
+        let (r, c) = layout.stored(rows, cols);
+        if r > 1 { layout.ld } else { c.max(1) }
+    };
+    let one = Product {
+        m,
+        n,
+        k,
+        a: Operand { ld: ld(&shape.a, m, k), transposed: shape.a.transposed },
+        b: Operand { ld: ld(&shape.b, k, n), transposed: shape.b.transposed },
+        ldc: ld(&shape.c, m, n),
+    };
+    let c_span = shape.c.span(m, n, 1).unwrap_or(0);
+    let run = |z: usize, c: &mut [T::Acc]| product::<T>(&a[z * sa..], &b[z * sb..], &mut c[..c_span], &one);
+    if batch > 1 && m.saturating_mul(n).saturating_mul(k) < PARALLEL_FROM {
+        // c's matrices are at least one span apart (check_layouts), so sc >= c_span > 0.
+        c.par_chunks_mut(sc).take(batch).enumerate().for_each(|(z, c)| run(z, c));
+    } else {
+        for z in 0..batch {
+            run(z, &mut c[z * sc..]);
         }
-        DType::F64 => {
-            packed::<f64>(bytemuck::cast_slice(a), bytemuck::cast_slice(b), bytemuck::cast_slice_mut(c), shape)
-        }
-        _ => rows::<T>(a, b, c, n, k),
     }
     Ok(())
 }
 
+/// One product; the slices hold its operands.
+fn product<T: MatmulElement>(a: &[T], b: &[T], c: &mut [T::Acc], p: &Product) {
+    match T::DTYPE {
+        _ if p.k == 0 => c.chunks_mut(p.ldc).for_each(|row| row[..p.n].fill(T::zero())),
+        DType::F32 => packed::<f32>(bytemuck::cast_slice(a), bytemuck::cast_slice(b), bytemuck::cast_slice_mut(c), p),
+        DType::F64 => packed::<f64>(bytemuck::cast_slice(a), bytemuck::cast_slice(b), bytemuck::cast_slice_mut(c), p),
+        _ => rows::<T>(a, b, c, p),
+    }
+}
+
 /// Rows of c in parallel; within a row, the i-k-j order streams rows of b
-/// (cache-friendly) and adds each element's k products in order.
-fn rows<T: MatmulElement>(a: &[T], b: &[T], c: &mut [T::Acc], n: usize, k: usize) {
-    c.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+/// (cache-friendly where b is not transposed) and adds each element's k
+/// products in order.
+fn rows<T: MatmulElement>(a: &[T], b: &[T], c: &mut [T::Acc], p: &Product) {
+    let Product { n, k, .. } = *p;
+    c.par_chunks_mut(p.ldc).enumerate().for_each(|(i, row)| {
+        let row = &mut row[..n];
         row.fill(T::zero());
-        for p in 0..k {
-            let x = a[i * k + p].widen();
-            for (out, y) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
-                *out = T::mul_add(*out, x, y.widen());
+        for q in 0..k {
+            let x = a[p.a.at(i, q)].widen();
+            for (j, out) in row.iter_mut().enumerate() {
+                *out = T::mul_add(*out, x, b[p.b.at(q, j)].widen());
             }
         }
     });
@@ -96,11 +181,42 @@ pub(super) mod tests {
     }
 
     /// A packed product: `packed` of this build, or another route's.
-    type Product<T> = fn(&[T], &[T], &mut [T], (usize, usize, usize));
+    type Packed<T> = fn(&[T], &[T], &mut [T], &Product);
+
+    /// A dense product of `m x k` by `k x n`.
+    fn dense(m: usize, n: usize, k: usize) -> Product {
+        let op = |ld| Operand { ld, transposed: false };
+        Product { m, n, k, a: op(k), b: op(n), ldc: n }
+    }
+
+    /// The layouts each shape is tried with: dense; a transposed; b
+    /// transposed and every leading dimension padded.
+    fn layouts(m: usize, n: usize, k: usize) -> [Product; 3] {
+        let d = dense(m, n, k);
+        let t = |ld| Operand { ld, transposed: true };
+        [
+            d,
+            Product { a: t(m), ..d },
+            Product { a: Operand { ld: k + 3, transposed: false }, b: t(k + 5), ldc: n + 2, ..d },
+        ]
+    }
+
+    /// `x` (`rows x cols`, row-major) stored as `op` says, the gaps poisoned.
+    fn store<T: Copy + From<f32>>(x: &[T], rows: usize, cols: usize, op: Operand) -> Vec<T> {
+        let (r, c) = if op.transposed { (cols, rows) } else { (rows, cols) };
+        let mut out = vec![T::from(f32::NAN); (r - 1) * op.ld + c];
+        for i in 0..rows {
+            for j in 0..cols {
+                out[op.at(i, j)] = x[i * cols + j];
+            }
+        }
+        out
+    }
 
     /// `product` in a pool of `threads` against an f64 reference, within
-    /// `(k + 2) eps sum |a b|`, its output poisoned first.
-    fn agrees<T>(product: Product<T>, threads: usize, eps: f64)
+    /// `(k + 2) eps sum |a b|`, its output poisoned first, at every shape
+    /// and layout; c's padding left as it was.
+    fn agrees<T>(product: Packed<T>, threads: usize, eps: f64)
     where
         T: Copy + Send + Sync + From<f32> + Into<f64>,
     {
@@ -109,18 +225,24 @@ pub(super) mod tests {
         for (m, n, k) in SHAPES {
             let a: Vec<T> = (0..m * k).map(|_| T::from(rng.random_range(-2.0f32..2.0))).collect();
             let b: Vec<T> = (0..k * n).map(|_| T::from(rng.random_range(-2.0f32..2.0))).collect();
-            let mut c = vec![T::from(f32::NAN); m * n];
-            pool.install(|| product(&a, &b, &mut c, (m, n, k)));
-            for i in 0..m {
-                for j in 0..n {
-                    let terms = (0..k).map(|p| a[i * k + p].into() * b[p * n + j].into());
-                    let (want, abs) = terms.fold((0.0, 0.0), |(s, t), v: f64| (s + v, t + v.abs()));
-                    let got: f64 = c[i * n + j].into();
-                    let bound = (k + 2) as f64 * eps * abs;
-                    assert!(
-                        (got - want).abs() <= bound,
-                        "{m}x{k} . {k}x{n} on {threads} threads, ({i}, {j}): {got} against {want}"
-                    );
+            for p in layouts(m, n, k) {
+                let (sa, sb) = (store(&a, m, k, p.a), store(&b, k, n, p.b));
+                let mut c = vec![T::from(f32::NAN); (m - 1) * p.ldc + n];
+                pool.install(|| product(&sa, &sb, &mut c, &p));
+                for i in 0..m {
+                    for j in 0..n {
+                        let terms = (0..k).map(|q| a[i * k + q].into() * b[q * n + j].into());
+                        let (want, abs) = terms.fold((0.0, 0.0), |(s, t), v: f64| (s + v, t + v.abs()));
+                        let got: f64 = c[i * p.ldc + j].into();
+                        let bound = (k + 2) as f64 * eps * abs;
+                        assert!(
+                            (got - want).abs() <= bound,
+                            "{p:?} on {threads} threads, ({i}, {j}): {got} against {want}"
+                        );
+                    }
+                    if i + 1 < m {
+                        assert!(c[i * p.ldc + n..(i + 1) * p.ldc].iter().all(|v| (*v).into().is_nan()), "{p:?}");
+                    }
                 }
             }
         }
@@ -136,13 +258,13 @@ pub(super) mod tests {
         let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
         let many = pool(THREADS[2]);
         let mut alone = vec![f32::NAN; m * n];
-        many.install(|| packed(&a, &b, &mut alone, (m, n, k)));
+        many.install(|| packed(&a, &b, &mut alone, &dense(m, n, k)));
         let together: Vec<Vec<f32>> = many.install(|| {
             (0..2 * THREADS[2])
                 .into_par_iter()
                 .map(|_| {
                     let mut c = vec![f32::NAN; m * n];
-                    packed(&a, &b, &mut c, (m, n, k));
+                    packed(&a, &b, &mut c, &dense(m, n, k));
                     c
                 })
                 .collect()

@@ -3,6 +3,7 @@
 //! pool of [`FAER_FROM_THREADS`] threads or more, `gemm`'s otherwise.
 
 use super::PARALLEL_FROM;
+use super::cpu::{Operand, Product};
 
 /// Threaded products go through `faer` where the pool has this many
 /// threads or more, through `gemm` on fewer. Measured on a 16-core x86-64
@@ -34,23 +35,39 @@ fn route(m: usize, n: usize, k: usize) -> Route {
     if threaded && rayon::current_num_threads() >= FAER_FROM_THREADS { Route::Faer } else { Route::Gemm { threaded } }
 }
 
-/// `c = a . b`, row-major, for `f32` and `f64`, by [`route`]; the slices
-/// hold the shapes (checked by `matmul`).
-pub(super) fn packed<T: Packed>(a: &[T], b: &[T], c: &mut [T], (m, n, k): (usize, usize, usize)) {
+/// `c = a . b` for `f32` and `f64`, by [`route`]; the slices hold the
+/// operands as `p` lays them out (checked by `matmul`), and none of m, n, k
+/// is zero.
+pub(super) fn packed<T: Packed>(a: &[T], b: &[T], c: &mut [T], p: &Product) {
+    let Product { m, n, k, .. } = *p;
+    let (a_rs, a_cs) = p.a.strides();
+    let (b_rs, b_cs) = p.b.strides();
     let parallelism = match route(m, n, k) {
         Route::Faer => {
-            let a = faer::MatRef::from_row_major_slice(&a[..m * k], m, k);
-            let b = faer::MatRef::from_row_major_slice(&b[..k * n], k, n);
-            let c = faer::MatMut::from_row_major_slice_mut(&mut c[..m * n], m, n);
+            let view = |x, rows, cols, op: &Operand| match op.transposed {
+                true => faer::MatRef::from_column_major_slice_with_stride(x, rows, cols, op.ld),
+                false => faer::MatRef::from_row_major_slice_with_stride(x, rows, cols, op.ld),
+            };
+            let (a, b) = (view(a, m, k, &p.a), view(b, k, n, &p.b));
+            // The transpose of a column-major n x m view: faer 0.24's
+            // `from_row_major_slice_with_stride_mut` gives its rows a stride
+            // of 1 (a column-major matrix), so it is not used.
+            let c = faer::MatMut::from_column_major_slice_with_stride_mut(c, n, m, p.ldc).transpose_mut();
             faer::linalg::matmul::matmul(c, faer::Accum::Replace, a, b, T::one_impl(), faer::Par::rayon(0));
             return;
         }
         Route::Gemm { threaded: true } => gemm::Parallelism::Rayon(0),
         Route::Gemm { threaded: false } => gemm::Parallelism::None,
     };
-    // SAFETY: row-major m x k, k x n and m x n matrices inside the slices
-    // (checked by the caller); `c` is borrowed exclusively and apart from the
-    // inputs; with read_dst false, c = beta (a . b), and beta is one.
+    let last = |rows: usize, cols: usize, rs: usize, cs: usize| (rows - 1) * rs + (cols - 1) * cs;
+    assert!(
+        last(m, k, a_rs, a_cs) < a.len() && last(k, n, b_rs, b_cs) < b.len() && last(m, n, p.ldc, 1) < c.len(),
+        "matmul checks the operands against the shape"
+    );
+    // SAFETY: every element the strides reach is inside its slice (asserted
+    // above); `c` is borrowed exclusively and apart from the inputs, its
+    // rows ldc >= n apart (or one row); with read_dst false, c = beta
+    // (a . b), and beta is one.
     unsafe {
         gemm::gemm(
             m,
@@ -58,14 +75,14 @@ pub(super) fn packed<T: Packed>(a: &[T], b: &[T], c: &mut [T], (m, n, k): (usize
             k,
             c.as_mut_ptr(),
             1,
-            n as isize,
+            p.ldc as isize,
             false,
             a.as_ptr(),
-            1,
-            k as isize,
+            a_cs as isize,
+            a_rs as isize,
             b.as_ptr(),
-            1,
-            n as isize,
+            b_cs as isize,
+            b_rs as isize,
             T::one_impl(),
             T::one_impl(),
             false,

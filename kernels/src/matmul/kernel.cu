@@ -1,4 +1,8 @@
-// matmul: C (m x n) = A (m x k) . B (k x n), all row-major.
+// matmul: C (m x n) = A (m x k) . B (k x n) for each of `batch` products,
+// all row-major: A's element (i, p) at a[i lda + p], or a[p lda + i] where
+// A is stored transposed (flags bit 0; B likewise with bit 1), C's (i, j)
+// at c[i ldc + j]; product z's matrices start sa z, sb z and sc z elements
+// in (a stride 0 shares one matrix). blockIdx.z strides over the batch.
 //
 // T is A's and B's element type, ACC the accumulator (float for f32, f16
 // and bf16 inputs; double for f64; unsigned for i32 and u32, so integer
@@ -14,7 +18,8 @@
 //   per thread (64 FFMA per 4 shared loads of 16 bytes), k in steps of 8,
 //   double-buffered shared memory (the next step's tile is loaded into
 //   registers while this one is computed; one barrier per step), 16-byte
-//   global loads and stores when VEC = 1 (k and n multiples of 4, pointers
+//   global loads and stores when VEC = 1 (neither operand transposed; k, n,
+//   the leading dimensions and the batch strides multiples of 4; pointers
 //   16-byte aligned). Bound: the FP32 pipes (~60 TFLOP/s on the H100);
 //   no tensor cores, so the result has plain fp32 accuracy.
 
@@ -27,16 +32,33 @@ __device__ __forceinline__ unsigned kiln_widen(unsigned v) { return v; }
 
 typedef unsigned long long kiln_u64;
 
+// The parameters every kernel takes after its three matrices.
+#define KILN_PARAMS                                                                                    \
+    kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 batch, kiln_u64 lda, kiln_u64 ldb, kiln_u64 ldc,      \
+        kiln_u64 sa, kiln_u64 sb, kiln_u64 sc, unsigned flags
+// Element (i, p) of A and (p, j) of B of the current product.
+#define KILN_A(i, p) a[(flags & 1u) ? (kiln_u64)(p) * lda + (i) : (kiln_u64)(i) * lda + (p)]
+#define KILN_B(p, j) b[(flags & 2u) ? (kiln_u64)(j) * ldb + (p) : (kiln_u64)(p) * ldb + (j)]
+// Opens the loop over the batch (closed by a brace): a, b and c point at
+// product z's matrices inside it.
+#define KILN_BATCH                                                                                     \
+    for (kiln_u64 z = blockIdx.z; z < batch; z += gridDim.z) {                                         \
+        const auto* __restrict__ a = a0 + z * sa;                                                      \
+        const auto* __restrict__ b = b0 + z * sb;                                                      \
+        auto* __restrict__ c = c0 + z * sc;
+
 #if ALGO == 0
-extern "C" __global__ void KERNEL(const T* __restrict__ a, const T* __restrict__ b, OUT* __restrict__ c,
-                                  kiln_u64 m, kiln_u64 n, kiln_u64 k) {
-    for (kiln_u64 row = (kiln_u64)blockIdx.y * blockDim.y + threadIdx.y; row < m;
-         row += (kiln_u64)gridDim.y * blockDim.y) {
-        for (kiln_u64 col = (kiln_u64)blockIdx.x * blockDim.x + threadIdx.x; col < n;
-             col += (kiln_u64)gridDim.x * blockDim.x) {
-            ACC acc = (ACC)0;
-            for (kiln_u64 p = 0; p < k; ++p) acc += kiln_widen(a[row * k + p]) * kiln_widen(b[p * n + col]);
-            c[row * n + col] = (OUT)acc;
+extern "C" __global__ void KERNEL(const T* __restrict__ a0, const T* __restrict__ b0, OUT* __restrict__ c0,
+                                  KILN_PARAMS) {
+    KILN_BATCH
+        for (kiln_u64 row = (kiln_u64)blockIdx.y * blockDim.y + threadIdx.y; row < m;
+             row += (kiln_u64)gridDim.y * blockDim.y) {
+            for (kiln_u64 col = (kiln_u64)blockIdx.x * blockDim.x + threadIdx.x; col < n;
+                 col += (kiln_u64)gridDim.x * blockDim.x) {
+                ACC acc = (ACC)0;
+                for (kiln_u64 p = 0; p < k; ++p) acc += kiln_widen(KILN_A(row, p)) * kiln_widen(KILN_B(p, col));
+                c[row * ldc + col] = (OUT)acc;
+            }
         }
     }
 }
@@ -47,7 +69,7 @@ extern "C" __global__ void KERNEL(const T* __restrict__ a, const T* __restrict__
 #define KILN_BK 16
 
 extern "C" __global__ void __launch_bounds__(256)
-KERNEL(const T* __restrict__ a, const T* __restrict__ b, OUT* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k) {
+KERNEL(const T* __restrict__ a0, const T* __restrict__ b0, OUT* __restrict__ c0, KILN_PARAMS) {
     // As is stored k-major (As[p][row]) so the compute loop reads a column of
     // A; the extra column spreads the transposing stores over the banks.
     __shared__ ACC as[KILN_BK][KILN_BM + 1];
@@ -55,51 +77,53 @@ KERNEL(const T* __restrict__ a, const T* __restrict__ b, OUT* __restrict__ c, ki
     const unsigned tid = threadIdx.x;
     const unsigned tx = tid % 16, ty = tid / 16;
     const kiln_u64 tiles_m = (m + KILN_BM - 1) / KILN_BM, tiles_n = (n + KILN_BN - 1) / KILN_BN;
-    for (kiln_u64 bm = blockIdx.y; bm < tiles_m; bm += gridDim.y) {
-        for (kiln_u64 bn = blockIdx.x; bn < tiles_n; bn += gridDim.x) {
-            const kiln_u64 row0 = bm * KILN_BM, col0 = bn * KILN_BN;
-            // Thread (tx, ty) owns rows ty + 16 i and columns tx + 16 j: the
-            // 16 threads of a half-warp read 16 consecutive words of bs and
-            // one (broadcast) word of as.
-            ACC acc[4][4];
+    KILN_BATCH
+        for (kiln_u64 bm = blockIdx.y; bm < tiles_m; bm += gridDim.y) {
+            for (kiln_u64 bn = blockIdx.x; bn < tiles_n; bn += gridDim.x) {
+                const kiln_u64 row0 = bm * KILN_BM, col0 = bn * KILN_BN;
+                // Thread (tx, ty) owns rows ty + 16 i and columns tx + 16 j: the
+                // 16 threads of a half-warp read 16 consecutive words of bs and
+                // one (broadcast) word of as.
+                ACC acc[4][4];
 #pragma unroll
-            for (int i = 0; i < 4; ++i)
+                for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] = (ACC)0;
-            for (kiln_u64 p0 = 0; p0 < k; p0 += KILN_BK) {
+                    for (int j = 0; j < 4; ++j) acc[i][j] = (ACC)0;
+                for (kiln_u64 p0 = 0; p0 < k; p0 += KILN_BK) {
 #pragma unroll
-                for (int l = 0; l < 4; ++l) {
-                    const unsigned idx = tid + 256 * l;
-                    const unsigned r = idx / KILN_BK, q = idx % KILN_BK;
-                    const kiln_u64 gr = row0 + r, gq = p0 + q;
-                    as[q][r] = (gr < m && gq < k) ? kiln_widen(a[gr * k + gq]) : (ACC)0;
-                    const unsigned br = idx / KILN_BN, bc = idx % KILN_BN;
-                    const kiln_u64 gbr = p0 + br, gbc = col0 + bc;
-                    bs[br][bc] = (gbr < k && gbc < n) ? kiln_widen(b[gbr * n + gbc]) : (ACC)0;
+                    for (int l = 0; l < 4; ++l) {
+                        const unsigned idx = tid + 256 * l;
+                        const unsigned r = idx / KILN_BK, q = idx % KILN_BK;
+                        const kiln_u64 gr = row0 + r, gq = p0 + q;
+                        as[q][r] = (gr < m && gq < k) ? kiln_widen(KILN_A(gr, gq)) : (ACC)0;
+                        const unsigned br = idx / KILN_BN, bc = idx % KILN_BN;
+                        const kiln_u64 gbr = p0 + br, gbc = col0 + bc;
+                        bs[br][bc] = (gbr < k && gbc < n) ? kiln_widen(KILN_B(gbr, gbc)) : (ACC)0;
+                    }
+                    __syncthreads();
+#pragma unroll
+                    for (int q = 0; q < KILN_BK; ++q) {
+                        ACC ra[4], rb[4];
+#pragma unroll
+                        for (int i = 0; i < 4; ++i) ra[i] = as[q][ty + 16 * i];
+#pragma unroll
+                        for (int j = 0; j < 4; ++j) rb[j] = bs[q][tx + 16 * j];
+#pragma unroll
+                        for (int i = 0; i < 4; ++i)
+#pragma unroll
+                            for (int j = 0; j < 4; ++j) acc[i][j] += ra[i] * rb[j];
+                    }
+                    // The next step overwrites the tiles.
+                    __syncthreads();
                 }
-                __syncthreads();
 #pragma unroll
-                for (int q = 0; q < KILN_BK; ++q) {
-                    ACC ra[4], rb[4];
+                for (int i = 0; i < 4; ++i) {
+                    const kiln_u64 row = row0 + ty + 16 * i;
 #pragma unroll
-                    for (int i = 0; i < 4; ++i) ra[i] = as[q][ty + 16 * i];
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) rb[j] = bs[q][tx + 16 * j];
-#pragma unroll
-                    for (int i = 0; i < 4; ++i)
-#pragma unroll
-                        for (int j = 0; j < 4; ++j) acc[i][j] += ra[i] * rb[j];
-                }
-                // The next step overwrites the tiles.
-                __syncthreads();
-            }
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const kiln_u64 row = row0 + ty + 16 * i;
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const kiln_u64 col = col0 + tx + 16 * j;
-                    if (row < m && col < n) c[row * n + col] = (OUT)acc[i][j];
+                    for (int j = 0; j < 4; ++j) {
+                        const kiln_u64 col = col0 + tx + 16 * j;
+                        if (row < m && col < n) c[row * ldc + col] = (OUT)acc[i][j];
+                    }
                 }
             }
         }
@@ -115,8 +139,7 @@ KERNEL(const T* __restrict__ a, const T* __restrict__ b, OUT* __restrict__ c, ki
 #define KILN_AS_STRIDE (KILN_BM + 4)
 
 extern "C" __global__ void __launch_bounds__(256, 2)
-KERNEL(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, kiln_u64 m, kiln_u64 n,
-       kiln_u64 k) {
+KERNEL(const float* __restrict__ a0, const float* __restrict__ b0, float* __restrict__ c0, KILN_PARAMS) {
     __shared__ __align__(16) float as[2][KILN_BK][KILN_AS_STRIDE];
     __shared__ __align__(16) float bs[2][KILN_BK][KILN_BN];
     const unsigned tid = threadIdx.x;
@@ -128,95 +151,97 @@ KERNEL(const float* __restrict__ a, const float* __restrict__ b, float* __restri
     const unsigned b_row = tid / 32, b_col = (tid % 32) * 4;
     const kiln_u64 tiles_m = (m + KILN_BM - 1) / KILN_BM, tiles_n = (n + KILN_BN - 1) / KILN_BN;
     const kiln_u64 steps = (k + KILN_BK - 1) / KILN_BK;
-    for (kiln_u64 bm = blockIdx.y; bm < tiles_m; bm += gridDim.y) {
-        for (kiln_u64 bn = blockIdx.x; bn < tiles_n; bn += gridDim.x) {
-            const kiln_u64 row0 = bm * KILN_BM, col0 = bn * KILN_BN;
-            const kiln_u64 ga_row = row0 + a_row, gb_col = col0 + b_col;
-            float4 la, lb;
-            // Load step `s` of A and B into registers (zeros outside the matrices).
+    KILN_BATCH
+        for (kiln_u64 bm = blockIdx.y; bm < tiles_m; bm += gridDim.y) {
+            for (kiln_u64 bn = blockIdx.x; bn < tiles_n; bn += gridDim.x) {
+                const kiln_u64 row0 = bm * KILN_BM, col0 = bn * KILN_BN;
+                const kiln_u64 ga_row = row0 + a_row, gb_col = col0 + b_col;
+                float4 la, lb;
+                // Load step `s` of A and B into registers (zeros outside the matrices).
 #if VEC
 #define KILN_LOAD(s)                                                                                   \
-    do {                                                                                               \
-        const kiln_u64 q = (kiln_u64)(s) * KILN_BK;                                                    \
-        la = (ga_row < m && q + a_col < k) ? *(const float4*)(a + ga_row * k + q + a_col)              \
-                                           : make_float4(0.f, 0.f, 0.f, 0.f);                          \
-        lb = (q + b_row < k && gb_col < n) ? *(const float4*)(b + (q + b_row) * n + gb_col)            \
-                                           : make_float4(0.f, 0.f, 0.f, 0.f);                          \
-    } while (0)
+        do {                                                                                               \
+            const kiln_u64 q = (kiln_u64)(s) * KILN_BK;                                                    \
+            la = (ga_row < m && q + a_col < k) ? *(const float4*)(a + ga_row * lda + q + a_col)              \
+                                               : make_float4(0.f, 0.f, 0.f, 0.f);                          \
+            lb = (q + b_row < k && gb_col < n) ? *(const float4*)(b + (q + b_row) * ldb + gb_col)            \
+                                               : make_float4(0.f, 0.f, 0.f, 0.f);                          \
+        } while (0)
 #else
 #define KILN_LOAD(s)                                                                                   \
-    do {                                                                                               \
-        const kiln_u64 q = (kiln_u64)(s) * KILN_BK;                                                    \
-        float va[4], vb[4];                                                                            \
-        _Pragma("unroll") for (int e = 0; e < 4; ++e) {                                                \
-            va[e] = (ga_row < m && q + a_col + e < k) ? a[ga_row * k + q + a_col + e] : 0.f;           \
-            vb[e] = (q + b_row < k && gb_col + e < n) ? b[(q + b_row) * n + gb_col + e] : 0.f;         \
-        }                                                                                              \
-        la = make_float4(va[0], va[1], va[2], va[3]);                                                  \
-        lb = make_float4(vb[0], vb[1], vb[2], vb[3]);                                                  \
-    } while (0)
+        do {                                                                                               \
+            const kiln_u64 q = (kiln_u64)(s) * KILN_BK;                                                    \
+            float va[4], vb[4];                                                                            \
+            _Pragma("unroll") for (int e = 0; e < 4; ++e) {                                                \
+                va[e] = (ga_row < m && q + a_col + e < k) ? KILN_A(ga_row, q + a_col + e) : 0.f;           \
+                vb[e] = (q + b_row < k && gb_col + e < n) ? KILN_B(q + b_row, gb_col + e) : 0.f;           \
+            }                                                                                              \
+            la = make_float4(va[0], va[1], va[2], va[3]);                                                  \
+            lb = make_float4(vb[0], vb[1], vb[2], vb[3]);                                                  \
+        } while (0)
 #endif
 #define KILN_STORE(buf)                                                                                \
-    do {                                                                                               \
-        as[buf][a_col + 0][a_row] = la.x;                                                              \
-        as[buf][a_col + 1][a_row] = la.y;                                                              \
-        as[buf][a_col + 2][a_row] = la.z;                                                              \
-        as[buf][a_col + 3][a_row] = la.w;                                                              \
-        *(float4*)&bs[buf][b_row][b_col] = lb;                                                         \
-    } while (0)
+        do {                                                                                               \
+            as[buf][a_col + 0][a_row] = la.x;                                                              \
+            as[buf][a_col + 1][a_row] = la.y;                                                              \
+            as[buf][a_col + 2][a_row] = la.z;                                                              \
+            as[buf][a_col + 3][a_row] = la.w;                                                              \
+            *(float4*)&bs[buf][b_row][b_col] = lb;                                                         \
+        } while (0)
 
-            float acc[8][8];
+                float acc[8][8];
 #pragma unroll
-            for (int i = 0; i < 8; ++i)
+                for (int i = 0; i < 8; ++i)
 #pragma unroll
-                for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+                    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
 
-            if (steps > 0) {
-                KILN_LOAD(0);
-                KILN_STORE(0);
-            }
-            __syncthreads();
-            for (kiln_u64 s = 0; s < steps; ++s) {
-                const int cur = (int)(s & 1);
-                if (s + 1 < steps) KILN_LOAD(s + 1);
-#pragma unroll
-                for (int q = 0; q < KILN_BK; ++q) {
-                    // Rows ty*4 + 0..3 and 64 + ty*4 + 0..3; columns likewise with tx.
-                    const float4 a0 = *(const float4*)&as[cur][q][ty * 4];
-                    const float4 a1 = *(const float4*)&as[cur][q][64 + ty * 4];
-                    const float4 b0 = *(const float4*)&bs[cur][q][tx * 4];
-                    const float4 b1 = *(const float4*)&bs[cur][q][64 + tx * 4];
-                    const float ra[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-                    const float rb[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-                    for (int i = 0; i < 8; ++i)
-#pragma unroll
-                        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+                if (steps > 0) {
+                    KILN_LOAD(0);
+                    KILN_STORE(0);
                 }
-                // Buffer cur ^ 1 was last read in step s - 1, which every
-                // thread finished before the barrier that ended it.
-                if (s + 1 < steps) KILN_STORE(cur ^ 1);
                 __syncthreads();
-            }
+                for (kiln_u64 s = 0; s < steps; ++s) {
+                    const int cur = (int)(s & 1);
+                    if (s + 1 < steps) KILN_LOAD(s + 1);
+#pragma unroll
+                    for (int q = 0; q < KILN_BK; ++q) {
+                        // Rows ty*4 + 0..3 and 64 + ty*4 + 0..3; columns likewise with tx.
+                        const float4 a0 = *(const float4*)&as[cur][q][ty * 4];
+                        const float4 a1 = *(const float4*)&as[cur][q][64 + ty * 4];
+                        const float4 b0 = *(const float4*)&bs[cur][q][tx * 4];
+                        const float4 b1 = *(const float4*)&bs[cur][q][64 + tx * 4];
+                        const float ra[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+                        const float rb[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+                        for (int i = 0; i < 8; ++i)
+#pragma unroll
+                            for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+                    }
+                    // Buffer cur ^ 1 was last read in step s - 1, which every
+                    // thread finished before the barrier that ended it.
+                    if (s + 1 < steps) KILN_STORE(cur ^ 1);
+                    __syncthreads();
+                }
 #undef KILN_LOAD
 #undef KILN_STORE
 
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                const kiln_u64 row = row0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
-                if (row >= m) continue;
+                for (int i = 0; i < 8; ++i) {
+                    const kiln_u64 row = row0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + (i - 4));
+                    if (row >= m) continue;
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const kiln_u64 col = col0 + h * 64 + tx * 4;
-                    float* dst = c + row * n + col;
+                    for (int h = 0; h < 2; ++h) {
+                        const kiln_u64 col = col0 + h * 64 + tx * 4;
+                        float* dst = c + row * ldc + col;
 #if VEC
-                    if (col < n)
-                        *(float4*)dst = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+                        if (col < n)
+                            *(float4*)dst = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
 #else
 #pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        if (col + e < n) dst[e] = acc[i][4 * h + e];
+                        for (int e = 0; e < 4; ++e)
+                            if (col + e < n) dst[e] = acc[i][4 * h + e];
 #endif
+                    }
                 }
             }
         }

@@ -1,5 +1,7 @@
-//! matmul: `c = a . b` for row-major matrices of any shape, with the
-//! strategy chosen automatically (and visible, and overridable).
+//! matmul: `c = a . b` for row-major matrices of any shape, one product or
+//! a batch of them, operands transposed or padded ([`MatmulShape`]), in the
+//! arithmetic the caller allows ([`Precision`]), with the strategy chosen
+//! automatically (and visible, and overridable).
 //!
 //! - [`MatmulStrategy::Tiled`], kiln's own kernel on every backend: on CUDA
 //!   a register-blocked sgemm for f32 (128 x 128 tiles, 8 x 8 outputs per
@@ -15,8 +17,10 @@
 //!
 //! Inputs are `f32`, `f64`, `f16` and `bf16` (accumulated and returned in
 //! `f32`), `i32` and `u32` (wrapping modulo 2^32); see [`MatmulElement`].
-//! The f32 path uses plain fp32 FMA (never TF32), so its error is that of
-//! fp32 arithmetic: at most about `k` units of roundoff times `sum |a||b|`.
+//! f32 products are computed in plain fp32 FMA unless the shape's
+//! [`Precision`] allows TF32 or bf16 inputs, which only the vendor GEMM
+//! uses (cuBLAS's tensor-core paths); each mode's bound on the error of an
+//! element is [`Precision::error_bound`] times `sum |a||b|`.
 
 mod cpu;
 // The lean route is compiled into every test build, so the default build's
@@ -32,6 +36,7 @@ mod program;
 use kiln_core::{
     Backend, DType, Device, Element, Error, RawDevice, Result, Stream, VendorGemm, View, ViewMut, bf16, f16,
 };
+pub use kiln_core::{MatmulShape, MatrixLayout, Precision};
 
 use crate::launch::check_dtype;
 
@@ -174,43 +179,6 @@ impl std::fmt::Display for MatmulStrategy {
     }
 }
 
-/// The shape of `c (m x n) = a (m x k) . b (k x n)`.
-///
-/// # Examples
-/// ```
-/// use kiln_kernels::matmul::MatmulShape;
-/// let s = MatmulShape::new(2, 3, 4);
-/// assert_eq!(s.flops(), 48);
-/// assert_eq!(s.to_string(), "(2 x 4) . (4 x 3)");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MatmulShape {
-    /// Rows of `a` and `c`.
-    pub m: usize,
-    /// Columns of `b` and `c`.
-    pub n: usize,
-    /// Columns of `a`, rows of `b`.
-    pub k: usize,
-}
-
-impl MatmulShape {
-    /// The shape `m x k` times `k x n`.
-    pub const fn new(m: usize, n: usize, k: usize) -> Self {
-        MatmulShape { m, n, k }
-    }
-
-    /// Floating-point operations of the product: `2 m n k`.
-    pub fn flops(&self) -> u64 {
-        2 * self.m as u64 * self.n as u64 * self.k as u64
-    }
-}
-
-impl std::fmt::Display for MatmulShape {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "({} x {}) . ({} x {})", self.m, self.k, self.k, self.n)
-    }
-}
-
 /// Products of at least this many flops go to the vendor library under
 /// [`MatmulStrategy::Auto`]; smaller ones are launch-bound either way, and
 /// kiln's kernel needs no library handle.
@@ -258,8 +226,13 @@ fn accumulator(input: DType) -> Option<DType> {
 }
 
 /// `c = a . b` on `stream` with [`MatmulStrategy::Auto`]; returns the
-/// strategy that ran. `a` is `m x k`, `b` is `k x n` and `c` is `m x n`,
-/// all row-major, with exactly those lengths.
+/// strategy that ran. For each of `shape.batch` products, `a` is `m x k`,
+/// `b` is `k x n` and `c` is `m x n`, row-major unless the shape says an
+/// operand is stored transposed, laid out as the shape's [`MatrixLayout`]s
+/// say; each view spans exactly its operand ([`MatmulShape::spans`]:
+/// `m k`, `k n` and `m n` elements times the batch for dense operands),
+/// else `Err(LengthMismatch)`. Elements of `c` outside its matrices (the
+/// padding of a leading dimension or batch stride) are left as they are.
 ///
 /// # Examples
 /// ```
@@ -275,6 +248,14 @@ fn accumulator(input: DType) -> Option<DType> {
 /// let used = matmul(&s, &a, &b, &mut c, MatmulShape::new(2, 2, 3))?;
 /// assert_eq!(used, MatmulStrategy::Tiled);
 /// assert_eq!(c.to_vec()?, vec![4.0, 5.0, 10.0, 11.0]);
+///
+/// // Two products sharing b, the first factor read transposed: each a^T . b.
+/// let a = s.upload(&[1.0f32, 2.0, 3.0, 4.0, /* second */ 0.0, 1.0, 1.0, 0.0])?;
+/// let b = s.upload(&[1.0f32, 1.0, 0.0, 1.0])?;
+/// let mut c = s.alloc::<f32>(8)?;
+/// let shape = MatmulShape::new(2, 2, 2).batch(2).transpose_a().broadcast_b();
+/// matmul(&s, &a, &b, &mut c, shape)?;
+/// assert_eq!(c.to_vec()?, vec![1.0, 4.0, 2.0, 6.0, /* second */ 0.0, 1.0, 1.0, 1.0]);
 /// # Ok(()) }
 /// ```
 pub fn matmul<B: Backend, T: MatmulElement>(
@@ -316,17 +297,11 @@ pub fn matmul_with<B: Backend, T: MatmulElement>(
     c: &mut impl ViewMut<B, T::Acc>,
     shape: MatmulShape,
 ) -> Result<MatmulStrategy> {
-    let MatmulShape { m, n, k } = shape;
     let what = format!("matmul {shape} on {}", T::DTYPE);
-    let count = |x: usize, y: usize, name: &str| {
-        x.checked_mul(y).ok_or_else(|| Error::invalid(what.clone(), format!("{name} overflows the address space")))
-    };
-    let (len_a, len_b, len_c) = (count(m, k, "m x k")?, count(k, n, "k x n")?, count(m, n, "m x n")?);
-    for (name, expected, actual) in [
-        ("a (m x k)", len_a, a.view().len()),
-        ("b (k x n)", len_b, b.view().len()),
-        ("c (m x n)", len_c, c.view().len()),
-    ] {
+    shape.check_layouts().map_err(|reason| Error::invalid(what.clone(), reason))?;
+    let spans = shape.spans().ok_or_else(|| Error::invalid(what.clone(), "an operand overflows the address space"))?;
+    let lengths = [a.view().len(), b.view().len(), c.view().len()];
+    for ((name, expected), actual) in ["a", "b", "c"].into_iter().zip(spans).zip(lengths) {
         if expected != actual {
             return Err(Error::LengthMismatch { what: format!("{what}: {name}"), expected, actual });
         }
@@ -337,17 +312,16 @@ pub fn matmul_with<B: Backend, T: MatmulElement>(
         s => s,
     };
     if resolved == MatmulStrategy::Vendor {
-        launch::vendor(stream, a, b, c, shape, &what)?;
+        launch::offered::<B, T>(stream.device(), &what)?;
+        if shape.k > 0 && !shape.is_empty() {
+            stream.vendor_gemm(a, b, c, &shape)?;
+            return Ok(resolved);
+        }
+    }
+    if shape.is_empty() {
         return Ok(resolved);
     }
-    if len_c == 0 {
-        return Ok(resolved);
-    }
-    if k == 0 {
-        // An empty sum: every element of c is zero.
-        stream.fill(c, T::zero())?;
-        return Ok(resolved);
-    }
+    // An empty sum (k = 0) too: every kernel writes zeros into c's elements and nowhere else.
     launch::own(stream, resolved == MatmulStrategy::Naive, a, b, c, shape, &what)?;
     Ok(resolved)
 }
@@ -363,7 +337,11 @@ mod tests {
     /// products of a dtype it multiplies into matmul's accumulator type.
     #[test]
     fn auto_picks_an_offered_vendor_gemm_for_large_products() {
-        let blas = VendorGemm { name: "demo", products: &[(DType::F32, DType::F32), (DType::F16, DType::F32)] };
+        let blas = VendorGemm {
+            name: "demo",
+            products: &[(DType::F32, DType::F32), (DType::F16, DType::F32)],
+            faster: &[Precision::Tf32],
+        };
         let big = MatmulShape::new(128, 64, 64);
         assert!(big.flops() >= AUTO_VENDOR_MIN_FLOPS);
         assert_eq!(auto(Some(blas), DType::F32, big), MatmulStrategy::Vendor);
@@ -374,8 +352,15 @@ mod tests {
         assert_eq!(auto(Some(blas), DType::F32, MatmulShape::new(4, 4, 4)), MatmulStrategy::Tiled);
         assert_eq!(auto(Some(blas), DType::F32, MatmulShape::new(1024, 1024, 0)), MatmulStrategy::Tiled);
         // f16 matmul accumulates into f32: an f16-into-f16 product does not serve it.
-        let half_out = VendorGemm { name: "demo", products: &[(DType::F16, DType::F16)] };
+        let half_out = VendorGemm { name: "demo", products: &[(DType::F16, DType::F16)], faster: &[] };
         assert_eq!(auto(Some(half_out), DType::F16, big), MatmulStrategy::Tiled);
+        // f64 goes to a vendor that multiplies it (cuBLAS's DGEMM, not kiln's slower kernel).
+        let double = VendorGemm { name: "demo", products: &[(DType::F64, DType::F64)], faster: &[] };
+        assert_eq!(auto(Some(double), DType::F64, big), MatmulStrategy::Vendor);
+        // A batch counts all its products' flops.
+        let small = MatmulShape::new(32, 32, 32);
+        assert_eq!(auto(Some(blas), DType::F32, small), MatmulStrategy::Tiled);
+        assert_eq!(auto(Some(blas), DType::F32, small.batch(64)), MatmulStrategy::Vendor);
     }
 
     #[test]

@@ -55,20 +55,25 @@ fn tiled_block(language: Language) -> Dim3 {
 pub(super) fn plan<B: Backend, T: MatmulElement>(
     device: &Device<B>,
     naive: bool,
-    shape: MatmulShape,
+    shape: &MatmulShape,
     offsets: &[usize; 3],
 ) -> Plan {
-    let MatmulShape { m, n, k } = shape;
+    let MatmulShape { m, n, k, batch, a, b, c, .. } = *shape;
     let info = device.info();
     let max = info.limits.max_grid;
     let sgemm = !naive && T::DTYPE == DType::F32 && has_sgemm(B::LANGUAGE);
-    // 16-byte loads where the device takes them and every row and pointer is 16-byte aligned.
-    let vec = sgemm && info.features.vector_bytes >= 16 && k % 4 == 0 && n % 4 == 0 && aligned(offsets, 16);
+    // 16-byte loads where the device takes them, neither factor is read
+    // transposed, and every row, matrix and pointer is 16-byte aligned.
+    let fours = [k, n, a.ld, b.ld, c.ld, a.stride, b.stride, c.stride].iter().all(|x| x % 4 == 0);
+    let vec =
+        sgemm && info.features.vector_bytes >= 16 && !a.transposed && !b.transposed && fours && aligned(offsets, 16);
     let (algo, tile, block) = match (naive, sgemm) {
         (true, _) => (Algo::Naive, 16, LaunchConfig::new(1, (16, 16)).block),
         (false, true) => (Algo::Sgemm, 128, LaunchConfig::new(1, 256).block),
         (false, false) => (Algo::Tiled, 64, tiled_block(B::LANGUAGE)),
     };
-    let config = LaunchConfig::new((blocks(n, tile, max[0]), blocks(m, tile, max[1])), block);
+    // Kernels stride over the batch when it has more products than the grid's z.
+    let depth = batch.clamp(1, max[2] as usize) as u32;
+    let config = LaunchConfig::new((blocks(n, tile, max[0]), blocks(m, tile, max[1]), depth), block);
     Plan { algo, vec, config }
 }
