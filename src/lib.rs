@@ -65,7 +65,7 @@ pub use kiln_core::DeviceVisitor;
 pub use kiln_core::{
     Backend, BackendKind, CachePolicy, DType, DeviceInfo, DeviceKind, Dim3, Element, Error, Features, HostArgs,
     HostMemoryStats, IndexWidth, Language, LaunchConfig, Limits, MemoryCounts, MemoryInfo, MemoryLimit, MemoryStats,
-    Priority, Program, Result, bf16, f16,
+    Precision, Priority, Program, Result, bf16, f16,
 };
 pub use kiln_cpu::Cpu;
 #[cfg(feature = "cuda")]

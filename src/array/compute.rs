@@ -8,7 +8,7 @@ use std::ops;
 use kiln_core::{Element, Result};
 use kiln_kernels::Number;
 use kiln_kernels::array::{Array as Typed, Fold};
-use kiln_kernels::matmul::MatmulElement;
+use kiln_kernels::matmul::{MatmulElement, Precision};
 use kiln_kernels::random::{Normal, Philox, Uniform};
 use kiln_kernels::sort::{SortKey, SortOrder};
 
@@ -84,10 +84,29 @@ impl<T: Number> Array<T> {
 }
 
 impl<T: MatmulElement> Array<T> {
-    /// The matrix product of an `m x k` and a `k x n` array (kiln's
-    /// `matmul`), `m x n` of the accumulator type.
+    /// The matrix product with NumPy's `matmul` semantics (stacks of
+    /// matrices in the last two axes, leading axes broadcast, 1-d operands
+    /// promoted), computed exactly; of the accumulator type.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> kiln::Result<()> {
+    /// let s = kiln::Device::open(kiln::BackendKind::Cpu, 0)?.stream();
+    /// let a = kiln::Array::from_vec(&s, &[2, 2, 2], &[1.0f32, 0., 0., 1., 2., 0., 0., 2.])?;
+    /// let v = kiln::Array::from_vec(&s, &[2], &[3.0f32, 4.0])?;
+    /// assert_eq!(a.matmul(&v)?.to_vec()?, [3.0, 4.0, 6.0, 8.0]); // shape [2, 2]
+    /// # Ok(()) }
+    /// ```
     pub fn matmul(&self, other: &Array<T>) -> Result<Array<T::Acc>> {
-        dispatch!(self, Array, a => a.matmul(same::<B, T>("Array::matmul", a, other)?).map(B::wrap_array))
+        self.matmul_with(other, Precision::Exact)
+    }
+
+    /// [`matmul`](Self::matmul) in the arithmetic `precision` allows (TF32
+    /// or bf16 for f32 products on CUDA's vendor path; exact elsewhere).
+    pub fn matmul_with(&self, other: &Array<T>, precision: Precision) -> Result<Array<T::Acc>> {
+        dispatch!(self, Array, a => a
+            .matmul_with(same::<B, T>("Array::matmul", a, other)?, precision)
+            .map(B::wrap_array))
     }
 }
 

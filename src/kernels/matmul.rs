@@ -5,7 +5,7 @@ use kiln_core::DType;
 use super::dispatch;
 use crate::runtime::{Device, Stream};
 
-pub use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy};
+pub use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy, MatrixLayout, Precision};
 
 /// The strategy [`MatmulStrategy::Auto`] picks on `device` for a product of
 /// `dtype` inputs and `shape`.

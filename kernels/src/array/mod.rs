@@ -34,6 +34,7 @@ mod fuse;
 mod gather;
 mod layout;
 mod lazy;
+mod matmul;
 mod operations;
 mod promote;
 mod random;

@@ -1,12 +1,11 @@
-//! Array operations that are whole kiln patterns: `dot`, `matmul` and
-//! `cumsum` run the typed patterns on the array's elements (copied
-//! into row-major order first where the array is a strided view).
+//! Array operations that are whole kiln patterns: `dot` and `cumsum` run
+//! the typed patterns on the array's elements (copied into row-major order
+//! first where the array is a strided view). `matmul` is in matmul.rs.
 
 use kiln_core::{Backend, Error, Result};
 
 use super::Array;
 use crate::Number;
-use crate::matmul::{MatmulElement, MatmulShape, matmul};
 use crate::reduce::dot;
 use crate::scan::{ScanKind, scan};
 
@@ -79,52 +78,5 @@ impl<B: Backend, T: Number> Array<B, T> {
             scan(self.stream(), ScanKind::Inclusive, &x.elements()?, &mut out)?;
         }
         Array::from_buffer(out, &[self.len()])
-    }
-}
-
-impl<B: Backend, T: MatmulElement> Array<B, T> {
-    /// The matrix product of an `m x k` and a `k x n` array (kiln's
-    /// `matmul`, the strategy chosen for the device: cuBLAS where there is
-    /// one, tiled kernels otherwise), `m x n` of the accumulator type.
-    ///
-    /// # Examples
-    /// ```
-    /// use kiln_core::Device;
-    /// use kiln_cpu::Cpu;
-    /// use kiln_kernels::array::Array;
-    /// use ndarray::array;
-    /// # fn main() -> kiln_core::Result<()> {
-    /// let s = Device::<Cpu>::open(0)?.stream();
-    /// let a = Array::from_ndarray(&s, &array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]])?;
-    /// let c = a.matmul(&a.t())?; // a times its transpose
-    /// assert_eq!(c.to_ndarray()?, array![[14.0f32, 32.0], [32.0, 77.0]].into_dyn());
-    /// assert!(a.matmul(&a).is_err()); // 2 x 3 times 2 x 3
-    /// # Ok(()) }
-    /// ```
-    pub fn matmul(&self, other: &Array<B, T>) -> Result<Array<B, T::Acc>> {
-        self.want_ndim("Array::matmul", 2)?;
-        other.want_ndim("Array::matmul", 2)?;
-        let (m, k, n) = (self.shape()[0], self.shape()[1], other.shape()[1]);
-        if other.shape()[0] != k {
-            return Err(Error::invalid(
-                "Array::matmul",
-                format!(
-                    "shapes {:?} and {:?} do not multiply: {k} columns against {} rows",
-                    self.shape(),
-                    other.shape(),
-                    other.shape()[0]
-                ),
-            ));
-        }
-        let len = super::layout::checked_len(
-            &[m, n],
-            &format!("Array::matmul of {:?} by {:?}", self.shape(), other.shape()),
-        )?;
-        let (a, b) = (self.row_major()?, other.row_major()?);
-        let mut c = self.stream().alloc::<T::Acc>(len)?;
-        if len > 0 {
-            matmul(self.stream(), &a.elements()?, &b.elements()?, &mut c, MatmulShape::new(m, n, k))?;
-        }
-        Array::from_buffer(c, &[m, n])
     }
 }

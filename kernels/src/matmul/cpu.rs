@@ -109,7 +109,11 @@ pub(crate) fn matmul<T: MatmulElement>(
         ldc: ld(&shape.c, m, n),
     };
     let c_span = shape.c.span(m, n, 1).unwrap_or(0);
-    let run = |z: usize, c: &mut [T::Acc]| product::<T>(&a[z * sa..], &b[z * sb..], &mut c[..c_span], &one);
+    // With k = 0, a and b span nothing whatever their strides: nothing is read.
+    let run = |z: usize, c: &mut [T::Acc]| {
+        let (a, b) = (a.get(z * sa..).unwrap_or(&[]), b.get(z * sb..).unwrap_or(&[]));
+        product::<T>(a, b, &mut c[..c_span], &one)
+    };
     if batch > 1 && m.saturating_mul(n).saturating_mul(k) < PARALLEL_FROM {
         // c's matrices are at least one span apart (check_layouts), so sc >= c_span > 0.
         c.par_chunks_mut(sc).take(batch).enumerate().for_each(|(z, c)| run(z, c));

@@ -36,9 +36,14 @@ typedef unsigned long long kiln_u64;
 #define KILN_PARAMS                                                                                    \
     kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 batch, kiln_u64 lda, kiln_u64 ldb, kiln_u64 ldc,      \
         kiln_u64 sa, kiln_u64 sb, kiln_u64 sc, unsigned flags
+// The row and column strides of A and B, declared once per kernel.
+#define KILN_STRIDES                                                                                   \
+    const kiln_u64 a_rs = (flags & 1u) ? 1 : lda, a_cs = (flags & 1u) ? lda : 1;                       \
+    const kiln_u64 b_rs = (flags & 2u) ? 1 : ldb, b_cs = (flags & 2u) ? ldb : 1;                       \
+    (void)a_rs, (void)a_cs, (void)b_rs, (void)b_cs;
 // Element (i, p) of A and (p, j) of B of the current product.
-#define KILN_A(i, p) a[(flags & 1u) ? (kiln_u64)(p) * lda + (i) : (kiln_u64)(i) * lda + (p)]
-#define KILN_B(p, j) b[(flags & 2u) ? (kiln_u64)(j) * ldb + (p) : (kiln_u64)(p) * ldb + (j)]
+#define KILN_A(i, p) a[(kiln_u64)(i) * a_rs + (kiln_u64)(p) * a_cs]
+#define KILN_B(p, j) b[(kiln_u64)(p) * b_rs + (kiln_u64)(j) * b_cs]
 // Opens the loop over the batch (closed by a brace): a, b and c point at
 // product z's matrices inside it.
 #define KILN_BATCH                                                                                     \
@@ -50,6 +55,7 @@ typedef unsigned long long kiln_u64;
 #if ALGO == 0
 extern "C" __global__ void KERNEL(const T* __restrict__ a0, const T* __restrict__ b0, OUT* __restrict__ c0,
                                   KILN_PARAMS) {
+    KILN_STRIDES
     KILN_BATCH
         for (kiln_u64 row = (kiln_u64)blockIdx.y * blockDim.y + threadIdx.y; row < m;
              row += (kiln_u64)gridDim.y * blockDim.y) {
@@ -77,6 +83,7 @@ KERNEL(const T* __restrict__ a0, const T* __restrict__ b0, OUT* __restrict__ c0,
     const unsigned tid = threadIdx.x;
     const unsigned tx = tid % 16, ty = tid / 16;
     const kiln_u64 tiles_m = (m + KILN_BM - 1) / KILN_BM, tiles_n = (n + KILN_BN - 1) / KILN_BN;
+    KILN_STRIDES
     KILN_BATCH
         for (kiln_u64 bm = blockIdx.y; bm < tiles_m; bm += gridDim.y) {
             for (kiln_u64 bn = blockIdx.x; bn < tiles_n; bn += gridDim.x) {
@@ -151,6 +158,7 @@ KERNEL(const float* __restrict__ a0, const float* __restrict__ b0, float* __rest
     const unsigned b_row = tid / 32, b_col = (tid % 32) * 4;
     const kiln_u64 tiles_m = (m + KILN_BM - 1) / KILN_BM, tiles_n = (n + KILN_BN - 1) / KILN_BN;
     const kiln_u64 steps = (k + KILN_BK - 1) / KILN_BK;
+    KILN_STRIDES
     KILN_BATCH
         for (kiln_u64 bm = blockIdx.y; bm < tiles_m; bm += gridDim.y) {
             for (kiln_u64 bn = blockIdx.x; bn < tiles_n; bn += gridDim.x) {
