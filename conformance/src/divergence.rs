@@ -108,10 +108,20 @@ pub const KNOWN: &[Divergence] = &[
     lacks(Feature::F64, &["matmul"], Some(DType::F64), "the device has no 64-bit float arithmetic"),
     lacks(Feature::F16, &["matmul"], Some(DType::F16), "the device has no 16-bit float arithmetic"),
     always(BackendKind::Wgpu, &["matmul"], Some(DType::BF16), "WGSL has no bfloat16 type"),
-    always(BackendKind::Cpu, &["matmul/vendor"], None, "the CPU backend offers no vendor GEMM"),
-    always(BackendKind::Wgpu, &["matmul/vendor"], None, "the wgpu backend offers no vendor GEMM"),
-    always(BackendKind::Cuda, &["matmul/vendor"], Some(DType::I32), "cuBLAS has no 32-bit integer matrix product"),
-    always(BackendKind::Cuda, &["matmul/vendor"], Some(DType::U32), "cuBLAS has no 32-bit integer matrix product"),
+    always(BackendKind::Cpu, VENDOR, None, "the CPU backend offers no vendor GEMM"),
+    always(BackendKind::Wgpu, VENDOR, None, "the wgpu backend offers no vendor GEMM"),
+    always(BackendKind::Cuda, VENDOR, Some(DType::I32), "cuBLAS has no 32-bit integer matrix product"),
+    always(BackendKind::Cuda, VENDOR, Some(DType::U32), "cuBLAS has no 32-bit integer matrix product"),
+];
+
+/// matmul's patterns of the vendor strategy (`patterns/matmul.rs`): dense
+/// products, batches of random layouts, and f32 under each precision mode.
+const VENDOR: Patterns = &[
+    "matmul/vendor",
+    "matmul/vendor/layouts",
+    "matmul/vendor/precision_exact",
+    "matmul/vendor/precision_tf32",
+    "matmul/vendor/precision_bf16",
 ];
 
 /// The groups or patterns of a divergence (see [`Divergence::patterns`]).
