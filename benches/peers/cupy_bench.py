@@ -3,12 +3,24 @@
 Usage: python3 cupy_bench.py --cases vector_add,axpy --sizes 1024,67108864 --dtype f32 --runs 20 --json OUT [--fuse]
 With --fuse only the array cases run, each expression as one `cupy.fuse` kernel
 (the peer `cupy.fuse`); without, they run as plain CuPy expressions.
-Writes {"peer": "cupy", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms[, timer]}]}.
+A plain case name runs at every --sizes size; `name@size` at that size alone
+(kiln gives its matmul_* products so: they have sizes of their own). The
+products are cupy.matmul: matmul_<dtype>[_tf32] one square product of side
+isqrt(size), matmul_batch_<dtype>[_tf32] 256 products of side isqrt(size / 256)
+on 3-d arrays (one strided batched GEMM). CuPy reads CUPY_TF32 once, at its
+first f32 product: the TF32 rows run only in a process started with
+CUPY_TF32=1, the exact f32 rows only in one without it (kiln runs the two
+apart). CuPy has no bfloat16 dtype and no public bf16 mode for f32 products:
+matmul_bf16 and matmul_f32_bf16 have no CuPy row. Each product row says what
+it called and, for f32 inputs, how the product rounded them (a probe: a
+product by the identity of 1 + 2^-12, which only fp32 keeps, and of
+1 + 2^-9, which TF32 keeps too and bf16 does not).
+Writes {"peer": "cupy", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms[, timer][, calls]}]}.
 The case reduce_latency runs once, at 1 Ki f32, whatever --sizes and --dtype say;
 launch_overhead and graph_launch once, over one f32.
 Exits with status 3 and a one-line reason on stderr when CuPy cannot run here.
 """
-import argparse, json, math, sys, time
+import argparse, json, math, os, sys, time
 
 try:
     import numpy as np
@@ -29,6 +41,8 @@ ap.add_argument("--sample-ms", type=float, default=2.0)
 ap.add_argument("--json", required=True)
 ap.add_argument("--fuse", action="store_true")
 args = ap.parse_args()
+# Whether this process's f32 products may use TF32, as CuPy itself reads CUPY_TF32.
+TF32 = int(os.environ.get("CUPY_TF32", "0") or "0") > 0
 dt = {"f32": cp.float32, "f64": cp.float64, "i32": cp.int32, "u32": cp.uint32}[args.dtype]
 
 
@@ -137,10 +151,18 @@ def op(pattern, s, alpha):
 # ../../shared/peers/cupy_patterns.py measured them; each row carries the
 # dtype kiln's row has (grayscale u8, sgemm f32, dgemm f64, sort_u32 u32).
 GEMMS = {"sgemm": ("f32", cp.float32), "sgemm_cublas": ("f32", cp.float32), "dgemm": ("f64", cp.float64)}
+# kiln's matmul_* products: name -> (input dtype label, dtype, batched, whether TF32 is allowed).
+PRODUCTS = {"matmul_f32": ("f32", cp.float32, False, False), "matmul_f32_tf32": ("f32", cp.float32, False, True),
+            "matmul_f64": ("f64", cp.float64, False, False), "matmul_f16": ("f16", cp.float16, False, False),
+            "matmul_batch_f32": ("f32", cp.float32, True, False),
+            "matmul_batch_f32_tf32": ("f32", cp.float32, True, True),
+            "matmul_batch_f16": ("f16", cp.float16, True, False)}
+# Products in one batched row (benches/src/case.rs, BATCH).
+BATCH = 256
 # kiln's sorts: name -> (key dtype label, key dtype, whether u32 values ride along).
 SORTS = {"sort_u32": ("u32", cp.uint32, False), "sort_i32": ("i32", cp.int32, False),
          "sort_f32": ("f32", cp.float32, False), "sort_pairs_u32": ("u32", cp.uint32, True)}
-MATRIX = {"transpose", "grayscale", "blur3x3_f32"} | set(GEMMS) | set(SORTS)
+MATRIX = {"transpose", "grayscale", "blur3x3_f32"} | set(GEMMS) | set(SORTS) | set(PRODUCTS)
 gray_kernel = cp.ElementwiseKernel(
     "raw uint8 rgb", "uint8 g",
     "g = (unsigned char)(0.299f*rgb[3*i] + 0.587f*rgb[3*i+1] + 0.114f*rgb[3*i+2])", "kiln_peer_gray")
@@ -152,6 +174,39 @@ def random_array(shape, dtype):
     return rng.integers(0, 2 ** 31, shape, dtype=cp.int64).astype(dtype)
 
 
+_rounding = []
+
+
+def f32_rounding():
+    """How cupy.matmul rounds f32 inputs in this process: "fp32", "tf32", "bf16" or "other"."""
+    if not _rounding:
+        n = 512
+        fine, coarse = 1 + 2 ** -12, 1 + 2 ** -9
+        x = cp.full((n, n), fine, cp.float32)
+        x[:, n // 2:] = coarse
+        c = cp.matmul(x, cp.eye(n, dtype=cp.float32))
+        got = (float(c[0, 0]), float(c[0, n - 1]))
+        _rounding.append({(fine, coarse): "fp32", (1.0, coarse): "tf32", (1.0, 1.0): "bf16"}.get(got, "other"))
+    return _rounding[0]
+
+
+def product_shape(pattern, size):
+    """The shape of each operand of a product case: a square of side isqrt(size), or 256 of side isqrt(size / 256)."""
+    if pattern in PRODUCTS and PRODUCTS[pattern][2]:
+        edge = math.isqrt(size // BATCH)
+        return (BATCH, edge, edge)
+    side = math.isqrt(size)
+    return (side, side)
+
+
+def product_calls(label, shape):
+    """What a product row calls, and how its f32 inputs were rounded."""
+    what = f"cupy.matmul on {shape} arrays" if len(shape) == 3 else "cupy.matmul"
+    if label != "f32":
+        return f"{what}, {label} into {label}"
+    return f"{what}, CUPY_TF32={int(TF32)} (f32 inputs used as {f32_rounding()})"
+
+
 def matrix_case(pattern, size):
     """(dtype label, bytes of one set, a function making one set's timed call)."""
     side = math.isqrt(size)
@@ -160,8 +215,21 @@ def matrix_case(pattern, size):
             m, out = random_array((side, side), dt), cp.empty((side, side), dt)
             return lambda: cp.copyto(out, m.T)
         return args.dtype, 2 * side * side * np.dtype(dt).itemsize, make
+    if pattern in PRODUCTS:
+        label, mdt, _, tf32 = PRODUCTS[pattern]
+        if label == "f32" and tf32 != TF32:
+            raise ValueError(f"needs CUPY_TF32={int(tf32)}: CuPy reads it once per process")
+        shape = product_shape(pattern, size)
+
+        def make():
+            a, b = random_array(shape, mdt), random_array(shape, mdt)
+            c = cp.empty(shape, mdt)
+            return lambda: cp.matmul(a, b, out=c)
+        return label, 3 * math.prod(shape) * np.dtype(mdt).itemsize, make
     if pattern in GEMMS:
         label, mdt = GEMMS[pattern]
+        if TF32 and mdt == cp.float32:
+            raise ValueError("an exact f32 product, and CUPY_TF32 is set")
 
         def make():
             a, b = random_array((side, side), mdt), random_array((side, side), mdt)
@@ -280,8 +348,11 @@ def bench_matrix(pattern, size):
     t, launches = sampled(run)
     del fns
     cp.get_default_memory_pool().free_all_blocks()
-    return {"pattern": pattern, "dtype": label, "size": size, "median_ms": float(np.median(t)), "min_ms": float(t[0]),
-            "launches": launches}
+    row = {"pattern": pattern, "dtype": label, "size": size, "median_ms": float(np.median(t)), "min_ms": float(t[0]),
+           "launches": launches}
+    if pattern in PRODUCTS or pattern in GEMMS:
+        row["calls"] = product_calls(label, product_shape(pattern, size))
+    return row
 
 
 # The end-to-end latency of small work, as kiln's reduce_latency rows take
@@ -351,8 +422,11 @@ def graph_row():
 
 rows = []
 rng = cp.random.default_rng(0x6B696C6E)
+entries = [c for c in args.cases.split(",") if c]
+# The cases at their own sizes (`name@size`), measured after the sweep's.
+own_sizes = [(name, int(n)) for name, _, n in (c.partition("@") for c in entries if "@" in c)]
 for size in [int(v) for v in args.sizes.split(",") if v]:
-    for pattern in [c for c in args.cases.split(",") if c]:
+    for pattern in [c for c in entries if "@" not in c]:
         if args.fuse and pattern not in ARRAY - {"random_uniform", "array_row_sums"}:
             continue
         if pattern in MATRIX or pattern in PARALLEL:
@@ -385,6 +459,13 @@ for size in [int(v) for v in args.sizes.split(",") if v]:
             cp.get_default_memory_pool().free_all_blocks()
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"cupy {pattern} {size}: {e}", file=sys.stderr)
+for pattern, size in own_sizes:
+    if args.fuse or pattern not in MATRIX:
+        continue
+    try:
+        rows.append(bench_matrix(pattern, size))
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"cupy {pattern} {size}: {e}", file=sys.stderr)
 if "launch_overhead" in args.cases.split(",") and not args.fuse:
     try:
         rows.append(launch_row())

@@ -1,6 +1,9 @@
 """NumPy on the same cases and sizes as `kiln bench`, the peer of its CPU rows.
 
 Usage: python3 numpy_bench.py --cases vector_add,axpy --sizes 1024,67108864 --dtype f32 --runs 20 --json OUT
+A plain case name runs at every --sizes size; `name@size` at that size alone
+(kiln gives its matmul_* products so: they have sizes of their own; NumPy
+measures matmul_f32 and matmul_f64, the products kiln's CPU rows compute).
 Writes {"peer": "numpy", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms, launches}]}.
 Timed on the host clock as kiln's CPU rows are (their events are the
 monotonic clock): 3 untimed calls, calls for --warmup-ms of busy time, then
@@ -248,7 +251,8 @@ def case(pattern, size):
 # The rows array_row_sums folds its elements into (benches/src/array.rs, ROWS).
 ROWS = 8
 # kiln's products: name -> (dtype label, dtype).
-GEMMS = {"sgemm": ("f32", np.float32), "sgemm_cublas": ("f32", np.float32), "dgemm": ("f64", np.float64)}
+GEMMS = {"sgemm": ("f32", np.float32), "sgemm_cublas": ("f32", np.float32), "dgemm": ("f64", np.float64),
+         "matmul_f32": ("f32", np.float32), "matmul_f64": ("f64", np.float64)}
 # kiln's sorts: name -> (key dtype label, key dtype, whether u32 values ride along).
 SORTS = {"sort_u32": ("u32", np.uint32, False), "sort_i32": ("i32", np.int32, False),
          "sort_f32": ("f32", np.float32, False), "sort_pairs_u32": ("u32", np.uint32, True)}
@@ -282,14 +286,16 @@ def bench(pattern, size):
 
 
 rows = []
-for size in [int(v) for v in args.sizes.split(",") if v]:
-    for pattern in [c for c in args.cases.split(",") if c]:
-        try:
-            row = bench(pattern, size)
-        except Exception as e:  # noqa: BLE001 - report and go on
-            print(f"numpy {pattern} {size}: {e}", file=sys.stderr)
-            continue
-        if row is not None:
-            rows.append(row)
+entries = [c for c in args.cases.split(",") if c]
+work = [(c, size) for size in [int(v) for v in args.sizes.split(",") if v] for c in entries if "@" not in c]
+work += [(name, int(n)) for name, _, n in (c.partition("@") for c in entries if "@" in c)]
+for pattern, size in work:
+    try:
+        row = bench(pattern, size)
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"numpy {pattern} {size}: {e}", file=sys.stderr)
+        continue
+    if row is not None:
+        rows.append(row)
 with open(args.json, "w") as f:
     json.dump({"peer": "numpy", "version": np.__version__, "rows": rows}, f)

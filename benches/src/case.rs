@@ -2,8 +2,10 @@
 
 use kiln_core::DType;
 use kiln_kernels::map::MapOp;
-use kiln_kernels::matmul::MatmulStrategy;
+use kiln_kernels::matmul::{MatmulShape, MatmulStrategy, Precision};
 use kiln_kernels::transpose::TransposeAlgorithm;
+
+use crate::peaks::Arithmetic;
 
 /// A pattern the benches time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,6 +33,10 @@ pub enum Pattern {
     /// f64 `c = a . b` of square matrices of `n` elements each (side
     /// `sqrt(n)`), kiln's own strategy (on the CPU `faer`'s or `gemm`'s kernels).
     Dgemm,
+    /// `c = a . b` in one of matmul's dtypes and [`Precision`] modes (the
+    /// `matmul_*` rows, against the device's peak for that arithmetic):
+    /// see [`MatmulMode`].
+    Matmul(MatmulMode),
     /// `n` random keys of `key` (u32, i32 or f32) sorted ascending.
     ///
     /// Keys alone (`pairs: false`) are sorted out of place into a second
@@ -111,7 +117,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 40] = [
+    pub const ALL: [Pattern; 49] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -126,6 +132,15 @@ impl Pattern {
         Pattern::Sgemm(MatmulStrategy::Tiled),
         Pattern::Sgemm(MatmulStrategy::Vendor),
         Pattern::Dgemm,
+        Pattern::Matmul(MatmulMode::square(DType::F32, Precision::Exact, MatmulStrategy::Auto)),
+        Pattern::Matmul(MatmulMode::square(DType::F32, Precision::Tf32, MatmulStrategy::Vendor)),
+        Pattern::Matmul(MatmulMode::square(DType::F32, Precision::Bf16, MatmulStrategy::Vendor)),
+        Pattern::Matmul(MatmulMode::square(DType::F64, Precision::Exact, MatmulStrategy::Auto)),
+        Pattern::Matmul(MatmulMode::square(DType::F16, Precision::Exact, MatmulStrategy::Vendor)),
+        Pattern::Matmul(MatmulMode::square(DType::BF16, Precision::Exact, MatmulStrategy::Vendor)),
+        Pattern::Matmul(MatmulMode::batch(DType::F32, Precision::Exact, MatmulStrategy::Auto)),
+        Pattern::Matmul(MatmulMode::batch(DType::F32, Precision::Tf32, MatmulStrategy::Vendor)),
+        Pattern::Matmul(MatmulMode::batch(DType::F16, Precision::Exact, MatmulStrategy::Vendor)),
         Pattern::Grayscale,
         Pattern::Blur3x3,
         Pattern::Sort { key: DType::U32, pairs: false },
@@ -173,6 +188,7 @@ impl Pattern {
             Pattern::Grayscale => "grayscale".into(),
             Pattern::Blur3x3 => "blur3x3_f32".into(),
             Pattern::Dgemm => "dgemm".into(),
+            Pattern::Matmul(mode) => mode.name(),
             Pattern::Sort { key, pairs: false } => format!("sort_{key}"),
             Pattern::Sort { key, pairs: true } => format!("sort_pairs_{key}"),
             Pattern::ReduceSum => "reduce_sum".into(),
@@ -209,12 +225,35 @@ impl Pattern {
     }
 
     /// The size a pattern always runs at, whatever the sweep (the latency
-    /// case: 1 Ki elements; the launch overhead: one).
+    /// case: 1 Ki elements; the launch overhead: one; the batched products:
+    /// 256 x 512^2 elements per operand, 256 products of 512^3).
     pub fn fixed_size(self) -> Option<usize> {
         match self {
             Pattern::ReduceLatency => Some(LATENCY_ELEMENTS),
             Pattern::LaunchOverhead | Pattern::GraphLaunch => Some(1),
+            Pattern::Matmul(MatmulMode { batched: true, .. }) => Some(BATCH * BATCH_SIDE * BATCH_SIDE),
             _ => None,
+        }
+    }
+
+    /// The sizes the pattern runs at in a run whose sweep is `sweep`, in
+    /// ascending order: its fixed size where it has one; for the square
+    /// `matmul_*` products, [`matmul_sizes`] of the sweep; every size of
+    /// the sweep otherwise.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_benches::{quick_sizes, sweep_sizes, Pattern};
+    /// let tf32 = Pattern::from_name("matmul_f32_tf32").unwrap();
+    /// assert_eq!(tf32.sizes_in(&sweep_sizes()), [1 << 20, 1 << 24, 1 << 26]); // 1024^3, 4096^3, 8192^3
+    /// assert_eq!(tf32.sizes_in(&quick_sizes()), [1 << 24]); // 4096^3
+    /// assert_eq!(Pattern::from_name("sgemm").unwrap().sizes_in(&quick_sizes()), quick_sizes());
+    /// ```
+    pub fn sizes_in(self, sweep: &[usize]) -> Vec<usize> {
+        match (self.fixed_size(), self) {
+            (Some(n), _) => vec![n],
+            (None, Pattern::Matmul(_)) => matmul_sizes(sweep),
+            (None, _) => sorted(sweep),
         }
     }
 
@@ -236,6 +275,7 @@ impl Pattern {
             | Pattern::GraphLaunch => Some(DType::F32),
             Pattern::Grayscale => Some(DType::U8),
             Pattern::Dgemm => Some(DType::F64),
+            Pattern::Matmul(mode) => Some(mode.input),
             Pattern::Sort { key, .. } => Some(key),
             Pattern::Histogram { sample, .. } => Some(sample),
             _ => None,
@@ -245,7 +285,27 @@ impl Pattern {
     /// Whether the pattern is bound by arithmetic rather than memory: its
     /// rows report TFLOP/s.
     pub fn compute_bound(self) -> bool {
-        matches!(self, Pattern::Sgemm(_) | Pattern::Dgemm)
+        matches!(self, Pattern::Sgemm(_) | Pattern::Dgemm | Pattern::Matmul(_))
+    }
+
+    /// The arithmetic of a product's inner loop, which sets the device's
+    /// peak ([`peak_tflop_per_s`](crate::peak_tflop_per_s)); `None` for
+    /// the patterns that are no products.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_benches::{Arithmetic, Pattern};
+    /// assert_eq!(Pattern::from_name("sgemm").unwrap().arithmetic(), Some(Arithmetic::Fp32));
+    /// assert_eq!(Pattern::from_name("matmul_batch_f32_tf32").unwrap().arithmetic(), Some(Arithmetic::Tf32));
+    /// assert_eq!(Pattern::from_name("vector_add").unwrap().arithmetic(), None);
+    /// ```
+    pub fn arithmetic(self) -> Option<Arithmetic> {
+        match self {
+            Pattern::Sgemm(_) => Some(Arithmetic::Fp32),
+            Pattern::Dgemm => Some(Arithmetic::Fp64),
+            Pattern::Matmul(mode) => Arithmetic::of(mode.input, mode.precision),
+            _ => None,
+        }
     }
 
     /// Bytes the pattern must move through device memory for `n` elements
@@ -259,6 +319,8 @@ impl Pattern {
     /// few bytes); a compaction reads its input and writes the half it keeps.
     pub fn bytes(self, n: usize, dtype: DType) -> u64 {
         let arrays = match self {
+            // a and b in the input type, c in the accumulator's.
+            Pattern::Matmul(mode) => return mode.bytes(n),
             Pattern::Compact => return (n + n / 2) as u64 * dtype.size() as u64,
             Pattern::ReduceSum | Pattern::ReduceLatency | Pattern::Histogram { .. } | Pattern::UserSumSquares => 1,
             Pattern::ArrayRowSums => 1,
@@ -281,7 +343,12 @@ impl Pattern {
     pub fn is_2d(self) -> bool {
         matches!(
             self,
-            Pattern::Transpose(_) | Pattern::Sgemm(_) | Pattern::Dgemm | Pattern::Grayscale | Pattern::Blur3x3
+            Pattern::Transpose(_)
+                | Pattern::Sgemm(_)
+                | Pattern::Dgemm
+                | Pattern::Grayscale
+                | Pattern::Blur3x3
+                | Pattern::Matmul(MatmulMode { batched: false, .. })
         )
     }
 
@@ -307,6 +374,8 @@ impl Pattern {
             Pattern::Map(_) | Pattern::VectorAdd | Pattern::LaunchOverhead | Pattern::GraphLaunch => n as u64,
             // 2 m n k for m = n = k = side.
             Pattern::Sgemm(_) | Pattern::Dgemm => 2 * side * side * side,
+            // 2 m n k per product of the batch.
+            Pattern::Matmul(mode) => mode.shape(n).flops(),
             // 3 multiplies and 2 adds per pixel.
             Pattern::Grayscale => 5 * side * side,
             // 9 multiply-adds and a division per pixel.
@@ -330,11 +399,146 @@ impl Pattern {
             // The sort's input, output and scratch keys.
             Pattern::VectorAdd | Pattern::Axpy | Pattern::UserAxpy | Pattern::Sort { pairs: false, .. } => 3,
             Pattern::Sgemm(_) | Pattern::Dgemm => 3,
+            // a and b, and c of the accumulator type, twice as wide for f16 and bf16 inputs.
+            Pattern::Matmul(mode) => 2 + mode.output().size() / mode.input.size(),
             // The unsorted keys and values, the sorted ones and their scratch.
             Pattern::Sort { pairs: true, .. } => 6,
             Pattern::Grayscale => 4,
         }
     }
+}
+
+/// Products in one batched `matmul_batch_*` row.
+pub const BATCH: usize = 256;
+/// The side of each product of the batched rows at their fixed size
+/// ([`Pattern::fixed_size`]): 256 products of 512^3.
+pub const BATCH_SIDE: usize = 512;
+
+/// What a `matmul_*` row multiplies, and how: its input dtype, the
+/// [`Precision`] mode allowed, the strategy asked for, and whether it is one
+/// square product or a batch.
+///
+/// A square row of size `n` multiplies two square matrices of `n` elements
+/// each (side `sqrt(n)`: 1 Mi is 1024^3, 16 Mi 4096^3, 64 Mi 8192^3); a
+/// batched row of size `n` multiplies [`BATCH`] pairs of square matrices of
+/// `n / BATCH` elements each (at its fixed size, 256 x 512^3), one batched
+/// call. `f16` and `bf16` inputs are multiplied into `f32` (matmul's
+/// accumulator type), `f32` and `f64` into their own type.
+///
+/// # Examples
+/// ```
+/// use kiln_benches::{MatmulMode, Pattern};
+/// use kiln_core::{DType, Precision};
+/// use kiln_kernels::matmul::MatmulStrategy;
+/// let tf32 = MatmulMode::batch(DType::F32, Precision::Tf32, MatmulStrategy::Vendor);
+/// assert_eq!(tf32.name(), "matmul_batch_f32_tf32");
+/// assert_eq!(tf32.shape(1 << 26).to_string(), "256 x (512 x 512) . (512 x 512), tf32");
+/// let half = MatmulMode::square(DType::F16, Precision::Exact, MatmulStrategy::Vendor);
+/// assert_eq!((half.name(), half.output()), ("matmul_f16".to_string(), DType::F32));
+/// assert_eq!(Pattern::Matmul(half).flops(1 << 24), 2 * 4096u64.pow(3));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MatmulMode {
+    /// The element type of `a` and `b`.
+    pub input: DType,
+    /// The arithmetic allowed (which changes `f32` products only).
+    pub precision: Precision,
+    /// The strategy asked for: `Auto` rows run what `matmul` picks (and
+    /// say which), the others exactly that one.
+    pub strategy: MatmulStrategy,
+    /// [`BATCH`] products in one call rather than one square product.
+    pub batched: bool,
+}
+
+impl MatmulMode {
+    /// One square product of `input` matrices.
+    pub const fn square(input: DType, precision: Precision, strategy: MatmulStrategy) -> Self {
+        MatmulMode { input, precision, strategy, batched: false }
+    }
+
+    /// [`BATCH`] products of `input` matrices in one call.
+    pub const fn batch(input: DType, precision: Precision, strategy: MatmulStrategy) -> Self {
+        MatmulMode { input, precision, strategy, batched: true }
+    }
+
+    /// The row's name: `matmul_`, `batch_` for a batch, the input dtype,
+    /// and the mode where it is not exact ("matmul_batch_f32_tf32"). The
+    /// strategy is not in it: each dtype and mode has one row, and its note
+    /// says what ran.
+    pub fn name(self) -> String {
+        let batch = if self.batched { "batch_" } else { "" };
+        match self.precision {
+            Precision::Exact => format!("matmul_{batch}{}", self.input),
+            p => format!("matmul_{batch}{}_{p}", self.input),
+        }
+    }
+
+    /// The element type of the product `c` (matmul's accumulator type).
+    pub fn output(self) -> DType {
+        match self.input {
+            DType::F64 => DType::F64,
+            DType::I32 | DType::U32 => self.input,
+            _ => DType::F32,
+        }
+    }
+
+    /// The product a row of size `n` computes.
+    pub fn shape(self, n: usize) -> MatmulShape {
+        if self.batched {
+            let side = square_side(n / BATCH);
+            MatmulShape::new(side, side, side).batch(BATCH).precision(self.precision)
+        } else {
+            let side = square_side(n);
+            MatmulShape::new(side, side, side).precision(self.precision)
+        }
+    }
+
+    /// Bytes a product of size `n` must move: `a` and `b` read once, `c`
+    /// written once.
+    pub fn bytes(self, n: usize) -> u64 {
+        let s = self.shape(n);
+        let [m, nn, k, batch] = [s.m, s.n, s.k, s.batch].map(|v| v as u64);
+        batch * ((m * k + k * nn) * self.input.size() as u64 + m * nn * self.output().size() as u64)
+    }
+}
+
+/// The sides of the square `matmul_*` rows in the full sweep: 1024^3,
+/// 4096^3 and 8192^3, the sizes GEMMs are usually quoted at.
+pub const MATMUL_SIDES: [usize; 3] = [1024, 4096, 8192];
+/// Their side in the quick sweep: 4096^3 alone.
+pub const QUICK_MATMUL_SIDE: usize = 4096;
+
+/// The sizes of the square `matmul_*` rows in a run whose sweep is
+/// `sweep`: in the full sweep ([`sweep_sizes`]) the squares of
+/// [`MATMUL_SIDES`] rather than all ten sizes; in the quick sweep
+/// ([`quick_sizes`]) [`QUICK_MATMUL_SIDE`]^2 alone (the product the targets
+/// are stated at; the other GEMM rows keep the sweep's sizes); any other
+/// sweep (sizes asked for with `--size`) as it is.
+///
+/// # Examples
+/// ```
+/// use kiln_benches::matmul_sizes;
+/// assert_eq!(matmul_sizes(&kiln_benches::sweep_sizes()), [1 << 20, 1 << 24, 1 << 26]);
+/// assert_eq!(matmul_sizes(&kiln_benches::quick_sizes()), [1 << 24]);
+/// assert_eq!(matmul_sizes(&[1 << 22, 1 << 12]), [1 << 12, 1 << 22]);
+/// ```
+pub fn matmul_sizes(sweep: &[usize]) -> Vec<usize> {
+    let sweep = sorted(sweep);
+    if sweep == sorted(&sweep_sizes()) {
+        MATMUL_SIDES.iter().map(|s| s * s).collect()
+    } else if sweep == sorted(&quick_sizes()) {
+        vec![QUICK_MATMUL_SIDE * QUICK_MATMUL_SIDE]
+    } else {
+        sweep
+    }
+}
+
+/// `sizes` in ascending order, each once.
+fn sorted(sizes: &[usize]) -> Vec<usize> {
+    let mut s = sizes.to_vec();
+    s.sort_unstable();
+    s.dedup();
+    s
 }
 
 /// The side of the largest square of at most `n` elements.

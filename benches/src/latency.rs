@@ -246,6 +246,9 @@ mod tests {
             gb_per_s: None,
             tflop_per_s: None,
             ceiling_fraction: None,
+            arithmetic: None,
+            peak_tflop_per_s: None,
+            peak_fraction: None,
             peers: Default::default(),
             note: None,
         };

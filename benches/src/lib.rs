@@ -5,10 +5,12 @@
 //! many runs, random inputs rotated among buffer sets past the size of any
 //! cache), measures the ceiling (a large device-to-device copy: the faster of
 //! the buffer copy and a copy kernel) on the same
-//! device in the same run, and merges in the peers (CuPy and PyCUDA scripts
-//! run on the same machine; with the `cubecl` feature, CubeCL on the wgpu
-//! device). Every row carries its bytes and flops model, so GB/s, the
-//! fraction of the ceiling and the ratio to each peer follow. From a run's
+//! device in the same run, and merges in the peers (CuPy, PyCUDA and PyTorch
+//! scripts run on the same machine; with the `cubecl` feature, CubeCL on the
+//! wgpu device). Every row carries its bytes and flops model, so GB/s, the
+//! fraction of the ceiling and the ratio to each peer follow; a product's
+//! row also the device's peak for its arithmetic, where kiln knows the
+//! device ([`peak_tflop_per_s`]), and its fraction of it. From a run's
 //! rows come the scaling of each series ([`scaling_summary`]: where fixed
 //! costs stop dominating) and the end-to-end latency of small work
 //! ([`latency_summary`], the `reduce_latency` case, in microseconds).
@@ -39,6 +41,7 @@ mod latency;
 mod matrix;
 mod options;
 mod parallel;
+mod peaks;
 mod peers;
 mod plot;
 mod report;
@@ -52,12 +55,16 @@ mod timing;
 
 use std::collections::BTreeMap;
 
-pub use case::{Case, Pattern, quick_sizes, size_label, square_side, sweep_sizes};
+pub use case::{
+    BATCH, BATCH_SIDE, Case, MATMUL_SIDES, MatmulMode, Pattern, QUICK_MATMUL_SIDE, matmul_sizes, quick_sizes,
+    size_label, square_side, sweep_sizes,
+};
 pub use clock::SmClock;
 #[cfg(feature = "cubecl")]
 pub use cubecl_peer::{CUBECL_VERSION, run_cubecl_peer};
 pub use latency::{Latency, latency_runs, latency_summary, render_latency};
 pub use options::RunOptions;
+pub use peaks::{Arithmetic, DEVICE_PEAKS, DevicePeaks, peak_tflop_per_s};
 pub use peers::{Peer, PeerRow, peer_names, run_peers};
 pub use plot::write_charts;
 pub use report::{Header, Report, utc_now};
@@ -128,19 +135,22 @@ impl BenchConfig {
             .collect()
     }
 
-    /// The selected cases, small sizes first; a pattern of fixed size (the
-    /// latency case) comes once, after the sweep.
+    /// The selected cases, small sizes first, each pattern at its sizes of
+    /// the sweep ([`Pattern::sizes_in`]: the square `matmul_*` rows at
+    /// their own sizes); a pattern of fixed size (the latency case, the
+    /// batched products) comes once, after the sweep.
     pub fn cases(&self) -> Vec<Case> {
-        let mut sizes = self.sizes.clone();
-        sizes.sort_unstable();
-        sizes.dedup();
         let selected = self.selected();
         let case = |pattern: Pattern, n| Case { pattern, dtype: pattern.fixed_dtype().unwrap_or(self.dtype), n };
-        let swept = sizes
+        let mut swept: Vec<(usize, usize, Pattern)> = selected
             .iter()
-            .flat_map(|&n| selected.iter().filter(|p| p.fixed_size().is_none()).map(move |&pattern| case(pattern, n)));
+            .enumerate()
+            .filter(|(_, p)| p.fixed_size().is_none())
+            .flat_map(|(i, &p)| p.sizes_in(&self.sizes).into_iter().map(move |n| (n, i, p)))
+            .collect();
+        swept.sort_by_key(|&(n, i, _)| (n, i));
         let fixed = selected.iter().filter_map(|&p| p.fixed_size().map(|n| case(p, n)));
-        swept.chain(fixed).collect()
+        swept.into_iter().map(|(n, _, p)| case(p, n)).chain(fixed).collect()
     }
 }
 
@@ -240,9 +250,13 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
         gb_per_s: None,
         tflop_per_s: None,
         ceiling_fraction: None,
+        arithmetic: crate::matrix::arithmetic(stream, case),
+        peak_tflop_per_s: None,
+        peak_fraction: None,
         peers: BTreeMap::new(),
         note: skip_reason(stream, case),
     };
+    row.peak_tflop_per_s = row.arithmetic.and_then(|a| peak_tflop_per_s(&info.name, a));
     if row.note.is_some() {
         return row;
     }
@@ -273,6 +287,9 @@ fn measure<B: Backend>(stream: &kiln_core::Stream<B>, case: &Case, opts: &RunOpt
                 row.tflop_per_s = Some(row.flops as f64 / t.median_ms / 1e9);
             }
             row.ceiling_fraction = row.gb_per_s.zip(ceiling).map(|(g, c)| g / c);
+            row.peak_fraction = row.tflop_per_s.zip(row.peak_tflop_per_s).map(|(t, p)| t / p);
+            // What a product row ran: its shape and mode, and the strategy (auto's choice).
+            row.note = crate::matrix::remark(stream, case);
         }
         Err(e) => row.note = Some(format!("failed: {e}")),
     }
@@ -335,6 +352,9 @@ mod tests {
             gb_per_s: Row::gbps(12_000, ms),
             tflop_per_s: None,
             ceiling_fraction: None,
+            arithmetic: None,
+            peak_tflop_per_s: None,
+            peak_fraction: None,
             peers: BTreeMap::new(),
             note: None,
         }
@@ -421,6 +441,108 @@ mod tests {
             3,
             "reduce_latency, launch_overhead, graph_launch"
         );
+    }
+
+    /// The square products run at their own sizes (1024^3, 4096^3 and
+    /// 8192^3 in the full sweep, 4096^3 in the quick one, the sizes asked
+    /// for otherwise), the batches once at 256 x 512^3 after the sweep;
+    /// the other GEMM rows keep the sweep's sizes.
+    #[test]
+    fn products_run_at_their_own_sizes() {
+        let sizes_of = |c: &[Case], name: &str| -> Vec<usize> {
+            c.iter().filter(|c| c.pattern.name() == name).map(|c| c.n).collect()
+        };
+        let quick =
+            BenchConfig { patterns: vec!["gemm".into(), "matmul".into()], sizes: quick_sizes(), ..Default::default() };
+        let cases = quick.cases();
+        assert_eq!(sizes_of(&cases, "sgemm"), quick_sizes());
+        assert_eq!(sizes_of(&cases, "matmul_f32_tf32"), [1 << 24]);
+        assert_eq!(sizes_of(&cases, "matmul_batch_f16"), [1 << 26]);
+        let names: Vec<String> = cases.iter().map(|c| format!("{} {}", c.pattern.name(), size_label(c.n))).collect();
+        assert_eq!(
+            names,
+            [
+                "sgemm 1Ki",
+                "sgemm_cublas 1Ki",
+                "dgemm 1Ki",
+                "sgemm 1Mi",
+                "sgemm_cublas 1Mi",
+                "dgemm 1Mi",
+                "matmul_f32 16Mi",
+                "matmul_f32_tf32 16Mi",
+                "matmul_f32_bf16 16Mi",
+                "matmul_f64 16Mi",
+                "matmul_f16 16Mi",
+                "matmul_bf16 16Mi",
+                "sgemm 64Mi",
+                "sgemm_cublas 64Mi",
+                "dgemm 64Mi",
+                "matmul_batch_f32 64Mi",
+                "matmul_batch_f32_tf32 64Mi",
+                "matmul_batch_f16 64Mi",
+            ]
+        );
+        let dtypes: Vec<DType> = cases.iter().filter(|c| c.n == 1 << 24).map(|c| c.dtype).collect();
+        assert_eq!(dtypes, [DType::F32, DType::F32, DType::F32, DType::F64, DType::F16, DType::BF16]);
+        let full = BenchConfig { patterns: vec!["matmul_f16".into()], ..Default::default() };
+        assert_eq!(sizes_of(&full.cases(), "matmul_f16"), [1 << 20, 1 << 24, 1 << 26]);
+        let asked = BenchConfig { patterns: vec!["matmul_f16".into()], sizes: vec![1 << 22], ..Default::default() };
+        assert_eq!(sizes_of(&asked.cases(), "matmul_f16"), [1 << 22]);
+    }
+
+    #[test]
+    fn every_pattern_has_its_own_name() {
+        let names: std::collections::HashSet<String> = Pattern::ALL.iter().map(|p| p.name()).collect();
+        assert_eq!(names.len(), Pattern::ALL.len());
+        for p in Pattern::ALL {
+            assert_eq!(Pattern::from_name(&p.name()), Some(p));
+            // The table's pattern column is 22 wide.
+            assert!(p.name().len() <= 22, "{}", p.name());
+        }
+    }
+
+    /// The product rows of a run on the CPU: each has its arithmetic and
+    /// an unknown peak (kiln knows no CPU's); the modes the CPU has no
+    /// faster path for are skipped with the reason; a known device's rows
+    /// carry its peak and their fraction of it.
+    #[test]
+    fn product_rows_carry_their_peak() {
+        let config =
+            BenchConfig { patterns: vec!["matmul".into()], sizes: vec![1 << 12], runs: 2, ..Default::default() };
+        let dev = Device::<kiln_cpu::Cpu>::open(0).unwrap();
+        let result = BenchVisitor::new(&config, &mut |_| {}).visit(&dev).unwrap();
+        let row = |name: &str| result.rows.iter().find(|r| r.pattern == name).unwrap().clone();
+        let f32_row = row("matmul_f32");
+        assert!(f32_row.tflop_per_s.unwrap() > 0.0, "{f32_row:?}");
+        assert_eq!((f32_row.arithmetic, f32_row.peak_tflop_per_s), (Some(Arithmetic::Fp32), None));
+        assert_eq!(f32_row.peak_cell(), "unknown");
+        assert_eq!(f32_row.note.as_deref(), Some("(64 x 64) . (64 x 64): auto chose tiled"));
+        assert_eq!(row("matmul_f64").arithmetic, Some(Arithmetic::Fp64));
+        let tf32 = row("matmul_f32_tf32");
+        assert_eq!((tf32.median_ms, tf32.arithmetic), (None, Some(Arithmetic::Fp32)));
+        assert!(tf32.note.unwrap().contains("offers no vendor GEMM of f32"));
+        // The batch runs at its fixed size, past the CPU's limit.
+        let batch = row("matmul_batch_f32");
+        assert_eq!(batch.size, 1 << 26);
+        assert!(batch.note.unwrap().contains("too slow"));
+
+        let mut on_h200 = Row { device: "NVIDIA H200".into(), tflop_per_s: Some(396.0), ..f32_row };
+        on_h200.arithmetic = Some(Arithmetic::Tf32);
+        on_h200.peak_tflop_per_s = peak_tflop_per_s(&on_h200.device, Arithmetic::Tf32);
+        on_h200.peak_fraction = on_h200.tflop_per_s.zip(on_h200.peak_tflop_per_s).map(|(t, p)| t / p);
+        assert_eq!(on_h200.peak_cell(), "495 (80%)");
+        let report = Report {
+            header: Header::default(),
+            rows: vec![on_h200, row("matmul_f32")],
+            scaling: Vec::new(),
+            latency: Vec::new(),
+            cuda_system: None,
+        };
+        let table = render(&report);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].contains("%ceil       peak"), "{table}");
+        assert!(lines[1].contains("   396.00") && lines[1].contains("  495 (80%)  "), "{table}");
+        assert!(lines[2].contains("    unknown  "), "{table}");
     }
 
     #[test]

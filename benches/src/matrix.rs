@@ -1,21 +1,23 @@
-//! The bench cases of the 2D patterns (transpose, sgemm and dgemm,
-//! grayscale, 3 x 3 blur) and of the sorts: their inputs, rotation among
-//! buffer sets, and the timed call.
+//! The bench cases of the 2D patterns (transpose, sgemm and dgemm, the
+//! `matmul_*` products in each dtype and mode, grayscale, 3 x 3 blur) and of
+//! the sorts: their inputs, rotation among buffer sets, and the timed call.
 //!
 //! A 2D case of size `n` works on a square of side `sqrt(n)` (every size of
 //! the sweep is a square: 1 Ki = 32^2, ..., 64 Mi = 8192^2, 16 Mi gives the
-//! 4096^3 sgemm of the targets).
+//! 4096^3 sgemm of the targets); a batched product of size `n` on 256
+//! squares of `n / 256` elements ([`MatmulMode`]).
 
-use kiln_core::{Backend, BackendKind, Buffer, DType, Element, Error, RawDevice, Result, Stream};
+use kiln_core::{Backend, BackendKind, Buffer, DType, Element, Error, RawDevice, Result, Stream, bf16, f16};
 use kiln_kernels::image::{Border, Filter, PixelFormat, convolve, gray};
-use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy, matmul_with};
+use kiln_kernels::matmul::{MatmulElement, MatmulStrategy, Precision, choose, matmul_with};
 use kiln_kernels::sort::{SortKey, SortOrder, sort_into, sort_pairs};
 use kiln_kernels::transpose::transpose_with;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::case::{Case, Pattern, square_side};
+use crate::case::{Case, MatmulMode, Pattern, square_side};
 use crate::options::{RunOptions, set_count};
+use crate::peaks::Arithmetic;
 use crate::timing::{Timing, time_runs};
 
 /// Products of more flops than this are skipped on wgpu devices: kiln's WGSL
@@ -33,21 +35,81 @@ pub(crate) fn handles(pattern: Pattern) -> bool {
         Pattern::Transpose(_)
             | Pattern::Sgemm(_)
             | Pattern::Dgemm
+            | Pattern::Matmul(_)
             | Pattern::Grayscale
             | Pattern::Blur3x3
             | Pattern::Sort { .. }
     )
 }
 
+/// What a product pattern multiplies and how; `None` for the other patterns.
+fn mode(pattern: Pattern) -> Option<MatmulMode> {
+    match pattern {
+        Pattern::Sgemm(strategy) => Some(MatmulMode::square(DType::F32, Precision::Exact, strategy)),
+        Pattern::Dgemm => Some(MatmulMode::square(DType::F64, Precision::Exact, MatmulStrategy::Tiled)),
+        Pattern::Matmul(mode) => Some(mode),
+        _ => None,
+    }
+}
+
+/// The strategy a product of `mode` at size `n` runs with on `stream`'s
+/// device: auto's choice for `Auto`, the one asked for otherwise.
+fn resolved<B: Backend>(stream: &Stream<B>, mode: MatmulMode, n: usize) -> MatmulStrategy {
+    match mode.strategy {
+        MatmulStrategy::Auto => choose(stream.device(), mode.input, mode.shape(n)),
+        s => s,
+    }
+}
+
+/// Whether the product of `mode` at size `n` takes the device's faster path
+/// for its mode (the vendor GEMM's TF32 or bf16 tensor cores).
+fn faster_path<B: Backend>(stream: &Stream<B>, mode: MatmulMode, n: usize) -> bool {
+    resolved(stream, mode, n) == MatmulStrategy::Vendor
+        && stream.device().raw().vendor_gemm().is_some_and(|v| v.speeds_up(mode.input, mode.precision))
+}
+
+/// The arithmetic a product case runs in on `stream`'s device, which sets
+/// its peak: its mode's where the device takes the mode's faster path,
+/// plain fp32 for an f32 product computed exactly; `None` for the cases
+/// that are no products.
+pub(crate) fn arithmetic<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<Arithmetic> {
+    let mode = mode(case.pattern)?;
+    let precision = if faster_path(stream, mode, case.n) { mode.precision } else { Precision::Exact };
+    Arithmetic::of(mode.input, precision)
+}
+
+/// The note of a `matmul_*` row that ran: the product, and what computed
+/// it ("(4096 x 4096) . (4096 x 4096), tf32: vendor cuBLAS"; "auto chose
+/// tiled" for the auto rows); `None` for the other cases.
+pub(crate) fn remark<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<String> {
+    let Pattern::Matmul(mode) = case.pattern else { return None };
+    let used = resolved(stream, mode, case.n);
+    let vendor = stream.device().raw().vendor_gemm();
+    let by = match (used, vendor) {
+        (MatmulStrategy::Vendor, Some(v)) => format!("vendor {}", v.name),
+        (s, _) => s.name().to_string(),
+    };
+    let chose = if mode.strategy == MatmulStrategy::Auto { "auto chose " } else { "" };
+    let exactly =
+        if mode.precision != Precision::Exact && mode.input == DType::F32 && !faster_path(stream, mode, case.n) {
+            " (no faster path for the mode here: computed exactly)"
+        } else {
+            ""
+        };
+    Some(format!("{}: {chose}{by}{exactly}", mode.shape(case.n)))
+}
+
 /// Why a case of this module is not run on `stream`'s device, if it is not.
 pub(crate) fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option<String> {
-    match case.pattern {
-        Pattern::Sgemm(MatmulStrategy::Vendor)
-            if !stream.device().raw().vendor_gemm().is_some_and(|v| v.supports(DType::F32, DType::F32)) =>
+    let product = mode(case.pattern);
+    match product {
+        Some(m)
+            if m.strategy == MatmulStrategy::Vendor
+                && !stream.device().raw().vendor_gemm().is_some_and(|v| v.supports(m.input, m.output())) =>
         {
-            Some(format!("{} offers no vendor GEMM of f32", stream.device().name()))
+            Some(format!("{} offers no vendor GEMM of {}", stream.device().name(), m.input))
         }
-        Pattern::Sgemm(_) | Pattern::Dgemm if case.pattern.flops(case.n) > flop_limit(B::KIND) => Some(format!(
+        Some(_) if case.pattern.flops(case.n) > flop_limit(B::KIND) => Some(format!(
             "{} flops: too slow for a bench run on {}",
             case.pattern.flops(case.n),
             stream.device().name()
@@ -68,6 +130,17 @@ fn flop_limit(kind: BackendKind) -> u64 {
 /// Time `case` (a pattern [`handles`] accepts) on `stream`.
 pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOptions) -> Result<Timing> {
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ case.n as u64);
+    if let Some(mode) = mode(case.pattern) {
+        // Uniform in [-1, 1), in each input type.
+        let n = case.n;
+        return match mode.input {
+            DType::F32 => product::<B, f32>(stream, mode, n, opts, || rng.random_range(-1.0..1.0)),
+            DType::F64 => product::<B, f64>(stream, mode, n, opts, || rng.random_range(-1.0..1.0)),
+            DType::F16 => product::<B, f16>(stream, mode, n, opts, || f16::from_f32(rng.random_range(-1.0..1.0))),
+            DType::BF16 => product::<B, bf16>(stream, mode, n, opts, || bf16::from_f32(rng.random_range(-1.0..1.0))),
+            d => Err(Error::invalid("bench matmul", format!("no bench inputs for {d}"))),
+        };
+    }
     let side = square_side(case.n);
     match case.pattern {
         Pattern::Transpose(_) => match case.dtype {
@@ -78,8 +151,6 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
             DType::F64 => transpose(stream, case, opts, || rng.random_range(-1.0f64..1.0)),
             d => Err(Error::invalid("bench transpose", format!("no bench inputs for {d}"))),
         },
-        Pattern::Sgemm(strategy) => gemm::<B, f32>(stream, strategy, side, opts, || rng.random_range(-1.0..1.0)),
-        Pattern::Dgemm => gemm::<B, f64>(stream, MatmulStrategy::Tiled, side, opts, || rng.random_range(-1.0..1.0)),
         Pattern::Grayscale => grayscale(stream, side, opts, &mut rng),
         Pattern::Blur3x3 => blur3x3(stream, side, opts, &mut rng),
         Pattern::Sort { key, pairs } => match key {
@@ -127,27 +198,32 @@ fn transpose<B: Backend, T: Element>(
     })
 }
 
-/// A product of two random square matrices of `T` (a and b in one buffer)
-/// into c.
-fn gemm<B: Backend, T: MatmulElement<Acc = T>>(
+/// The product of `mode` at size `n` (one square product, or a batch of
+/// them) on random `T` matrices, a and b in one buffer, into c of matmul's
+/// accumulator type. Each run must use the strategy asked for (auto's choice
+/// for `Auto`).
+fn product<B: Backend, T: MatmulElement>(
     stream: &Stream<B>,
-    strategy: MatmulStrategy,
-    side: usize,
+    mode: MatmulMode,
+    n: usize,
     opts: &RunOptions,
     mut draw: impl FnMut() -> T,
 ) -> Result<Timing> {
-    let values: Vec<T> = (0..2 * side * side).map(|_| draw()).collect();
-    let sets = set_count(stream, 3 * (side * side * size_of::<T>()) as u64);
-    let mut buffers = buffer_sets::<B, T, T>(stream, &values, side * side, sets)?;
-    let shape = MatmulShape::new(side, side, side);
+    let shape = mode.shape(n);
+    let [a_len, b_len, c_len] =
+        shape.spans().ok_or_else(|| Error::invalid("bench matmul", format!("{shape} overflows")))?;
+    let values: Vec<T> = (0..a_len + b_len).map(|_| draw()).collect();
+    let sets = set_count(stream, mode.bytes(n));
+    let mut buffers = buffer_sets::<B, T, T::Acc>(stream, &values, c_len, sets)?;
+    let expected = resolved(stream, mode, n);
     time_runs(stream, &opts.sampling(), |i| {
         let (ab, c) = &mut buffers[i % sets];
-        let (a, b) = (ab.slice(..side * side)?, ab.slice(side * side..)?);
-        let used = matmul_with(stream, strategy, &a, &b, c, shape)?;
-        if used == strategy {
+        let (a, b) = (ab.slice(..a_len)?, ab.slice(a_len..)?);
+        let used = matmul_with(stream, mode.strategy, &a, &b, c, shape)?;
+        if used == expected {
             Ok(())
         } else {
-            Err(Error::invalid("bench matmul", format!("asked for {strategy}, ran {used}")))
+            Err(Error::invalid("bench matmul", format!("asked for {} ({expected}), ran {used}", mode.strategy)))
         }
     })
 }
@@ -213,12 +289,16 @@ mod tests {
     use super::*;
     use crate::testing::{cpu, every_case_times};
 
+    /// Whether a product pattern asks for the vendor GEMM, which the CPU does not offer.
+    fn asks_for_vendor(p: Pattern) -> bool {
+        mode(p).is_some_and(|m| m.strategy == MatmulStrategy::Vendor)
+    }
+
     #[test]
     fn every_case_runs_on_the_cpu() {
-        // The CPU offers no vendor GEMM: that case alone is skipped.
-        let vendor = Pattern::Sgemm(MatmulStrategy::Vendor);
+        // The CPU offers no vendor GEMM: the cases that ask for one alone are skipped.
         every_case_times(
-            |p| handles(p) && p != vendor,
+            |p| handles(p) && !asks_for_vendor(p),
             &[DType::F32],
             |s, case, opts| {
                 assert_eq!(skip_reason(s, case), None, "{}", case.pattern.name());
@@ -226,10 +306,50 @@ mod tests {
             },
         );
         let (s, _) = cpu();
-        let vendor = Case { pattern: vendor, dtype: DType::F32, n: 1 << 12 };
-        assert!(skip_reason(&s, &vendor).unwrap().contains("offers no vendor GEMM"));
+        let vendor = Case { pattern: Pattern::Sgemm(MatmulStrategy::Vendor), dtype: DType::F32, n: 1 << 12 };
+        assert!(skip_reason(&s, &vendor).unwrap().contains("offers no vendor GEMM of f32"));
         let huge = Case { pattern: Pattern::Sgemm(MatmulStrategy::Tiled), dtype: DType::F32, n: 1 << 26 };
         assert!(skip_reason(&s, &huge).unwrap().contains("flops"));
+    }
+
+    /// On the CPU the modes have no faster path: the rows of f32 in TF32 or
+    /// bf16 mode, and of f16 and bf16 inputs (which ask for the vendor
+    /// GEMM), are skipped with the reason; the exact f32 and f64 rows run
+    /// kiln's own kernel, and say so; products past the CPU's flop limit
+    /// (8192^3, the batch of 256 x 512^3) are skipped.
+    #[test]
+    fn the_cpu_runs_the_exact_products_and_skips_the_modes() {
+        let (s, opts) = cpu();
+        let products: Vec<Pattern> = Pattern::ALL.into_iter().filter(|p| matches!(p, Pattern::Matmul(_))).collect();
+        for pattern in products {
+            let Pattern::Matmul(m) = pattern else { unreachable!() };
+            let small = Case { pattern, dtype: m.input, n: 1 << 12 };
+            let name = pattern.name();
+            if m.strategy == MatmulStrategy::Vendor {
+                let reason = skip_reason(&s, &small).unwrap_or_else(|| panic!("{name} runs"));
+                assert_eq!(reason, format!("{} offers no vendor GEMM of {}", s.device().name(), m.input), "{name}");
+                continue;
+            }
+            assert_eq!(skip_reason(&s, &small), None, "{name}");
+            assert!(run_case(&s, &small, &opts).is_ok(), "{name}");
+            let note = remark(&s, &small).unwrap();
+            assert!(note.ends_with(": auto chose tiled"), "{name}: {note}");
+            assert_eq!(arithmetic(&s, &small), Arithmetic::of(m.input, Precision::Exact), "{name}");
+            let big = Case { n: pattern.fixed_size().unwrap_or(1 << 26), ..small };
+            assert!(skip_reason(&s, &big).unwrap().contains("too slow"), "{name}");
+        }
+        // kiln's own f32 kernel on a mode it has no faster path for: plain
+        // fp32 arithmetic, said in the note.
+        let tiled_tf32 = MatmulMode::square(DType::F32, Precision::Tf32, MatmulStrategy::Tiled);
+        let case = Case { pattern: Pattern::Matmul(tiled_tf32), dtype: DType::F32, n: 1 << 12 };
+        assert_eq!(arithmetic(&s, &case), Some(Arithmetic::Fp32));
+        assert_eq!(
+            remark(&s, &case).unwrap(),
+            "(64 x 64) . (64 x 64), tf32: tiled (no faster path for the mode here: computed exactly)"
+        );
+        assert!(run_case(&s, &case, &opts).is_ok());
+        let sgemm = Case { pattern: Pattern::Sgemm(MatmulStrategy::Tiled), dtype: DType::F32, n: 1 << 12 };
+        assert_eq!((arithmetic(&s, &sgemm), remark(&s, &sgemm)), (Some(Arithmetic::Fp32), None));
     }
 
     #[test]
@@ -241,5 +361,16 @@ mod tests {
         assert_eq!(Pattern::Sort { key: DType::U32, pairs: false }.bytes(n, DType::U32), 8 * n as u64);
         assert_eq!(Pattern::Sort { key: DType::F32, pairs: true }.bytes(n, DType::F32), 16 * n as u64);
         assert_eq!(Pattern::Dgemm.flops(n), 2 * 4096u64.pow(3));
+        let product = |name: &str| Pattern::from_name(name).unwrap();
+        // a and b of f16, c of f32.
+        assert_eq!(product("matmul_f16").bytes(n, DType::F16), (2 + 2 + 4) * n as u64);
+        assert_eq!(product("matmul_f32_tf32").bytes(n, DType::F32), 12 * n as u64);
+        assert_eq!(product("matmul_f64").flops(n), 2 * 4096u64.pow(3));
+        // 256 products of 512^3 at the batch's fixed size.
+        let batch = product("matmul_batch_f32_tf32");
+        assert_eq!(batch.fixed_size(), Some(1 << 26));
+        assert_eq!(batch.flops(1 << 26), 2 * 512u64.pow(3) * 256);
+        assert_eq!(batch.bytes(1 << 26, DType::F32), 12 << 26);
+        assert_eq!(product("matmul_batch_f16").arrays(), 4);
     }
 }

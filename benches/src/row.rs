@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::peaks::Arithmetic;
 use crate::timing::Timer;
 
 /// A peer's result for the same pattern, dtype and size as a kiln row.
@@ -77,6 +78,17 @@ pub struct Row {
     pub tflop_per_s: Option<f64>,
     /// `gb_per_s` over the device-to-device copy measured in the same run.
     pub ceiling_fraction: Option<f64>,
+    /// The arithmetic of a product's inner loop (fp32, tf32, ...), which
+    /// sets its peak; none for rows that are no products.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arithmetic: Option<Arithmetic>,
+    /// The device's dense peak for that arithmetic, TFLOP/s, where kiln
+    /// knows the device ([`peak_tflop_per_s`](crate::peak_tflop_per_s)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_tflop_per_s: Option<f64>,
+    /// `tflop_per_s` over `peak_tflop_per_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_fraction: Option<f64>,
     /// Each peer's result on the same case.
     pub peers: BTreeMap<String, PeerCell>,
     /// Why the case was skipped, or a remark.
@@ -93,6 +105,29 @@ impl Row {
     /// ```
     pub fn gbps(bytes: u64, ms: f64) -> Option<f64> {
         (bytes > 0 && ms > 0.0).then(|| bytes as f64 / ms / 1e6)
+    }
+
+    /// The peak column of the table: "495 (79%)" (the device's peak for
+    /// the row's arithmetic, TFLOP/s, and the row's fraction of it),
+    /// "unknown" for a product on a device whose peaks kiln does not know,
+    /// "-" for rows that are no products.
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_benches::{Arithmetic, Row};
+    /// let row = Row { arithmetic: Some(Arithmetic::Tf32), peak_tflop_per_s: Some(495.0), ..Row::default() };
+    /// assert_eq!(row.peak_cell(), "495");
+    /// assert_eq!(Row { peak_fraction: Some(0.791), ..row.clone() }.peak_cell(), "495 (79%)");
+    /// assert_eq!(Row { peak_tflop_per_s: None, ..row }.peak_cell(), "unknown");
+    /// assert_eq!(Row::default().peak_cell(), "-");
+    /// ```
+    pub fn peak_cell(&self) -> String {
+        match (self.arithmetic, self.peak_tflop_per_s, self.peak_fraction) {
+            (None, _, _) => "-".into(),
+            (Some(_), None, _) => "unknown".into(),
+            (Some(_), Some(peak), None) => format!("{peak:.0}"),
+            (Some(_), Some(peak), Some(f)) => format!("{peak:.0} ({:.0}%)", f * 100.0),
+        }
     }
 
     /// "SM 1410/1980 MHz" when the samples ran below the device's highest

@@ -226,6 +226,9 @@ mod tests {
             gb_per_s: ms.and_then(|ms| Row::gbps(bytes, ms)),
             tflop_per_s: None,
             ceiling_fraction: None,
+            arithmetic: None,
+            peak_tflop_per_s: None,
+            peak_fraction: None,
             peers: BTreeMap::new(),
             note: ms.is_none().then(|| "skipped".into()),
         }

@@ -16,14 +16,16 @@ fn cell(c: Option<&PeerCell>) -> String {
 }
 
 /// The report as a fixed-width table, one line per row; peers as ratio
-/// columns (kiln's throughput over theirs).
+/// columns (kiln's throughput over theirs). The products' rows have their
+/// device's peak for their arithmetic, TFLOP/s, and their fraction of it
+/// ("peak": "495 (79%)", or "unknown" where kiln does not know the device).
 pub fn render(report: &Report) -> String {
     let peers: Vec<String> = report.header.peers.keys().cloned().collect();
     let mut out = String::new();
     let _ = write!(
         out,
-        "{:<6} {:<26} {:<22} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6}",
-        "backend", "device", "pattern", "dtype", "size", "median ms", "min ms", "GB/s", "TFLOP/s", "%ceil"
+        "{:<6} {:<26} {:<22} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6} {:>10}",
+        "backend", "device", "pattern", "dtype", "size", "median ms", "min ms", "GB/s", "TFLOP/s", "%ceil", "peak"
     );
     for p in &peers {
         let _ = write!(out, " {:>9}", format!("vs {p}"));
@@ -33,7 +35,7 @@ pub fn render(report: &Report) -> String {
         let device: String = r.device.chars().take(26).collect();
         let _ = write!(
             out,
-            "{:<6} {:<26} {:<22} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6}",
+            "{:<6} {:<26} {:<22} {:<5} {:>6} {:>10} {:>10} {:>9} {:>8} {:>6} {:>10}",
             r.backend,
             device,
             r.pattern,
@@ -44,6 +46,7 @@ pub fn render(report: &Report) -> String {
             r.gb_per_s.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into()),
             r.tflop_per_s.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
             r.ceiling_fraction.map(|v| format!("{:.0}%", v * 100.0)).unwrap_or_else(|| "-".into()),
+            r.peak_cell(),
         );
         for p in &peers {
             let _ = write!(out, " {:>9}", cell(r.peers.get(p)));
