@@ -20,7 +20,9 @@ The case reduce_latency runs once, at 1 Ki f32, whatever --sizes and --dtype say
 launch_overhead and graph_launch once, over one f32.
 Exits with status 3 and a one-line reason on stderr when CuPy cannot run here.
 """
-import argparse, json, math, os, sys, time
+import json, math, os, sys, time
+
+from peer_common import peer_args, sample_windows
 
 try:
     import numpy as np
@@ -31,36 +33,11 @@ except Exception as e:  # noqa: BLE001 - any failure means the peer is absent
     sys.exit(3)
 
 CACHE_BYTES = 64 << 20
-ap = argparse.ArgumentParser()
-ap.add_argument("--cases", required=True)
-ap.add_argument("--sizes", required=True)
-ap.add_argument("--dtype", default="f32")
-ap.add_argument("--runs", type=int, default=20)
-ap.add_argument("--warmup-ms", type=float, default=100.0)
-ap.add_argument("--sample-ms", type=float, default=2.0)
-ap.add_argument("--json", required=True)
-ap.add_argument("--fuse", action="store_true")
-args = ap.parse_args()
+args = peer_args(("--fuse", {"action": "store_true"}))
 # Whether this process's f32 products may use TF32, as CuPy itself reads CUPY_TF32.
 TF32 = int(os.environ.get("CUPY_TF32", "0") or "0") > 0
 dt = {"f32": cp.float32, "f64": cp.float64, "i32": cp.int32, "u32": cp.uint32}[args.dtype]
 
-
-MAX_LAUNCHES = 1000
-
-
-def sample_windows(window):
-    """`window(k)` times k calls back to back, ms per call."""
-    def count(ms):
-        return max(1, min(MAX_LAUNCHES, math.ceil(args.sample_ms / ms))) if ms > 0 else MAX_LAUNCHES
-
-    for _ in range(3):
-        window(1)
-    launches = count(window(1))
-    t0 = time.perf_counter()
-    while (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
-        launches = count(window(launches))
-    return np.sort(np.asarray([window(launches) for _ in range(max(args.runs, 1))])), launches
 
 
 def sampled(run):
@@ -78,7 +55,7 @@ def sampled(run):
         stop.synchronize()
         return cp.cuda.get_elapsed_time(start, stop) / k
 
-    return sample_windows(window)
+    return sample_windows(window, args)
 arrays = {"copy_d2d": 2, "fill": 1, "sequence": 1, "map_square": 2, "map_abs": 2, "map_negate": 2,
           "map_sqrt": 2, "vector_add": 3, "axpy": 3, "user_axpy": 3, "array_axpy": 3, "array_fused_sum": 2,
           "array_row_sums": 1, "random_uniform": 1, "random_normal": 1}

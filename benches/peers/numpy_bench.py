@@ -15,7 +15,9 @@ array expressions, integer random numbers), the new array is part of
 the time, as it is of NumPy's users'. Exits with status 3 and a one-line
 reason on stderr when NumPy cannot run here.
 """
-import argparse, json, math, sys, time
+import json, math, sys, time
+
+from peer_common import peer_args
 
 try:
     import numpy as np
@@ -28,15 +30,7 @@ MAX_CALLS = 1000
 # Products past this many flops are skipped, as kiln's CPU rows skip them
 # (benches/src/matrix.rs, CPU_FLOPS): up to 2048^3.
 SLOW_FLOPS = 1 << 35
-ap = argparse.ArgumentParser()
-ap.add_argument("--cases", required=True)
-ap.add_argument("--sizes", required=True)
-ap.add_argument("--dtype", default="f32")
-ap.add_argument("--runs", type=int, default=20)
-ap.add_argument("--warmup-ms", type=float, default=100.0)
-ap.add_argument("--sample-ms", type=float, default=2.0)
-ap.add_argument("--json", required=True)
-args = ap.parse_args()
+args = peer_args()
 dt = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32}[args.dtype]
 rng = np.random.default_rng(0x6B696C6E)
 

@@ -4,7 +4,9 @@ Usage: python3 pycuda_bench.py --cases vector_add --sizes 1024,67108864 --dtype 
 The case reduce_latency runs once, at 1 Ki f32, whatever --sizes and --dtype say.
 Exits with status 3 and a one-line reason on stderr when PyCUDA cannot run here.
 """
-import argparse, json, math, sys, time
+import json, math, sys, time
+
+from peer_common import peer_args, sample_windows
 
 try:
     import numpy as np
@@ -19,33 +21,9 @@ except Exception as e:  # noqa: BLE001 - any failure means the peer is absent
     sys.exit(3)
 
 CACHE_BYTES = 64 << 20
-ap = argparse.ArgumentParser()
-ap.add_argument("--cases", required=True)
-ap.add_argument("--sizes", required=True)
-ap.add_argument("--dtype", default="f32")
-ap.add_argument("--runs", type=int, default=20)
-ap.add_argument("--warmup-ms", type=float, default=100.0)
-ap.add_argument("--sample-ms", type=float, default=2.0)
-ap.add_argument("--json", required=True)
-args = ap.parse_args()
+args = peer_args()
 np_dt = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32}[args.dtype]
 
-
-MAX_LAUNCHES = 1000
-
-
-def sample_windows(window):
-    """`window(k)` times k calls back to back, ms per call."""
-    def count(ms):
-        return max(1, min(MAX_LAUNCHES, math.ceil(args.sample_ms / ms))) if ms > 0 else MAX_LAUNCHES
-
-    for _ in range(3):
-        window(1)
-    launches = count(window(1))
-    t0 = time.perf_counter()
-    while (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
-        launches = count(window(launches))
-    return np.sort(np.asarray([window(launches) for _ in range(max(args.runs, 1))])), launches
 
 
 def sampled(run):
@@ -63,7 +41,7 @@ def sampled(run):
         stop.synchronize()
         return start.time_till(stop) / k
 
-    return sample_windows(window)
+    return sample_windows(window, args)
 c_t = {"f32": "float", "f64": "double", "i32": "int", "u32": "unsigned int"}[args.dtype]
 arrays = {"copy_d2d": 2, "fill": 1, "map_square": 2, "vector_add": 3, "axpy": 3,
           "reduce_sum": 1, "dot": 2, "scan_inclusive": 2, "scan_exclusive": 2}

@@ -24,7 +24,9 @@ events, `launches` chosen so a sample covers --sample-ms; inputs uniform in
 Writes {"peer": "torch", "version": ..., "rows": [{pattern, dtype, size, median_ms, min_ms, launches, calls}]}.
 Exits with status 3 and a one-line reason on stderr when PyTorch or a CUDA device is not here.
 """
-import argparse, json, math, statistics, sys, time
+import json, math, statistics, sys, time
+
+from peer_common import peer_args, sample_windows
 
 try:
     import torch
@@ -35,18 +37,9 @@ except Exception as e:  # noqa: BLE001 - any failure means the peer is absent
     sys.exit(3)
 
 CACHE_BYTES = 64 << 20
-MAX_LAUNCHES = 1000
 # Products in one batched row (benches/src/case.rs, BATCH).
 BATCH = 256
-ap = argparse.ArgumentParser()
-ap.add_argument("--cases", required=True)
-ap.add_argument("--sizes", required=True)
-ap.add_argument("--dtype", default="f32")
-ap.add_argument("--runs", type=int, default=20)
-ap.add_argument("--warmup-ms", type=float, default=100.0)
-ap.add_argument("--sample-ms", type=float, default=2.0)
-ap.add_argument("--json", required=True)
-args = ap.parse_args()
+args = peer_args()
 
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}
 MODES = ("exact", "tf32", "bf16")
@@ -119,16 +112,7 @@ def sampled(run):
         stop.synchronize()
         return start.elapsed_time(stop) / k
 
-    def count(ms):
-        return max(1, min(MAX_LAUNCHES, math.ceil(args.sample_ms / ms))) if ms > 0 else MAX_LAUNCHES
-
-    for _ in range(3):
-        window(1)
-    launches = count(window(1))
-    t0 = time.perf_counter()
-    while (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
-        launches = count(window(launches))
-    return sorted(window(launches) for _ in range(max(args.runs, 1))), launches
+    return sample_windows(window, args)
 
 
 generator = torch.Generator(device="cuda")

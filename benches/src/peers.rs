@@ -95,6 +95,8 @@ impl Peer {
 
 /// The CuPy script: plain CuPy, and with `--fuse` its array cases as `cupy.fuse` kernels.
 const CUPY: &str = include_str!("../peers/cupy_bench.py");
+/// What the Python peers share (their arguments, kiln's sampling), written beside each.
+const PEER_COMMON: &str = include_str!("../peers/peer_common.py");
 
 /// How a peer runs.
 #[derive(Clone, Copy)]
@@ -373,8 +375,12 @@ fn run_in(dir: &std::path::Path, peer: &PeerProgram, pass: &Pass, index: usize, 
         Program::Cuda(src) => (format!("{name}_bench.cu"), src),
     };
     let source: PathBuf = dir.join(file);
-    if let Err(e) = std::fs::write(&source, src) {
-        return Peer::absent(name, format!("cannot write {}: {e}", source.display()));
+    // A Python peer imports what the peers share from beside it.
+    let common = matches!(program, Program::Python(_)).then(|| (dir.join("peer_common.py"), PEER_COMMON));
+    for (path, text) in [(source.clone(), src)].into_iter().chain(common) {
+        if let Err(e) = std::fs::write(&path, text) {
+            return Peer::absent(name, format!("cannot write {}: {e}", path.display()));
+        }
     }
     let mut command = match program {
         Program::Python(_) => {
