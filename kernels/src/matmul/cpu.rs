@@ -14,41 +14,8 @@ use rayon::prelude::*;
 use super::cpu_blocks::packed;
 #[cfg(feature = "cpu-gemm")]
 use super::cpu_gemm::packed;
+use super::cpu_layout::{Operand, Product};
 use super::{MatmulElement, PARALLEL_FROM};
-
-/// How one operand of one product lies in its slice.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Operand {
-    /// Elements from one stored row to the next.
-    pub ld: usize,
-    /// Stored transposed: element (i, p) at `p ld + i`.
-    pub transposed: bool,
-}
-
-impl Operand {
-    /// (row stride, column stride) of the operand's elements.
-    pub(super) fn strides(&self) -> (usize, usize) {
-        if self.transposed { (1, self.ld) } else { (self.ld, 1) }
-    }
-
-    /// The index of element (i, p).
-    fn at(&self, i: usize, p: usize) -> usize {
-        let (rs, cs) = self.strides();
-        i * rs + p * cs
-    }
-}
-
-/// One product `c (m x n) = a (m x k) . b (k x n)`, each slice starting at
-/// its matrix's first element; c's rows `ldc` apart.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Product {
-    pub m: usize,
-    pub n: usize,
-    pub k: usize,
-    pub a: Operand,
-    pub b: Operand,
-    pub ldc: usize,
-}
 
 /// `c = a . b` for each of `batch` products, laid out as
 /// [`MatmulShape`](kiln_core::MatmulShape) says: the kernel's arguments

@@ -10,7 +10,7 @@ use ndarray::{ArrayView2, ArrayViewMut2, LinalgScalar, ShapeBuilder, s};
 use rayon::prelude::*;
 
 use super::PARALLEL_FROM;
-use super::cpu::{Operand, Product};
+use super::cpu_layout::{Operand, Product};
 
 /// The element types of the packed kernels, `f32` and `f64` (ndarray sends
 /// both to matrixmultiply).

@@ -3,7 +3,7 @@
 //! pool of [`FAER_FROM_THREADS`] threads or more, `gemm`'s otherwise.
 
 use super::PARALLEL_FROM;
-use super::cpu::{Operand, Product};
+use super::cpu_layout::{Operand, Product};
 
 /// Threaded products go through `faer` where the pool has this many
 /// threads or more, through `gemm` on fewer. Measured on a 16-core x86-64

@@ -29,6 +29,7 @@ mod cpu;
 mod cpu_blocks;
 #[cfg(feature = "cpu-gemm")]
 mod cpu_gemm;
+mod cpu_layout;
 mod launch;
 mod plan;
 mod program;
