@@ -17,7 +17,7 @@ reason on stderr when NumPy cannot run here.
 """
 import json, math, sys, time
 
-from peer_common import peer_args
+from peer_common import peer_args, sample_windows
 
 try:
     import numpy as np
@@ -26,7 +26,6 @@ except Exception as e:  # noqa: BLE001 - any failure means the peer is absent
     sys.exit(3)
 
 CACHE_BYTES = 64 << 20
-MAX_CALLS = 1000
 # Products past this many flops are skipped, as kiln's CPU rows skip them
 # (benches/src/matrix.rs, CPU_FLOPS): up to 2048^3.
 SLOW_FLOPS = 1 << 35
@@ -43,16 +42,7 @@ def sampled(run):
             run()
         return (time.perf_counter() - t0) * 1e3 / k
 
-    def count(ms):
-        return max(1, min(MAX_CALLS, math.ceil(args.sample_ms / ms))) if ms > 0 else MAX_CALLS
-
-    for _ in range(3):
-        window(1)
-    calls = count(window(1))
-    t0 = time.perf_counter()
-    while (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
-        calls = count(window(calls))
-    return np.sort(np.asarray([window(calls) for _ in range(max(args.runs, 1))])), calls
+    return sample_windows(window, args)
 
 
 def bench_input(shape, dtype):
