@@ -171,6 +171,20 @@ impl<B: Backend> Cases<B> {
         self.one(group, pattern, DType::F64, move |d, c| p.run::<B, f64>(d, c))
     }
 
+    /// Add `p` on every number type: `i32`, `u32`, `f32`, `f64`, and the
+    /// 16-bit floats `f16` and `bf16`.
+    pub fn numbers_and_halves(
+        &mut self,
+        group: &'static str,
+        pattern: impl Into<String>,
+        p: impl NumberPattern,
+    ) -> &mut Self {
+        let pattern = pattern.into();
+        self.numbers(group, pattern.clone(), p);
+        self.one(group, pattern.clone(), DType::F16, move |d, c| p.run::<B, half::f16>(d, c));
+        self.one(group, pattern, DType::BF16, move |d, c| p.run::<B, half::bf16>(d, c))
+    }
+
     /// Add `p` on `u8`, `i32`, `u32`, `f32` and `f64`.
     pub fn elements(&mut self, group: &'static str, pattern: impl Into<String>, p: impl ElementPattern) -> &mut Self {
         let pattern = pattern.into();

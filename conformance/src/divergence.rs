@@ -106,8 +106,8 @@ pub const KNOWN: &[Divergence] = &[
         "the device has no 64-bit float arithmetic",
     ),
     lacks(Feature::F64, &["matmul"], Some(DType::F64), "the device has no 64-bit float arithmetic"),
-    lacks(Feature::F16, &["matmul"], Some(DType::F16), "the device has no 16-bit float arithmetic"),
-    always(BackendKind::Wgpu, &["matmul"], Some(DType::BF16), "WGSL has no bfloat16 type"),
+    lacks(Feature::F16, HALVES, Some(DType::F16), "the device has no 16-bit float arithmetic"),
+    always(BackendKind::Wgpu, HALVES, Some(DType::BF16), "WGSL has no bfloat16 type"),
     always(BackendKind::Cpu, VENDOR, None, "the CPU backend offers no vendor GEMM"),
     always(BackendKind::Wgpu, VENDOR, None, "the wgpu backend offers no vendor GEMM"),
     always(BackendKind::Cuda, VENDOR, Some(DType::I32), "cuBLAS has no 32-bit integer matrix product"),
@@ -123,6 +123,9 @@ const VENDOR: Patterns = &[
     "matmul/vendor/precision_tf32",
     "matmul/vendor/precision_bf16",
 ];
+
+/// The groups that run on the 16-bit floats.
+const HALVES: Patterns = &["matmul", "map", "elementwise", "reduce", "scan"];
 
 /// The groups or patterns of a divergence (see [`Divergence::patterns`]).
 type Patterns = &'static [&'static str];

@@ -12,7 +12,7 @@ use kiln_kernels::map::MapOp;
 
 use crate::Sample;
 
-/// Reference arithmetic for the numeric element types (`i32`, `u32`, `f32`, `f64`).
+/// Reference arithmetic for the numeric element types (`i32`, `u32`, `f32`, `f64`, `f16`, `bf16`).
 ///
 /// # Examples
 /// ```
@@ -129,6 +129,47 @@ macro_rules! float_arith {
 // of f32 in a tie, inside every tolerance used with it.
 float_arith!(f32, |a: f32, b: f32, c: f32| (a as f64 * b as f64 + c as f64) as f32);
 float_arith!(f64, f64::mul_add);
+
+/// The 16-bit floats: each operation computed in f64 (exact for a sum,
+/// difference or product of two of them, correctly rounded for a quotient
+/// or root) and rounded once to the type, which is the correctly rounded
+/// result: f64 carries more than twice their significand bits plus two.
+macro_rules! half_arith {
+    ($t:ty) => {
+        impl Arith for $t {
+            fn plus(a: Self, b: Self) -> Self {
+                <$t>::from_f64(a.to_f64() + b.to_f64())
+            }
+            fn minus(a: Self, b: Self) -> Self {
+                <$t>::from_f64(a.to_f64() - b.to_f64())
+            }
+            fn times(a: Self, b: Self) -> Self {
+                <$t>::from_f64(a.to_f64() * b.to_f64())
+            }
+            fn over(a: Self, b: Self) -> Self {
+                <$t>::from_f64(a.to_f64() / b.to_f64())
+            }
+            fn negated(a: Self) -> Self {
+                <$t>::from_bits(a.to_bits() ^ 0x8000)
+            }
+            fn absolute(a: Self) -> Self {
+                <$t>::from_bits(a.to_bits() & 0x7fff)
+            }
+            const HAS_ROOT: bool = true;
+            fn root(a: Self) -> Self {
+                <$t>::from_f64(a.to_f64().sqrt())
+            }
+            fn fused(a: Self, b: Self, c: Self) -> Self {
+                <$t>::from_f64(a.to_f64().mul_add(b.to_f64(), c.to_f64()))
+            }
+            fn index(i: usize) -> Self {
+                <$t>::from_f64(i as f64)
+            }
+        }
+    };
+}
+half_arith!(half::f16);
+half_arith!(half::bf16);
 
 /// The reference of a unary operation; `None` where `T` does not have it
 /// (`Sqrt` on integers), and the API must refuse it.

@@ -76,6 +76,13 @@ pub trait Sample: Element {
     fn flush_subnormal(self) -> Self {
         self
     }
+
+    /// The epsilon of the type kiln's reductions and scans accumulate this
+    /// one in: `f32`'s for the 16-bit floats, which are summed in `f32` and
+    /// rounded once at the end; the type's own for the others.
+    fn accumulator_epsilon() -> f64 {
+        Self::epsilon()
+    }
 }
 
 macro_rules! int_sample {
@@ -186,6 +193,91 @@ macro_rules! float_sample {
 
 float_sample!(f32, u32, 23);
 float_sample!(f64, u64, 52);
+
+macro_rules! half_sample {
+    ($t:ty, $mantissa_bits:expr, $moderate_exponents:expr) => {
+        impl Sample for $t {
+            const IS_FLOAT: bool = true;
+
+            fn random(rng: &mut CaseRng) -> Self {
+                const SPECIALS: [$t; 12] = [
+                    <$t>::NAN,
+                    <$t>::INFINITY,
+                    <$t>::NEG_INFINITY,
+                    <$t>::ZERO,
+                    <$t>::NEG_ZERO,
+                    <$t>::ONE,
+                    <$t>::NEG_ONE,
+                    <$t>::MIN_POSITIVE,
+                    <$t>::from_bits(<$t>::MIN_POSITIVE.to_bits() | 0x8000),
+                    <$t>::MAX,
+                    <$t>::MIN,
+                    <$t>::EPSILON,
+                ];
+                match rng.random_range(0..100u32) {
+                    0..6 => SPECIALS[rng.random_range(0..SPECIALS.len())],
+                    6..9 => {
+                        // A subnormal: zero exponent, non-zero mantissa, either sign.
+                        let mantissa: u16 = rng.random_range(1..1u16 << $mantissa_bits);
+                        let sign: u16 = if rng.random() { 0x8000 } else { 0 };
+                        <$t>::from_bits(sign | mantissa)
+                    }
+                    // Small integers: exact results, cancellation (x - x), exact squares.
+                    9..30 => <$t>::from_f32(rng.random_range(-16..=16i32) as f32),
+                    _ => Self::random_moderate(rng),
+                }
+            }
+
+            fn random_moderate(rng: &mut CaseRng) -> Self {
+                // A mantissa in [1, 2) scaled by a power of two in the
+                // type's comfortable range, either sign: sums of a million
+                // of them stay far from the largest finite value.
+                let m: f32 = rng.random_range(1.0..2.0);
+                let v = m * 2f32.powi(rng.random_range($moderate_exponents));
+                <$t>::from_f32(if rng.random() { v } else { -v })
+            }
+
+            fn poison(expected: Self) -> Self {
+                // A NaN where a number is expected, a finite value where NaN is.
+                if expected.is_nan() { <$t>::from_f32(-1.25e-3) } else { <$t>::from_bits(<$t>::NAN.to_bits() | 0x5) }
+            }
+
+            fn is_nan_value(self) -> bool {
+                self.is_nan()
+            }
+
+            fn to_f64(self) -> f64 {
+                self.to_f64()
+            }
+
+            fn epsilon() -> f64 {
+                <$t>::EPSILON.to_f64()
+            }
+
+            fn min_normal() -> f64 {
+                <$t>::MIN_POSITIVE.to_f64()
+            }
+
+            fn flush_subnormal(self) -> Self {
+                if self.is_normal() || self.is_nan() || self.is_infinite() || self.to_bits() & 0x7fff == 0 {
+                    self
+                } else {
+                    <$t>::from_bits(self.to_bits() & 0x8000)
+                }
+            }
+
+            fn accumulator_epsilon() -> f64 {
+                f32::EPSILON as f64
+            }
+        }
+    };
+}
+
+// f16 tops out at 65504: moderate values below 32 keep million-element
+// sums (a random walk of about a thousand times the typical value) finite.
+half_sample!(half::f16, 10, -8..=4i32);
+// bf16 has f32's range and 8 significant bits.
+half_sample!(half::bf16, 7, -24..=24i32);
 
 /// `n` random values of `T` from `rng`.
 pub fn random_vec<T: Sample>(rng: &mut CaseRng, n: usize) -> Vec<T> {

@@ -58,6 +58,7 @@ pub mod sort;
 mod stream_store;
 pub mod thrust;
 pub mod transpose;
+mod widen;
 pub mod user;
 
 pub use num::Number;

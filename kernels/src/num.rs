@@ -1,14 +1,17 @@
 //! Arithmetic over the element types the numeric patterns accept.
 
-use kiln_core::{Element, f16};
+use kiln_core::{Element, bf16, f16};
 
-/// An element type with arithmetic: `i32`, `u32`, `f32`, `f64` and `f16`.
+/// An element type with arithmetic: `i32`, `u32`, `f32`, `f64`, `f16` and `bf16`.
 ///
 /// Integer operations wrap; integer division by zero gives the dividend and
 /// `i32::MIN / -1` gives `i32::MIN` (WGSL's definition, which every kiln
-/// backend follows); floats follow IEEE 754. `f16` arithmetic is done in
-/// `f32` and rounded once, which for these operations equals the correctly
-/// rounded half-precision result, on every backend.
+/// backend follows); floats follow IEEE 754. `f16` and `bf16` arithmetic is
+/// done in `f32` and rounded once, which for these operations equals the
+/// correctly rounded 16-bit result (f32 carries more than twice their
+/// significand bits, plus two), on every backend. Reductions and scans of
+/// the 16-bit types accumulate in `f32` and round once at the end (see
+/// [`reduce`](crate::reduce) and [`scan`](crate::scan)).
 ///
 /// # Examples
 /// ```
@@ -146,31 +149,37 @@ macro_rules! float_number {
 float_number!(f32);
 float_number!(f64);
 
-impl sealed::Sealed for f16 {}
-impl Number for f16 {
-    const IS_FLOAT: bool = true;
-    fn add(self, o: Self) -> Self {
-        f16::from_f32(self.to_f32() + o.to_f32())
-    }
-    fn sub(self, o: Self) -> Self {
-        f16::from_f32(self.to_f32() - o.to_f32())
-    }
-    fn mul(self, o: Self) -> Self {
-        f16::from_f32(self.to_f32() * o.to_f32())
-    }
-    fn div(self, o: Self) -> Self {
-        f16::from_f32(self.to_f32() / o.to_f32())
-    }
-    fn neg(self) -> Self {
-        -self
-    }
-    fn abs(self) -> Self {
-        f16::from_bits(self.to_bits() & 0x7fff)
-    }
-    fn sqrt(self) -> Self {
-        f16::from_f32(self.to_f32().sqrt())
-    }
-    fn from_index(i: u64) -> Self {
-        f16::from_f32(i as f32)
-    }
+macro_rules! half_number {
+    ($t:ty) => {
+        impl sealed::Sealed for $t {}
+        impl Number for $t {
+            const IS_FLOAT: bool = true;
+            fn add(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() + o.to_f32())
+            }
+            fn sub(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() - o.to_f32())
+            }
+            fn mul(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() * o.to_f32())
+            }
+            fn div(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() / o.to_f32())
+            }
+            fn neg(self) -> Self {
+                <$t>::from_bits(self.to_bits() ^ 0x8000)
+            }
+            fn abs(self) -> Self {
+                <$t>::from_bits(self.to_bits() & 0x7fff)
+            }
+            fn sqrt(self) -> Self {
+                <$t>::from_f32(self.to_f32().sqrt())
+            }
+            fn from_index(i: u64) -> Self {
+                <$t>::from_f32(i as f32)
+            }
+        }
+    };
 }
+half_number!(f16);
+half_number!(bf16);

@@ -47,10 +47,21 @@ __device__ __forceinline__ kiln_half kiln_neg(kiln_half a) { kiln_half r; r.bits
 __device__ __forceinline__ kiln_half kiln_abs(kiln_half a) { kiln_half r; r.bits = a.bits & 0x7fff; return r; }
 __device__ __forceinline__ kiln_half kiln_sqrt(kiln_half a) { return kiln_half_from_float(sqrtf(kiln_to_float(a))); }
 
+__device__ __forceinline__ kiln_bf16 kiln_add(kiln_bf16 a, kiln_bf16 b) { return kiln_bf16_from_float(kiln_to_float(a) + kiln_to_float(b)); }
+__device__ __forceinline__ kiln_bf16 kiln_sub(kiln_bf16 a, kiln_bf16 b) { return kiln_bf16_from_float(kiln_to_float(a) - kiln_to_float(b)); }
+__device__ __forceinline__ kiln_bf16 kiln_mul(kiln_bf16 a, kiln_bf16 b) { return kiln_bf16_from_float(__fmul_rn(kiln_to_float(a), kiln_to_float(b))); }
+__device__ __forceinline__ kiln_bf16 kiln_div(kiln_bf16 a, kiln_bf16 b) { return kiln_bf16_from_float(kiln_to_float(a) / kiln_to_float(b)); }
+__device__ __forceinline__ kiln_bf16 kiln_neg(kiln_bf16 a) { kiln_bf16 r; r.bits = a.bits ^ 0x8000; return r; }
+__device__ __forceinline__ kiln_bf16 kiln_abs(kiln_bf16 a) { kiln_bf16 r; r.bits = a.bits & 0x7fff; return r; }
+__device__ __forceinline__ kiln_bf16 kiln_sqrt(kiln_bf16 a) { return kiln_bf16_from_float(sqrtf(kiln_to_float(a))); }
+
 // Conversion of an element index to T (modulo 2^32 for integers, rounded for floats).
 template <typename U> __device__ __forceinline__ U kiln_from_index(unsigned long long i) { return (U)i; }
 template <> __device__ __forceinline__ kiln_half kiln_from_index<kiln_half>(unsigned long long i) {
     return kiln_half_from_float((float)i);
+}
+template <> __device__ __forceinline__ kiln_bf16 kiln_from_index<kiln_bf16>(unsigned long long i) {
+    return kiln_bf16_from_float((float)i);
 }
 
 // Exact (never fused) multiply and add, for results the CPU must reproduce bit for bit.
@@ -64,6 +75,8 @@ __device__ __forceinline__ double kiln_mul_rn(double a, double b) { return __dmu
 __device__ __forceinline__ double kiln_add_rn(double a, double b) { return __dadd_rn(a, b); }
 __device__ __forceinline__ kiln_half kiln_mul_rn(kiln_half a, kiln_half b) { return kiln_mul(a, b); }
 __device__ __forceinline__ kiln_half kiln_add_rn(kiln_half a, kiln_half b) { return kiln_add(a, b); }
+__device__ __forceinline__ kiln_bf16 kiln_mul_rn(kiln_bf16 a, kiln_bf16 b) { return kiln_mul(a, b); }
+__device__ __forceinline__ kiln_bf16 kiln_add_rn(kiln_bf16 a, kiln_bf16 b) { return kiln_add(a, b); }
 
 // 16 bytes of T, for 128-bit loads and stores (LDG.128 / STG.128): the
 // memory-bound kernels move whole packs where every pointer is 16-byte aligned.

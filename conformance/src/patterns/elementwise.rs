@@ -128,10 +128,10 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for in_place in [false, true] {
         let form = if in_place { "elementwise_in_place" } else { "elementwise" };
         for op in BinaryOp::ALL {
-            c.numbers(group, format!("{form}/{op}"), Binary { op, in_place });
+            c.numbers_and_halves(group, format!("{form}/{op}"), Binary { op, in_place });
         }
     }
-    c.numbers(group, "axpy", Axpy { in_place: false });
-    c.numbers(group, "axpy_in_place", Axpy { in_place: true });
+    c.numbers_and_halves(group, "axpy", Axpy { in_place: false });
+    c.numbers_and_halves(group, "axpy_in_place", Axpy { in_place: true });
     c.numbers(group, "elementwise/mismatched_lengths", MismatchedLengths);
 }

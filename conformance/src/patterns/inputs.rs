@@ -32,9 +32,16 @@ pub(super) fn from_f64<T: Sample>(v: f64) -> T {
         DType::I32 => widen(&(v as i32).to_le_bytes()),
         DType::U32 => widen(&(v as u32).to_le_bytes()),
         DType::U8 => [v as u8, 0, 0, 0, 0, 0, 0, 0],
+        DType::F16 => widen16(half::f16::from_f64(v).to_bits()),
+        DType::BF16 => widen16(half::bf16::from_f64(v).to_bits()),
         _ => v.to_le_bytes(),
     };
     bytemuck::pod_read_unaligned(&bytes[..size_of::<T>()])
+}
+
+fn widen16(bits: u16) -> [u8; 8] {
+    let b = bits.to_le_bytes();
+    [b[0], b[1], 0, 0, 0, 0, 0, 0]
 }
 
 fn widen(b: &[u8; 4]) -> [u8; 8] {

@@ -80,7 +80,7 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for in_place in [false, true] {
         let form = if in_place { "map_in_place" } else { "map" };
         for op in MapOp::ALL {
-            c.numbers(group, format!("{form}/{op}"), Map { op, in_place });
+            c.numbers_and_halves(group, format!("{form}/{op}"), Map { op, in_place });
         }
     }
 }

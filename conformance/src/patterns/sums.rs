@@ -25,7 +25,10 @@ impl Compensated {
 
 /// How far a float sum of `n` terms whose magnitudes add to `magnitude` may
 /// be from the exact one: a tree of partial sums loses at most one rounding
-/// of the magnitude per level, and the result one more rounding.
+/// of the magnitude per level (in the accumulator's precision: `f32` for
+/// the 16-bit floats), and the result one more rounding to `T` (relative,
+/// or half the spacing of `T`'s subnormals near zero).
 pub(super) fn sum_bound<T: Sample>(n: usize, magnitude: f64, value: f64) -> f64 {
-    T::epsilon() * ((4.0 * ((n + 1) as f64).log2() + 2.0) * magnitude + value.abs())
+    let tree = T::accumulator_epsilon() * (4.0 * ((n + 1) as f64).log2() + 2.0) * magnitude;
+    tree + T::epsilon() * (value.abs() + T::min_normal())
 }

@@ -13,7 +13,8 @@ use kiln_core::{
 };
 use rayon::prelude::*;
 
-use super::{check_numeric, check_out_len, cpu::extreme, first_pass_blocks, is_nan, reduce_cuda, wgsl_is_nan};
+use super::{check_out_len, check_reducible, cpu::extreme, first_pass_blocks, is_nan, reduce_cuda, wgsl_is_nan};
+use crate::widen::{is_half, narrow, widen};
 use crate::Number;
 use crate::launch::{BLOCK, check_dtype, host_fn, index_width, program, wgsl_preamble};
 
@@ -133,7 +134,7 @@ pub fn arg_reduce_into<B: Backend, T: Number>(
     index: &mut impl ViewMut<B, u64>,
     value: &mut impl ViewMut<B, T>,
 ) -> Result<()> {
-    check_numeric::<B, T>(op.name())?;
+    check_reducible::<B, T>(op.name())?;
     let x = x.view();
     let n = x.len();
     check_out_len(&format!("{op} index"), index.view().len())?;
@@ -142,6 +143,14 @@ pub fn arg_reduce_into<B: Backend, T: Number>(
         return Err(Error::invalid(op.name(), "an empty array has no extreme element"));
     }
     check_dtype(stream, T::DTYPE, op.name())?;
+    if is_half(T::DTYPE) {
+        // Widening keeps every value and its order (NaN stays NaN): the f32
+        // search finds the same element, whose value narrows back exactly.
+        let wide = widen(stream, x)?;
+        let mut wide_value = stream.alloc::<f32>(1)?;
+        arg_reduce_into(stream, op, &wide, index, &mut wide_value)?;
+        return narrow(stream, wide_value.view(), value.view_mut());
+    }
     let first = stream.device().kernel(&arg_program::<T>(op, false))?;
     let sentinel = op.sentinel::<T>();
     match first_pass_blocks(stream.device(), n, T::DTYPE) {

@@ -14,7 +14,8 @@ use kiln_core::{
     View, ViewMut,
 };
 
-use super::{ReduceOp, check_empty, check_numeric, cpu, fold_into, reduce_cuda, wgsl_is_nan};
+use super::{ReduceOp, check_empty, check_reducible, cpu, fold_into, half, reduce_cuda, wgsl_is_nan};
+use crate::widen::is_half;
 use crate::Number;
 use crate::code::Code;
 use crate::launch::{Access, BLOCK, check_dtype, index_width, program, wgsl_source};
@@ -89,7 +90,7 @@ pub fn reduce_axis<B: Backend, T: Number>(
     out: &mut impl ViewMut<B, T>,
 ) -> Result<()> {
     let what = format!("reduce_axis {op} along axis {axis} of {rows} x {cols}");
-    check_numeric::<B, T>(&what)?;
+    check_reducible::<B, T>(&what)?;
     if axis > 1 {
         return Err(Error::invalid(what, "a 2D array has axes 0 (down the columns) and 1 (along the rows)"));
     }
@@ -116,6 +117,7 @@ pub fn reduce_axis<B: Backend, T: Number>(
     match (folded, results) {
         (0, _) => stream.fill(out, op.identity::<T>()),
         (1, _) => stream.copy(&x, out),
+        _ if is_half(T::DTYPE) => half::fold_axis(stream, op, x, (rows, cols, axis), out.view_mut()),
         (_, 1) => fold_into(stream, op, x, out.view_mut()),
         _ if axis == 1 => fold_rows(stream, op, x, rows, cols, out.view_mut()),
         _ => fold_cols(stream, op, x, rows, cols, out.view_mut()),

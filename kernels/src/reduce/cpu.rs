@@ -191,6 +191,8 @@ pub(crate) fn extreme<T: Number>(top: bool) -> T {
         (DType::U32, true) => widen(&u32::MAX.to_le_bytes()),
         (DType::F16, true) => [0x00, 0x7c, 0, 0, 0, 0, 0, 0],
         (DType::F16, false) => [0x00, 0xfc, 0, 0, 0, 0, 0, 0],
+        (DType::BF16, true) => [0x80, 0x7f, 0, 0, 0, 0, 0, 0],
+        (DType::BF16, false) => [0x80, 0xff, 0, 0, 0, 0, 0, 0],
         _ => [0; 8],
     };
     bytemuck::pod_read_unaligned(&bytes[..size_of::<T>()])

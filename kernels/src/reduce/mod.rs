@@ -3,8 +3,12 @@
 //! `sum`, `min`, `argmin`, `sum(axis=...)`, Thrust's `reduce`).
 //!
 //! # Semantics, the same on every backend
-//! - **Types**: `i32`, `u32`, `f32` and `f64`; other [`Number`] types
-//!   (`f16`) are `Err(Unsupported)`.
+//! - **Types**: `i32`, `u32`, `f32`, `f64`, `f16` and `bf16`. The 16-bit
+//!   floats accumulate in `f32`: each element is widened exactly, sums,
+//!   products and dot products are computed as `f32` ones of the same
+//!   values would be, and the result is rounded once to the input's type
+//!   (so a sum past its range is infinite). Their min, max, argmin and
+//!   argmax are exact. They run as a widening pass and the `f32` kernels.
 //! - **Integers** (`i32`, `u32`): sums, products and dot products wrap; the
 //!   results are exact modulo 2^32.
 //! - **NaN**: a sum, product or dot product with a NaN input is NaN (IEEE).
@@ -48,6 +52,7 @@
 mod arg;
 mod axis;
 mod cpu;
+mod half;
 mod launch;
 mod plan;
 mod program;
@@ -56,6 +61,7 @@ use kiln_core::{Backend, DType, Error, Result, Stream, View, ViewMut};
 
 use crate::Number;
 use crate::launch::check_dtype;
+use crate::widen::is_half;
 
 pub use arg::{ArgOp, arg_reduce_into, argmax, argmin};
 pub use axis::reduce_axis;
@@ -161,6 +167,12 @@ pub(crate) fn check_numeric<B: Backend, T: Number>(what: &str) -> Result<()> {
     }
 }
 
+/// [`check_numeric`], and the 16-bit floats too: the types the reductions
+/// take (the 16-bit ones through `half.rs`).
+fn check_reducible<B: Backend, T: Number>(what: &str) -> Result<()> {
+    if is_half(T::DTYPE) { Ok(()) } else { check_numeric::<B, T>(what) }
+}
+
 /// `Err(InvalidArgument)` for a fold of nothing that has no value.
 fn check_empty(op: ReduceOp, n: usize, what: &str) -> Result<()> {
     if n == 0 && !op.has_identity() {
@@ -214,13 +226,16 @@ pub fn reduce_into<B: Backend, T: Number>(
     out: &mut impl ViewMut<B, T>,
 ) -> Result<()> {
     let what = format!("reduce {op}");
-    check_numeric::<B, T>(&what)?;
+    check_reducible::<B, T>(&what)?;
     let n = x.view().len();
     check_out_len(&what, out.view().len())?;
     check_empty(op, n, &what)?;
     check_dtype(stream, T::DTYPE, &what)?;
     if n == 0 {
         return stream.fill(out, op.identity::<T>());
+    }
+    if is_half(T::DTYPE) {
+        return half::fold_into(stream, op, x.view(), out.view_mut());
     }
     fold_into(stream, op, x.view(), out.view_mut())
 }
@@ -242,12 +257,13 @@ pub fn reduce_into<B: Backend, T: Number>(
 /// let empty = s.alloc::<f64>(0)?;
 /// assert_eq!(reduce(&s, ReduceOp::Product, &empty)?, 1.0);
 /// assert!(matches!(reduce(&s, ReduceOp::Max, &empty), Err(Error::InvalidArgument { .. })));
-/// let halves = s.upload(&[kiln_core::f16::ONE])?;
-/// assert!(matches!(reduce(&s, ReduceOp::Sum, &halves), Err(Error::Unsupported { .. })));
+/// // 16-bit floats accumulate in f32: 4096 + 1 + 1 rounds to 4098 once, at the end.
+/// let halves = s.upload(&[kiln_core::f16::from_f32(4096.0), kiln_core::f16::ONE, kiln_core::f16::ONE])?;
+/// assert_eq!(reduce(&s, ReduceOp::Sum, &halves)?, kiln_core::f16::from_f32(4098.0));
 /// # Ok(()) }
 /// ```
 pub fn reduce<B: Backend, T: Number>(stream: &Stream<B>, op: ReduceOp, x: &impl View<B, T>) -> Result<T> {
-    check_numeric::<B, T>(&format!("reduce {op}"))?;
+    check_reducible::<B, T>(&format!("reduce {op}"))?;
     let n = x.view().len();
     check_empty(op, n, &format!("reduce {op}"))?;
     if n == 0 {
@@ -281,7 +297,7 @@ pub fn dot_into<B: Backend, T: Number>(
     y: &impl View<B, T>,
     out: &mut impl ViewMut<B, T>,
 ) -> Result<()> {
-    check_numeric::<B, T>("dot")?;
+    check_reducible::<B, T>("dot")?;
     let (x, y) = (x.view(), y.view());
     let n = x.len();
     if y.len() != n {
@@ -291,6 +307,9 @@ pub fn dot_into<B: Backend, T: Number>(
     check_dtype(stream, T::DTYPE, "dot")?;
     if n == 0 {
         return stream.fill(out, T::from_index(0));
+    }
+    if is_half(T::DTYPE) {
+        return half::dot_into(stream, x, y, out.view_mut());
     }
     launch::dot_into(stream, x, y, out.view_mut())
 }

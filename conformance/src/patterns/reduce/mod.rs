@@ -37,15 +37,15 @@ use whole::{Dot, Reduce};
 /// dot, argmin/argmax, both axes, NaN and infinities, refusals.
 pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     for op in ReduceOp::ALL {
-        c.numbers(group, format!("reduce/{op}"), Reduce { op });
+        c.numbers_and_halves(group, format!("reduce/{op}"), Reduce { op });
     }
-    c.numbers(group, "reduce/dot", Dot);
+    c.numbers_and_halves(group, "reduce/dot", Dot);
     for op in ArgOp::ALL {
-        c.numbers(group, format!("reduce/{op}"), Arg { op });
+        c.numbers_and_halves(group, format!("reduce/{op}"), Arg { op });
     }
     for axis in [0, 1] {
         for op in ReduceOp::ALL {
-            c.numbers(group, format!("reduce_axis{axis}/{op}"), Axis { op, axis });
+            c.numbers_and_halves(group, format!("reduce_axis{axis}/{op}"), Axis { op, axis });
         }
     }
     c.one(group, "reduce/nan_inf", DType::F32, specials::nan_inf::<B, f32>);

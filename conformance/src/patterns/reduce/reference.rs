@@ -26,7 +26,7 @@ pub(super) fn fold<T: Arith + PartialOrd>(op: ReduceOp, xs: &[T]) -> (T, f64) {
         ReduceOp::Product if T::IS_FLOAT => {
             // Factors are +-1 but for at most 32 (see `values::factors`): a few roundings.
             let p = xs.iter().fold(1.0f64, |a, b| a * b.to_f64());
-            (from_f64(p), 72.0 * T::epsilon() * p.abs())
+            (from_f64(p), (72.0 * T::accumulator_epsilon() + T::epsilon()) * p.abs())
         }
         ReduceOp::Product => (xs.iter().fold(T::index(1), |a, &b| T::times(a, b)), 0.0),
         ReduceOp::Min | ReduceOp::Max => {

@@ -1,0 +1,548 @@
+// Tensor-core matrix products for kiln (the lab's copy; mmalab.cu times them
+// against cuBLAS). The text includes no header, so it can be pasted into an
+// NVRTC source unchanged: 16-bit inputs are `unsigned short` bits, and every
+// tensor-core, ldmatrix and cp.async instruction is inline PTX (sm_80+; the
+// lab builds for sm_90).
+//
+// C (m x n, f32 or f64) = A (m x k) . B (k x n), all row-major: A's (i, p) at
+// a[i lda + p], B's (p, j) at b[p ldb + j], C's (i, j) at c[i ldc + j].
+// Every entry point handles any m, n, k >= 1: loads past the matrix edges
+// fill zeros, stores outside C are skipped. Each type has two entry points:
+//   kiln_mma_<t>      16-byte cp.async loads; needs lda and ldb multiples of
+//                     16 bytes / sizeof(element), ldc even, and 16-byte
+//                     aligned a, b, c;
+//   kiln_mma_<t>_any  no alignment needs (element loads, scalar stores).
+// Grid: one block per output tile, blockIdx.x = tile number (1-D, tiles_m *
+// tiles_n blocks), 256 threads, dynamic shared memory KILN_*_SMEM bytes.
+// Tiles go to blocks in groups of 8 tile rows (the blocks that run together
+// share rows of A and columns of B in L2).
+//
+// f16 / bf16 (kiln_mma_f16, kiln_mma_bf16): mma.m16n8k16 with f32
+//   accumulators; block tile 128 x 256 x 32, 8 warps of 64 x 64 (2 x 4);
+//   A fragments by ldmatrix.x4, B (k-major in shared memory) by
+//   ldmatrix.x4.trans; KILN_HM_STAGES-deep cp.async ring.
+// tf32 (kiln_mma_tf32): f32 inputs rounded by cvt.rna.tf32.f32 as the
+//   fragments are read, mma.m16n8k8; block tile 128 x 256 x 16, warps as
+//   above; A by ldmatrix.x4 (an 8x8 b16 matrix is 8 rows of 4 f32), B by
+//   32-bit shared loads.
+// f64 (kiln_mma_f64): mma.m8n8k4 on the FP64 tensor cores; block tile
+//   128 x 128 x 16, 8 warps of 32 x 64 (4 x 2). Within each k-step of 8 the
+//   two mma's take k = 2t and 2t + 1 for lane quad t, so a lane's A operands
+//   for both are one 16-byte load; within a warp's 64 columns n8-tile j's
+//   column g is column 8 g + j, so a lane's B operands of all 8 tiles are
+//   4 16-byte loads and its 16 outputs of a row are 16 adjacent columns.
+//
+// Shared memory: rows padded so the 8 rows of an ldmatrix (or a quarter
+// warp's 16-byte loads) fall in different banks; the f64 B tile, whose rows
+// are read in pairs, is swizzled instead (16-byte chunk c of row r stored at
+// c ^ ((r >> 1) & 3)).
+
+typedef unsigned long long kiln_u64;
+
+#ifndef KILN_HM_STAGES
+#define KILN_HM_STAGES 4
+#endif
+#ifndef KILN_TM_STAGES
+#define KILN_TM_STAGES 4
+#endif
+#ifndef KILN_DM_STAGES
+#define KILN_DM_STAGES 3
+#endif
+
+// ---------------------------------------------------------------- helpers
+__device__ __forceinline__ unsigned kiln_smem_u32(const void* p) {
+    unsigned r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+    return r;
+}
+// 16-byte global -> shared copy of which the first `bytes` are read, the
+// rest zero-filled (bytes = 0 reads nothing).
+__device__ __forceinline__ void kiln_cp16(unsigned dst, const void* src, unsigned bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void kiln_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void kiln_cp_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void kiln_ldsm4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void kiln_ldsm4t(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr));
+}
+__device__ __forceinline__ unsigned kiln_tf32(float f) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(f));
+    return r;
+}
+template <bool BF16>
+__device__ __forceinline__ void kiln_mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    if (BF16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void kiln_mma1688_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void kiln_mma884_f64(double (&d)[2], double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a), "d"(b));
+}
+// Block number -> (tile row, tile column), in groups of 8 tile rows.
+__device__ __forceinline__ void kiln_tile_of(unsigned bid, unsigned tiles_m, unsigned tiles_n, unsigned& tm,
+                                             unsigned& tn) {
+    const unsigned per_group = 8u * tiles_n;
+    const unsigned group = bid / per_group, first = group * 8u;
+    const unsigned rows = tiles_m - first < 8u ? tiles_m - first : 8u;
+    const unsigned r = bid - group * per_group;
+    tm = first + r % rows;
+    tn = r / rows;
+}
+__device__ __forceinline__ unsigned kiln_min_u64(kiln_u64 x, unsigned y) { return x < y ? (unsigned)x : y; }
+
+extern __shared__ __align__(16) unsigned char kiln_mma_smem[];
+
+// ------------------------------------------------------------ f16 / bf16
+#define KILN_HM_BM 128
+#define KILN_HM_BN 256
+#define KILN_HM_BK 32
+#define KILN_HM_AS (KILN_HM_BK + 8)  // 80-byte rows: ldmatrix rows hit 8 distinct 16-byte bank groups
+#define KILN_HM_BS (KILN_HM_BN + 8)  // 528-byte rows, likewise
+#define KILN_HM_STAGE (KILN_HM_BM * KILN_HM_AS + KILN_HM_BK * KILN_HM_BS)  // elements
+#define KILN_HM_SMEM (KILN_HM_STAGES * KILN_HM_STAGE * 2)
+
+template <bool BF16, bool VEC>
+__device__ __forceinline__ void kiln_hmma(const unsigned short* __restrict__ a, const unsigned short* __restrict__ b,
+                                          float* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 lda,
+                                          kiln_u64 ldb, kiln_u64 ldc) {
+    unsigned short* sm = (unsigned short*)kiln_mma_smem;
+    const unsigned sbase = kiln_smem_u32(sm);
+    const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const unsigned wm = warp >> 2, wn = warp & 3;
+    const unsigned tiles_m = (unsigned)((m + KILN_HM_BM - 1) / KILN_HM_BM);
+    const unsigned tiles_n = (unsigned)((n + KILN_HM_BN - 1) / KILN_HM_BN);
+    unsigned tm, tn;
+    kiln_tile_of(blockIdx.x, tiles_m, tiles_n, tm, tn);
+    const kiln_u64 row0 = (kiln_u64)tm * KILN_HM_BM, col0 = (kiln_u64)tn * KILN_HM_BN;
+    const unsigned ktiles = (unsigned)((k + KILN_HM_BK - 1) / KILN_HM_BK);
+
+    // Stage st of tile kt: A 128 x 32 (4 16-byte chunks a row), B 32 x 256 (32 a row).
+    auto load = [&](unsigned kt, unsigned st) {
+        const kiln_u64 k0 = (kiln_u64)kt * KILN_HM_BK;
+        if (VEC) {
+            const unsigned sa = sbase + st * KILN_HM_STAGE * 2, sb = sa + KILN_HM_BM * KILN_HM_AS * 2;
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 2, ch = id & 3;
+                const kiln_u64 gr = row0 + r, gc = k0 + ch * 8;
+                const unsigned bytes = (gr < m && gc < k) ? kiln_min_u64(k - gc, 8) * 2 : 0;
+                kiln_cp16(sa + (r * KILN_HM_AS + ch * 8) * 2, bytes ? a + gr * lda + gc : a, bytes);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 5, ch = id & 31;
+                const kiln_u64 gr = k0 + r, gc = col0 + ch * 8;
+                const unsigned bytes = (gr < k && gc < n) ? kiln_min_u64(n - gc, 8) * 2 : 0;
+                kiln_cp16(sb + (r * KILN_HM_BS + ch * 8) * 2, bytes ? b + gr * ldb + gc : b, bytes);
+            }
+        } else {
+            unsigned short* as = sm + st * KILN_HM_STAGE;
+            unsigned short* bs = as + KILN_HM_BM * KILN_HM_AS;
+#pragma unroll 4
+            for (int i = 0; i < 16; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 5, q = id & 31;
+                const kiln_u64 gr = row0 + r, gc = k0 + q;
+                as[r * KILN_HM_AS + q] = (gr < m && gc < k) ? a[gr * lda + gc] : (unsigned short)0;
+            }
+#pragma unroll 4
+            for (int i = 0; i < 32; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 8, q = id & 255;
+                const kiln_u64 gr = k0 + r, gc = col0 + q;
+                bs[r * KILN_HM_BS + q] = (gr < k && gc < n) ? b[gr * ldb + gc] : (unsigned short)0;
+            }
+        }
+    };
+
+    float acc[4][8][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+    // ldmatrix addresses: lane l gives row l & 15, column 8 (l >> 4) of a 16 x 16 block.
+    const unsigned a_off = ((wm * 64 + (lane & 15)) * KILN_HM_AS + (lane >> 4) * 8) * 2;
+    const unsigned b_off = KILN_HM_BM * KILN_HM_AS * 2 + ((lane & 15) * KILN_HM_BS + wn * 64 + (lane >> 4) * 8) * 2;
+
+#pragma unroll
+    for (int s = 0; s < KILN_HM_STAGES - 1; ++s) {
+        if ((unsigned)s < ktiles) load(s, s);
+        kiln_cp_commit();
+    }
+    unsigned st = 0;
+    for (unsigned kt = 0; kt < ktiles; ++kt) {
+        kiln_cp_wait<KILN_HM_STAGES - 2>();
+        // Tile kt is in; every warp is done with stage (kt - 1) % STAGES, which the next load refills.
+        __syncthreads();
+        {
+            const unsigned nk = kt + KILN_HM_STAGES - 1;
+            if (nk < ktiles) load(nk, st == 0 ? KILN_HM_STAGES - 1 : st - 1);
+            kiln_cp_commit();
+        }
+        const unsigned sa = sbase + st * KILN_HM_STAGE * 2;
+#pragma unroll
+        for (int kk = 0; kk < KILN_HM_BK / 16; ++kk) {
+            unsigned af[4][4], bf[8][2];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) kiln_ldsm4(af[i], sa + a_off + (i * 16 * KILN_HM_AS + kk * 16) * 2);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                kiln_ldsm4t(bf[2 * j][0], bf[2 * j][1], bf[2 * j + 1][0], bf[2 * j + 1][1],
+                            sa + b_off + (kk * 16 * KILN_HM_BS + j * 16) * 2);
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) kiln_mma16816<BF16>(acc[i][j], af[i], bf[j][0], bf[j][1]);
+        }
+        st = st + 1 == KILN_HM_STAGES ? 0 : st + 1;
+    }
+
+    // Accumulator (i, j): rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 block.
+    const unsigned g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const kiln_u64 row = row0 + wm * 64 + i * 16 + h * 8 + g;
+            if (row >= m) continue;
+            float* crow = c + row * ldc;
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const kiln_u64 col = col0 + wn * 64 + j * 8 + 2 * t;
+                if (VEC && col + 1 < n) {
+                    *(float2*)(crow + col) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+                } else {
+                    if (col < n) crow[col] = acc[i][j][2 * h];
+                    if (col + 1 < n) crow[col + 1] = acc[i][j][2 * h + 1];
+                }
+            }
+        }
+    }
+}
+
+#define KILN_HM_ENTRY(NAME, BF16, VEC)                                                                          \
+    extern "C" __global__ void __launch_bounds__(256, 1)                                                        \
+        NAME(const unsigned short* __restrict__ a, const unsigned short* __restrict__ b, float* __restrict__ c, \
+             kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 lda, kiln_u64 ldb, kiln_u64 ldc) {                    \
+        kiln_hmma<BF16, VEC>(a, b, c, m, n, k, lda, ldb, ldc);                                                 \
+    }
+KILN_HM_ENTRY(kiln_mma_f16, false, true)
+KILN_HM_ENTRY(kiln_mma_f16_any, false, false)
+KILN_HM_ENTRY(kiln_mma_bf16, true, true)
+KILN_HM_ENTRY(kiln_mma_bf16_any, true, false)
+
+// ------------------------------------------------------------------ tf32
+#define KILN_TM_BM 128
+#define KILN_TM_BN 256
+#define KILN_TM_BK 16
+#define KILN_TM_AS (KILN_TM_BK + 4)  // 80-byte rows for ldmatrix
+#define KILN_TM_BS (KILN_TM_BN + 8)  // = 8 mod 32 words: lanes (t, g) read word 8 t + g
+#define KILN_TM_STAGE (KILN_TM_BM * KILN_TM_AS + KILN_TM_BK * KILN_TM_BS)
+#define KILN_TM_SMEM (KILN_TM_STAGES * KILN_TM_STAGE * 4)
+
+template <bool VEC>
+__device__ __forceinline__ void kiln_tmma(const float* __restrict__ a, const float* __restrict__ b,
+                                          float* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 lda,
+                                          kiln_u64 ldb, kiln_u64 ldc) {
+    float* sm = (float*)kiln_mma_smem;
+    const unsigned sbase = kiln_smem_u32(sm);
+    const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const unsigned wm = warp >> 2, wn = warp & 3;
+    const unsigned g = lane >> 2, t = lane & 3;
+    const unsigned tiles_m = (unsigned)((m + KILN_TM_BM - 1) / KILN_TM_BM);
+    const unsigned tiles_n = (unsigned)((n + KILN_TM_BN - 1) / KILN_TM_BN);
+    unsigned tm, tn;
+    kiln_tile_of(blockIdx.x, tiles_m, tiles_n, tm, tn);
+    const kiln_u64 row0 = (kiln_u64)tm * KILN_TM_BM, col0 = (kiln_u64)tn * KILN_TM_BN;
+    const unsigned ktiles = (unsigned)((k + KILN_TM_BK - 1) / KILN_TM_BK);
+
+    // A 128 x 16 (4 chunks a row), B 16 x 256 (64 a row).
+    auto load = [&](unsigned kt, unsigned st) {
+        const kiln_u64 k0 = (kiln_u64)kt * KILN_TM_BK;
+        if (VEC) {
+            const unsigned sa = sbase + st * KILN_TM_STAGE * 4, sb = sa + KILN_TM_BM * KILN_TM_AS * 4;
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 2, ch = id & 3;
+                const kiln_u64 gr = row0 + r, gc = k0 + ch * 4;
+                const unsigned bytes = (gr < m && gc < k) ? kiln_min_u64(k - gc, 4) * 4 : 0;
+                kiln_cp16(sa + (r * KILN_TM_AS + ch * 4) * 4, bytes ? a + gr * lda + gc : a, bytes);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 6, ch = id & 63;
+                const kiln_u64 gr = k0 + r, gc = col0 + ch * 4;
+                const unsigned bytes = (gr < k && gc < n) ? kiln_min_u64(n - gc, 4) * 4 : 0;
+                kiln_cp16(sb + (r * KILN_TM_BS + ch * 4) * 4, bytes ? b + gr * ldb + gc : b, bytes);
+            }
+        } else {
+            float* as = sm + st * KILN_TM_STAGE;
+            float* bs = as + KILN_TM_BM * KILN_TM_AS;
+#pragma unroll 4
+            for (int i = 0; i < 8; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 4, q = id & 15;
+                const kiln_u64 gr = row0 + r, gc = k0 + q;
+                as[r * KILN_TM_AS + q] = (gr < m && gc < k) ? a[gr * lda + gc] : 0.f;
+            }
+#pragma unroll 4
+            for (int i = 0; i < 16; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 8, q = id & 255;
+                const kiln_u64 gr = k0 + r, gc = col0 + q;
+                bs[r * KILN_TM_BS + q] = (gr < k && gc < n) ? b[gr * ldb + gc] : 0.f;
+            }
+        }
+    };
+
+    float acc[4][8][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+    // A by ldmatrix: lane l gives row l & 15, f32 column 4 (l >> 4) of a 16 x 8 block, and
+    // receives (row g, column t) of each 8 x 4 quarter: a0..a3 of the m16n8k8 fragment.
+    const unsigned a_off = ((wm * 64 + (lane & 15)) * KILN_TM_AS + (lane >> 4) * 4) * 4;
+    // B: b0 = B[t][g], b1 = B[t + 4][g] of each n8 tile.
+    const unsigned b_off = KILN_TM_BM * KILN_TM_AS + t * KILN_TM_BS + wn * 64 + g;  // elements
+
+#pragma unroll
+    for (int s = 0; s < KILN_TM_STAGES - 1; ++s) {
+        if ((unsigned)s < ktiles) load(s, s);
+        kiln_cp_commit();
+    }
+    unsigned st = 0;
+    for (unsigned kt = 0; kt < ktiles; ++kt) {
+        kiln_cp_wait<KILN_TM_STAGES - 2>();
+        __syncthreads();
+        {
+            const unsigned nk = kt + KILN_TM_STAGES - 1;
+            if (nk < ktiles) load(nk, st == 0 ? KILN_TM_STAGES - 1 : st - 1);
+            kiln_cp_commit();
+        }
+        const unsigned sa = sbase + st * KILN_TM_STAGE * 4;
+        const float* bs = sm + st * KILN_TM_STAGE + b_off;
+#pragma unroll
+        for (int kk = 0; kk < KILN_TM_BK / 8; ++kk) {
+            unsigned af[4][4], bf[8][2];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                kiln_ldsm4(af[i], sa + a_off + (i * 16 * KILN_TM_AS + kk * 8) * 4);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) af[i][e] = kiln_tf32(__uint_as_float(af[i][e]));
+            }
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                bf[j][0] = kiln_tf32(bs[(kk * 8) * KILN_TM_BS + j * 8]);
+                bf[j][1] = kiln_tf32(bs[(kk * 8 + 4) * KILN_TM_BS + j * 8]);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) kiln_mma1688_tf32(acc[i][j], af[i], bf[j][0], bf[j][1]);
+        }
+        st = st + 1 == KILN_TM_STAGES ? 0 : st + 1;
+    }
+
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const kiln_u64 row = row0 + wm * 64 + i * 16 + h * 8 + g;
+            if (row >= m) continue;
+            float* crow = c + row * ldc;
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const kiln_u64 col = col0 + wn * 64 + j * 8 + 2 * t;
+                if (VEC && col + 1 < n) {
+                    *(float2*)(crow + col) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+                } else {
+                    if (col < n) crow[col] = acc[i][j][2 * h];
+                    if (col + 1 < n) crow[col + 1] = acc[i][j][2 * h + 1];
+                }
+            }
+        }
+    }
+}
+
+#define KILN_TM_ENTRY(NAME, VEC)                                                                             \
+    extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
+        NAME(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, kiln_u64 m,    \
+             kiln_u64 n, kiln_u64 k, kiln_u64 lda, kiln_u64 ldb, kiln_u64 ldc) {                             \
+        kiln_tmma<VEC>(a, b, c, m, n, k, lda, ldb, ldc);                                                     \
+    }
+KILN_TM_ENTRY(kiln_mma_tf32, true)
+KILN_TM_ENTRY(kiln_mma_tf32_any, false)
+
+// ------------------------------------------------------------------- f64
+#define KILN_DM_BM 128
+#define KILN_DM_BN 128
+#define KILN_DM_BK 16
+#define KILN_DM_AS (KILN_DM_BK + 8)  // 192-byte rows: a quarter warp's 16-byte loads of rows g, g + 1 differ by 4 bank groups
+#define KILN_DM_BS KILN_DM_BN        // swizzled, not padded
+#define KILN_DM_STAGE (KILN_DM_BM * KILN_DM_AS + KILN_DM_BK * KILN_DM_BS)
+#define KILN_DM_SMEM (KILN_DM_STAGES * KILN_DM_STAGE * 8)
+
+template <bool VEC>
+__device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const double* __restrict__ b,
+                                          double* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 lda,
+                                          kiln_u64 ldb, kiln_u64 ldc) {
+    double* sm = (double*)kiln_mma_smem;
+    const unsigned sbase = kiln_smem_u32(sm);
+    const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const unsigned wm = warp >> 1, wn = warp & 1;
+    const unsigned g = lane >> 2, t = lane & 3;
+    const unsigned tiles_m = (unsigned)((m + KILN_DM_BM - 1) / KILN_DM_BM);
+    const unsigned tiles_n = (unsigned)((n + KILN_DM_BN - 1) / KILN_DM_BN);
+    unsigned tm, tn;
+    kiln_tile_of(blockIdx.x, tiles_m, tiles_n, tm, tn);
+    const kiln_u64 row0 = (kiln_u64)tm * KILN_DM_BM, col0 = (kiln_u64)tn * KILN_DM_BN;
+    const unsigned ktiles = (unsigned)((k + KILN_DM_BK - 1) / KILN_DM_BK);
+
+    // A 128 x 16 (8 chunks a row), B 16 x 128 (64 chunks a row, chunk c of row r at c ^ ((r >> 1) & 3)).
+    auto load = [&](unsigned kt, unsigned st) {
+        const kiln_u64 k0 = (kiln_u64)kt * KILN_DM_BK;
+        if (VEC) {
+            const unsigned sa = sbase + st * KILN_DM_STAGE * 8, sb = sa + KILN_DM_BM * KILN_DM_AS * 8;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 3, ch = id & 7;
+                const kiln_u64 gr = row0 + r, gc = k0 + ch * 2;
+                const unsigned bytes = (gr < m && gc < k) ? kiln_min_u64(k - gc, 2) * 8 : 0;
+                kiln_cp16(sa + (r * KILN_DM_AS + ch * 2) * 8, bytes ? a + gr * lda + gc : a, bytes);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 6, ch = id & 63;
+                const kiln_u64 gr = k0 + r, gc = col0 + ch * 2;
+                const unsigned bytes = (gr < k && gc < n) ? kiln_min_u64(n - gc, 2) * 8 : 0;
+                kiln_cp16(sb + (r * KILN_DM_BS + (ch ^ ((r >> 1) & 3)) * 2) * 8, bytes ? b + gr * ldb + gc : b,
+                          bytes);
+            }
+        } else {
+            double* as = sm + st * KILN_DM_STAGE;
+            double* bs = as + KILN_DM_BM * KILN_DM_AS;
+#pragma unroll 4
+            for (int i = 0; i < 8; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 4, q = id & 15;
+                const kiln_u64 gr = row0 + r, gc = k0 + q;
+                as[r * KILN_DM_AS + q] = (gr < m && gc < k) ? a[gr * lda + gc] : 0.0;
+            }
+#pragma unroll 4
+            for (int i = 0; i < 8; ++i) {
+                const unsigned id = tid + 256 * i, r = id >> 7, q = id & 127;
+                const kiln_u64 gr = k0 + r, gc = col0 + q;
+                bs[r * KILN_DM_BS + (((q >> 1) ^ ((r >> 1) & 3)) << 1) + (q & 1)] =
+                    (gr < k && gc < n) ? b[gr * ldb + gc] : 0.0;
+            }
+        }
+    };
+
+    double acc[4][8][2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j][0] = acc[i][j][1] = 0.0;
+
+    // A: lane (g, t) reads A[row g][2t, 2t + 1] of each k-step of 8.
+    const unsigned a_off = (wm * 32 + g) * KILN_DM_AS + 2 * t;  // elements
+    // B: rows 2t and 2t + 1 of each k-step; logical chunks wn * 32 + 4 g + q, stored at ... ^ t
+    // (row 8 kk + 2t + h has (row >> 1) & 3 = t).
+    const unsigned b_off = KILN_DM_BM * KILN_DM_AS + (2 * t) * KILN_DM_BS + (wn * 32 + 4 * g) * 2;
+
+#pragma unroll
+    for (int s = 0; s < KILN_DM_STAGES - 1; ++s) {
+        if ((unsigned)s < ktiles) load(s, s);
+        kiln_cp_commit();
+    }
+    unsigned st = 0;
+    for (unsigned kt = 0; kt < ktiles; ++kt) {
+        kiln_cp_wait<KILN_DM_STAGES - 2>();
+        __syncthreads();
+        {
+            const unsigned nk = kt + KILN_DM_STAGES - 1;
+            if (nk < ktiles) load(nk, st == 0 ? KILN_DM_STAGES - 1 : st - 1);
+            kiln_cp_commit();
+        }
+        const double* as = sm + st * KILN_DM_STAGE + a_off;
+        const double* bs = sm + st * KILN_DM_STAGE + b_off;
+#pragma unroll
+        for (int kk = 0; kk < KILN_DM_BK / 8; ++kk) {
+            double2 av[4], bv[2][4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) av[i] = *(const double2*)(as + i * 8 * KILN_DM_AS + kk * 8);
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    bv[h][q] = *(const double2*)(bs + (kk * 8 + h) * KILN_DM_BS + ((q ^ t) << 1));
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+#pragma unroll
+                    for (int j = 0; j < 8; ++j)
+                        kiln_mma884_f64(acc[i][j], h ? av[i].y : av[i].x,
+                                        (j & 1) ? bv[h][j >> 1].y : bv[h][j >> 1].x);
+        }
+        st = st + 1 == KILN_DM_STAGES ? 0 : st + 1;
+    }
+
+    // Lane (g, t) holds row g of each m8 tile i at warp columns 16 t + e, e < 16:
+    // e < 8 is acc[i][e][0] (tile e, column 2t), e >= 8 acc[i][e - 8][1] (column 2t + 1).
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const kiln_u64 row = row0 + wm * 32 + i * 8 + g;
+        if (row >= m) continue;
+        double* crow = c + row * ldc;
+        const kiln_u64 cb = col0 + wn * 64 + 16 * t;
+#pragma unroll
+        for (int p = 0; p < 8; ++p) {
+            const kiln_u64 col = cb + 2 * p;
+            const double v0 = acc[i][(2 * p) & 7][p >> 2], v1 = acc[i][(2 * p + 1) & 7][p >> 2];
+            if (VEC && col + 1 < n) {
+                *(double2*)(crow + col) = make_double2(v0, v1);
+            } else {
+                if (col < n) crow[col] = v0;
+                if (col + 1 < n) crow[col + 1] = v1;
+            }
+        }
+    }
+}
+
+#define KILN_DM_ENTRY(NAME, VEC)                                                                             \
+    extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
+        NAME(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c, kiln_u64 m, \
+             kiln_u64 n, kiln_u64 k, kiln_u64 lda, kiln_u64 ldb, kiln_u64 ldc) {                             \
+        kiln_dmma<VEC>(a, b, c, m, n, k, lda, ldb, ldc);                                                     \
+    }
+KILN_DM_ENTRY(kiln_mma_f64, true)
+KILN_DM_ENTRY(kiln_mma_f64_any, false)

@@ -1,0 +1,113 @@
+//! 16-bit floats (`f16`, `bf16`) widened to `f32` and rounded back: the
+//! conversions that let the 16-bit reductions and scans run on kiln's
+//! `f32` kernels, which accumulate in `f32` (see [`is_half`]).
+//!
+//! Widening is exact; rounding back is to nearest, ties to even, one
+//! rounding of the `f32` value (NaN stays NaN, values past the type's range
+//! become infinities), on every backend. One kernel a direction and dtype,
+//! grid-stride over the elements: memory-bound at 6 bytes moved per element.
+
+use std::sync::Arc;
+
+use kiln_core::{
+    Args, Backend, Buffer, BufferView, BufferViewMut, DType, Element, Error, LaunchConfig, Program, Result, Stream,
+};
+
+use crate::launch::{BLOCK, blocks, cuda_source, host_fn, index_width, program, wgsl_enables, wgsl_type};
+
+/// Whether `dtype` is one of the 16-bit floats whose reductions and scans
+/// accumulate in `f32`.
+pub(crate) fn is_half(dtype: DType) -> bool {
+    matches!(dtype, DType::F16 | DType::BF16)
+}
+
+/// The conversion between `half` (a 16-bit float dtype) and `f32`: to `f32`
+/// when `wide` is true, else from it.
+fn convert_program<T: Element>(wide: bool) -> Arc<Program> {
+    let half = T::DTYPE;
+    let name = format!("kiln_{}_{half}", if wide { "widen" } else { "narrow" });
+    program(&name, || {
+        let (src, dst) = if wide { (wgsl_type(half), "f32") } else { ("f32", wgsl_type(half)) };
+        let wgsl = format!(
+            "{}@group(0) @binding(0) var<storage, read> src: array<{src}>;\n\
+             @group(0) @binding(1) var<storage, read_write> dst: array<{dst}>;\n\
+             struct Params {{ n: u32, }}\n{}\n{}",
+            wgsl_enables(half),
+            crate::launch::WGSL_ABI,
+            include_str!("widen.wgsl"),
+        );
+        let host = if wide { host_fn!(widen_host::<T>) } else { host_fn!(narrow_host::<T>) };
+        let from_float = if half == DType::BF16 { "kiln_bf16_from_float" } else { "kiln_half_from_float" };
+        Program::new(&name)
+            .cuda(cuda_source(half, include_str!("widen.cu")))
+            .wgsl(wgsl)
+            .host(host)
+            .define("KERNEL", &name)
+            .define("WIDEN", u8::from(wide))
+            .define("FROM_FLOAT", from_float)
+            .define("DST", dst)
+    })
+}
+
+/// The 16-bit pattern of each element of `x` (of a 16-bit dtype).
+fn bits<T: Element>(x: &[T]) -> Result<&[u16]> {
+    bytemuck::try_cast_slice(x)
+        .map_err(|_| Error::invalid("16-bit conversion on the CPU", format!("{} is not a 16-bit type", T::DTYPE)))
+}
+
+fn widen_host<T: Element>(x: &[T], y: &mut [f32], _n: u64) -> Result<()> {
+    use rayon::prelude::*;
+    let x = bits(x)?;
+    match T::DTYPE {
+        DType::BF16 => y.par_iter_mut().zip(x).for_each(|(y, &b)| *y = half::bf16::from_bits(b).to_f32()),
+        _ => y.par_iter_mut().zip(x).for_each(|(y, &b)| *y = half::f16::from_bits(b).to_f32()),
+    }
+    Ok(())
+}
+
+fn narrow_host<T: Element>(x: &[f32], y: &mut [T], _n: u64) -> Result<()> {
+    use rayon::prelude::*;
+    let y: &mut [u16] = bytemuck::try_cast_slice_mut(y)
+        .map_err(|_| Error::invalid("16-bit conversion on the CPU", format!("{} is not a 16-bit type", T::DTYPE)))?;
+    match T::DTYPE {
+        DType::BF16 => y.par_iter_mut().zip(x).for_each(|(y, &v)| *y = half::bf16::from_f32(v).to_bits()),
+        _ => y.par_iter_mut().zip(x).for_each(|(y, &v)| *y = half::f16::from_f32(v).to_bits()),
+    }
+    Ok(())
+}
+
+/// One launch of a conversion of `n` elements.
+fn launch<B: Backend>(stream: &Stream<B>, program: &Program, args: Args<'_, B>, n: usize) -> Result<()> {
+    let kernel = stream.device().kernel(program)?;
+    let args = args.length(index_width(stream), n, kernel.name())?;
+    let grid = blocks(n, BLOCK as usize, stream.device().info().limits.max_grid[0]);
+    // SAFETY: the kernel reads src[0..n) and writes dst[0..n), grid-stride,
+    // both views holding exactly n elements (checked by the callers).
+    unsafe { stream.launch(&kernel, LaunchConfig::new(grid, BLOCK), args) }
+}
+
+/// `x` widened to a new `f32` buffer on `stream`; returns at once.
+pub(crate) fn widen<B: Backend, T: Element>(stream: &Stream<B>, x: BufferView<'_, B, T>) -> Result<Buffer<B, f32>> {
+    let n = x.len();
+    let mut wide = stream.alloc::<f32>(n)?;
+    if n > 0 {
+        launch(stream, &convert_program::<T>(true), Args::new().arg(x).arg(wide.view_mut()), n)?;
+    }
+    Ok(wide)
+}
+
+/// `wide` rounded to `T` into `y` (of the same length) on `stream`; returns at once.
+pub(crate) fn narrow<B: Backend, T: Element>(
+    stream: &Stream<B>,
+    wide: BufferView<'_, B, f32>,
+    y: BufferViewMut<'_, B, T>,
+) -> Result<()> {
+    let n = wide.len();
+    if y.len() != n {
+        return Err(Error::LengthMismatch { what: "16-bit rounding: output".into(), expected: n, actual: y.len() });
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    launch(stream, &convert_program::<T>(false), Args::new().arg(wide).arg(y), n)
+}
