@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds and runs mma_emu.cpp (the host emulation of mma_kernels.cuh; no GPU
-# needed): ./mma_emu.sh [f16|bf16|tf32|f64 ...]
+# needed): [EMU_FLAGS='-DKILN_HM_BK=64 ...'] ./mma_emu.sh [f16|bf16|tf32|f64 ...]
 set -e
 cd "$(dirname "$0")"
 out=${TMPDIR:-/tmp}/kiln_mma_emu
@@ -14,6 +14,6 @@ s = s[:a] + s[b:]
 s = s.replace("extern __shared__ __align__(16) unsigned char kiln_mma_smem[];", "")
 open(sys.argv[1], "w").write(s)
 PY
-g++ -std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -Wno-unknown-pragmas \
+g++ $EMU_FLAGS -std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -Wno-unknown-pragmas \
     -I"$out" -o "$out/mma_emu" mma_emu.cpp -lpthread
 "$out/mma_emu" "$@"

@@ -18,15 +18,15 @@
 // share rows of A and columns of B in L2).
 //
 // f16 / bf16 (kiln_mma_f16, kiln_mma_bf16): mma.m16n8k16 with f32
-//   accumulators; block tile 128 x 256 x 32, 8 warps of 64 x 64 (2 x 4);
+//   accumulators; block tile 128 x 256 x KILN_HM_BK (32), 8 warps of 64 x 64 (2 x 4);
 //   A fragments by ldmatrix.x4, B (k-major in shared memory) by
 //   ldmatrix.x4.trans; KILN_HM_STAGES-deep cp.async ring.
 // tf32 (kiln_mma_tf32): f32 inputs rounded by cvt.rna.tf32.f32 as the
-//   fragments are read, mma.m16n8k8; block tile 128 x 256 x 16, warps as
+//   fragments are read, mma.m16n8k8; block tile 128 x 256 x KILN_TM_BK (16), warps as
 //   above; A by ldmatrix.x4 (an 8x8 b16 matrix is 8 rows of 4 f32), B by
 //   32-bit shared loads.
 // f64 (kiln_mma_f64): mma.m8n8k4 on the FP64 tensor cores; block tile
-//   128 x 128 x 16, 8 warps of 32 x 64 (4 x 2). Within each k-step of 8 the
+//   128 x 128 x KILN_DM_BK (16), 8 warps of 32 x 64 (4 x 2). Within each k-step of 8 the
 //   two mma's take k = 2t and 2t + 1 for lane quad t, so a lane's A operands
 //   for both are one 16-byte load; within a warp's 64 columns n8-tile j's
 //   column g is column 8 g + j, so a lane's B operands of all 8 tiles are
@@ -39,6 +39,17 @@
 
 typedef unsigned long long kiln_u64;
 
+// Tile depth and pipeline depth of each kernel (the lab's variants set them
+// with -D; BK must be a multiple of 16 for f16/bf16 and of 8 otherwise).
+#ifndef KILN_HM_BK
+#define KILN_HM_BK 32
+#endif
+#ifndef KILN_TM_BK
+#define KILN_TM_BK 16
+#endif
+#ifndef KILN_DM_BK
+#define KILN_DM_BK 16
+#endif
 #ifndef KILN_HM_STAGES
 #define KILN_HM_STAGES 4
 #endif
@@ -121,8 +132,7 @@ extern __shared__ __align__(16) unsigned char kiln_mma_smem[];
 // ------------------------------------------------------------ f16 / bf16
 #define KILN_HM_BM 128
 #define KILN_HM_BN 256
-#define KILN_HM_BK 32
-#define KILN_HM_AS (KILN_HM_BK + 8)  // 80-byte rows: ldmatrix rows hit 8 distinct 16-byte bank groups
+#define KILN_HM_AS (KILN_HM_BK + 8)  // rows of 16 (2 BK / 16 + 1) bytes: the 8 rows of an ldmatrix hit 8 distinct 16-byte bank groups
 #define KILN_HM_BS (KILN_HM_BN + 8)  // 528-byte rows, likewise
 #define KILN_HM_STAGE (KILN_HM_BM * KILN_HM_AS + KILN_HM_BK * KILN_HM_BS)  // elements
 #define KILN_HM_SMEM (KILN_HM_STAGES * KILN_HM_STAGE * 2)
@@ -142,21 +152,21 @@ __device__ __forceinline__ void kiln_hmma(const unsigned short* __restrict__ a, 
     const kiln_u64 row0 = (kiln_u64)tm * KILN_HM_BM, col0 = (kiln_u64)tn * KILN_HM_BN;
     const unsigned ktiles = (unsigned)((k + KILN_HM_BK - 1) / KILN_HM_BK);
 
-    // Stage st of tile kt: A 128 x 32 (4 16-byte chunks a row), B 32 x 256 (32 a row).
+    // Stage st of tile kt: A 128 x BK (BK / 8 16-byte chunks a row), B BK x 256 (32 a row).
     auto load = [&](unsigned kt, unsigned st) {
         const kiln_u64 k0 = (kiln_u64)kt * KILN_HM_BK;
         if (VEC) {
             const unsigned sa = sbase + st * KILN_HM_STAGE * 2, sb = sa + KILN_HM_BM * KILN_HM_AS * 2;
 #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 2, ch = id & 3;
+            for (int i = 0; i < KILN_HM_BM * KILN_HM_BK / 8 / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / (KILN_HM_BK / 8), ch = id % (KILN_HM_BK / 8);
                 const kiln_u64 gr = row0 + r, gc = k0 + ch * 8;
                 const unsigned bytes = (gr < m && gc < k) ? kiln_min_u64(k - gc, 8) * 2 : 0;
                 kiln_cp16(sa + (r * KILN_HM_AS + ch * 8) * 2, bytes ? a + gr * lda + gc : a, bytes);
             }
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 5, ch = id & 31;
+            for (int i = 0; i < KILN_HM_BK * KILN_HM_BN / 8 / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / (KILN_HM_BN / 8), ch = id % (KILN_HM_BN / 8);
                 const kiln_u64 gr = k0 + r, gc = col0 + ch * 8;
                 const unsigned bytes = (gr < k && gc < n) ? kiln_min_u64(n - gc, 8) * 2 : 0;
                 kiln_cp16(sb + (r * KILN_HM_BS + ch * 8) * 2, bytes ? b + gr * ldb + gc : b, bytes);
@@ -165,14 +175,14 @@ __device__ __forceinline__ void kiln_hmma(const unsigned short* __restrict__ a, 
             unsigned short* as = sm + st * KILN_HM_STAGE;
             unsigned short* bs = as + KILN_HM_BM * KILN_HM_AS;
 #pragma unroll 4
-            for (int i = 0; i < 16; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 5, q = id & 31;
+            for (int i = 0; i < KILN_HM_BM * KILN_HM_BK / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / KILN_HM_BK, q = id % KILN_HM_BK;
                 const kiln_u64 gr = row0 + r, gc = k0 + q;
                 as[r * KILN_HM_AS + q] = (gr < m && gc < k) ? a[gr * lda + gc] : (unsigned short)0;
             }
 #pragma unroll 4
-            for (int i = 0; i < 32; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 8, q = id & 255;
+            for (int i = 0; i < KILN_HM_BK * KILN_HM_BN / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / KILN_HM_BN, q = id % KILN_HM_BN;
                 const kiln_u64 gr = k0 + r, gc = col0 + q;
                 bs[r * KILN_HM_BS + q] = (gr < k && gc < n) ? b[gr * ldb + gc] : (unsigned short)0;
             }
@@ -261,8 +271,7 @@ KILN_HM_ENTRY(kiln_mma_bf16_any, true, false)
 // ------------------------------------------------------------------ tf32
 #define KILN_TM_BM 128
 #define KILN_TM_BN 256
-#define KILN_TM_BK 16
-#define KILN_TM_AS (KILN_TM_BK + 4)  // 80-byte rows for ldmatrix
+#define KILN_TM_AS (KILN_TM_BK + 4)  // an odd number of 16-byte units a row, for ldmatrix
 #define KILN_TM_BS (KILN_TM_BN + 8)  // = 8 mod 32 words: lanes (t, g) read word 8 t + g
 #define KILN_TM_STAGE (KILN_TM_BM * KILN_TM_AS + KILN_TM_BK * KILN_TM_BS)
 #define KILN_TM_SMEM (KILN_TM_STAGES * KILN_TM_STAGE * 4)
@@ -283,21 +292,21 @@ __device__ __forceinline__ void kiln_tmma(const float* __restrict__ a, const flo
     const kiln_u64 row0 = (kiln_u64)tm * KILN_TM_BM, col0 = (kiln_u64)tn * KILN_TM_BN;
     const unsigned ktiles = (unsigned)((k + KILN_TM_BK - 1) / KILN_TM_BK);
 
-    // A 128 x 16 (4 chunks a row), B 16 x 256 (64 a row).
+    // A 128 x BK (BK / 4 chunks a row), B BK x 256 (64 a row).
     auto load = [&](unsigned kt, unsigned st) {
         const kiln_u64 k0 = (kiln_u64)kt * KILN_TM_BK;
         if (VEC) {
             const unsigned sa = sbase + st * KILN_TM_STAGE * 4, sb = sa + KILN_TM_BM * KILN_TM_AS * 4;
 #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 2, ch = id & 3;
+            for (int i = 0; i < KILN_TM_BM * KILN_TM_BK / 4 / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / (KILN_TM_BK / 4), ch = id % (KILN_TM_BK / 4);
                 const kiln_u64 gr = row0 + r, gc = k0 + ch * 4;
                 const unsigned bytes = (gr < m && gc < k) ? kiln_min_u64(k - gc, 4) * 4 : 0;
                 kiln_cp16(sa + (r * KILN_TM_AS + ch * 4) * 4, bytes ? a + gr * lda + gc : a, bytes);
             }
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 6, ch = id & 63;
+            for (int i = 0; i < KILN_TM_BK * KILN_TM_BN / 4 / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / (KILN_TM_BN / 4), ch = id % (KILN_TM_BN / 4);
                 const kiln_u64 gr = k0 + r, gc = col0 + ch * 4;
                 const unsigned bytes = (gr < k && gc < n) ? kiln_min_u64(n - gc, 4) * 4 : 0;
                 kiln_cp16(sb + (r * KILN_TM_BS + ch * 4) * 4, bytes ? b + gr * ldb + gc : b, bytes);
@@ -306,14 +315,14 @@ __device__ __forceinline__ void kiln_tmma(const float* __restrict__ a, const flo
             float* as = sm + st * KILN_TM_STAGE;
             float* bs = as + KILN_TM_BM * KILN_TM_AS;
 #pragma unroll 4
-            for (int i = 0; i < 8; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 4, q = id & 15;
+            for (int i = 0; i < KILN_TM_BM * KILN_TM_BK / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / KILN_TM_BK, q = id % KILN_TM_BK;
                 const kiln_u64 gr = row0 + r, gc = k0 + q;
                 as[r * KILN_TM_AS + q] = (gr < m && gc < k) ? a[gr * lda + gc] : 0.f;
             }
 #pragma unroll 4
-            for (int i = 0; i < 16; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 8, q = id & 255;
+            for (int i = 0; i < KILN_TM_BK * KILN_TM_BN / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / KILN_TM_BN, q = id % KILN_TM_BN;
                 const kiln_u64 gr = k0 + r, gc = col0 + q;
                 bs[r * KILN_TM_BS + q] = (gr < k && gc < n) ? b[gr * ldb + gc] : 0.f;
             }
@@ -405,8 +414,7 @@ KILN_TM_ENTRY(kiln_mma_tf32_any, false)
 // ------------------------------------------------------------------- f64
 #define KILN_DM_BM 128
 #define KILN_DM_BN 128
-#define KILN_DM_BK 16
-#define KILN_DM_AS (KILN_DM_BK + 8)  // 192-byte rows: a quarter warp's 16-byte loads of rows g, g + 1 differ by 4 bank groups
+#define KILN_DM_AS (KILN_DM_BK + 8)  // = 4 mod 8 16-byte units a row: a quarter warp's loads of rows g, g + 1 differ by 4 bank groups
 #define KILN_DM_BS KILN_DM_BN        // swizzled, not padded
 #define KILN_DM_STAGE (KILN_DM_BM * KILN_DM_AS + KILN_DM_BK * KILN_DM_BS)
 #define KILN_DM_SMEM (KILN_DM_STAGES * KILN_DM_STAGE * 8)
@@ -427,21 +435,21 @@ __device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const do
     const kiln_u64 row0 = (kiln_u64)tm * KILN_DM_BM, col0 = (kiln_u64)tn * KILN_DM_BN;
     const unsigned ktiles = (unsigned)((k + KILN_DM_BK - 1) / KILN_DM_BK);
 
-    // A 128 x 16 (8 chunks a row), B 16 x 128 (64 chunks a row, chunk c of row r at c ^ ((r >> 1) & 3)).
+    // A 128 x BK (BK / 2 chunks a row), B BK x 128 (64 chunks a row, chunk c of row r at c ^ ((r >> 1) & 3)).
     auto load = [&](unsigned kt, unsigned st) {
         const kiln_u64 k0 = (kiln_u64)kt * KILN_DM_BK;
         if (VEC) {
             const unsigned sa = sbase + st * KILN_DM_STAGE * 8, sb = sa + KILN_DM_BM * KILN_DM_AS * 8;
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 3, ch = id & 7;
+            for (int i = 0; i < KILN_DM_BM * KILN_DM_BK / 2 / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / (KILN_DM_BK / 2), ch = id % (KILN_DM_BK / 2);
                 const kiln_u64 gr = row0 + r, gc = k0 + ch * 2;
                 const unsigned bytes = (gr < m && gc < k) ? kiln_min_u64(k - gc, 2) * 8 : 0;
                 kiln_cp16(sa + (r * KILN_DM_AS + ch * 2) * 8, bytes ? a + gr * lda + gc : a, bytes);
             }
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 6, ch = id & 63;
+            for (int i = 0; i < KILN_DM_BK * KILN_DM_BN / 2 / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / (KILN_DM_BN / 2), ch = id % (KILN_DM_BN / 2);
                 const kiln_u64 gr = k0 + r, gc = col0 + ch * 2;
                 const unsigned bytes = (gr < k && gc < n) ? kiln_min_u64(n - gc, 2) * 8 : 0;
                 kiln_cp16(sb + (r * KILN_DM_BS + (ch ^ ((r >> 1) & 3)) * 2) * 8, bytes ? b + gr * ldb + gc : b,
@@ -451,14 +459,14 @@ __device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const do
             double* as = sm + st * KILN_DM_STAGE;
             double* bs = as + KILN_DM_BM * KILN_DM_AS;
 #pragma unroll 4
-            for (int i = 0; i < 8; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 4, q = id & 15;
+            for (int i = 0; i < KILN_DM_BM * KILN_DM_BK / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / KILN_DM_BK, q = id % KILN_DM_BK;
                 const kiln_u64 gr = row0 + r, gc = k0 + q;
                 as[r * KILN_DM_AS + q] = (gr < m && gc < k) ? a[gr * lda + gc] : 0.0;
             }
 #pragma unroll 4
-            for (int i = 0; i < 8; ++i) {
-                const unsigned id = tid + 256 * i, r = id >> 7, q = id & 127;
+            for (int i = 0; i < KILN_DM_BK * KILN_DM_BN / 256; ++i) {
+                const unsigned id = tid + 256 * i, r = id / KILN_DM_BN, q = id % KILN_DM_BN;
                 const kiln_u64 gr = k0 + r, gc = col0 + q;
                 bs[r * KILN_DM_BS + (((q >> 1) ^ ((r >> 1) & 3)) << 1) + (q & 1)] =
                     (gr < k && gc < n) ? b[gr * ldb + gc] : 0.0;
