@@ -125,7 +125,8 @@ const VENDOR: Patterns = &[
 ];
 
 /// The groups that run on the 16-bit floats.
-const HALVES: Patterns = &["matmul", "map", "elementwise", "reduce", "scan"];
+const HALVES: Patterns =
+    &["matmul", "map", "elementwise", "reduce", "scan", "user/half-elementwise", "user/half-reduce", "user/half-array"];
 
 /// The groups or patterns of a divergence (see [`Divergence::patterns`]).
 type Patterns = &'static [&'static str];

@@ -12,6 +12,7 @@ use super::fuse::{Plan, name};
 use super::lazy::ArrayExpr;
 use crate::expr::{Expr, Ty, len, var};
 use crate::user::{Reduction, ReductionKernel};
+use crate::widen::is_half;
 
 /// How a reduction combines elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,12 +77,21 @@ fn kernel<B: Backend, T: Element>(plan: &Plan<'_, B>, fold: Fold) -> Result<Redu
     static KERNELS: OnceLock<Mutex<HashMap<String, ReductionKernel>>> = OnceLock::new();
     // The identity is a constant of T: one kernel per dtype.
     let key = format!("{fold:?} {} {} {}", T::DTYPE, plan.needs_count(), plan.key());
-    let (combine, identity) = fold.parts::<T>()?;
+    // The 16-bit floats accumulate in f32 and round once, in the post-map.
+    let half = is_half(T::DTYPE);
+    let (combine, identity) = if half { fold.parts::<f32>()? } else { fold.parts::<T>()? };
     crate::memo::cached(KERNELS.get_or_init(Default::default), key.clone(), || {
         let t = Ty::from(T::DTYPE);
-        let def = plan.declare(Reduction::new(name("kiln_array_fold", &key), t.clone()), plan.needs_count());
-        let def = def.map(plan.body.clone()).reduce(combine).identity(identity);
-        let def = if fold == Fold::Mean { def.post(t.clone(), var("a") / len().cast(t)) } else { def };
+        let acc = if half { Ty::from(DType::F32) } else { t.clone() };
+        let def = plan.declare(Reduction::new(name("kiln_array_fold", &key), acc.clone()), plan.needs_count());
+        let body = if half { plan.body.clone().cast(acc.clone()) } else { plan.body.clone() };
+        let def = def.map(body).reduce(combine).identity(identity);
+        let def = match fold {
+            Fold::Mean if half => def.post(t.clone(), (var("a") / len().cast(acc)).cast(t)),
+            Fold::Mean => def.post(t.clone(), var("a") / len().cast(t)),
+            _ if half => def.post(t.clone(), var("a").cast(t)),
+            _ => def,
+        };
         def.build()
     })
 }

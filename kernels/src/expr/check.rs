@@ -8,7 +8,7 @@ use std::sync::Arc;
 use kiln_core::{DType, Error, Result};
 
 use super::node::{BinOp, Expr, Lit, Node, UnOp};
-use super::ty::{SUPPORTED, Ty, Vt};
+use super::ty::{STORED, SUPPORTED, Ty, Vt};
 use super::value::Value;
 
 /// What a kernel argument is.
@@ -82,6 +82,9 @@ pub(crate) enum Op {
     Select,
     Cast,
     Fma,
+    /// Operand 0 (any number) rounded once to the 16-bit float dtype,
+    /// as an `f32` (see `halves.rs`).
+    Round(DType),
 }
 
 /// The name of `op` if it is one of the functions Vulkan offers on 32-bit
@@ -106,7 +109,7 @@ impl TNode {
     pub(crate) fn arity(&self) -> usize {
         match self.op {
             Op::Load(_) | Op::Scalar(_) | Op::LenOf(_) | Op::Index | Op::Len | Op::Const(_) => 0,
-            Op::At(_) | Op::Un(_) | Op::Cast => 1,
+            Op::At(_) | Op::Un(_) | Op::Cast | Op::Round(_) => 1,
             Op::Bin(_) => 2,
             Op::Select | Op::Fma => 3,
         }
@@ -176,8 +179,8 @@ pub(crate) fn resolve(kernel: &str, ty: &Ty, bind: &HashMap<Arc<str>, DType>, wh
             fail(kernel, format!("{what} has the placeholder type {p}, which no argument of the launch binds"))
         })?,
     };
-    if !SUPPORTED.contains(&d) {
-        let names: Vec<&str> = SUPPORTED.iter().map(|d| d.name()).collect();
+    if !SUPPORTED.contains(&d) && !STORED.contains(&d) {
+        let names: Vec<&str> = SUPPORTED.iter().chain(&STORED).map(|d| d.name()).collect();
         return Err(fail(kernel, format!("{what} is {d}; user kernels compute on {}", names.join(", "))));
     }
     Ok(d)
@@ -234,7 +237,7 @@ pub(crate) fn check(kernel: &str, params: &[Param], stmts: &[Stmt], bind: &HashM
             _ => {}
         }
     }
-    Ok(Typed { nodes: c.nodes, stores, dtypes: c.dtypes })
+    Ok(super::halves::lower(Typed { nodes: c.nodes, stores, dtypes: c.dtypes }))
 }
 
 impl Checker<'_> {

@@ -43,6 +43,12 @@ fn describe(op: &Op) -> &'static str {
 pub(crate) fn check_fold(def: &FoldDef, bind: &HashMap<Arc<str>, DType>) -> Result<Fold> {
     let k = def.name.as_str();
     let acc = resolve(k, &def.acc, bind, "the accumulator")?;
+    if super::halves::is_half(acc) {
+        return Err(fail(
+            k,
+            format!("accumulates in {acc}; accumulate 16-bit floats in f32 and round in the post-map (`.post({acc}, var(\"a\").cast({acc}))`)"),
+        ));
+    }
     let acc_ty = Ty::Is(acc);
     let roles: Vec<Role> = def.params.iter().map(|p| p.role).collect();
 

@@ -46,6 +46,10 @@
 //!   expressions (`conformance/src/patterns/user/float.rs`).
 //! - Float to integer conversion truncates and saturates, NaN giving 0;
 //!   integer to float rounds to nearest; integer to integer wraps.
+//! - `f16` and `bf16` values are computed in `f32` and rounded once to
+//!   their dtype after each operation (so `+ - * /` and `sqrt` give the
+//!   correctly rounded 16-bit result, as if computed in the 16-bit type);
+//!   reductions and scans accumulate in a 32- or 64-bit type.
 //! - A raw input read outside its length gives 0.
 //! - `abs` of the most negative integer is itself (it wraps), on every
 //!   backend; generated CUDA multiplies by the sign rather than emitting
@@ -64,6 +68,7 @@ mod cuda;
 mod fold;
 mod fold_check;
 mod generate;
+mod halves;
 mod host;
 mod neutral;
 mod node;
@@ -72,7 +77,7 @@ mod value;
 mod wgsl;
 
 pub use node::{BinOp, Expr, UnOp, index, len, select, var};
-pub use ty::{SUPPORTED, Ty};
+pub use ty::{STORED, SUPPORTED, Ty};
 
 // `Param`, `Role`, `Typed`, the fold types and `Generator` are declared
 // `pub` in their private modules, as the sealed trait of the user kernels'

@@ -9,7 +9,12 @@ use kiln_core::DType;
 ///
 /// User kernels compute on `i32`, `u32`, `i64`, `u64`, `f32` and `f64`
 /// ([`SUPPORTED`]); WGSL has no 64-bit integers, and 64-bit floats need the
-/// device's `f64` feature.
+/// device's `f64` feature. Arguments and values may also be `f16` and
+/// `bf16` ([`STORED`]): stored as themselves, computed in `f32`, each
+/// operation's result rounded once to its 16-bit dtype (the correctly
+/// rounded 16-bit result); WGSL has no `bf16`, and `f16` needs the device's
+/// `f16` feature. Accumulators of reductions and scans are not 16-bit:
+/// accumulate in `f32` and round in the post-map.
 ///
 /// # Examples
 /// ```
@@ -28,6 +33,9 @@ pub enum Ty {
 
 /// The dtypes user kernels compute on.
 pub const SUPPORTED: [DType; 6] = [DType::I32, DType::U32, DType::I64, DType::U64, DType::F32, DType::F64];
+
+/// The 16-bit floats user kernels store and compute in `f32`.
+pub const STORED: [DType; 2] = [DType::F16, DType::BF16];
 
 impl Ty {
     /// The placeholder named `name`.

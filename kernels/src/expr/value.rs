@@ -36,6 +36,8 @@ impl Value {
     pub(crate) fn float(v: f64, dtype: DType) -> Value {
         match dtype {
             DType::F32 => Value::from_bits(dtype, u64::from((v as f32).to_bits())),
+            DType::F16 => Value::from_bits(dtype, u64::from(half::f16::from_f64(v).to_bits())),
+            DType::BF16 => Value::from_bits(dtype, u64::from(half::bf16::from_f64(v).to_bits())),
             _ => Value::from_bits(dtype, v.to_bits()),
         }
     }
@@ -58,6 +60,9 @@ impl std::fmt::Display for Value {
             Vt::Num(DType::I64) => write!(f, "{}i64", self.bits as i64),
             Vt::Num(DType::U64) => write!(f, "{}u64", self.bits),
             Vt::Num(DType::F32) => write!(f, "{:?}f32", self.as_f32()),
+            Vt::Num(d @ (DType::F16 | DType::BF16)) => {
+                write!(f, "{:?}{d}", super::halves::half_to_f32(d, self.bits as u16))
+            }
             Vt::Num(d) => write!(f, "{:?}{d}", self.as_f64()),
         }
     }

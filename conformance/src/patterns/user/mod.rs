@@ -6,6 +6,7 @@
 //! [`scan`] and kernels from source in [`source`].
 
 mod float;
+mod halves;
 mod ints;
 mod reduce;
 mod scan;
@@ -311,6 +312,7 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     c.one(group, "user/nested-min-max", DType::I32, |d, ctx| nested_min_max::<B, i32>(d, ctx));
     c.one(group, "user/nested-min-max", DType::U32, |d, ctx| nested_min_max::<B, u32>(d, ctx));
     float::register(c, group);
+    halves::register(c, group);
     reduce::register(c, group);
     scan::register(c, group);
     source::register(c, group);

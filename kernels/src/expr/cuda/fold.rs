@@ -11,7 +11,7 @@
 use kiln_core::IndexWidth;
 
 use crate::expr::check::{Role, Typed};
-use crate::expr::cuda::{PRELUDE, c_type, len_type, statements};
+use crate::expr::cuda::{PRELUDE, c_type, len_type, statements, storage, to_storage};
 use crate::expr::fold::{Fold, Pass};
 use crate::expr::ty::Vt;
 
@@ -28,7 +28,7 @@ pub(crate) fn function(head: &str, body: &Typed) -> String {
 fn map_params(fold: &Fold, l: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (p, role) in fold.roles.iter().enumerate() {
-        let t = fold.map.dtypes[p].cuda_name();
+        let t = storage(fold.map.dtypes[p]);
         out.push(match role {
             Role::Scalar => format!("{t} a{p}"),
             _ => format!("const {t}* __restrict__ a{p}"),
@@ -60,7 +60,7 @@ fn scalars(fold: &Fold) -> (Vec<String>, String) {
     let mut names = String::new();
     for (p, role) in fold.roles.iter().enumerate() {
         if *role == Role::Scalar {
-            decl.push(format!("{} a{p}", fold.map.dtypes[p].cuda_name()));
+            decl.push(format!("{} a{p}", storage(fold.map.dtypes[p])));
             names.push_str(&format!("a{p}, "));
         }
     }
@@ -90,7 +90,7 @@ fn packed_loop(fold: &Fold, l: &str) -> String {
     let step = |out: &mut String, packs: &[&str]| {
         for (j, q) in packs.iter().enumerate() {
             for &p in &inputs {
-                let t = fold.map.dtypes[p].cuda_name();
+                let t = storage(fold.map.dtypes[p]);
                 out.push_str(&format!("            union {{ uint4 w; {t} e[{pack}]; }} p{p}_{j};\n"));
                 out.push_str(&format!("            p{p}_{j}.w = ((const uint4*)a{p})[{q}];\n"));
             }
@@ -99,7 +99,7 @@ fn packed_loop(fold: &Fold, l: &str) -> String {
             for k in 0..pack {
                 let mut args: Vec<String> = (0..fold.roles.len())
                     .map(|p| match fold.roles[p] {
-                        Role::Input => format!("kx_one<{}>{{p{p}_{j}.e[{k}]}}", fold.map.dtypes[p].cuda_name()),
+                        Role::Input => format!("kx_one<{}>{{p{p}_{j}.e[{k}]}}", storage(fold.map.dtypes[p])),
                         _ => format!("a{p}"),
                     })
                     .collect();
@@ -129,8 +129,16 @@ fn packed_loop(fold: &Fold, l: &str) -> String {
 
 /// The device functions every pass shares.
 fn parts(fold: &Fold, l: &str) -> String {
-    let (acc, res) = (c_type(Vt::Num(fold.acc)), c_type(Vt::Num(fold.out)));
-    let mut out = format!("{PRELUDE}\n#define KX_BLOCK 256\ntypedef {acc} kx_acc;\ntypedef {res} kx_res;\n");
+    // The post-map computes a 16-bit result in f32 (`kx_res`); it is
+    // stored as the 16-bit type (`kx_res_mem`, through KX_RES).
+    let half_out = crate::expr::halves::is_half(fold.out);
+    let acc = c_type(Vt::Num(fold.acc));
+    let res = if half_out { "float" } else { c_type(Vt::Num(fold.out)) };
+    let mut out = format!(
+        "{PRELUDE}\n#define KX_BLOCK 256\ntypedef {acc} kx_acc;\ntypedef {res} kx_res;\ntypedef {} kx_res_mem;\n#define KX_RES(v) {}\n",
+        storage(fold.out),
+        to_storage(fold.out, "(v)")
+    );
     out.push_str(&function("kx_acc kx_identity()", &fold.identity));
     out.push_str(&function("kx_acc kx_combine(kx_acc a0, kx_acc a1)", &fold.combine));
     let mut head = map_params(fold, l);
@@ -141,7 +149,7 @@ fn parts(fold: &Fold, l: &str) -> String {
         // The same map over plain inputs' elements already loaded (packs).
         let mut head = Vec::new();
         for (p, role) in fold.roles.iter().enumerate() {
-            let t = fold.map.dtypes[p].cuda_name();
+            let t = storage(fold.map.dtypes[p]);
             head.push(match role {
                 Role::Scalar => format!("{t} a{p}"),
                 Role::Input => format!("kx_one<{t}> a{p}"),
@@ -236,12 +244,12 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
     kx_acc a = kx_identity();
     for ({l} i = threadIdx.x; i < kx_m; i += KX_BLOCK) a = kx_combine(a, kx_part[i]);
     a = kx_block_fold(a);
-    if (threadIdx.x == 0) kx_out[0] = kx_post({snames}a, kx_n);
+    if (threadIdx.x == 0) kx_out[0] = KX_RES(kx_post({snames}a, kx_n));
 }}
 "#,
             params = with(
                 vec![s("const kx_acc* __restrict__ kx_part"), format!("{l} kx_m")],
-                &[sdecl.clone(), vec![format!("{l} kx_n"), s("kx_res* __restrict__ kx_out")]].concat()
+                &[sdecl.clone(), vec![format!("{l} kx_n"), s("kx_res_mem* __restrict__ kx_out")]].concat()
             )
         ),
         Pass::Rows => format!(
@@ -253,7 +261,7 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
         kx_acc a = kx_identity();
         for ({l} c = lane; c < kx_cols; c += 32) a = kx_combine(a, kx_map({m}r * kx_cols + c, kx_n));
         a = kx_warp_fold(a);
-        if (lane == 0) kx_out[r] = kx_post({snames}a, kx_cols);
+        if (lane == 0) kx_out[r] = KX_RES(kx_post({snames}a, kx_cols));
     }}
 }}
 "#,
@@ -263,7 +271,7 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
                     format!("{l} kx_n"),
                     format!("{l} kx_rows"),
                     format!("{l} kx_cols"),
-                    s("kx_res* __restrict__ kx_out")
+                    s("kx_res_mem* __restrict__ kx_out")
                 ]
             )
         ),
@@ -319,13 +327,13 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass, width: IndexWidth) -> St
     for ({l} c = ({l})blockIdx.x * KX_BLOCK + threadIdx.x; c < kx_cols; c += ({l})gridDim.x * KX_BLOCK) {{
         kx_acc a = kx_identity();
         for ({l} k = 0; k < kx_chunks; ++k) a = kx_combine(a, kx_part[k * kx_cols + c]);
-        kx_out[c] = kx_post({snames}a, kx_rows);
+        kx_out[c] = KX_RES(kx_post({snames}a, kx_rows));
     }}
 }}
 "#,
             params = with(
                 vec![s("const kx_acc* __restrict__ kx_part"), format!("{l} kx_chunks")],
-                &[sdecl, vec![format!("{l} kx_rows"), format!("{l} kx_cols"), s("kx_res* __restrict__ kx_out")]]
+                &[sdecl, vec![format!("{l} kx_rows"), format!("{l} kx_cols"), s("kx_res_mem* __restrict__ kx_out")]]
                     .concat()
             )
         ),

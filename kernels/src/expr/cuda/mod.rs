@@ -13,8 +13,36 @@ use crate::expr::node::{BinOp, UnOp};
 use crate::expr::ty::Vt;
 use crate::expr::value::Value;
 
-/// The helpers every generated CUDA kernel starts with.
-pub(crate) const PRELUDE: &str = include_str!("prelude.cuh");
+/// The helpers every generated CUDA kernel starts with: kiln's 16-bit
+/// float types, then the expression helpers.
+pub(crate) const PRELUDE: &str = concat!(include_str!("../../halfs.cuh"), include_str!("prelude.cuh"));
+
+/// The C type an argument of `d` is stored as: kiln's own 16-bit float
+/// structs (no toolkit headers under NVRTC), else the C type.
+pub(crate) fn storage(d: DType) -> &'static str {
+    match d {
+        DType::F16 => "kiln_half",
+        DType::BF16 => "kiln_bf16",
+        d => d.cuda_name(),
+    }
+}
+
+/// `value` (an f32 expression) as an element of `d` to store: rounded for
+/// the 16-bit floats (exact, the value being one of theirs), as it is
+/// otherwise.
+pub(crate) fn to_storage(d: DType, value: &str) -> String {
+    match d {
+        DType::F16 => format!("kiln_half_from_float({value})"),
+        DType::BF16 => format!("kiln_bf16_from_float({value})"),
+        _ => value.to_string(),
+    }
+}
+
+/// `value` (an element of `d` as stored) as the value the body computes
+/// on: widened for the 16-bit floats.
+fn from_storage(d: DType, value: String) -> String {
+    if super::halves::is_half(d) { format!("kiln_to_float({value})") } else { value }
+}
 
 /// The C type of `t`.
 pub(crate) fn c_type(t: Vt) -> &'static str {
@@ -46,12 +74,13 @@ fn constant(v: Value) -> String {
 
 /// The expression computing node `n`, its operands named `v{k}`; `arg(p)`
 /// names argument `p`, `len(p)` its length, and the element index is `kx_i`.
-fn expression(n: &TNode, nodes: &[TNode], arg: &impl Fn(u32) -> String) -> String {
+fn expression(n: &TNode, body: &Typed, arg: &impl Fn(u32) -> String) -> String {
+    let nodes = &body.nodes;
     let v = |k: usize| format!("v{}", n.args[k]);
     let ty = |k: usize| nodes[n.args[k] as usize].ty;
     match n.op {
-        Op::Load(p) => format!("{}[kx_i]", arg(p)),
-        Op::Scalar(p) => arg(p),
+        Op::Load(p) => from_storage(body.dtypes[p as usize], format!("{}[kx_i]", arg(p))),
+        Op::Scalar(p) => from_storage(body.dtypes[p as usize], arg(p)),
         Op::At(p) => format!("kx_at({}, {}, kx_len{p})", arg(p), v(0)),
         Op::LenOf(p) => format!("(unsigned)kx_len{p}"),
         Op::Index => "(unsigned)kx_i".to_string(),
@@ -78,6 +107,8 @@ fn expression(n: &TNode, nodes: &[TNode], arg: &impl Fn(u32) -> String) -> Strin
         Op::Select => format!("({} ? {} : {})", v(0), v(1), v(2)),
         Op::Cast => format!("kx_cast<{}, {}>({})", c_type(n.ty), c_type(ty(0)), v(0)),
         Op::Fma => format!("kx_fma({}, {}, {})", v(0), v(1), v(2)),
+        Op::Round(DType::BF16) => format!("kx_round_bf16({})", v(0)),
+        Op::Round(_) => format!("kx_round_f16({})", v(0)),
     }
 }
 
@@ -85,7 +116,7 @@ fn expression(n: &TNode, nodes: &[TNode], arg: &impl Fn(u32) -> String) -> Strin
 pub(crate) fn statements(body: &Typed, indent: &str, arg: impl Fn(u32) -> String) -> String {
     let mut out = String::new();
     for (i, n) in body.nodes.iter().enumerate() {
-        let e = expression(n, &body.nodes, &arg);
+        let e = expression(n, body, &arg);
         out.push_str(&format!("{indent}const {} v{i} = {e};\n", c_type(n.ty)));
     }
     out
@@ -96,7 +127,7 @@ pub(crate) fn statements(body: &Typed, indent: &str, arg: impl Fn(u32) -> String
 pub(crate) fn parameters(roles: &[Role], body: &Typed, width: IndexWidth) -> String {
     let mut params = Vec::new();
     for (p, role) in roles.iter().enumerate() {
-        let t = body.dtypes[p].cuda_name();
+        let t = storage(body.dtypes[p]);
         params.push(match role {
             Role::Input | Role::Raw => format!("const {t}* __restrict__ a{p}"),
             Role::InOut | Role::Output => format!("{t}* __restrict__ a{p}"),
@@ -146,7 +177,7 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed, width: Index
         out.push_str(&format!("    if ({}) {{\n        const {l} kx_packs = kx_n / {pack};\n", aligned.join(" && ")));
         out.push_str(&format!("        for ({l} kx_p = kx_start; kx_p < kx_packs; kx_p += kx_stride) {{\n"));
         for &p in &plain {
-            let t = body.dtypes[p].cuda_name();
+            let t = storage(body.dtypes[p]);
             out.push_str(&format!("            union {{ uint4 w; {t} e[{pack}]; }} p{p};\n"));
             if matches!(roles[p], Role::Input | Role::InOut) {
                 out.push_str(&format!("            p{p}.w = ((const uint4*)a{p})[kx_p];\n"));
@@ -156,7 +187,7 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed, width: Index
         out.push_str(&format!("                const {l} kx_i = kx_p * {pack} + kx_k;\n"));
         for &p in &plain {
             if matches!(roles[p], Role::Input | Role::InOut) {
-                let t = body.dtypes[p].cuda_name();
+                let t = storage(body.dtypes[p]);
                 out.push_str(&format!("                const kx_one<{t}> b{p} = {{p{p}.e[kx_k]}};\n"));
             }
         }
@@ -166,7 +197,8 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed, width: Index
         };
         out.push_str(&statements(body, "                ", name_of));
         for (p, v) in &body.stores {
-            out.push_str(&format!("                p{p}.e[kx_k] = v{v};\n"));
+            let value = to_storage(body.dtypes[*p as usize], &format!("v{v}"));
+            out.push_str(&format!("                p{p}.e[kx_k] = {value};\n"));
         }
         out.push_str("            }\n");
         let mut stored: Vec<u32> = body.stores.iter().map(|(p, _)| *p).collect();
@@ -179,7 +211,8 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed, width: Index
     out.push_str(&format!("    for ({l} kx_i = kx_done + kx_start; kx_i < kx_n; kx_i += kx_stride) {{\n"));
     out.push_str(&statements(body, "        ", |p| format!("a{p}")));
     for (p, v) in &body.stores {
-        out.push_str(&format!("        a{p}[kx_i] = v{v};\n"));
+        let value = to_storage(body.dtypes[*p as usize], &format!("v{v}"));
+        out.push_str(&format!("        a{p}[kx_i] = {value};\n"));
     }
     out.push_str("    }\n}\n");
     out

@@ -118,3 +118,25 @@ template <typename T, typename I> __device__ __forceinline__ T kx_at(const T* a,
     unsigned long long k = kx_index(i);
     return k < n ? a[k] : (T)0;
 }
+// The same for the 16-bit floats, widened to the f32 the body computes on.
+template <typename I> __device__ __forceinline__ float kx_at(const kiln_half* a, I i, unsigned long long n) {
+    unsigned long long k = kx_index(i);
+    return k < n ? kiln_to_float(a[k]) : 0.0f;
+}
+template <typename I> __device__ __forceinline__ float kx_at(const kiln_bf16* a, I i, unsigned long long n) {
+    unsigned long long k = kx_index(i);
+    return k < n ? kiln_to_float(a[k]) : 0.0f;
+}
+
+// A value rounded once to f16 or bf16 (nearest, ties to even), as the f32
+// the body computes on. Doubles convert in one rounding to f16; integers
+// and doubles reach bf16 through f32 (exact below 2^24 in magnitude).
+__device__ __forceinline__ float kx_round_f16(float v) { return kiln_to_float(kiln_half_from_float(v)); }
+__device__ __forceinline__ float kx_round_f16(double v) {
+    kiln_half h;
+    asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h.bits) : "d"(v));
+    return kiln_to_float(h);
+}
+template <typename U> __device__ __forceinline__ float kx_round_f16(U v) { return kx_round_f16((double)v); }
+__device__ __forceinline__ float kx_round_bf16(float v) { return kiln_to_float(kiln_bf16_from_float(v)); }
+template <typename U> __device__ __forceinline__ float kx_round_bf16(U v) { return kx_round_bf16((float)v); }

@@ -14,7 +14,7 @@ use kiln_core::{DType, IndexWidth};
 
 use crate::expr::check::Role;
 use crate::expr::cuda::fold::function;
-use crate::expr::cuda::{ONE, PRELUDE, c_type, len_type};
+use crate::expr::cuda::{ONE, PRELUDE, c_type, len_type, storage};
 use crate::expr::fold::Fold;
 use crate::expr::ty::Vt;
 use crate::scan::{LOOKBACK_CUH, ScanKind};
@@ -63,7 +63,7 @@ pub(crate) fn scan(name: &str, fold: &Fold, width: IndexWidth) -> String {
     let mut map_params = Vec::new();
     let mut kernel_params = Vec::new();
     for (p, role) in fold.roles.iter().enumerate() {
-        let t = fold.map.dtypes[p].cuda_name();
+        let t = storage(fold.map.dtypes[p]);
         match role {
             Role::Input => {
                 map_params.push(format!("kx_one<{t}> a{p}"));
@@ -85,7 +85,7 @@ pub(crate) fn scan(name: &str, fold: &Fold, width: IndexWidth) -> String {
         .enumerate()
         .map(|(p, role)| {
             if *role == Role::Input {
-                format!("kx_one<{}>{{in{p}[k]}}", fold.map.dtypes[p].cuda_name())
+                format!("kx_one<{}>{{in{p}[k]}}", storage(fold.map.dtypes[p]))
             } else {
                 format!("a{p}")
             }
@@ -116,9 +116,11 @@ struct KxOp : KilnPlainOp<kx_acc> {
     kernel_params.push("kiln_u64* kx_status, kx_acc* kx_aggs, kx_acc* kx_incls".into());
     let mut loads = String::new();
     for (p, d) in inputs(fold) {
-        let t = d.cuda_name();
+        let t = storage(d);
+        // The value loads past n take (never used): zero, of a struct for the 16-bit floats.
+        let zero = if crate::expr::halves::is_half(d) { format!("{t}{{}}") } else { format!("({t})0") };
         loads.push_str(&format!(
-            "    {t} in{p}[KX_ITEMS];\n    kiln_load_blocked<{t}, KX_ITEMS * sizeof({t}) / 16>(a{p}, seg, n, ({t})0, ((kiln_u64)a{p} & 15) == 0, sm, in{p});\n"
+            "    {t} in{p}[KX_ITEMS];\n    kiln_load_blocked<{t}, KX_ITEMS * sizeof({t}) / 16>(a{p}, seg, n, {zero}, ((kiln_u64)a{p} & 15) == 0, sm, in{p});\n"
         ));
     }
     let map_call = format!("kx_map({})", map_args.join(", "));

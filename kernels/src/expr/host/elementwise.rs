@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::expr::check::{Role, Typed};
 use crate::expr::host::eval::{Exec, Machine, internal};
-use crate::expr::host::{CHUNK, Slice, SliceMut, TASK_CHUNKS, by_dtype, scalar_bits, store};
+use crate::expr::host::{CHUNK, Slice, SliceMut, TASK_CHUNKS, scalar_value, store};
 use crate::expr::value::Value;
 use crate::stream_store;
 
@@ -21,10 +21,7 @@ pub(crate) fn elementwise(roles: &[Role], body: &Typed, args: &mut HostArgs<'_>)
         let d = body.dtypes[p];
         match role {
             Role::Input | Role::Raw => inputs[p] = Some(Slice::input(args, p, d)?),
-            Role::Scalar => {
-                let bits = by_dtype!(d, T => scalar_bits::<T>(args, p)?);
-                scalars[p] = Some(Value::from_bits(d, bits));
-            }
+            Role::Scalar => scalars[p] = Some(scalar_value(args, p, d)?),
             Role::Output | Role::InOut => {}
         }
     }

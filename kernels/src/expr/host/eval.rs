@@ -8,7 +8,8 @@ use kiln_core::{DType, Error, Result};
 use multiversion::multiversion;
 
 use crate::expr::check::{Op, TNode, Typed};
-use crate::expr::host::{Col, Elem, FromAll, Num, Slice, SliceMut, by_dtype};
+use crate::expr::halves::round_f64;
+use crate::expr::host::{Col, Elem, FromAll, Num, Slice, SliceMut, by_dtype, half_to_f32};
 use crate::expr::node::{BinOp, UnOp};
 use crate::expr::ty::Vt;
 use crate::expr::value::Value;
@@ -273,15 +274,24 @@ fn node(n: &TNode, env: &Env<'_, '_>, out: &mut Dst<'_>) -> Result<At> {
     match n.op {
         Op::Load(p) | Op::Scalar(p) if e.inputs.get(p as usize).is_some_and(Option::is_some) => {
             let p = p as usize;
-            Ok(At::Arg(p, if e.local.contains(&p) { 0 } else { e.start }))
+            let from = if e.local.contains(&p) { 0 } else { e.start };
+            match e.inputs[p] {
+                // A 16-bit argument: widened into the node's column.
+                Some(Slice::Half(d, s)) => {
+                    let s = s.get(from..from + e.len).ok_or_else(|| internal("a load past its argument"))?;
+                    each1(s, out_col::<f32>(out.col)?, out.ahead, |b| half_to_f32(d, b));
+                    Ok(At::Col)
+                }
+                _ => Ok(At::Arg(p, from)),
+            }
         }
         Op::Scalar(p) => Ok(At::One(e.scalars[p as usize].ok_or_else(|| internal("scalar"))?.bits)),
         Op::Load(_) => Err(internal("load")),
         Op::Const(c) => Ok(At::One(c.bits)),
-        Op::At(p) => {
-            let s = e.inputs[p as usize].ok_or_else(|| internal("raw input"))?;
-            by_dtype!(dtype, T => gather::<T>(s, env.ty(a0), a0, env, out))
-        }
+        Op::At(p) => match e.inputs[p as usize].ok_or_else(|| internal("raw input"))? {
+            Slice::Half(d, s) => gather_half(d, s, env.ty(a0), a0, env, out),
+            s => by_dtype!(dtype, T => gather::<T>(s, env.ty(a0), a0, env, out)),
+        },
         Op::LenOf(p) => {
             let s = e.inputs[p as usize].ok_or_else(|| internal("raw input"))?;
             Ok(At::One(u64::from(s.len() as u32)))
@@ -327,6 +337,29 @@ fn node(n: &TNode, env: &Env<'_, '_>, out: &mut Dst<'_>) -> Result<At> {
         Op::Fma => by_dtype!(dtype, T => {
             map3((env.opd::<T>(a0)?, env.opd::<T>(a1)?, env.opd::<T>(a2)?), e.len, out, T::fma)
         }),
+        // One rounding from the operand's exact value (integers past 2^53 round twice).
+        Op::Round(d) => match env.ty(a0) {
+            Vt::Num(DType::F32) => map1::<f32, f32>(env.opd(a0)?, out, |x| round_f64(d, f64::from(x))),
+            Vt::Num(DType::F64) => map1::<f64, f32>(env.opd(a0)?, out, |x| round_f64(d, x)),
+            Vt::Num(DType::I32) => map1::<i32, f32>(env.opd(a0)?, out, |x| round_f64(d, f64::from(x))),
+            Vt::Num(DType::U32) => map1::<u32, f32>(env.opd(a0)?, out, |x| round_f64(d, f64::from(x))),
+            Vt::Num(DType::I64) => map1::<i64, f32>(env.opd(a0)?, out, |x| round_f64(d, x as f64)),
+            Vt::Num(DType::U64) => map1::<u64, f32>(env.opd(a0)?, out, |x| round_f64(d, x as f64)),
+            _ => Err(internal("a rounding to 16 bits")),
+        },
+    }
+}
+
+/// [`gather`] from a 16-bit float raw input, each element widened to f32.
+fn gather_half(d: DType, s: &[u16], by: Vt, k: u32, env: &Env<'_, '_>, out: &mut Dst<'_>) -> Result<At> {
+    let get = |i: Option<u64>| {
+        i.and_then(|i| usize::try_from(i).ok()).and_then(|i| s.get(i)).map_or(0.0, |&b| half_to_f32(d, b))
+    };
+    match by {
+        Vt::Num(DType::I32) => map1::<i32, f32>(env.opd(k)?, out, |i| get(i.to_index())),
+        Vt::Num(DType::U32) => map1::<u32, f32>(env.opd(k)?, out, |i| get(i.to_index())),
+        Vt::Num(DType::I64) => map1::<i64, f32>(env.opd(k)?, out, |i| get(i.to_index())),
+        _ => map1::<u64, f32>(env.opd(k)?, out, |i| get(i.to_index())),
     }
 }
 

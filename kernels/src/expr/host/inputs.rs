@@ -8,7 +8,7 @@ use kiln_core::{Error, HostArgs, Result};
 use crate::expr::check::Role;
 use crate::expr::fold::Fold;
 use crate::expr::host::eval::Exec;
-use crate::expr::host::{CHUNK, Slice, TASK_CHUNKS, by_dtype, scalar_bits};
+use crate::expr::host::{CHUNK, Slice, TASK_CHUNKS, scalar_value};
 use crate::expr::value::Value;
 
 /// An internal error of a user reduction on the CPU.
@@ -36,10 +36,7 @@ impl<'a> Inputs<'a> {
         for (k, role) in fold.roles.iter().enumerate() {
             let d = fold.map.dtypes[k];
             match role {
-                Role::Scalar => {
-                    let bits = by_dtype!(d, T => scalar_bits::<T>(args, k)?);
-                    inputs.scalars[k] = Some(Value::from_bits(d, bits));
-                }
+                Role::Scalar => inputs.scalars[k] = Some(scalar_value(args, k, d)?),
                 _ => inputs.slices[k] = Some(Slice::input(args, k, d)?),
             }
         }

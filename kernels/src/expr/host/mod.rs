@@ -62,6 +62,9 @@ pub(crate) enum Slice<'a> {
     U64(&'a [u64]),
     F32(&'a [f32]),
     F64(&'a [f64]),
+    /// A 16-bit float argument (`f16` or `bf16`) as its bits: widened to
+    /// f32 as it is read.
+    Half(DType, &'a [u16]),
 }
 
 /// An output's elements.
@@ -72,6 +75,8 @@ pub(crate) enum SliceMut<'a> {
     U64(&'a mut [u64]),
     F32(&'a mut [f32]),
     F64(&'a mut [f64]),
+    /// A 16-bit float output as its bits: f32 values rounded as they are written.
+    Half(DType, &'a mut [u16]),
 }
 
 /// Run `$e` with `$t` the Rust type of dtype `$d`.
@@ -110,7 +115,11 @@ pub(crate) use by_dtype;
 
 impl<'a> Slice<'a> {
     pub(crate) fn input(args: &HostArgs<'a>, index: usize, d: DType) -> Result<Slice<'a>> {
-        Ok(by_dtype!(d, T => T::slice(args.input::<T>(index)?)))
+        Ok(match d {
+            DType::F16 => Slice::Half(d, bytemuck::cast_slice(args.input::<half::f16>(index)?)),
+            DType::BF16 => Slice::Half(d, bytemuck::cast_slice(args.input::<half::bf16>(index)?)),
+            _ => by_dtype!(d, T => T::slice(args.input::<T>(index)?)),
+        })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -121,13 +130,18 @@ impl<'a> Slice<'a> {
             Slice::U64(s) => s.len(),
             Slice::F32(s) => s.len(),
             Slice::F64(s) => s.len(),
+            Slice::Half(_, s) => s.len(),
         }
     }
 }
 
 impl<'a> SliceMut<'a> {
     pub(crate) fn output(args: &mut HostArgs<'a>, index: usize, d: DType) -> Result<SliceMut<'a>> {
-        Ok(by_dtype!(d, T => T::slice_mut(args.output::<T>(index)?)))
+        Ok(match d {
+            DType::F16 => SliceMut::Half(d, bytemuck::cast_slice_mut(args.output::<half::f16>(index)?)),
+            DType::BF16 => SliceMut::Half(d, bytemuck::cast_slice_mut(args.output::<half::bf16>(index)?)),
+            _ => by_dtype!(d, T => T::slice_mut(args.output::<T>(index)?)),
+        })
     }
 
     /// Chunks of `size` elements.
@@ -139,6 +153,7 @@ impl<'a> SliceMut<'a> {
             SliceMut::U64(s) => s.chunks_mut(size).map(SliceMut::U64).collect(),
             SliceMut::F32(s) => s.chunks_mut(size).map(SliceMut::F32).collect(),
             SliceMut::F64(s) => s.chunks_mut(size).map(SliceMut::F64).collect(),
+            SliceMut::Half(d, s) => s.chunks_mut(size).map(|c| SliceMut::Half(d, c)).collect(),
         }
     }
 }
@@ -405,6 +420,7 @@ impl Col {
             Slice::U64(s) => Col::U64(s.to_vec()),
             Slice::F32(s) => Col::F32(s.to_vec()),
             Slice::F64(s) => Col::F64(s.to_vec()),
+            Slice::Half(d, s) => Col::F32(s.iter().map(|&b| half_to_f32(d, b)).collect()),
         }
     }
 
@@ -517,6 +533,7 @@ impl<'a> Slice<'a> {
             Slice::U64(s) => Slice::U64(&s[start..end]),
             Slice::F32(s) => Slice::F32(&s[start..end]),
             Slice::F64(s) => Slice::F64(&s[start..end]),
+            Slice::Half(d, s) => Slice::Half(d, &s[start..end]),
         }
     }
 
@@ -532,6 +549,7 @@ impl<'a> Slice<'a> {
                 Slice::U64(s) => ahead.push(s),
                 Slice::F32(s) => ahead.push(s),
                 Slice::F64(s) => ahead.push(s),
+                Slice::Half(_, s) => ahead.push(s),
             }
         }
     }
@@ -546,6 +564,7 @@ impl SliceMut<'_> {
             SliceMut::U64(s) => s.len(),
             SliceMut::F32(s) => s.len(),
             SliceMut::F64(s) => s.len(),
+            SliceMut::Half(_, s) => s.len(),
         }
     }
 
@@ -558,6 +577,7 @@ impl SliceMut<'_> {
             SliceMut::U64(s) => SliceMut::U64(&mut s[start..end]),
             SliceMut::F32(s) => SliceMut::F32(&mut s[start..end]),
             SliceMut::F64(s) => SliceMut::F64(&mut s[start..end]),
+            SliceMut::Half(d, s) => SliceMut::Half(*d, &mut s[start..end]),
         }
     }
 
@@ -570,6 +590,7 @@ impl SliceMut<'_> {
             SliceMut::U64(s) => Slice::U64(s),
             SliceMut::F32(s) => Slice::F32(s),
             SliceMut::F64(s) => Slice::F64(s),
+            SliceMut::Half(d, s) => Slice::Half(*d, s),
         }
     }
 }
@@ -593,6 +614,13 @@ pub(crate) fn write(src: Slice<'_>, out: &mut SliceMut<'_>, stream: bool) -> Res
         (Slice::U64(c), SliceMut::U64(o)) => stream_store::write(o, c, stream),
         (Slice::F32(c), SliceMut::F32(o)) => stream_store::write(o, c, stream),
         (Slice::F64(c), SliceMut::F64(o)) => stream_store::write(o, c, stream),
+        // A 16-bit output: each f32 value (one of the type's, the body
+        // having rounded it) stored as its 16-bit bits.
+        (Slice::F32(c), SliceMut::Half(d, o)) => {
+            for (o, &v) in o.iter_mut().zip(c) {
+                *o = half_bits(*d, v);
+            }
+        }
         _ => return Err(internal("store")),
     }
     Ok(())
@@ -607,6 +635,31 @@ pub(crate) fn store(col: &Col, out: &mut SliceMut<'_>, stream: bool) -> Result<(
 /// Chunks a parallel task runs one after another: enough work per task
 /// that splitting costs nothing, and many tasks for every thread.
 pub(crate) const TASK_CHUNKS: usize = 16;
+
+/// Scalar argument `p` of dtype `d` as the value the body computes on
+/// (the 16-bit floats widened to f32).
+pub(crate) fn scalar_value(args: &HostArgs<'_>, p: usize, d: DType) -> Result<crate::expr::value::Value> {
+    use crate::expr::value::Value;
+    let wide = |v: f32| Value::from_bits(DType::F32, u64::from(v.to_bits()));
+    Ok(match d {
+        DType::F16 => wide(args.scalar::<half::f16>(p)?.to_f32()),
+        DType::BF16 => wide(args.scalar::<half::bf16>(p)?.to_f32()),
+        _ => Value::from_bits(d, by_dtype!(d, T => scalar_bits::<T>(args, p)?)),
+    })
+}
+
+/// The value of the 16-bit float `d`'s `bits`, as an f32 (exact).
+pub(crate) fn half_to_f32(d: DType, bits: u16) -> f32 {
+    crate::expr::halves::half_to_f32(d, bits)
+}
+
+/// `v` rounded to the 16-bit float `d`, as its bits.
+pub(crate) fn half_bits(d: DType, v: f32) -> u16 {
+    match d {
+        DType::BF16 => half::bf16::from_f32(v).to_bits(),
+        _ => half::f16::from_f32(v).to_bits(),
+    }
+}
 
 pub(crate) fn scalar_bits<T: Num + kiln_core::Element>(args: &HostArgs<'_>, p: usize) -> Result<u64> {
     let v: T = args.scalar(p)?;

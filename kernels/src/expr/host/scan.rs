@@ -80,6 +80,8 @@ fn by_step(values: Slice<'_>, r: Runs, pad: &Col, spare: &mut Col, out: &mut Col
         Slice::U64(v) => go(v, r, pad, spare, out),
         Slice::F32(v) => go(v, r, pad, spare, out),
         Slice::F64(v) => go(v, r, pad, spare, out),
+        // Accumulators are never 16-bit (`fold_check.rs`).
+        Slice::Half(..) => None,
     };
     done.ok_or_else(|| scan_internal("a chunk's runs"))
 }

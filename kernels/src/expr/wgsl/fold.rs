@@ -92,7 +92,10 @@ pub(crate) fn fold_parts(fold: &Fold, map: Option<&str>, h: &mut Helpers) -> Str
 
 /// The functions of the parts `pass` uses.
 fn parts(fold: &Fold, pass: Pass, h: &mut Helpers) -> String {
-    let (acc, res) = (w_type(Vt::Num(fold.acc)), w_type(Vt::Num(fold.out)));
+    // A 16-bit result is computed in f32 and stored as f16 (`result`).
+    let acc = w_type(Vt::Num(fold.acc));
+    let half_out = crate::expr::halves::is_half(fold.out);
+    let res = if half_out { "f32" } else { w_type(Vt::Num(fold.out)) };
     let arg = |p: u32| format!("a{p}");
     let mut out = fold_parts(fold, maps(pass).then_some("kx_map"), h);
     if !matches!(pass, Pass::Whole | Pass::Split | Pass::Tile) {
@@ -105,6 +108,8 @@ fn parts(fold: &Fold, pass: Pass, h: &mut Helpers) -> String {
             }
             None => out.push_str(&format!("fn {head} {{ return kx_a; }}\n")),
         }
+        let (mem, stored) = if half_out { ("f16", "f16(v)") } else { (res, "v") };
+        out.push_str(&format!("fn kx_store(v: {res}) -> {mem} {{ return {stored}; }}\n"));
     }
     out.push_str(&format!(
         "var<workgroup> kx_sh: array<{acc}, 256>;\n\
@@ -170,14 +175,14 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass) -> String {
     for (var i = lid; i < params.kx_m; i += 256u) { a = kx_combine(a, kx_part[i]); }
     kx_sh[lid] = a;
     kx_tree(lid);
-    if (lid == 0u) { kx_out[0] = kx_post(kx_sh[0], params.kx_n); }"
+    if (lid == 0u) { kx_out[0] = kx_store(kx_post(kx_sh[0], params.kx_n)); }"
             .to_string(),
         Pass::Rows => "    for (var r = wid.x; r < params.kx_rows; r += groups.x) {
         var a = kx_identity();
         for (var c = lid; c < params.kx_cols; c += 256u) { a = kx_combine(a, kx_map(r * params.kx_cols + c)); }
         kx_sh[lid] = a;
         kx_tree(lid);
-        if (lid == 0u) { kx_out[r] = kx_post(kx_sh[0], params.kx_cols); }
+        if (lid == 0u) { kx_out[r] = kx_store(kx_post(kx_sh[0], params.kx_cols)); }
         workgroupBarrier();
     }"
         .to_string(),
@@ -216,7 +221,7 @@ pub(crate) fn fold(name: &str, fold: &Fold, pass: Pass) -> String {
         Pass::Cols => "    for (var c = gid.x; c < params.kx_cols; c += groups.x * 256u) {
         var a = kx_identity();
         for (var k = 0u; k < params.kx_chunks; k++) { a = kx_combine(a, kx_part[k * params.kx_cols + c]); }
-        kx_out[c] = kx_post(a, params.kx_rows);
+        kx_out[c] = kx_store(kx_post(a, params.kx_rows));
     }"
         .to_string(),
     };

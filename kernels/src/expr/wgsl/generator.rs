@@ -65,7 +65,8 @@ impl Generator for Wgsl {
         pass: Pass,
         _width: IndexWidth,
     ) -> Result<Program> {
-        Ok(Program::new(entry).wgsl(super::fold::fold(base, fold, pass)))
+        let enables = super::enables(fold.map.dtypes.iter().copied().chain([fold.out]));
+        Ok(Program::new(entry).wgsl(format!("{enables}{}", super::fold::fold(base, fold, pass))))
     }
 
     fn scan_passes(&self) -> Vec<ScanPass> {
@@ -83,6 +84,7 @@ impl Generator for Wgsl {
         pass: ScanPass,
         _width: IndexWidth,
     ) -> Result<Program> {
-        Ok(Program::new(entry).wgsl(super::scan::scan(base, fold, pass)))
+        let enables = super::enables(fold.map.dtypes.iter().copied());
+        Ok(Program::new(entry).wgsl(format!("{enables}{}", super::scan::scan(base, fold, pass))))
     }
 }

@@ -82,7 +82,24 @@ fn inf(t: &str) -> String {
 
 struct Gen<'a> {
     nodes: &'a [TNode],
+    dtypes: &'a [DType],
     h: &'a mut Helpers,
+}
+
+/// The `enable` directives a module over arguments of `dtypes` needs.
+pub(crate) fn enables(mut dtypes: impl Iterator<Item = DType>) -> &'static str {
+    if dtypes.any(|d| d == DType::F16) { "enable f16;\n" } else { "" }
+}
+
+/// `value`, an element of argument dtype `d`, as the value the body
+/// computes on: the 16-bit floats widened to f32.
+fn from_storage(d: DType, value: String) -> String {
+    if crate::expr::halves::is_half(d) { format!("f32({value})") } else { value }
+}
+
+/// `value` (as the body computes it) as an element of argument dtype `d`.
+pub(crate) fn to_storage(d: DType, value: &str) -> String {
+    if crate::expr::halves::is_half(d) { format!("f16({value})") } else { value.to_string() }
 }
 
 impl Gen<'_> {
@@ -240,8 +257,8 @@ impl Gen<'_> {
         let v = |k: usize| format!("v{}", n.args[k]);
         let t = w_type(n.ty);
         match n.op {
-            Op::Load(p) => format!("{}[kx_i]", arg(p)),
-            Op::Scalar(p) => (names.scalar)(p),
+            Op::Load(p) => from_storage(self.dtypes[p as usize], format!("{}[kx_i]", arg(p))),
+            Op::Scalar(p) => from_storage(self.dtypes[p as usize], (names.scalar)(p)),
             Op::At(p) => {
                 let it = self.ty(n.args[0]);
                 let ti = w_type(it);
@@ -250,11 +267,9 @@ impl Gen<'_> {
                 } else {
                     format!("i < params.kx_len{p}")
                 };
+                let element = from_storage(self.dtypes[p as usize], format!("{}[u32(i)]", at(p)));
                 let f = self.h.add(format!("kx_at{p}_{ti}"), |name| {
-                    format!(
-                        "fn {name}(i: {ti}) -> {t} {{ if ({check}) {{ return {}[u32(i)]; }} return {t}(0); }}",
-                        at(p)
-                    )
+                    format!("fn {name}(i: {ti}) -> {t} {{ if ({check}) {{ return {element}; }} return {t}(0); }}")
                 });
                 format!("{f}({})", v(0))
             }
@@ -288,6 +303,8 @@ impl Gen<'_> {
             Op::Select => format!("select({}, {}, {})", v(2), v(1), v(0)),
             Op::Cast => self.cast(self.ty(n.args[0]), n.ty, &v(0)),
             Op::Fma => format!("fma({}, {}, {})", v(0), v(1), v(2)),
+            // Only f16: WGSL has no bf16 (refused before generation).
+            Op::Round(_) => format!("f32(f16({}))", v(0)),
         }
     }
 }
@@ -310,7 +327,7 @@ pub(crate) fn kernel_names<R>(f: impl FnOnce(&Names<'_>) -> R) -> R {
 
 /// The body's statements, one `let` per node, arguments named by `names`.
 pub(crate) fn statements(body: &Typed, helpers: &mut Helpers, indent: &str, names: &Names<'_>) -> String {
-    let mut g = Gen { nodes: &body.nodes, h: helpers };
+    let mut g = Gen { nodes: &body.nodes, dtypes: &body.dtypes, h: helpers };
     let mut out = String::new();
     for (i, n) in body.nodes.iter().enumerate() {
         let e = g.expression(n, names);
@@ -369,7 +386,8 @@ pub(crate) fn interface(buffers: &[String], fields: &[String]) -> String {
 pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed) -> String {
     let mut helpers = Helpers::default();
     let stmts = kernel_names(|names| statements(body, &mut helpers, "            ", names));
-    let mut out = declarations(roles, body);
+    let mut out = enables(body.dtypes.iter().copied()).to_string();
+    out.push_str(&declarations(roles, body));
     out.push_str(&helpers.text());
     out.push_str(&format!(
         "\n@compute @workgroup_size(block_x, block_y, block_z)\n\
@@ -390,15 +408,16 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed) -> String {
         }
         out.push_str("        }\n");
     }
+    let stored = |p: u32, v: &str| to_storage(body.dtypes[p as usize], v);
     for k in 0..4 {
         for (p, _) in &body.stores {
-            out.push_str(&format!("        a{p}[kx_base + {k}u * stride] = kx_r{k}_{p};\n"));
+            out.push_str(&format!("        a{p}[kx_base + {k}u * stride] = {};\n", stored(*p, &format!("kx_r{k}_{p}"))));
         }
     }
     out.push_str("    }\n    for (; kx_i < params.kx_n; kx_i += stride) {\n        {\n");
     out.push_str(&stmts);
     for (p, v) in &body.stores {
-        out.push_str(&format!("            a{p}[kx_i] = v{v};\n"));
+        out.push_str(&format!("            a{p}[kx_i] = {};\n", stored(*p, &format!("v{v}"))));
     }
     out.push_str("        }\n    }\n}\n");
     out
