@@ -3,9 +3,10 @@
 //! `f32` and `f64` go through packed, cache-blocked kernels chosen for the
 //! CPU's SIMD at run time: with the `cpu-gemm` feature (default on), those
 //! of `faer` and `gemm` (`cpu_gemm.rs`); without it, matrixmultiply's,
-//! which ndarray brings into every build (`cpu_blocks.rs`). The others
-//! (`f16`, `bf16` into `f32`; `i32`, `u32` wrapping) go through the row
-//! loop below.
+//! which ndarray brings into every build (`cpu_blocks.rs`). `f16` and
+//! `bf16` operands are widened to `f32` (exactly) and take the same `f32`
+//! kernels, so their products are `f32` products of the same values; `i32`
+//! and `u32` (wrapping) go through the row loop below.
 
 use kiln_core::{DType, Error, MatmulShape, MatrixLayout, Result};
 use rayon::prelude::*;
@@ -98,6 +99,12 @@ fn product<T: MatmulElement>(a: &[T], b: &[T], c: &mut [T::Acc], p: &Product) {
         _ if p.k == 0 => c.chunks_mut(p.ldc).for_each(|row| row[..p.n].fill(T::zero())),
         DType::F32 => packed::<f32>(bytemuck::cast_slice(a), bytemuck::cast_slice(b), bytemuck::cast_slice_mut(c), p),
         DType::F64 => packed::<f64>(bytemuck::cast_slice(a), bytemuck::cast_slice(b), bytemuck::cast_slice_mut(c), p),
+        DType::F16 | DType::BF16 => {
+            // The operands' spans widened (their layouts kept); c is f32.
+            let wide = |x: &[T], span: usize| -> Vec<T::Acc> { x[..span].iter().map(|v| v.widen()).collect() };
+            let (wa, wb) = (wide(a, p.a.span(p.m, p.k)), wide(b, p.b.span(p.k, p.n)));
+            packed::<f32>(bytemuck::cast_slice(&wa), bytemuck::cast_slice(&wb), bytemuck::cast_slice_mut(c), p)
+        }
         _ => rows::<T>(a, b, c, p),
     }
 }

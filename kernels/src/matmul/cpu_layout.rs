@@ -22,6 +22,12 @@ impl Operand {
         let (rs, cs) = self.strides();
         i * rs + p * cs
     }
+
+    /// The elements a `rows x cols` operand spans, from its first to its
+    /// last (both at least 1).
+    pub(super) fn span(&self, rows: usize, cols: usize) -> usize {
+        self.at(rows - 1, cols - 1) + 1
+    }
 }
 
 /// One product `c (m x n) = a (m x k) . b (k x n)`, each slice starting at
