@@ -107,7 +107,7 @@ pub const KNOWN: &[Divergence] = &[
     ),
     lacks(Feature::F64, &["matmul"], Some(DType::F64), "the device has no 64-bit float arithmetic"),
     lacks(Feature::F16, HALVES, Some(DType::F16), "the device has no 16-bit float arithmetic"),
-    always(BackendKind::Wgpu, HALVES, Some(DType::BF16), "WGSL has no bfloat16 type"),
+    always(BackendKind::Wgpu, NO_BF16, Some(DType::BF16), "WGSL has no bfloat16 type"),
     always(BackendKind::Cpu, VENDOR, None, "the CPU backend offers no vendor GEMM"),
     always(BackendKind::Wgpu, VENDOR, None, "the wgpu backend offers no vendor GEMM"),
     always(BackendKind::Cuda, VENDOR, Some(DType::I32), "cuBLAS has no 32-bit integer matrix product"),
@@ -127,6 +127,11 @@ const VENDOR: Patterns = &[
 /// The groups that run on the 16-bit floats.
 const HALVES: Patterns =
     &["matmul", "map", "elementwise", "reduce", "scan", "user/half-elementwise", "user/half-reduce", "user/half-array"];
+
+/// The 16-bit groups wgpu cannot run on bf16: the patterns compute bf16
+/// through f32 there (converted as bits), the matrix products and user
+/// kernels do not.
+const NO_BF16: Patterns = &["matmul", "user/half-elementwise", "user/half-reduce", "user/half-array"];
 
 /// The groups or patterns of a divergence (see [`Divergence::patterns`]).
 type Patterns = &'static [&'static str];

@@ -1,6 +1,8 @@
 //! 16-bit floats (`f16`, `bf16`) widened to `f32` and rounded back: the
 //! conversions that let the 16-bit reductions and scans run on kiln's
-//! `f32` kernels, which accumulate in `f32` (see [`is_half`]).
+//! `f32` kernels, which accumulate in `f32` (see [`is_half`]), and every
+//! pattern run on a 16-bit type its kernel language lacks (bf16 in WGSL,
+//! converted as bits: see [`as_bits`]).
 //!
 //! Widening is exact; rounding back is to nearest, ties to even, one
 //! rounding of the `f32` value (NaN stays NaN, values past the type's range
@@ -10,15 +12,39 @@
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, Buffer, BufferView, BufferViewMut, DType, Element, Error, LaunchConfig, Program, Result, Stream,
+    Args, Backend, Buffer, BufferView, BufferViewMut, DType, Element, Error, Language, LaunchConfig, Program, Result,
+    Stream,
 };
 
-use crate::launch::{BLOCK, blocks, cuda_source, host_fn, index_width, program, wgsl_enables, wgsl_type};
+use crate::launch::{BLOCK, blocks, check_dtype, cuda_source, host_fn, index_width, program, wgsl_enables, wgsl_type};
 
 /// Whether `dtype` is one of the 16-bit floats whose reductions and scans
 /// accumulate in `f32`.
 pub(crate) fn is_half(dtype: DType) -> bool {
     matches!(dtype, DType::F16 | DType::BF16)
+}
+
+/// Whether `B`'s kernel language has no type for `dtype`, a 16-bit float,
+/// so that its conversions work on the elements' bits in 32-bit words and
+/// every pattern on it computes through `f32` (bf16 in WGSL).
+pub(crate) fn as_bits<B: Backend>(dtype: DType) -> bool {
+    is_half(dtype) && B::LANGUAGE == Language::Wgsl && dtype.wgsl_name().is_none()
+}
+
+/// The value of `v`, a 16-bit float, as an `f32` (exact).
+pub(crate) fn to_f32<T: Element>(v: T) -> f32 {
+    let bits = u16::from_le_bytes([bytemuck::bytes_of(&v)[0], bytemuck::bytes_of(&v)[1]]);
+    match T::DTYPE {
+        DType::BF16 => half::bf16::from_bits(bits).to_f32(),
+        _ => half::f16::from_bits(bits).to_f32(),
+    }
+}
+
+/// [`check_dtype`] for a pattern that computes on `dtype` through these
+/// conversions: bf16 is converted as bits where the kernel language has no
+/// bf16 type, so it needs no device support there.
+pub(crate) fn check_widened<B: Backend>(stream: &Stream<B>, dtype: DType, what: &str) -> Result<()> {
+    if as_bits::<B>(dtype) { Ok(()) } else { check_dtype(stream, dtype, what) }
 }
 
 /// The conversion between `half` (a 16-bit float dtype) and `f32`: to `f32`
@@ -27,14 +53,24 @@ fn convert_program<T: Element>(wide: bool) -> Arc<Program> {
     let half = T::DTYPE;
     let name = format!("kiln_{}_{half}", if wide { "widen" } else { "narrow" });
     program(&name, || {
-        let (src, dst) = if wide { (wgsl_type(half), "f32") } else { ("f32", wgsl_type(half)) };
+        // bf16 (no WGSL type) as bits: both sides as u32 words.
+        let bits = half.wgsl_name().is_none();
+        let (src, dst) = match (bits, wide) {
+            (true, _) => ("u32", "u32"),
+            (false, true) => (wgsl_type(half), "f32"),
+            (false, false) => ("f32", wgsl_type(half)),
+        };
+        let body = match (bits, wide) {
+            (true, true) => include_str!("widen_bits.wgsl"),
+            (true, false) => include_str!("narrow_bits.wgsl"),
+            (false, _) => include_str!("widen.wgsl"),
+        };
         let wgsl = format!(
             "{}@group(0) @binding(0) var<storage, read> src: array<{src}>;\n\
              @group(0) @binding(1) var<storage, read_write> dst: array<{dst}>;\n\
-             struct Params {{ n: u32, }}\n{}\n{}",
-            wgsl_enables(half),
+             struct Params {{ n: u32, }}\n{}\n{body}",
+            if bits { "" } else { wgsl_enables(half) },
             crate::launch::WGSL_ABI,
-            include_str!("widen.wgsl"),
         );
         let host = if wide { host_fn!(widen_host::<T>) } else { host_fn!(narrow_host::<T>) };
         let from_float = if half == DType::BF16 { "kiln_bf16_from_float" } else { "kiln_half_from_float" };

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, View, ViewMut};
 
 use crate::Number;
-use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, host_fn, index_width, program, wgsl_source};
+use crate::launch::{Access, cuda_source, elementwise_config, host_fn, index_width, program, wgsl_source};
+use crate::widen::{as_bits, check_widened, narrow, to_f32, widen};
 
 /// A binary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -142,9 +143,15 @@ pub fn binary<B: Backend, T: Number>(
 ) -> Result<()> {
     let n = a.view().len();
     lengths(format!("elementwise {op}"), n, &[("b vs a", b.view().len()), ("output c vs a", c.view().len())])?;
-    check_dtype(stream, T::DTYPE, &format!("elementwise {op}"))?;
+    check_widened(stream, T::DTYPE, &format!("elementwise {op}"))?;
     if n == 0 {
         return Ok(());
+    }
+    if as_bits::<B>(T::DTYPE) {
+        // No kernel type for T: computed in f32, each result rounded once.
+        let (mut wa, wb) = (widen(stream, a.view())?, widen(stream, b.view())?);
+        binary_in_place(stream, op, &mut wa, &wb)?;
+        return narrow(stream, wa.view(), c.view_mut());
     }
     let spec = Spec {
         name: format!("kiln_{op}_{}", T::DTYPE),
@@ -188,9 +195,14 @@ pub fn binary_in_place<B: Backend, T: Number>(
 ) -> Result<()> {
     let n = a.view().len();
     lengths(format!("elementwise {op} in place"), n, &[("b vs a", b.view().len())])?;
-    check_dtype(stream, T::DTYPE, &format!("elementwise {op}"))?;
+    check_widened(stream, T::DTYPE, &format!("elementwise {op}"))?;
     if n == 0 {
         return Ok(());
+    }
+    if as_bits::<B>(T::DTYPE) {
+        let (mut wa, wb) = (widen(stream, a.view())?, widen(stream, b.view())?);
+        binary_in_place(stream, op, &mut wa, &wb)?;
+        return narrow(stream, wa.view(), a.view_mut());
     }
     let spec = Spec {
         name: format!("kiln_{op}_{}_inplace", T::DTYPE),
@@ -235,9 +247,14 @@ pub fn axpy<B: Backend, T: Number>(
 ) -> Result<()> {
     let n = x.view().len();
     lengths("axpy".to_string(), n, &[("y vs x", y.view().len()), ("output z vs x", z.view().len())])?;
-    check_dtype(stream, T::DTYPE, "axpy")?;
+    check_widened(stream, T::DTYPE, "axpy")?;
     if n == 0 {
         return Ok(());
+    }
+    if as_bits::<B>(T::DTYPE) {
+        let (wx, mut wy) = (widen(stream, x.view())?, widen(stream, y.view())?);
+        axpy_in_place(stream, to_f32(alpha), &wx, &mut wy)?;
+        return narrow(stream, wy.view(), z.view_mut());
     }
     let spec = Spec {
         name: format!("kiln_axpy_{}", T::DTYPE),
@@ -282,9 +299,14 @@ pub fn axpy_in_place<B: Backend, T: Number>(
 ) -> Result<()> {
     let n = x.view().len();
     lengths("axpy in place".to_string(), n, &[("y vs x", y.view().len())])?;
-    check_dtype(stream, T::DTYPE, "axpy")?;
+    check_widened(stream, T::DTYPE, "axpy")?;
     if n == 0 {
         return Ok(());
+    }
+    if as_bits::<B>(T::DTYPE) {
+        let (wx, mut wy) = (widen(stream, x.view())?, widen(stream, y.view())?);
+        axpy_in_place(stream, to_f32(alpha), &wx, &mut wy)?;
+        return narrow(stream, wy.view(), y.view_mut());
     }
     let spec = Spec {
         name: format!("kiln_axpy_{}_inplace", T::DTYPE),

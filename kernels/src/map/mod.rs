@@ -7,7 +7,8 @@ use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, Vi
 
 use crate::Number;
 use crate::code::Code;
-use crate::launch::{Access, check_dtype, cuda_source, elementwise_config, host_fn, index_width, program, wgsl_source};
+use crate::launch::{Access, cuda_source, elementwise_config, host_fn, index_width, program, wgsl_source};
+use crate::widen::{as_bits, check_widened, narrow, widen};
 
 /// A unary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -78,7 +79,7 @@ fn check<B: Backend, T: Number>(stream: &Stream<B>, op: MapOp) -> Result<()> {
             "sqrt is defined for floats only",
         ));
     }
-    check_dtype(stream, T::DTYPE, &format!("map {op}"))
+    check_widened(stream, T::DTYPE, &format!("map {op}"))
 }
 
 fn map_program<T: Number>(op: MapOp, in_place: bool) -> std::sync::Arc<Program> {
@@ -138,6 +139,12 @@ pub fn map<B: Backend, T: Number>(
     if n == 0 {
         return Ok(());
     }
+    if as_bits::<B>(T::DTYPE) {
+        // No kernel type for T: computed in f32, each result rounded once.
+        let mut wide = widen(stream, x.view())?;
+        map_in_place(stream, op, &mut wide)?;
+        return narrow(stream, wide.view(), y.view_mut());
+    }
     let prog = map_program::<T>(op, false);
     let kernel = stream.device().kernel(&prog)?;
     let cfg = elementwise_config::<B, T>(stream.device(), n, &[x.view().offset(), y.view().offset()]);
@@ -166,6 +173,11 @@ pub fn map_in_place<B: Backend, T: Number>(stream: &Stream<B>, op: MapOp, x: &mu
     check::<B, T>(stream, op)?;
     if n == 0 {
         return Ok(());
+    }
+    if as_bits::<B>(T::DTYPE) {
+        let mut wide = widen(stream, x.view())?;
+        map_in_place(stream, op, &mut wide)?;
+        return narrow(stream, wide.view(), x.view_mut());
     }
     let prog = map_program::<T>(op, true);
     let kernel = stream.device().kernel(&prog)?;

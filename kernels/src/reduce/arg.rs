@@ -14,9 +14,9 @@ use kiln_core::{
 use rayon::prelude::*;
 
 use super::{check_out_len, check_reducible, cpu::extreme, first_pass_blocks, is_nan, reduce_cuda, wgsl_is_nan};
-use crate::widen::{is_half, narrow, widen};
+use crate::widen::{check_widened, is_half, narrow, widen};
 use crate::Number;
-use crate::launch::{BLOCK, check_dtype, host_fn, index_width, program, wgsl_preamble};
+use crate::launch::{BLOCK, host_fn, index_width, program, wgsl_preamble};
 
 /// Which extreme an arg-reduction looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -142,7 +142,7 @@ pub fn arg_reduce_into<B: Backend, T: Number>(
     if n == 0 {
         return Err(Error::invalid(op.name(), "an empty array has no extreme element"));
     }
-    check_dtype(stream, T::DTYPE, op.name())?;
+    check_widened(stream, T::DTYPE, op.name())?;
     if is_half(T::DTYPE) {
         // Widening keeps every value and its order (NaN stays NaN): the f32
         // search finds the same element, whose value narrows back exactly.

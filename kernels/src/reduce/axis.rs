@@ -15,10 +15,10 @@ use kiln_core::{
 };
 
 use super::{ReduceOp, check_empty, check_reducible, cpu, fold_into, half, reduce_cuda, wgsl_is_nan};
-use crate::widen::is_half;
+use crate::widen::{check_widened, is_half};
 use crate::Number;
 use crate::code::Code;
-use crate::launch::{Access, BLOCK, check_dtype, index_width, program, wgsl_source};
+use crate::launch::{Access, BLOCK, index_width, program, wgsl_source};
 
 /// Rows a chunk holds at least, so each thread folds several before its block writes.
 const MIN_ROWS_PER_CHUNK: usize = 64;
@@ -113,7 +113,7 @@ pub fn reduce_axis<B: Backend, T: Number>(
         return Ok(());
     }
     check_empty(op, folded, &what)?;
-    check_dtype(stream, T::DTYPE, &what)?;
+    check_widened(stream, T::DTYPE, &what)?;
     match (folded, results) {
         (0, _) => stream.fill(out, op.identity::<T>()),
         (1, _) => stream.copy(&x, out),

@@ -60,8 +60,7 @@ mod program;
 use kiln_core::{Backend, DType, Error, Result, Stream, View, ViewMut};
 
 use crate::Number;
-use crate::launch::check_dtype;
-use crate::widen::is_half;
+use crate::widen::{check_widened, is_half};
 
 pub use arg::{ArgOp, arg_reduce_into, argmax, argmin};
 pub use axis::reduce_axis;
@@ -230,7 +229,7 @@ pub fn reduce_into<B: Backend, T: Number>(
     let n = x.view().len();
     check_out_len(&what, out.view().len())?;
     check_empty(op, n, &what)?;
-    check_dtype(stream, T::DTYPE, &what)?;
+    check_widened(stream, T::DTYPE, &what)?;
     if n == 0 {
         return stream.fill(out, op.identity::<T>());
     }
@@ -304,7 +303,7 @@ pub fn dot_into<B: Backend, T: Number>(
         return Err(Error::LengthMismatch { what: "dot: y vs x".into(), expected: n, actual: y.len() });
     }
     check_out_len("dot", out.view().len())?;
-    check_dtype(stream, T::DTYPE, "dot")?;
+    check_widened(stream, T::DTYPE, "dot")?;
     if n == 0 {
         return stream.fill(out, T::from_index(0));
     }

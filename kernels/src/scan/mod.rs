@@ -77,7 +77,7 @@ use kiln_core::{
 use crate::Number;
 use crate::launch::{check_dtype, cuda_source, index_width, program, wgsl_preamble};
 use crate::reduce::check_numeric;
-use crate::widen::{is_half, narrow, widen};
+use crate::widen::{check_widened, is_half, narrow, widen};
 use plan::{CUDA_MIN_BLOCKS, CUDA_VECTORS, SCAN_BLOCK, WGSL_TILE, cuda_items};
 
 /// Whether a scan includes the element itself.
@@ -184,7 +184,7 @@ fn run<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, ops: Operands<
 /// element where a one-pass 16-bit scan would move 4, for sums as accurate
 /// as `f32` ones.
 fn half<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, mut ops: Operands<'_, B, T>) -> Result<()> {
-    check_dtype(stream, T::DTYPE, &format!("{kind} scan"))?;
+    check_widened::<B>(stream, T::DTYPE, &format!("{kind} scan"))?;
     if ops.y.is_empty() {
         return Ok(());
     }
