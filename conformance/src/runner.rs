@@ -114,7 +114,7 @@ pub struct Progress<'a> {
 /// let dev = kiln_core::Device::<kiln_cpu::Cpu>::open(0).unwrap();
 /// let options = Options { pattern: Some("map/abs".into()), sizes: vec![0, 33], ..Options::default() };
 /// let records = run(&dev, &options, &mut |_| {});
-/// assert_eq!(records.len(), 4 * 2);                       // 4 dtypes x 2 sizes
+/// assert_eq!(records.len(), 6 * 2);                       // 6 dtypes (f16, bf16 too) x 2 sizes
 /// assert!(records.iter().all(|r| r.status == Status::Pass));
 /// ```
 pub fn run<B: Backend>(device: &Device<B>, options: &Options, progress: &mut dyn FnMut(&Progress<'_>)) -> Vec<Record> {

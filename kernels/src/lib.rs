@@ -58,7 +58,7 @@ pub mod sort;
 mod stream_store;
 pub mod thrust;
 pub mod transpose;
-mod widen;
 pub mod user;
+mod widen;
 
 pub use num::Number;

@@ -134,7 +134,9 @@ fn arrays_of_halves() {
     let a = Array::from_vec(&s, &[n], &av).unwrap();
     let b = Array::from_vec(&s, &[n], &bv).unwrap();
     let c = ((&a + &b) * &a).eval().unwrap();
-    let want: Vec<f16> = (0..n).map(|i| f16::from_f64(f16::from_f64(av[i].to_f64() + bv[i].to_f64()).to_f64() * av[i].to_f64())).collect();
+    let want: Vec<f16> = (0..n)
+        .map(|i| f16::from_f64(f16::from_f64(av[i].to_f64() + bv[i].to_f64()).to_f64() * av[i].to_f64()))
+        .collect();
     assert_eq!(c.to_vec().unwrap(), want);
     let total: f64 = want.iter().map(|v| v.to_f64()).sum();
     assert_eq!(c.sum().unwrap(), f16::from_f64(total));

@@ -289,7 +289,7 @@ macro_rules! scalar_expr {
         }
     )*};
 }
-scalar_expr!(i32, u32, i64, u64, f32, f64);
+scalar_expr!(i32, u32, i64, u64, f32, f64, kiln_core::f16, kiln_core::bf16);
 
 impl<T: Element> Array<T> {
     /// This array as the start of an expression.

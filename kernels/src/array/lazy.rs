@@ -106,7 +106,7 @@ macro_rules! scalar_expr {
         }
     )*};
 }
-scalar_expr!(i32, u32, i64, u64, f32, f64);
+scalar_expr!(i32, u32, i64, u64, f32, f64, kiln_core::f16, kiln_core::bf16);
 
 fn joined<B: Backend, T: Element>(a: &ArrayExpr<B, T>, b: &ArrayExpr<B, T>) -> std::result::Result<Vec<usize>, Error> {
     broadcast_shapes(a.shape.as_ref().map_err(Clone::clone)?, b.shape.as_ref().map_err(Clone::clone)?)

@@ -186,8 +186,14 @@ pub(crate) fn resolve(kernel: &str, ty: &Ty, bind: &HashMap<Arc<str>, DType>, wh
     Ok(d)
 }
 
-/// Check `stmts` over `params` with placeholders bound by `bind`.
-pub(crate) fn check(kernel: &str, params: &[Param], stmts: &[Stmt], bind: &HashMap<Arc<str>, DType>) -> Result<Typed> {
+/// Check `stmts` over `params` with placeholders bound by `bind`, its
+/// values of the 16-bit floats left as they are (`halves::check` lowers them).
+pub(crate) fn check_typed(
+    kernel: &str,
+    params: &[Param],
+    stmts: &[Stmt],
+    bind: &HashMap<Arc<str>, DType>,
+) -> Result<Typed> {
     let dtypes = params
         .iter()
         .map(|p| resolve(kernel, &p.ty, bind, &format!("{} `{}`", p.role.name(), p.name)))
@@ -237,7 +243,7 @@ pub(crate) fn check(kernel: &str, params: &[Param], stmts: &[Stmt], bind: &HashM
             _ => {}
         }
     }
-    Ok(super::halves::lower(Typed { nodes: c.nodes, stores, dtypes: c.dtypes }))
+    Ok(Typed { nodes: c.nodes, stores, dtypes: c.dtypes })
 }
 
 impl Checker<'_> {

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use kiln_core::{DType, Error, Result};
 
-use super::check::{Op, Param, Role, Stmt, Typed, check, resolve};
+use super::check::{Op, Param, Role, Stmt, Typed, resolve};
 use super::fold::{A, B, Fold, FoldDef};
+use super::halves::check;
 use super::ty::Ty;
 
 /// The synthetic output each part stores its value in.
@@ -46,7 +47,9 @@ pub(crate) fn check_fold(def: &FoldDef, bind: &HashMap<Arc<str>, DType>) -> Resu
     if super::halves::is_half(acc) {
         return Err(fail(
             k,
-            format!("accumulates in {acc}; accumulate 16-bit floats in f32 and round in the post-map (`.post({acc}, var(\"a\").cast({acc}))`)"),
+            format!(
+                "accumulates in {acc}; accumulate 16-bit floats in f32 and round in the post-map (`.post({acc}, var(\"a\").cast({acc}))`)"
+            ),
         ));
     }
     let acc_ty = Ty::Is(acc);

@@ -13,25 +13,27 @@
 //! (`Typed::dtypes`, their storage) and in `Round`; every node is of a
 //! dtype they compute on.
 
-use kiln_core::DType;
+use std::collections::HashMap;
+use std::sync::Arc;
 
-use super::check::{Op, TNode, Typed};
+use kiln_core::{DType, Result};
+
+use super::check::{Op, Param, Stmt, TNode, Typed, check_typed};
 use super::node::{BinOp, UnOp};
 use super::ty::Vt;
-use super::value::Value;
+use super::value::{Value, half_to_f32};
+
+/// Check `stmts` over `params` with placeholders bound by `bind`, every
+/// 16-bit value then computed in `f32` ([`lower`]): the typed body every
+/// generator prints and the CPU runs.
+pub(crate) fn check(kernel: &str, params: &[Param], stmts: &[Stmt], bind: &HashMap<Arc<str>, DType>) -> Result<Typed> {
+    Ok(lower(check_typed(kernel, params, stmts, bind)?))
+}
 
 /// Whether `d` is one of the 16-bit floats, stored as themselves and
 /// computed in `f32`.
 pub(crate) fn is_half(d: DType) -> bool {
     matches!(d, DType::F16 | DType::BF16)
-}
-
-/// The value of a 16-bit float's bits, as an `f32` (exact).
-pub(crate) fn half_to_f32(d: DType, bits: u16) -> f32 {
-    match d {
-        DType::BF16 => half::bf16::from_bits(bits).to_f32(),
-        _ => half::f16::from_bits(bits).to_f32(),
-    }
 }
 
 /// `v` rounded once to the 16-bit float `d` (nearest, ties to even), as an `f32`.
@@ -54,7 +56,8 @@ pub(crate) fn lower(body: Typed) -> Typed {
     if !body.nodes.iter().any(|n| half_ty(n.ty).is_some()) {
         return body;
     }
-    let mut out = Lowering { nodes: Vec::with_capacity(body.nodes.len() * 2), map: Vec::with_capacity(body.nodes.len()) };
+    let mut out =
+        Lowering { nodes: Vec::with_capacity(body.nodes.len() * 2), map: Vec::with_capacity(body.nodes.len()) };
     for n in &body.nodes {
         let v = out.node(n);
         out.map.push(v);

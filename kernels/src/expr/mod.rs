@@ -83,7 +83,8 @@ pub use ty::{STORED, SUPPORTED, Ty};
 // `pub` in their private modules, as the sealed trait of the user kernels'
 // kinds (user/kind.rs), reachable through the public `UserKernel<K>`, names
 // them; these `pub(crate)` re-exports keep them out of the API.
-pub(crate) use check::{Param, Role, Stmt, Typed, check, resolve};
+pub(crate) use check::{Param, Role, Stmt, Typed, resolve};
+pub(crate) use halves::check;
 
 /// The typed program's operations, for the kernels' checks.
 pub(crate) mod check_op {

@@ -14,9 +14,9 @@ use kiln_core::{
 use rayon::prelude::*;
 
 use super::{check_out_len, check_reducible, cpu::extreme, first_pass_blocks, is_nan, reduce_cuda, wgsl_is_nan};
-use crate::widen::{check_widened, is_half, narrow, widen};
 use crate::Number;
 use crate::launch::{BLOCK, host_fn, index_width, program, wgsl_preamble};
+use crate::widen::{check_widened, is_half, narrow, widen};
 
 /// Which extreme an arg-reduction looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

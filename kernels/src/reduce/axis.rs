@@ -15,10 +15,10 @@ use kiln_core::{
 };
 
 use super::{ReduceOp, check_empty, check_reducible, cpu, fold_into, half, reduce_cuda, wgsl_is_nan};
-use crate::widen::{check_widened, is_half};
 use crate::Number;
 use crate::code::Code;
 use crate::launch::{Access, BLOCK, index_width, program, wgsl_source};
+use crate::widen::{check_widened, is_half};
 
 /// Rows a chunk holds at least, so each thread folds several before its block writes.
 const MIN_ROWS_PER_CHUNK: usize = 64;

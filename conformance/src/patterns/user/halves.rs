@@ -102,7 +102,8 @@ fn array<B: Backend, T: Arith + Number>(device: &Device<B>, ctx: &mut Ctx) -> Re
     let mut total = Compensated::default();
     m.iter().for_each(|v| total.add(v.to_f64()));
     let magnitude: f64 = m.iter().map(|v| v.to_f64().abs()).sum();
-    let expected = Expected::within(vec![from_f64::<T>(total.value())], vec![sum_bound::<T>(ctx.n, magnitude, total.value())]);
+    let expected =
+        Expected::within(vec![from_f64::<T>(total.value())], vec![sum_bound::<T>(ctx.n, magnitude, total.value())]);
     let got = Array::from_vec(&s, &[ctx.n], &m)?.sum()?;
     ctx.compare("the sum of an array", &expected, &[got])
 }

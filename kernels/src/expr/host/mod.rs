@@ -650,7 +650,7 @@ pub(crate) fn scalar_value(args: &HostArgs<'_>, p: usize, d: DType) -> Result<cr
 
 /// The value of the 16-bit float `d`'s `bits`, as an f32 (exact).
 pub(crate) fn half_to_f32(d: DType, bits: u16) -> f32 {
-    crate::expr::halves::half_to_f32(d, bits)
+    crate::expr::value::half_to_f32(d, bits)
 }
 
 /// `v` rounded to the 16-bit float `d`, as its bits.

@@ -411,7 +411,10 @@ pub(crate) fn elementwise(name: &str, roles: &[Role], body: &Typed) -> String {
     let stored = |p: u32, v: &str| to_storage(body.dtypes[p as usize], v);
     for k in 0..4 {
         for (p, _) in &body.stores {
-            out.push_str(&format!("        a{p}[kx_base + {k}u * stride] = {};\n", stored(*p, &format!("kx_r{k}_{p}"))));
+            out.push_str(&format!(
+                "        a{p}[kx_base + {k}u * stride] = {};\n",
+                stored(*p, &format!("kx_r{k}_{p}"))
+            ));
         }
     }
     out.push_str("    }\n    for (; kx_i < params.kx_n; kx_i += stride) {\n        {\n");
