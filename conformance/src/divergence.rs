@@ -118,6 +118,7 @@ pub const KNOWN: &[Divergence] = &[
 /// products, batches of random layouts, and f32 under each precision mode.
 const VENDOR: Patterns = &[
     "matmul/vendor",
+    "matmul/vendor/rounded",
     "matmul/vendor/layouts",
     "matmul/vendor/precision_exact",
     "matmul/vendor/precision_tf32",

@@ -178,6 +178,9 @@ macro_rules! entry_points {
             fn matmul<T: MatmulElement>(a: view T, b: view T, c: view_mut T::Acc, shape: value MatmulShape) -> MatmulStrategy;
             /// [`matmul`] with a chosen strategy.
             fn matmul_with<T: MatmulElement>(strategy: value MatmulStrategy, a: view T, b: view T, c: view_mut T::Acc, shape: value MatmulShape) -> MatmulStrategy;
+            /// `c = a . b` of 16-bit matrices, `c` of their type: the f32 sum of
+            /// [`matmul_with`] rounded once per element.
+            fn matmul_rounded<T: RoundedElement>(strategy: value MatmulStrategy, a: view T, b: view T, c: view_mut T, shape: value MatmulShape) -> MatmulStrategy;
         }
     };
     ($($callback:ident)::+, random) => {

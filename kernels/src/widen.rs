@@ -101,14 +101,19 @@ fn widen_host<T: Element>(x: &[T], y: &mut [f32], _n: u64) -> Result<()> {
     Ok(())
 }
 
+/// `v` rounded to the 16-bit float `dtype` (nearest, ties to even), as its bits.
+pub(crate) fn half_bits(dtype: DType, v: f32) -> u16 {
+    match dtype {
+        DType::BF16 => half::bf16::from_f32(v).to_bits(),
+        _ => half::f16::from_f32(v).to_bits(),
+    }
+}
+
 fn narrow_host<T: Element>(x: &[f32], y: &mut [T], _n: u64) -> Result<()> {
     use rayon::prelude::*;
     let y: &mut [u16] = bytemuck::try_cast_slice_mut(y)
         .map_err(|_| Error::invalid("16-bit conversion on the CPU", format!("{} is not a 16-bit type", T::DTYPE)))?;
-    match T::DTYPE {
-        DType::BF16 => y.par_iter_mut().zip(x).for_each(|(y, &v)| *y = half::bf16::from_f32(v).to_bits()),
-        _ => y.par_iter_mut().zip(x).for_each(|(y, &v)| *y = half::f16::from_f32(v).to_bits()),
-    }
+    y.par_iter_mut().zip(x).for_each(|(y, &v)| *y = half_bits(T::DTYPE, v));
     Ok(())
 }
 

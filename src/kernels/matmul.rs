@@ -5,7 +5,7 @@ use kiln_core::DType;
 use super::dispatch;
 use crate::runtime::{Device, Stream};
 
-pub use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy, MatrixLayout, Precision};
+pub use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy, MatrixLayout, Precision, RoundedElement};
 
 /// The strategy [`MatmulStrategy::Auto`] picks on `device` for a product of
 /// `dtype` inputs and `shape`.

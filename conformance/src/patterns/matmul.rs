@@ -21,7 +21,7 @@ use crate::{Cases, Ctx, Failure, Mismatch, Sample};
 const BUDGET: usize = 1 << 22;
 
 /// Input values and the reference for one input dtype.
-trait Operand: MatmulElement {
+pub(super) trait Operand: MatmulElement {
     /// A random input value.
     fn sample(ctx: &mut Ctx) -> Self;
     /// The value as f64 (exact).
@@ -169,14 +169,14 @@ pub(super) fn within_bounds<T: Element>(
 
 /// Where element (i, p) of product `z` of an operand laid out as `l` lies
 /// in its view.
-fn at(l: &MatrixLayout, z: usize, i: usize, p: usize) -> usize {
+pub(super) fn at(l: &MatrixLayout, z: usize, i: usize, p: usize) -> usize {
     z * l.stride + if l.transposed { p * l.ld + i } else { i * l.ld + p }
 }
 
 /// Element (i, j) of product `z` of `shape` on the views' elements `a` and
 /// `b`, and its bound: `scale * sum_p |a_ip b_pj|`.
 #[allow(clippy::too_many_arguments, reason = "one element of one product, and its bound's scale")]
-fn expect<T: Operand>(
+pub(super) fn expect<T: Operand>(
     a: &[T],
     b: &[T],
     shape: &MatmulShape,
@@ -191,7 +191,7 @@ fn expect<T: Operand>(
 
 /// `Err` unless `used` is what a call with `strategy` must report: the
 /// strategy itself, or for `Auto` the one it resolved to.
-fn check_used(strategy: MatmulStrategy, used: MatmulStrategy) -> Result<(), Failure> {
+pub(super) fn check_used(strategy: MatmulStrategy, used: MatmulStrategy) -> Result<(), Failure> {
     if strategy != MatmulStrategy::Auto && used != strategy {
         return Err(Failure::Contract(format!("matmul_with({strategy}) reported running {used}")));
     }
@@ -256,7 +256,7 @@ const BATCH_ELEMENTS: usize = 1 << 21;
 /// one case in eight none), k within the budget for the whole batch (about
 /// one case in ten 0: c's elements zero), each operand laid out at random
 /// ([`random_layout`]).
-fn batch_shape(ctx: &mut Ctx) -> MatmulShape {
+pub(super) fn batch_shape(ctx: &mut Ctx) -> MatmulShape {
     let (m, n) = matrix_shape(ctx);
     let most = (BATCH_ELEMENTS / (m * n).max(1)).clamp(1, 4);
     let batch = if ctx.rng.random_ratio(1, 8) { 0 } else { ctx.rng.random_range(1..=most) };
@@ -272,7 +272,7 @@ fn batch_shape(ctx: &mut Ctx) -> MatmulShape {
 
 /// `len` values from `sample` after 0 to 3 others (the view's offset, a
 /// random misalignment): the buffer's contents and the offset.
-fn at_offset<T: Element>(ctx: &mut Ctx, len: usize, sample: fn(&mut Ctx) -> T) -> (Vec<T>, usize) {
+pub(super) fn at_offset<T: Element>(ctx: &mut Ctx, len: usize, sample: fn(&mut Ctx) -> T) -> (Vec<T>, usize) {
     let off = ctx.rng.random_range(0..4);
     ((0..off + len).map(|_| sample(ctx)).collect(), off)
 }
@@ -461,6 +461,9 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
             let pattern = format!("matmul/{strategy}/precision_{mode}");
             c.one(group, pattern, DType::F32, move |d, ctx| precision::<B>(strategy, mode, d, ctx));
         }
+    }
+    for strategy in MatmulStrategy::ALL {
+        super::matmul_rounded::register(c, group, strategy);
     }
     c.one(group, "matmul/mismatched_lengths", DType::F32, mismatched::<B>);
     c.one(group, "matmul/refused_layouts", DType::F32, refused::<B>);

@@ -25,6 +25,7 @@ mod image;
 mod inputs;
 mod map;
 mod matmul;
+mod matmul_rounded;
 mod memory;
 mod random;
 mod reduce;

@@ -16,7 +16,8 @@
 //!   calls after checking shapes, lengths and devices.
 //!
 //! Inputs are `f32`, `f64`, `f16` and `bf16` (accumulated and returned in
-//! `f32`), `i32` and `u32` (wrapping modulo 2^32); see [`MatmulElement`].
+//! `f32`, or rounded to their own type by [`matmul_rounded`]), `i32` and
+//! `u32` (wrapping modulo 2^32); see [`MatmulElement`].
 //! f32 products are computed in plain fp32 FMA unless the shape's
 //! [`Precision`] allows TF32 or bf16 inputs, which only the vendor GEMM
 //! uses (cuBLAS's tensor-core paths); each mode's bound on the error of an
@@ -33,11 +34,13 @@ mod cpu_layout;
 mod launch;
 mod plan;
 mod program;
+mod rounded;
 
 use kiln_core::{
     Backend, DType, Device, Element, Error, RawDevice, Result, Stream, VendorGemm, View, ViewMut, bf16, f16,
 };
 pub use kiln_core::{MatmulShape, MatrixLayout, Precision};
+pub use rounded::{RoundedElement, matmul_rounded};
 
 use crate::launch::check_dtype;
 
