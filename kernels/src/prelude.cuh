@@ -39,21 +39,18 @@ __device__ __forceinline__ double kiln_neg(double a) { return -a; }
 __device__ __forceinline__ double kiln_abs(double a) { return fabs(a); }
 __device__ __forceinline__ double kiln_sqrt(double a) { return sqrt(a); }
 
-__device__ __forceinline__ kiln_half kiln_add(kiln_half a, kiln_half b) { return kiln_half_from_float(kiln_to_float(a) + kiln_to_float(b)); }
-__device__ __forceinline__ kiln_half kiln_sub(kiln_half a, kiln_half b) { return kiln_half_from_float(kiln_to_float(a) - kiln_to_float(b)); }
-__device__ __forceinline__ kiln_half kiln_mul(kiln_half a, kiln_half b) { return kiln_half_from_float(__fmul_rn(kiln_to_float(a), kiln_to_float(b))); }
-__device__ __forceinline__ kiln_half kiln_div(kiln_half a, kiln_half b) { return kiln_half_from_float(kiln_to_float(a) / kiln_to_float(b)); }
-__device__ __forceinline__ kiln_half kiln_neg(kiln_half a) { kiln_half r; r.bits = a.bits ^ 0x8000; return r; }
-__device__ __forceinline__ kiln_half kiln_abs(kiln_half a) { kiln_half r; r.bits = a.bits & 0x7fff; return r; }
-__device__ __forceinline__ kiln_half kiln_sqrt(kiln_half a) { return kiln_half_from_float(sqrtf(kiln_to_float(a))); }
-
-__device__ __forceinline__ kiln_bf16 kiln_add(kiln_bf16 a, kiln_bf16 b) { return kiln_bf16_from_float(kiln_to_float(a) + kiln_to_float(b)); }
-__device__ __forceinline__ kiln_bf16 kiln_sub(kiln_bf16 a, kiln_bf16 b) { return kiln_bf16_from_float(kiln_to_float(a) - kiln_to_float(b)); }
-__device__ __forceinline__ kiln_bf16 kiln_mul(kiln_bf16 a, kiln_bf16 b) { return kiln_bf16_from_float(__fmul_rn(kiln_to_float(a), kiln_to_float(b))); }
-__device__ __forceinline__ kiln_bf16 kiln_div(kiln_bf16 a, kiln_bf16 b) { return kiln_bf16_from_float(kiln_to_float(a) / kiln_to_float(b)); }
-__device__ __forceinline__ kiln_bf16 kiln_neg(kiln_bf16 a) { kiln_bf16 r; r.bits = a.bits ^ 0x8000; return r; }
-__device__ __forceinline__ kiln_bf16 kiln_abs(kiln_bf16 a) { kiln_bf16 r; r.bits = a.bits & 0x7fff; return r; }
-__device__ __forceinline__ kiln_bf16 kiln_sqrt(kiln_bf16 a) { return kiln_bf16_from_float(sqrtf(kiln_to_float(a))); }
+// The 16-bit floats: each operation in f32, rounded once by FROM.
+#define KILN_HALF_OPS(H, FROM) \
+    __device__ __forceinline__ H kiln_add(H a, H b) { return FROM(kiln_to_float(a) + kiln_to_float(b)); } \
+    __device__ __forceinline__ H kiln_sub(H a, H b) { return FROM(kiln_to_float(a) - kiln_to_float(b)); } \
+    __device__ __forceinline__ H kiln_mul(H a, H b) { return FROM(__fmul_rn(kiln_to_float(a), kiln_to_float(b))); } \
+    __device__ __forceinline__ H kiln_div(H a, H b) { return FROM(kiln_to_float(a) / kiln_to_float(b)); } \
+    __device__ __forceinline__ H kiln_neg(H a) { H r; r.bits = a.bits ^ 0x8000; return r; } \
+    __device__ __forceinline__ H kiln_abs(H a) { H r; r.bits = a.bits & 0x7fff; return r; } \
+    __device__ __forceinline__ H kiln_sqrt(H a) { return FROM(sqrtf(kiln_to_float(a))); }
+KILN_HALF_OPS(kiln_half, kiln_half_from_float)
+KILN_HALF_OPS(kiln_bf16, kiln_bf16_from_float)
+#undef KILN_HALF_OPS
 
 // Conversion of an element index to T (modulo 2^32 for integers, rounded for floats).
 template <typename U> __device__ __forceinline__ U kiln_from_index(unsigned long long i) { return (U)i; }

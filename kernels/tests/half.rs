@@ -10,112 +10,84 @@ use kiln_kernels::reduce::{ReduceOp, argmax, argmin, dot, reduce, reduce_axis};
 use kiln_kernels::scan::{ScanKind, scan, scan_in_place};
 use rand::{Rng, SeedableRng};
 
-fn random_halves(n: usize, seed: u64) -> Vec<f16> {
+/// The tests that every binary and unary operation on the 16-bit type `$t`
+/// equals the exact result rounded once, on random bit patterns.
+macro_rules! round_once_tests {
+    ($t:ident, $binary:ident, $unary:ident) => {
+        #[test]
+        fn $binary() {
+            let s = Device::<Cpu>::open(0).unwrap().stream();
+            let n = 4099;
+            let (a, b) = (random::<$t>(n, 1), random::<$t>(n, 2));
+            let (da, db) = (s.upload(&a).unwrap(), s.upload(&b).unwrap());
+            let mut c = s.upload(&vec![$t::NAN; n]).unwrap();
+            for op in BinaryOp::ALL {
+                binary(&s, op, &da, &db, &mut c).unwrap();
+                let got = c.to_vec().unwrap();
+                for i in 0..n {
+                    let (x, y) = (a[i].to_f64(), b[i].to_f64());
+                    let exact = match op {
+                        BinaryOp::Add => x + y,
+                        BinaryOp::Sub => x - y,
+                        BinaryOp::Mul => x * y,
+                        BinaryOp::Div => x / y,
+                    };
+                    let want = $t::from_f64(exact);
+                    let same = got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan());
+                    assert!(same, "{op} at {i}: {x} {y} -> got {} want {}", got[i], want);
+                }
+            }
+        }
+
+        #[test]
+        fn $unary() {
+            let s = Device::<Cpu>::open(0).unwrap().stream();
+            let n = 2053;
+            let x = random::<$t>(n, 3);
+            let dx = s.upload(&x).unwrap();
+            let mut y = s.upload(&vec![$t::NAN; n]).unwrap();
+            for op in MapOp::ALL {
+                map(&s, op, &dx, &mut y).unwrap();
+                let got = y.to_vec().unwrap();
+                for i in 0..n {
+                    let v = x[i].to_f64();
+                    let want = match op {
+                        MapOp::Square => $t::from_f64(v * v),
+                        MapOp::Abs => $t::from_bits(x[i].to_bits() & 0x7fff),
+                        MapOp::Negate => $t::from_bits(x[i].to_bits() ^ 0x8000),
+                        MapOp::Sqrt => $t::from_f64(v.sqrt()),
+                    };
+                    let same = got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan());
+                    assert!(same, "{op} at {i}: {v} -> got {} want {}", got[i], want);
+                }
+            }
+        }
+    };
+}
+
+/// `n` values of a 16-bit type from random bit patterns (NaNs and infinities included).
+fn random<T: From16>(n: usize, seed: u64) -> Vec<T> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    // Every bit pattern, NaNs and infinities included.
-    (0..n).map(|_| f16::from_bits(rng.random())).collect()
+    (0..n).map(|_| T::from_bits16(rng.random())).collect()
 }
 
-fn same(a: f16, b: f16) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+/// The 16-bit float types, from their bits.
+trait From16 {
+    fn from_bits16(bits: u16) -> Self;
 }
-
-#[test]
-fn binary_ops_round_once() {
-    let dev = Device::<Cpu>::open(0).unwrap();
-    let s = dev.stream();
-    let n = 4099;
-    let (a, b) = (random_halves(n, 1), random_halves(n, 2));
-    let (da, db) = (s.upload(&a).unwrap(), s.upload(&b).unwrap());
-    let mut c = s.upload(&vec![f16::from_bits(0x7e01); n]).unwrap();
-    for op in BinaryOp::ALL {
-        binary(&s, op, &da, &db, &mut c).unwrap();
-        let got = c.to_vec().unwrap();
-        for i in 0..n {
-            let (x, y) = (a[i].to_f64(), b[i].to_f64());
-            let exact = match op {
-                BinaryOp::Add => x + y,
-                BinaryOp::Sub => x - y,
-                BinaryOp::Mul => x * y,
-                BinaryOp::Div => x / y,
-            };
-            let want = f16::from_f64(exact);
-            assert!(same(got[i], want), "{op} at {i}: {x} {y} -> got {} want {}", got[i], want);
-        }
+impl From16 for f16 {
+    fn from_bits16(bits: u16) -> Self {
+        f16::from_bits(bits)
+    }
+}
+impl From16 for bf16 {
+    fn from_bits16(bits: u16) -> Self {
+        bf16::from_bits(bits)
     }
 }
 
-#[test]
-fn unary_ops_round_once() {
-    let dev = Device::<Cpu>::open(0).unwrap();
-    let s = dev.stream();
-    let n = 2053;
-    let x = random_halves(n, 3);
-    let dx = s.upload(&x).unwrap();
-    let mut y = s.upload(&vec![f16::from_bits(0x7e01); n]).unwrap();
-    for op in MapOp::ALL {
-        map(&s, op, &dx, &mut y).unwrap();
-        let got = y.to_vec().unwrap();
-        for i in 0..n {
-            let v = x[i].to_f64();
-            let want = match op {
-                MapOp::Square => f16::from_f64(v * v),
-                MapOp::Abs => f16::from_bits(x[i].to_bits() & 0x7fff),
-                MapOp::Negate => f16::from_bits(x[i].to_bits() ^ 0x8000),
-                MapOp::Sqrt => f16::from_f64(v.sqrt()),
-            };
-            assert!(same(got[i], want), "{op} at {i}: {v} -> got {} want {}", got[i], want);
-        }
-    }
-}
-
-fn random_bf16s(n: usize, seed: u64) -> Vec<bf16> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    (0..n).map(|_| bf16::from_bits(rng.random())).collect()
-}
-
-fn same_bf16(a: bf16, b: bf16) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
-}
-
-#[test]
-fn bf16_ops_round_once() {
-    let dev = Device::<Cpu>::open(0).unwrap();
-    let s = dev.stream();
-    let n = 4099;
-    let (a, b) = (random_bf16s(n, 4), random_bf16s(n, 5));
-    let (da, db) = (s.upload(&a).unwrap(), s.upload(&b).unwrap());
-    let mut c = s.upload(&vec![bf16::from_bits(0x7fc1); n]).unwrap();
-    for op in BinaryOp::ALL {
-        binary(&s, op, &da, &db, &mut c).unwrap();
-        let got = c.to_vec().unwrap();
-        for i in 0..n {
-            let (x, y) = (a[i].to_f64(), b[i].to_f64());
-            let exact = match op {
-                BinaryOp::Add => x + y,
-                BinaryOp::Sub => x - y,
-                BinaryOp::Mul => x * y,
-                BinaryOp::Div => x / y,
-            };
-            let want = bf16::from_f64(exact);
-            assert!(same_bf16(got[i], want), "{op} at {i}: {x} {y} -> got {} want {}", got[i], want);
-        }
-    }
-    for op in MapOp::ALL {
-        map(&s, op, &da, &mut c).unwrap();
-        let got = c.to_vec().unwrap();
-        for i in 0..n {
-            let v = a[i].to_f64();
-            let want = match op {
-                MapOp::Square => bf16::from_f64(v * v),
-                MapOp::Abs => bf16::from_bits(a[i].to_bits() & 0x7fff),
-                MapOp::Negate => bf16::from_bits(a[i].to_bits() ^ 0x8000),
-                MapOp::Sqrt => bf16::from_f64(v.sqrt()),
-            };
-            assert!(same_bf16(got[i], want), "{op} at {i}: {v} -> got {} want {}", got[i], want);
-        }
-    }
-}
+round_once_tests!(f16, f16_binary_ops_round_once, f16_unary_ops_round_once);
+round_once_tests!(bf16, bf16_binary_ops_round_once, bf16_unary_ops_round_once);
 
 /// A sum of 10^4 ones is 10^4 in f32 (and then in f16, which holds it
 /// exactly); accumulated in f16 it would stop at 2048, where 2048 + 1

@@ -10,7 +10,7 @@
 //! under each [`Precision`] mode, within that mode's documented bound; and
 //! the refusals of malformed layouts and of views that do not span them.
 
-use kiln_core::{Backend, DType, Device, Element, Error, bf16, f16};
+use kiln_core::{Backend, Buffer, DType, Device, Element, Error, bf16, f16};
 use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy, MatrixLayout, Precision, matmul_with};
 use rand::Rng;
 
@@ -327,21 +327,34 @@ fn laid_out<B: Backend, T: Operand>(
         matmul_with(&s, strategy, &av, &bv, &mut cv, shape)?
     };
     check_used(strategy, used)?;
-    let views = format!("views at offsets {a_off}, {b_off} and {c_off}");
-    same_bits(&format!("input a of {shape} ({used}), {views}"), &a, &ab.to_vec()?)?;
-    same_bits(&format!("input b of {shape} ({used}), {views}"), &b, &bb.to_vec()?)?;
-    let got = cb.to_vec()?;
+    let what = format!("{shape} ({used}), views at offsets {a_off}, {b_off} and {c_off}");
+    let got = kept_outside(&what, [(&a, &ab), (&b, &bb)], &before, &cb.to_vec()?, &inside)?;
+    within_bounds(&format!("c of {what}, elements by product, row and column"), &want, &got, T::acc_f64)
+}
+
+/// After a product of `what` on views of buffers: `Err` unless the inputs
+/// (values, buffer) kept their bits, and c's buffer (`before` it, `got`
+/// after) kept them everywhere but `inside` its matrices; c's matrix
+/// elements in buffer order otherwise.
+pub(super) fn kept_outside<B: Backend, T: Element, C: Element>(
+    what: &str,
+    inputs: [(&[T], &Buffer<B, T>); 2],
+    before: &[C],
+    got: &[C],
+    inside: &[bool],
+) -> Result<Vec<C>, Failure> {
+    for (name, (values, buffer)) in ["a", "b"].into_iter().zip(inputs) {
+        same_bits(&format!("input {name} of {what}"), values, &buffer.to_vec()?)?;
+    }
     if got.len() != before.len() {
         return Err(Failure::Contract(format!("c: {} elements uploaded, {} read back", before.len(), got.len())));
     }
-    let what = format!("c of {shape} ({used}), {views}, elements outside its matrices");
     let kept = |i: usize| inside[i] || bytemuck::bytes_of(&before[i]) == bytemuck::bytes_of(&got[i]);
-    if let Some(m) = crate::compare::mismatch(&what, &before, &got, kept) {
+    if let Some(m) = crate::compare::mismatch(&format!("c of {what}, elements outside its matrices"), before, got, kept)
+    {
         return Err(Failure::Mismatch(m));
     }
-    let got: Vec<T::Acc> = (0..got.len()).filter(|&i| inside[i]).map(|i| got[i]).collect();
-    let what = format!("c of {shape} ({used}), {views}, elements by product, row and column");
-    within_bounds(&what, &want, &got, T::acc_f64)
+    Ok((0..got.len()).filter(|&i| inside[i]).map(|i| got[i]).collect())
 }
 
 /// Batches of products with their operands laid out at random

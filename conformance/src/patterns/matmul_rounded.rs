@@ -8,8 +8,8 @@ use kiln_kernels::matmul::{MatmulShape, MatmulStrategy, RoundedElement, matmul_r
 use rand::Rng;
 
 use super::inputs::from_f64;
-use super::matmul::{Operand, at, at_offset, batch_shape, check_used, expect, within_bounds};
-use super::transpose::{inverted, random_bits, same_bits};
+use super::matmul::{Operand, at, at_offset, batch_shape, check_used, expect, kept_outside, within_bounds};
+use super::transpose::{inverted, random_bits};
 use crate::{Cases, Ctx, Failure, Sample};
 
 fn rounded<B: Backend, T: Operand + RoundedElement + Sample>(
@@ -53,18 +53,9 @@ fn rounded<B: Backend, T: Operand + RoundedElement + Sample>(
         matmul_rounded(&s, strategy, &av, &bv, &mut cv, shape)?
     };
     check_used(strategy, used)?;
-    let views = format!("views at offsets {a_off}, {b_off} and {c_off}");
-    same_bits(&format!("input a of {shape} ({used}), {views}"), &a, &ab.to_vec()?)?;
-    same_bits(&format!("input b of {shape} ({used}), {views}"), &b, &bb.to_vec()?)?;
-    let got = cb.to_vec()?;
-    let what = format!("c of {shape} ({used}), {views}, elements outside its matrices");
-    let kept = |i: usize| inside[i] || bytemuck::bytes_of(&before[i]) == bytemuck::bytes_of(&got[i]);
-    if let Some(m) = crate::compare::mismatch(&what, &before, &got, kept) {
-        return Err(Failure::Mismatch(m));
-    }
-    let got: Vec<T> = (0..got.len()).filter(|&i| inside[i]).map(|i| got[i]).collect();
-    let what = format!("c of {shape} ({used}), {views}, elements by product, row and column");
-    within_bounds(&what, &want, &got, |v| v.to_f64())
+    let what = format!("{shape} ({used}), views at offsets {a_off}, {b_off} and {c_off}");
+    let got = kept_outside(&what, [(&a, &ab), (&b, &bb)], &before, &cb.to_vec()?, &inside)?;
+    within_bounds(&format!("c of {what}, elements by product, row and column"), &want, &got, |v| v.to_f64())
 }
 
 /// Add `matmul/{strategy}/rounded` on f16 and bf16 to `group`.

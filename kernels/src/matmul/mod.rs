@@ -302,14 +302,7 @@ pub fn matmul_with<B: Backend, T: MatmulElement>(
     shape: MatmulShape,
 ) -> Result<MatmulStrategy> {
     let what = format!("matmul {shape} on {}", T::DTYPE);
-    shape.check_layouts().map_err(|reason| Error::invalid(what.clone(), reason))?;
-    let spans = shape.spans().ok_or_else(|| Error::invalid(what.clone(), "an operand overflows the address space"))?;
-    let lengths = [a.view().len(), b.view().len(), c.view().len()];
-    for ((name, expected), actual) in ["a", "b", "c"].into_iter().zip(spans).zip(lengths) {
-        if expected != actual {
-            return Err(Error::LengthMismatch { what: format!("{what}: {name}"), expected, actual });
-        }
-    }
+    check_operands(&shape, [a.view().len(), b.view().len(), c.view().len()], &what)?;
     check_dtype(stream, T::DTYPE, "matmul")?;
     let resolved = match strategy {
         MatmulStrategy::Auto => choose(stream.device(), T::DTYPE, shape),
@@ -328,6 +321,19 @@ pub fn matmul_with<B: Backend, T: MatmulElement>(
     // An empty sum (k = 0) too: every kernel writes zeros into c's elements and nowhere else.
     launch::own(stream, resolved == MatmulStrategy::Naive, a, b, c, shape, &what)?;
     Ok(resolved)
+}
+
+/// `Err` unless `shape`'s layouts are well formed and the operands' views
+/// (`lengths` of a, b and c) span them exactly; the spans otherwise.
+fn check_operands(shape: &MatmulShape, lengths: [usize; 3], what: &str) -> Result<[usize; 3]> {
+    shape.check_layouts().map_err(|reason| Error::invalid(what, reason))?;
+    let spans = shape.spans().ok_or_else(|| Error::invalid(what, "an operand overflows the address space"))?;
+    for ((name, expected), actual) in ["a", "b", "c"].into_iter().zip(spans).zip(lengths) {
+        if expected != actual {
+            return Err(Error::LengthMismatch { what: format!("{what}: {name}"), expected, actual });
+        }
+    }
+    Ok(spans)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use kiln_core::{
     Result, Stream, View, ViewMut, bf16, f16,
 };
 
-use super::{AUTO_VENDOR_MIN_FLOPS, MatmulElement, MatmulStrategy, matmul_with};
+use super::{AUTO_VENDOR_MIN_FLOPS, MatmulElement, MatmulStrategy, check_operands, matmul_with};
 use crate::launch::{BLOCK, WGSL_ABI, blocks, check_dtype, cuda_source, host_fn, index_width, program, wgsl_enables};
 use crate::widen::narrow;
 
@@ -62,14 +62,7 @@ pub fn matmul_rounded<B: Backend, T: RoundedElement>(
     shape: MatmulShape,
 ) -> Result<MatmulStrategy> {
     let what = format!("matmul_rounded {shape} on {}", T::DTYPE);
-    shape.check_layouts().map_err(|reason| Error::invalid(what.clone(), reason))?;
-    let spans = shape.spans().ok_or_else(|| Error::invalid(what.clone(), "an operand overflows the address space"))?;
-    let lengths = [a.view().len(), b.view().len(), c.view().len()];
-    for ((name, expected), actual) in ["a", "b", "c"].into_iter().zip(spans).zip(lengths) {
-        if expected != actual {
-            return Err(Error::LengthMismatch { what: format!("{what}: {name}"), expected, actual });
-        }
-    }
+    let spans = check_operands(&shape, [a.view().len(), b.view().len(), c.view().len()], &what)?;
     check_dtype(stream, T::DTYPE, "matmul")?;
     let vendor = stream.device().raw().vendor_gemm();
     let offered = vendor.is_some_and(|v| v.supports(T::DTYPE, T::DTYPE));
