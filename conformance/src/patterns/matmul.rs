@@ -10,7 +10,7 @@
 //! under each [`Precision`] mode, within that mode's documented bound; and
 //! the refusals of malformed layouts and of views that do not span them.
 
-use kiln_core::{Backend, Buffer, DType, Device, Element, Error, bf16, f16};
+use kiln_core::{Backend, Buffer, BufferView, BufferViewMut, DType, Device, Element, Error, Stream, bf16, f16};
 use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy, MatrixLayout, Precision, matmul_with};
 use rand::Rng;
 
@@ -169,14 +169,14 @@ pub(super) fn within_bounds<T: Element>(
 
 /// Where element (i, p) of product `z` of an operand laid out as `l` lies
 /// in its view.
-pub(super) fn at(l: &MatrixLayout, z: usize, i: usize, p: usize) -> usize {
+fn at(l: &MatrixLayout, z: usize, i: usize, p: usize) -> usize {
     z * l.stride + if l.transposed { p * l.ld + i } else { i * l.ld + p }
 }
 
 /// Element (i, j) of product `z` of `shape` on the views' elements `a` and
 /// `b`, and its bound: `scale * sum_p |a_ip b_pj|`.
 #[allow(clippy::too_many_arguments, reason = "one element of one product, and its bound's scale")]
-pub(super) fn expect<T: Operand>(
+fn expect<T: Operand>(
     a: &[T],
     b: &[T],
     shape: &MatmulShape,
@@ -191,7 +191,7 @@ pub(super) fn expect<T: Operand>(
 
 /// `Err` unless `used` is what a call with `strategy` must report: the
 /// strategy itself, or for `Auto` the one it resolved to.
-pub(super) fn check_used(strategy: MatmulStrategy, used: MatmulStrategy) -> Result<(), Failure> {
+fn check_used(strategy: MatmulStrategy, used: MatmulStrategy) -> Result<(), Failure> {
     if strategy != MatmulStrategy::Auto && used != strategy {
         return Err(Failure::Contract(format!("matmul_with({strategy}) reported running {used}")));
     }
@@ -256,7 +256,7 @@ const BATCH_ELEMENTS: usize = 1 << 21;
 /// one case in eight none), k within the budget for the whole batch (about
 /// one case in ten 0: c's elements zero), each operand laid out at random
 /// ([`random_layout`]).
-pub(super) fn batch_shape(ctx: &mut Ctx) -> MatmulShape {
+fn batch_shape(ctx: &mut Ctx) -> MatmulShape {
     let (m, n) = matrix_shape(ctx);
     let most = (BATCH_ELEMENTS / (m * n).max(1)).clamp(1, 4);
     let batch = if ctx.rng.random_ratio(1, 8) { 0 } else { ctx.rng.random_range(1..=most) };
@@ -272,7 +272,7 @@ pub(super) fn batch_shape(ctx: &mut Ctx) -> MatmulShape {
 
 /// `len` values from `sample` after 0 to 3 others (the view's offset, a
 /// random misalignment): the buffer's contents and the offset.
-pub(super) fn at_offset<T: Element>(ctx: &mut Ctx, len: usize, sample: fn(&mut Ctx) -> T) -> (Vec<T>, usize) {
+fn at_offset<T: Element>(ctx: &mut Ctx, len: usize, sample: fn(&mut Ctx) -> T) -> (Vec<T>, usize) {
     let off = ctx.rng.random_range(0..4);
     ((0..off + len).map(|_| sample(ctx)).collect(), off)
 }
@@ -292,51 +292,83 @@ fn laid_out<B: Backend, T: Operand>(
     device: &Device<B>,
     ctx: &mut Ctx,
 ) -> Result<(), Failure> {
-    let shape = batch_shape(ctx).precision(precision.unwrap_or_default());
-    let MatmulShape { m, n, k, batch, c: lc, .. } = shape;
-    let scale = match precision {
-        None => (k as f64 + 2.0) * T::ACC_EPSILON,
-        Some(p) => p.error_bound(T::DTYPE, k),
-    };
-    let Some([a_span, b_span, c_span]) = shape.spans() else {
-        return Err(Failure::Contract(format!("the spans of {shape} overflow")));
-    };
-    let (a, a_off) = at_offset(ctx, a_span, sample);
-    let (b, b_off) = at_offset(ctx, b_span, sample);
-    let (c_off, c_after) = (ctx.rng.random_range(0..4), ctx.rng.random_range(0..4));
-    let mut before: Vec<T::Acc> = random_bits(ctx, c_off + c_span + c_after);
-    let mut inside = vec![false; before.len()];
-    let mut want = Vec::with_capacity(batch * m * n);
-    for z in 0..batch {
-        for i in 0..m {
-            for j in 0..n {
-                let e = expect(&a[a_off..], &b[b_off..], &shape, z, i, j, scale);
-                let place = c_off + at(&lc, z, i, j);
-                before[place] = inverted(&[e.0])[0];
-                inside[place] = true;
-                want.push(e);
+    let product = Product { strategy, precision, sample, output: |sum, bound| (sum, bound), to_f64: T::acc_f64 };
+    product.check(device, ctx, |s, a, b, c, shape| matmul_with(s, strategy, a, b, c, shape))
+}
+
+/// One batch of laid-out products of `T` matrices into `C` ([`laid_out`]'s
+/// case, written once for every output type): `output` turns each
+/// element's accumulated reference and bound into the expected `C` and its
+/// bound.
+pub(super) struct Product<T: Operand, C, F: Fn(T::Acc, f64) -> (C, f64)> {
+    pub(super) strategy: MatmulStrategy,
+    pub(super) precision: Option<Precision>,
+    pub(super) sample: fn(&mut Ctx) -> T,
+    pub(super) output: F,
+    pub(super) to_f64: fn(C) -> f64,
+}
+
+impl<T: Operand, C: Element, F: Fn(T::Acc, f64) -> (C, f64)> Product<T, C, F> {
+    /// Run the case, the product computed by `call` on the views.
+    pub(super) fn check<B: Backend>(
+        &self,
+        device: &Device<B>,
+        ctx: &mut Ctx,
+        call: impl FnOnce(
+            &Stream<B>,
+            &BufferView<'_, B, T>,
+            &BufferView<'_, B, T>,
+            &mut BufferViewMut<'_, B, C>,
+            MatmulShape,
+        ) -> kiln_core::Result<MatmulStrategy>,
+    ) -> Result<(), Failure> {
+        let shape = batch_shape(ctx).precision(self.precision.unwrap_or_default());
+        let MatmulShape { m, n, k, batch, c: lc, .. } = shape;
+        let scale = match self.precision {
+            None => (k as f64 + 2.0) * T::ACC_EPSILON,
+            Some(p) => p.error_bound(T::DTYPE, k),
+        };
+        let Some([a_span, b_span, c_span]) = shape.spans() else {
+            return Err(Failure::Contract(format!("the spans of {shape} overflow")));
+        };
+        let (a, a_off) = at_offset(ctx, a_span, self.sample);
+        let (b, b_off) = at_offset(ctx, b_span, self.sample);
+        let (c_off, c_after) = (ctx.rng.random_range(0..4), ctx.rng.random_range(0..4));
+        let mut before: Vec<C> = random_bits(ctx, c_off + c_span + c_after);
+        let mut inside = vec![false; before.len()];
+        let mut want = Vec::with_capacity(batch * m * n);
+        for z in 0..batch {
+            for i in 0..m {
+                for j in 0..n {
+                    let (sum, bound) = expect(&a[a_off..], &b[b_off..], &shape, z, i, j, scale);
+                    let e = (self.output)(sum, bound);
+                    let place = c_off + at(&lc, z, i, j);
+                    before[place] = inverted(&[e.0])[0];
+                    inside[place] = true;
+                    want.push(e);
+                }
             }
         }
+        let s = device.stream();
+        let (ab, bb) = (device.upload(&a)?, device.upload(&b)?);
+        let mut cb = device.upload(&before)?;
+        let used = {
+            let (av, bv) = (ab.slice(a_off..)?, bb.slice(b_off..)?);
+            let mut cv = cb.slice_mut(c_off..c_off + c_span)?;
+            call(&s, &av, &bv, &mut cv, shape)?
+        };
+        check_used(self.strategy, used)?;
+        let what = format!("{shape} ({used}), views at offsets {a_off}, {b_off} and {c_off}");
+        let got = kept_outside(&what, [(&a, &ab), (&b, &bb)], &before, &cb.to_vec()?, &inside)?;
+        within_bounds(&format!("c of {what}, elements by product, row and column"), &want, &got, self.to_f64)
     }
-    let s = device.stream();
-    let (ab, bb) = (device.upload(&a)?, device.upload(&b)?);
-    let mut cb = device.upload(&before)?;
-    let used = {
-        let (av, bv) = (ab.slice(a_off..)?, bb.slice(b_off..)?);
-        let mut cv = cb.slice_mut(c_off..c_off + c_span)?;
-        matmul_with(&s, strategy, &av, &bv, &mut cv, shape)?
-    };
-    check_used(strategy, used)?;
-    let what = format!("{shape} ({used}), views at offsets {a_off}, {b_off} and {c_off}");
-    let got = kept_outside(&what, [(&a, &ab), (&b, &bb)], &before, &cb.to_vec()?, &inside)?;
-    within_bounds(&format!("c of {what}, elements by product, row and column"), &want, &got, T::acc_f64)
 }
 
 /// After a product of `what` on views of buffers: `Err` unless the inputs
 /// (values, buffer) kept their bits, and c's buffer (`before` it, `got`
 /// after) kept them everywhere but `inside` its matrices; c's matrix
 /// elements in buffer order otherwise.
-pub(super) fn kept_outside<B: Backend, T: Element, C: Element>(
+fn kept_outside<B: Backend, T: Element, C: Element>(
     what: &str,
     inputs: [(&[T], &Buffer<B, T>); 2],
     before: &[C],
