@@ -31,13 +31,26 @@ pub(crate) fn as_bits<B: Backend>(dtype: DType) -> bool {
     is_half(dtype) && B::LANGUAGE == Language::Wgsl && dtype.wgsl_name().is_none()
 }
 
-/// The value of `v`, a 16-bit float, as an `f32` (exact).
-pub(crate) fn to_f32<T: Element>(v: T) -> f32 {
-    let bits = u16::from_le_bytes([bytemuck::bytes_of(&v)[0], bytemuck::bytes_of(&v)[1]]);
-    match T::DTYPE {
+/// The value of the 16-bit float `dtype`'s `bits` (`f16` or `bf16`), as an `f32` (exact).
+pub(crate) fn half_to_f32(dtype: DType, bits: u16) -> f32 {
+    match dtype {
         DType::BF16 => half::bf16::from_bits(bits).to_f32(),
         _ => half::f16::from_bits(bits).to_f32(),
     }
+}
+
+/// `v` rounded to the 16-bit float `dtype` (nearest, ties to even), as its bits.
+pub(crate) fn half_bits(dtype: DType, v: f32) -> u16 {
+    match dtype {
+        DType::BF16 => half::bf16::from_f32(v).to_bits(),
+        _ => half::f16::from_f32(v).to_bits(),
+    }
+}
+
+/// The value of `v`, a 16-bit float, as an `f32` (exact).
+pub(crate) fn to_f32<T: Element>(v: T) -> f32 {
+    let b = bytemuck::bytes_of(&v);
+    half_to_f32(T::DTYPE, u16::from_le_bytes([b[0], b[1]]))
 }
 
 /// [`check_dtype`] for a pattern that computes on `dtype` through these
@@ -94,19 +107,8 @@ fn bits<T: Element>(x: &[T]) -> Result<&[u16]> {
 fn widen_host<T: Element>(x: &[T], y: &mut [f32], _n: u64) -> Result<()> {
     use rayon::prelude::*;
     let x = bits(x)?;
-    match T::DTYPE {
-        DType::BF16 => y.par_iter_mut().zip(x).for_each(|(y, &b)| *y = half::bf16::from_bits(b).to_f32()),
-        _ => y.par_iter_mut().zip(x).for_each(|(y, &b)| *y = half::f16::from_bits(b).to_f32()),
-    }
+    y.par_iter_mut().zip(x).for_each(|(y, &b)| *y = half_to_f32(T::DTYPE, b));
     Ok(())
-}
-
-/// `v` rounded to the 16-bit float `dtype` (nearest, ties to even), as its bits.
-pub(crate) fn half_bits(dtype: DType, v: f32) -> u16 {
-    match dtype {
-        DType::BF16 => half::bf16::from_f32(v).to_bits(),
-        _ => half::f16::from_f32(v).to_bits(),
-    }
 }
 
 fn narrow_host<T: Element>(x: &[f32], y: &mut [T], _n: u64) -> Result<()> {

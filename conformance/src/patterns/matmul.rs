@@ -507,9 +507,6 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
             c.one(group, pattern, DType::F32, move |d, ctx| precision::<B>(strategy, mode, d, ctx));
         }
     }
-    for strategy in MatmulStrategy::ALL {
-        super::matmul_rounded::register(c, group, strategy);
-    }
     c.one(group, "matmul/mismatched_lengths", DType::F32, mismatched::<B>);
     c.one(group, "matmul/refused_layouts", DType::F32, refused::<B>);
 }

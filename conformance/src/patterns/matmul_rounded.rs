@@ -24,9 +24,11 @@ fn rounded<B: Backend, T: Operand + RoundedElement + Sample>(
     product.check(device, ctx, |s, a, b, c, shape| matmul_rounded(s, strategy, a, b, c, shape))
 }
 
-/// Add `matmul/{strategy}/rounded` on f16 and bf16 to `group`.
-pub(super) fn register<B: Backend>(c: &mut Cases<B>, group: &'static str, strategy: MatmulStrategy) {
-    let pattern = format!("matmul/{strategy}/rounded");
-    c.one(group, pattern.clone(), kiln_core::DType::F16, move |d, ctx| rounded::<B, half::f16>(strategy, d, ctx));
-    c.one(group, pattern, kiln_core::DType::BF16, move |d, ctx| rounded::<B, half::bf16>(strategy, d, ctx));
+/// Add `matmul/{strategy}/rounded` on f16 and bf16 to `group`, for every strategy.
+pub(super) fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
+    for strategy in MatmulStrategy::ALL {
+        let pattern = format!("matmul/{strategy}/rounded");
+        c.one(group, pattern.clone(), kiln_core::DType::F16, move |d, ctx| rounded::<B, half::f16>(strategy, d, ctx));
+        c.one(group, pattern, kiln_core::DType::BF16, move |d, ctx| rounded::<B, half::bf16>(strategy, d, ctx));
+    }
 }

@@ -42,7 +42,6 @@ pub use fill::{Fill, Sequence, register_fill as add_fill, register_sequence as a
 pub use histogram::register as add_histogram;
 pub use image::register as add_image;
 pub use map::{Map, register as add_map};
-pub use matmul::register as add_matmul;
 pub use memory::{AsyncRoundTrip, CopyRange, FillView, RoundTrip, register as add_memory};
 pub use random::register as add_random;
 pub use reduce::register as add_reduce;
@@ -73,4 +72,12 @@ fn holds<T: PartialOrd>(op: &str, l: T, r: T) -> bool {
 fn unchanged<B: Backend, T: Sample>(what: &str, buffer: &Buffer<B, T>, data: &[T]) -> Result<(), Failure> {
     let got = buffer.to_vec()?;
     crate::compare(what, &Expected::new(data.to_vec(), Tolerance::Bits), &got).map_err(Failure::Mismatch)
+}
+
+/// Add the matmul cases to `group`: every strategy and dtype, laid-out
+/// batches, precision modes and refusals (`matmul.rs`), then the products
+/// rounded to their 16-bit inputs' type (`matmul_rounded.rs`).
+pub fn add_matmul<B: kiln_core::Backend>(c: &mut crate::Cases<B>, group: &'static str) {
+    matmul::register(c, group);
+    matmul_rounded::register(c, group);
 }

@@ -21,19 +21,15 @@ use kiln_core::{DType, Result};
 use super::check::{Op, Param, Stmt, TNode, Typed, check_typed};
 use super::node::{BinOp, UnOp};
 use super::ty::Vt;
-use super::value::{Value, half_to_f32};
+use super::value::Value;
+use crate::widen::half_to_f32;
+pub(crate) use crate::widen::is_half;
 
 /// Check `stmts` over `params` with placeholders bound by `bind`, every
 /// 16-bit value then computed in `f32` ([`lower`]): the typed body every
 /// generator prints and the CPU runs.
 pub(crate) fn check(kernel: &str, params: &[Param], stmts: &[Stmt], bind: &HashMap<Arc<str>, DType>) -> Result<Typed> {
     Ok(lower(check_typed(kernel, params, stmts, bind)?))
-}
-
-/// Whether `d` is one of the 16-bit floats, stored as themselves and
-/// computed in `f32`.
-pub(crate) fn is_half(d: DType) -> bool {
-    matches!(d, DType::F16 | DType::BF16)
 }
 
 /// `v` rounded once to the 16-bit float `d` (nearest, ties to even), as an `f32`.

@@ -61,17 +61,9 @@ impl std::fmt::Display for Value {
             Vt::Num(DType::U64) => write!(f, "{}u64", self.bits),
             Vt::Num(DType::F32) => write!(f, "{:?}f32", self.as_f32()),
             Vt::Num(d @ (DType::F16 | DType::BF16)) => {
-                write!(f, "{:?}{d}", half_to_f32(d, self.bits as u16))
+                write!(f, "{:?}{d}", crate::widen::half_to_f32(d, self.bits as u16))
             }
             Vt::Num(d) => write!(f, "{:?}{d}", self.as_f64()),
         }
-    }
-}
-
-/// The value of the 16-bit float `d`'s `bits` (`f16` or `bf16`), as an `f32` (exact).
-pub(crate) fn half_to_f32(d: DType, bits: u16) -> f32 {
-    match d {
-        DType::BF16 => half::bf16::from_bits(bits).to_f32(),
-        _ => half::f16::from_bits(bits).to_f32(),
     }
 }

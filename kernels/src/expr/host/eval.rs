@@ -9,11 +9,12 @@ use multiversion::multiversion;
 
 use crate::expr::check::{Op, TNode, Typed};
 use crate::expr::halves::round_f64;
-use crate::expr::host::{Col, Elem, FromAll, Num, Slice, SliceMut, by_dtype, half_to_f32};
+use crate::expr::host::{Col, Elem, FromAll, Num, Slice, SliceMut, by_dtype};
 use crate::expr::node::{BinOp, UnOp};
 use crate::expr::ty::Vt;
 use crate::expr::value::Value;
 use crate::prefetch::Ahead;
+use crate::widen::half_to_f32;
 
 pub(in crate::expr) fn internal(what: &str) -> Error {
     Error::invalid("user kernel on the CPU", format!("{what}: operand types disagree with the checked body"))

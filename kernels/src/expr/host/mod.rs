@@ -23,6 +23,7 @@ use crate::expr::node::{BinOp, UnOp};
 use crate::expr::ty::Vt;
 use crate::prefetch::Ahead;
 use crate::stream_store;
+use crate::widen::{half_bits, half_to_f32};
 
 /// Elements per chunk: each node's column of a chunk stays in the L1/L2 cache.
 pub(crate) const CHUNK: usize = 2048;
@@ -646,19 +647,6 @@ pub(crate) fn scalar_value(args: &HostArgs<'_>, p: usize, d: DType) -> Result<cr
         DType::BF16 => wide(args.scalar::<half::bf16>(p)?.to_f32()),
         _ => Value::from_bits(d, by_dtype!(d, T => scalar_bits::<T>(args, p)?)),
     })
-}
-
-/// The value of the 16-bit float `d`'s `bits`, as an f32 (exact).
-pub(crate) fn half_to_f32(d: DType, bits: u16) -> f32 {
-    crate::expr::value::half_to_f32(d, bits)
-}
-
-/// `v` rounded to the 16-bit float `d`, as its bits.
-pub(crate) fn half_bits(d: DType, v: f32) -> u16 {
-    match d {
-        DType::BF16 => half::bf16::from_f32(v).to_bits(),
-        _ => half::f16::from_f32(v).to_bits(),
-    }
 }
 
 pub(crate) fn scalar_bits<T: Num + kiln_core::Element>(args: &HostArgs<'_>, p: usize) -> Result<u64> {
