@@ -19,8 +19,13 @@ __device__ __forceinline__ kiln_half kiln_half_from_float(float f) {
 __device__ __forceinline__ float kiln_to_float(kiln_bf16 h) {
     return __uint_as_float(((unsigned)h.bits) << 16);
 }
+// Rounded to nearest, ties to even, on the bits (PTX's cvt.rn.bf16.f32
+// needs sm_80; this runs on every architecture): NaN stays a quiet NaN of
+// its sign, as the CPU's and WGSL's conversions give.
 __device__ __forceinline__ kiln_bf16 kiln_bf16_from_float(float f) {
+    const unsigned b = __float_as_uint(f);
     kiln_bf16 h;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    h.bits = (b & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((b >> 16) | 0x40u)
+                                             : (unsigned short)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
     return h;
 }
