@@ -133,7 +133,10 @@ PRODUCTS = {"matmul_f32": ("f32", cp.float32, False, False), "matmul_f32_tf32": 
             "matmul_f64": ("f64", cp.float64, False, False), "matmul_f16": ("f16", cp.float16, False, False),
             "matmul_batch_f32": ("f32", cp.float32, True, False),
             "matmul_batch_f32_tf32": ("f32", cp.float32, True, True),
-            "matmul_batch_f16": ("f16", cp.float16, True, False)}
+            "matmul_batch_f16": ("f16", cp.float16, True, False),
+            # kiln's products rounded to the 16-bit input type: cupy.matmul's own.
+            "matmul_f16_f16": ("f16", cp.float16, False, False),
+            "matmul_batch_f16_f16": ("f16", cp.float16, True, False)}
 # Products in one batched row (benches/src/case.rs, BATCH).
 BATCH = 256
 # kiln's sorts: name -> (key dtype label, key dtype, whether u32 values ride along).

@@ -56,6 +56,9 @@ def product(pattern):
         return None
     batched = parts[1:2] == ["batch"]
     rest = parts[2:] if batched else parts[1:]
+    # kiln's products into the 16-bit input type ("matmul_f16_f16"): torch.matmul's own.
+    if len(rest) == 2 and rest[0] == rest[1] and rest[0] in ("f16", "bf16"):
+        rest = rest[:1]
     if not 1 <= len(rest) <= 2 or rest[0] not in DTYPES:
         return None
     mode = rest[1] if len(rest) == 2 else "exact"

@@ -117,7 +117,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 49] = [
+    pub const ALL: [Pattern; 51] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -138,9 +138,11 @@ impl Pattern {
         Pattern::Matmul(MatmulMode::square(DType::F64, Precision::Exact, MatmulStrategy::Auto)),
         Pattern::Matmul(MatmulMode::square(DType::F16, Precision::Exact, MatmulStrategy::Vendor)),
         Pattern::Matmul(MatmulMode::square(DType::BF16, Precision::Exact, MatmulStrategy::Vendor)),
+        Pattern::Matmul(MatmulMode::square(DType::F16, Precision::Exact, MatmulStrategy::Auto).rounded()),
         Pattern::Matmul(MatmulMode::batch(DType::F32, Precision::Exact, MatmulStrategy::Auto)),
         Pattern::Matmul(MatmulMode::batch(DType::F32, Precision::Tf32, MatmulStrategy::Vendor)),
         Pattern::Matmul(MatmulMode::batch(DType::F16, Precision::Exact, MatmulStrategy::Vendor)),
+        Pattern::Matmul(MatmulMode::batch(DType::F16, Precision::Exact, MatmulStrategy::Auto).rounded()),
         Pattern::Grayscale,
         Pattern::Blur3x3,
         Pattern::Sort { key: DType::U32, pairs: false },
@@ -435,6 +437,7 @@ pub const BATCH_SIDE: usize = 512;
 /// assert_eq!(tf32.shape(1 << 26).to_string(), "256 x (512 x 512) . (512 x 512), tf32");
 /// let half = MatmulMode::square(DType::F16, Precision::Exact, MatmulStrategy::Vendor);
 /// assert_eq!((half.name(), half.output()), ("matmul_f16".to_string(), DType::F32));
+/// assert_eq!((half.rounded().name(), half.rounded().output()), ("matmul_f16_f16".to_string(), DType::F16));
 /// assert_eq!(Pattern::Matmul(half).flops(1 << 24), 2 * 4096u64.pow(3));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -448,34 +451,47 @@ pub struct MatmulMode {
     pub strategy: MatmulStrategy,
     /// [`BATCH`] products in one call rather than one square product.
     pub batched: bool,
+    /// `c` of the 16-bit input type ([`matmul_rounded`](kiln_kernels::matmul::matmul_rounded):
+    /// the f32 sum rounded once), as the peers' products give, rather than
+    /// matmul's f32.
+    pub rounded: bool,
 }
 
 impl MatmulMode {
     /// One square product of `input` matrices.
     pub const fn square(input: DType, precision: Precision, strategy: MatmulStrategy) -> Self {
-        MatmulMode { input, precision, strategy, batched: false }
+        MatmulMode { input, precision, strategy, batched: false, rounded: false }
     }
 
     /// [`BATCH`] products of `input` matrices in one call.
     pub const fn batch(input: DType, precision: Precision, strategy: MatmulStrategy) -> Self {
-        MatmulMode { input, precision, strategy, batched: true }
+        MatmulMode { input, precision, strategy, batched: true, rounded: false }
+    }
+
+    /// The same products with `c` of the (16-bit) input type.
+    pub const fn rounded(self) -> Self {
+        MatmulMode { rounded: true, ..self }
     }
 
     /// The row's name: `matmul_`, `batch_` for a batch, the input dtype,
-    /// and the mode where it is not exact ("matmul_batch_f32_tf32"). The
+    /// the mode where it is not exact ("matmul_batch_f32_tf32"), and the
+    /// input dtype again where `c` is of that type ("matmul_f16_f16"). The
     /// strategy is not in it: each dtype and mode has one row, and its note
     /// says what ran.
     pub fn name(self) -> String {
         let batch = if self.batched { "batch_" } else { "" };
+        let into = if self.rounded { format!("_{}", self.input) } else { String::new() };
         match self.precision {
-            Precision::Exact => format!("matmul_{batch}{}", self.input),
-            p => format!("matmul_{batch}{}_{p}", self.input),
+            Precision::Exact => format!("matmul_{batch}{}{into}", self.input),
+            p => format!("matmul_{batch}{}_{p}{into}", self.input),
         }
     }
 
-    /// The element type of the product `c` (matmul's accumulator type).
+    /// The element type of the product `c`: matmul's accumulator type, or
+    /// the input's for a rounded product.
     pub fn output(self) -> DType {
         match self.input {
+            _ if self.rounded => self.input,
             DType::F64 => DType::F64,
             DType::I32 | DType::U32 => self.input,
             _ => DType::F32,

@@ -7,9 +7,13 @@
 //! 4096^3 sgemm of the targets); a batched product of size `n` on 256
 //! squares of `n / 256` elements ([`MatmulMode`]).
 
-use kiln_core::{Backend, BackendKind, Buffer, DType, Element, Error, RawDevice, Result, Stream, bf16, f16};
+use kiln_core::{
+    Backend, BackendKind, Buffer, BufferView, DType, Element, Error, MatmulShape, RawDevice, Result, Stream, bf16, f16,
+};
 use kiln_kernels::image::{Border, Filter, PixelFormat, convolve, gray};
-use kiln_kernels::matmul::{MatmulElement, MatmulStrategy, Precision, choose, matmul_with};
+use kiln_kernels::matmul::{
+    MatmulElement, MatmulStrategy, Precision, RoundedElement, choose, choose_rounded, matmul_rounded, matmul_with,
+};
 use kiln_kernels::sort::{SortKey, SortOrder, sort_into, sort_pairs};
 use kiln_kernels::transpose::transpose_with;
 use rand::{Rng, SeedableRng};
@@ -56,6 +60,7 @@ fn mode(pattern: Pattern) -> Option<MatmulMode> {
 /// device: auto's choice for `Auto`, the one asked for otherwise.
 fn resolved<B: Backend>(stream: &Stream<B>, mode: MatmulMode, n: usize) -> MatmulStrategy {
     match mode.strategy {
+        MatmulStrategy::Auto if mode.rounded => choose_rounded(stream.device(), mode.input, mode.shape(n)),
         MatmulStrategy::Auto => choose(stream.device(), mode.input, mode.shape(n)),
         s => s,
     }
@@ -134,10 +139,18 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
         // Uniform in [-1, 1), in each input type.
         let n = case.n;
         return match mode.input {
-            DType::F32 => product::<B, f32>(stream, mode, n, opts, || rng.random_range(-1.0..1.0)),
-            DType::F64 => product::<B, f64>(stream, mode, n, opts, || rng.random_range(-1.0..1.0)),
-            DType::F16 => product::<B, f16>(stream, mode, n, opts, || f16::from_f32(rng.random_range(-1.0..1.0))),
-            DType::BF16 => product::<B, bf16>(stream, mode, n, opts, || bf16::from_f32(rng.random_range(-1.0..1.0))),
+            DType::F32 => accumulated::<B, f32>(stream, mode, n, opts, || rng.random_range(-1.0..1.0)),
+            DType::F64 => accumulated::<B, f64>(stream, mode, n, opts, || rng.random_range(-1.0..1.0)),
+            DType::F16 if mode.rounded => {
+                rounded::<B, f16>(stream, mode, n, opts, || f16::from_f32(rng.random_range(-1.0..1.0)))
+            }
+            DType::BF16 if mode.rounded => {
+                rounded::<B, bf16>(stream, mode, n, opts, || bf16::from_f32(rng.random_range(-1.0..1.0)))
+            }
+            DType::F16 => accumulated::<B, f16>(stream, mode, n, opts, || f16::from_f32(rng.random_range(-1.0..1.0))),
+            DType::BF16 => {
+                accumulated::<B, bf16>(stream, mode, n, opts, || bf16::from_f32(rng.random_range(-1.0..1.0)))
+            }
             d => Err(Error::invalid("bench matmul", format!("no bench inputs for {d}"))),
         };
     }
@@ -199,32 +212,59 @@ fn transpose<B: Backend, T: Element>(
 }
 
 /// The product of `mode` at size `n` (one square product, or a batch of
-/// them) on random `T` matrices, a and b in one buffer, into c of matmul's
-/// accumulator type. Each run must use the strategy asked for (auto's choice
-/// for `Auto`).
-fn product<B: Backend, T: MatmulElement>(
+/// them) on random `T` matrices, a and b in one buffer, into c of `C`
+/// (matmul's accumulator type, or for a rounded product `T`) by `call`.
+/// Each run must use the strategy asked for (auto's choice for `Auto`).
+fn product<B: Backend, T: Element, C: Element>(
     stream: &Stream<B>,
     mode: MatmulMode,
     n: usize,
     opts: &RunOptions,
     mut draw: impl FnMut() -> T,
+    call: impl Fn(&BufferView<'_, B, T>, &BufferView<'_, B, T>, &mut Buffer<B, C>, MatmulShape) -> Result<MatmulStrategy>,
 ) -> Result<Timing> {
     let shape = mode.shape(n);
     let [a_len, b_len, c_len] =
         shape.spans().ok_or_else(|| Error::invalid("bench matmul", format!("{shape} overflows")))?;
     let values: Vec<T> = (0..a_len + b_len).map(|_| draw()).collect();
     let sets = set_count(stream, mode.bytes(n));
-    let mut buffers = buffer_sets::<B, T, T::Acc>(stream, &values, c_len, sets)?;
+    let mut buffers = buffer_sets::<B, T, C>(stream, &values, c_len, sets)?;
     let expected = resolved(stream, mode, n);
     time_runs(stream, &opts.sampling(), |i| {
         let (ab, c) = &mut buffers[i % sets];
         let (a, b) = (ab.slice(..a_len)?, ab.slice(a_len..)?);
-        let used = matmul_with(stream, mode.strategy, &a, &b, c, shape)?;
+        let used = call(&a, &b, c, shape)?;
         if used == expected {
             Ok(())
         } else {
             Err(Error::invalid("bench matmul", format!("asked for {} ({expected}), ran {used}", mode.strategy)))
         }
+    })
+}
+
+/// [`product`] into matmul's accumulator type.
+fn accumulated<B: Backend, T: MatmulElement>(
+    stream: &Stream<B>,
+    mode: MatmulMode,
+    n: usize,
+    opts: &RunOptions,
+    draw: impl FnMut() -> T,
+) -> Result<Timing> {
+    product::<B, T, T::Acc>(stream, mode, n, opts, draw, |a, b, c, shape| {
+        matmul_with(stream, mode.strategy, a, b, c, shape)
+    })
+}
+
+/// [`product`] into the 16-bit input type ([`matmul_rounded`]).
+fn rounded<B: Backend, T: RoundedElement>(
+    stream: &Stream<B>,
+    mode: MatmulMode,
+    n: usize,
+    opts: &RunOptions,
+    draw: impl FnMut() -> T,
+) -> Result<Timing> {
+    product::<B, T, T>(stream, mode, n, opts, draw, |a, b, c, shape| {
+        matmul_rounded(stream, mode.strategy, a, b, c, shape)
     })
 }
 

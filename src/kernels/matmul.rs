@@ -13,4 +13,10 @@ pub fn choose(device: &Device, dtype: DType, shape: MatmulShape) -> MatmulStrate
     dispatch!(device, Device, d => kiln_kernels::matmul::choose(d, dtype, shape))
 }
 
+/// The strategy [`MatmulStrategy::Auto`] picks on `device` for
+/// [`matmul_rounded`] of `dtype` inputs and `shape`.
+pub fn choose_rounded(device: &Device, dtype: DType, shape: MatmulShape) -> MatmulStrategy {
+    dispatch!(device, Device, d => kiln_kernels::matmul::choose_rounded(d, dtype, shape))
+}
+
 kiln_kernels::entry_points!(crate::kernels::forward::forward, matmul);

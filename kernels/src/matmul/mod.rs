@@ -40,7 +40,7 @@ use kiln_core::{
     Backend, DType, Device, Element, Error, RawDevice, Result, Stream, VendorGemm, View, ViewMut, bf16, f16,
 };
 pub use kiln_core::{MatmulShape, MatrixLayout, Precision};
-pub use rounded::{RoundedElement, matmul_rounded};
+pub use rounded::{RoundedElement, choose_rounded, matmul_rounded};
 
 use crate::launch::check_dtype;
 

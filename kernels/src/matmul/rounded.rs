@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, BufferView, BufferViewMut, DType, Element, Error, LaunchConfig, MatmulShape, Program, RawDevice,
-    Result, Stream, View, ViewMut, bf16, f16,
+    Args, Backend, BufferView, BufferViewMut, DType, Device, Element, Error, LaunchConfig, MatmulShape, Program,
+    RawDevice, Result, Stream, View, ViewMut, bf16, f16,
 };
 
 use super::{AUTO_VENDOR_MIN_FLOPS, MatmulElement, MatmulStrategy, check_operands, matmul_with};
@@ -67,10 +67,7 @@ pub fn matmul_rounded<B: Backend, T: RoundedElement>(
     let vendor = stream.device().raw().vendor_gemm();
     let offered = vendor.is_some_and(|v| v.supports(T::DTYPE, T::DTYPE));
     let resolved = match strategy {
-        MatmulStrategy::Auto if offered && shape.k > 0 && shape.flops() >= AUTO_VENDOR_MIN_FLOPS => {
-            MatmulStrategy::Vendor
-        }
-        MatmulStrategy::Auto => MatmulStrategy::Tiled,
+        MatmulStrategy::Auto => choose_rounded(stream.device(), T::DTYPE, shape),
         s => s,
     };
     if resolved == MatmulStrategy::Vendor && !offered {
@@ -93,6 +90,27 @@ pub fn matmul_rounded<B: Backend, T: RoundedElement>(
     matmul_with(stream, own, a, b, &mut wide, shape)?;
     round_matrices(stream, wide.view(), c.view_mut(), &shape, &what)?;
     Ok(resolved)
+}
+
+/// The strategy [`MatmulStrategy::Auto`] resolves to for
+/// [`matmul_rounded`] of `shape` on `dtype` on `device`: the vendor GEMM
+/// where the device offers one of `dtype` into `dtype` and the product has
+/// at least [`AUTO_VENDOR_MIN_FLOPS`] flops; kiln's tiled kernel otherwise.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{DType, Device};
+/// use kiln_kernels::matmul::{choose_rounded, MatmulShape, MatmulStrategy};
+/// let dev = Device::<kiln_cpu::Cpu>::open(0).unwrap();
+/// assert_eq!(choose_rounded(&dev, DType::F16, MatmulShape::new(4096, 4096, 4096)), MatmulStrategy::Tiled);
+/// ```
+pub fn choose_rounded<B: Backend>(device: &Device<B>, dtype: DType, shape: MatmulShape) -> MatmulStrategy {
+    let offered = device.raw().vendor_gemm().is_some_and(|v| v.supports(dtype, dtype));
+    if offered && shape.k > 0 && shape.flops() >= AUTO_VENDOR_MIN_FLOPS {
+        MatmulStrategy::Vendor
+    } else {
+        MatmulStrategy::Tiled
+    }
 }
 
 /// `wide`'s elements in `shape`'s matrices of `c`, rounded into `c` (the
