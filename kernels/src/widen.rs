@@ -100,8 +100,16 @@ fn convert_program<T: Element>(wide: bool) -> Arc<Program> {
 
 /// The 16-bit pattern of each element of `x` (of a 16-bit dtype).
 fn bits<T: Element>(x: &[T]) -> Result<&[u16]> {
-    bytemuck::try_cast_slice(x)
-        .map_err(|_| Error::invalid("16-bit conversion on the CPU", format!("{} is not a 16-bit type", T::DTYPE)))
+    bytemuck::try_cast_slice(x).map_err(|_| not_16_bit::<T>())
+}
+
+/// The 16-bit pattern of each element of `x` (of a 16-bit dtype), writable.
+pub(crate) fn bits_mut<T: Element>(x: &mut [T]) -> Result<&mut [u16]> {
+    bytemuck::try_cast_slice_mut(x).map_err(|_| not_16_bit::<T>())
+}
+
+fn not_16_bit<T: Element>() -> Error {
+    Error::invalid("16-bit conversion on the CPU", format!("{} is not a 16-bit type", T::DTYPE))
 }
 
 fn widen_host<T: Element>(x: &[T], y: &mut [f32], _n: u64) -> Result<()> {
@@ -113,8 +121,7 @@ fn widen_host<T: Element>(x: &[T], y: &mut [f32], _n: u64) -> Result<()> {
 
 fn narrow_host<T: Element>(x: &[f32], y: &mut [T], _n: u64) -> Result<()> {
     use rayon::prelude::*;
-    let y: &mut [u16] = bytemuck::try_cast_slice_mut(y)
-        .map_err(|_| Error::invalid("16-bit conversion on the CPU", format!("{} is not a 16-bit type", T::DTYPE)))?;
+    let y = bits_mut(y)?;
     y.par_iter_mut().zip(x).for_each(|(y, &v)| *y = half_bits(T::DTYPE, v));
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! check that the vendor GEMM is offered. The callers have checked the
 //! lengths against the shape.
 
-use kiln_core::{Args, Backend, Device, Element, Error, RawDevice, Result, Stream, View, ViewMut};
+use kiln_core::{Args, Backend, DType, Device, Error, RawDevice, Result, Stream, View, ViewMut};
 
 use super::plan::plan;
 use super::program::matmul_program;
@@ -49,10 +49,9 @@ pub(super) fn own<B: Backend, T: MatmulElement>(
     unsafe { stream.launch(&kernel, plan.config, args.arg(flags)) }
 }
 
-/// `Ok` where the device's vendor GEMM multiplies `T` into `T::Acc`;
-/// `Err(Unsupported)` saying what it lacks otherwise.
-pub(super) fn offered<B: Backend, T: MatmulElement>(device: &Device<B>, what: &str) -> Result<()> {
-    let (input, output) = (T::DTYPE, <T::Acc as Element>::DTYPE);
+/// `Ok` where the device's vendor GEMM multiplies `input` matrices into
+/// `output`; `Err(Unsupported)` saying what it lacks otherwise.
+pub(super) fn offered<B: Backend>(device: &Device<B>, input: DType, output: DType, what: &str) -> Result<()> {
     let refused = |reason: String| Error::unsupported(B::KIND, format!("{what} with strategy vendor"), reason);
     let vendor =
         device.raw().vendor_gemm().ok_or_else(|| refused(format!("{} offers no vendor GEMM", device.name())))?;

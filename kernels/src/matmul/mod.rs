@@ -206,12 +206,19 @@ pub fn choose<B: Backend>(device: &Device<B>, dtype: DType, shape: MatmulShape) 
 
 /// [`choose`] given what the device offers.
 fn auto(vendor: Option<VendorGemm>, dtype: DType, shape: MatmulShape) -> MatmulStrategy {
+    match accumulator(dtype) {
+        Some(acc) => auto_into(vendor, dtype, acc, shape),
+        None => MatmulStrategy::Tiled,
+    }
+}
+
+/// What Auto picks for a product of `input` matrices into `output` given
+/// what the device offers: the vendor GEMM where it multiplies `input`
+/// into `output` and the product has at least [`AUTO_VENDOR_MIN_FLOPS`]
+/// flops, kiln's tiled kernel otherwise.
+fn auto_into(vendor: Option<VendorGemm>, input: DType, output: DType, shape: MatmulShape) -> MatmulStrategy {
     match vendor {
-        Some(v)
-            if accumulator(dtype).is_some_and(|acc| v.supports(dtype, acc))
-                && shape.k > 0
-                && shape.flops() >= AUTO_VENDOR_MIN_FLOPS =>
-        {
+        Some(v) if v.supports(input, output) && shape.k > 0 && shape.flops() >= AUTO_VENDOR_MIN_FLOPS => {
             MatmulStrategy::Vendor
         }
         _ => MatmulStrategy::Tiled,
@@ -309,7 +316,7 @@ pub fn matmul_with<B: Backend, T: MatmulElement>(
         s => s,
     };
     if resolved == MatmulStrategy::Vendor {
-        launch::offered::<B, T>(stream.device(), &what)?;
+        launch::offered::<B>(stream.device(), T::DTYPE, <T::Acc as Element>::DTYPE, &what)?;
         if shape.k > 0 && !shape.is_empty() {
             stream.vendor_gemm(a, b, c, &shape)?;
             return Ok(resolved);

@@ -10,11 +10,12 @@
 use std::sync::Arc;
 
 use kiln_core::{
-    Args, Backend, BufferView, BufferViewMut, DType, Device, Element, Error, LaunchConfig, MatmulShape, Program,
-    RawDevice, Result, Stream, View, ViewMut, bf16, f16,
+    Args, Backend, BufferView, BufferViewMut, DType, Device, Element, LaunchConfig, MatmulShape, Program, RawDevice,
+    Result, Stream, View, ViewMut, bf16, f16,
 };
 
-use super::{AUTO_VENDOR_MIN_FLOPS, MatmulElement, MatmulStrategy, check_operands, matmul_with};
+use super::launch::offered;
+use super::{MatmulElement, MatmulStrategy, auto_into, check_operands, matmul_with};
 use crate::launch::{BLOCK, WGSL_ABI, blocks, check_dtype, cuda_source, host_fn, index_width, program, wgsl_enables};
 use crate::widen::narrow;
 
@@ -34,7 +35,7 @@ impl RoundedElement for bf16 {}
 /// ties to even; past the type's range, infinite). Shapes, layouts and
 /// strategies as for [`matmul_with`]; [`MatmulStrategy::Auto`] takes the
 /// vendor GEMM where it offers `T` into `T` (and the product has at least
-/// [`AUTO_VENDOR_MIN_FLOPS`] flops), kiln's tiled kernel otherwise. Returns
+/// [`AUTO_VENDOR_MIN_FLOPS`](super::AUTO_VENDOR_MIN_FLOPS) flops), kiln's tiled kernel otherwise. Returns
 /// the strategy that ran; elements of `c` outside its matrices are left as
 /// they are.
 ///
@@ -64,18 +65,12 @@ pub fn matmul_rounded<B: Backend, T: RoundedElement>(
     let what = format!("matmul_rounded {shape} on {}", T::DTYPE);
     let spans = check_operands(&shape, [a.view().len(), b.view().len(), c.view().len()], &what)?;
     check_dtype(stream, T::DTYPE, "matmul")?;
-    let vendor = stream.device().raw().vendor_gemm();
-    let offered = vendor.is_some_and(|v| v.supports(T::DTYPE, T::DTYPE));
     let resolved = match strategy {
         MatmulStrategy::Auto => choose_rounded(stream.device(), T::DTYPE, shape),
         s => s,
     };
-    if resolved == MatmulStrategy::Vendor && !offered {
-        let reason = match vendor {
-            None => format!("{} offers no vendor GEMM", stream.device().name()),
-            Some(v) => format!("{} has no product of {} matrices into {}", v.name, T::DTYPE, T::DTYPE),
-        };
-        return Err(Error::unsupported(B::KIND, format!("{what} with strategy vendor"), reason));
+    if resolved == MatmulStrategy::Vendor {
+        offered(stream.device(), T::DTYPE, T::DTYPE, &what)?;
     }
     if shape.is_empty() {
         return Ok(resolved);
@@ -95,7 +90,7 @@ pub fn matmul_rounded<B: Backend, T: RoundedElement>(
 /// The strategy [`MatmulStrategy::Auto`] resolves to for
 /// [`matmul_rounded`] of `shape` on `dtype` on `device`: the vendor GEMM
 /// where the device offers one of `dtype` into `dtype` and the product has
-/// at least [`AUTO_VENDOR_MIN_FLOPS`] flops; kiln's tiled kernel otherwise.
+/// at least [`AUTO_VENDOR_MIN_FLOPS`](super::AUTO_VENDOR_MIN_FLOPS) flops; kiln's tiled kernel otherwise.
 ///
 /// # Examples
 /// ```
@@ -105,12 +100,7 @@ pub fn matmul_rounded<B: Backend, T: RoundedElement>(
 /// assert_eq!(choose_rounded(&dev, DType::F16, MatmulShape::new(4096, 4096, 4096)), MatmulStrategy::Tiled);
 /// ```
 pub fn choose_rounded<B: Backend>(device: &Device<B>, dtype: DType, shape: MatmulShape) -> MatmulStrategy {
-    let offered = device.raw().vendor_gemm().is_some_and(|v| v.supports(dtype, dtype));
-    if offered && shape.k > 0 && shape.flops() >= AUTO_VENDOR_MIN_FLOPS {
-        MatmulStrategy::Vendor
-    } else {
-        MatmulStrategy::Tiled
-    }
+    auto_into(device.raw().vendor_gemm(), dtype, dtype, shape)
 }
 
 /// `wide`'s elements in `shape`'s matrices of `c`, rounded into `c` (the
@@ -163,8 +153,7 @@ fn rounding_program<T: Element>() -> Arc<Program> {
 
 /// The host form of `rounded.cu`.
 fn round_host<T: Element>(src: &[f32], dst: &mut [T], m: u64, n: u64, batch: u64, ldc: u64, sc: u64) -> Result<()> {
-    let dst: &mut [u16] = bytemuck::try_cast_slice_mut(dst)
-        .map_err(|_| Error::invalid("matmul rounding on the CPU", format!("{} is not a 16-bit type", T::DTYPE)))?;
+    let dst = crate::widen::bits_mut(dst)?;
     let [m, n, batch, ldc, sc] = [m, n, batch, ldc, sc].map(|v| v as usize);
     for z in 0..batch {
         for r in 0..m {

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use super::{check_out_len, check_reducible, cpu::extreme, first_pass_blocks, is_nan, reduce_cuda, wgsl_is_nan};
 use crate::Number;
 use crate::launch::{BLOCK, host_fn, index_width, program, wgsl_preamble};
-use crate::widen::{check_widened, is_half, narrow, widen};
+use crate::widen::{check_widened, is_half};
 
 /// Which extreme an arg-reduction looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,12 +144,7 @@ pub fn arg_reduce_into<B: Backend, T: Number>(
     }
     check_widened(stream, T::DTYPE, op.name())?;
     if is_half(T::DTYPE) {
-        // Widening keeps every value and its order (NaN stays NaN): the f32
-        // search finds the same element, whose value narrows back exactly.
-        let wide = widen(stream, x)?;
-        let mut wide_value = stream.alloc::<f32>(1)?;
-        arg_reduce_into(stream, op, &wide, index, &mut wide_value)?;
-        return narrow(stream, wide_value.view(), value.view_mut());
+        return super::half::arg_into(stream, op, x, index.view_mut(), value.view_mut());
     }
     let first = stream.device().kernel(&arg_program::<T>(op, false))?;
     let sentinel = op.sentinel::<T>();

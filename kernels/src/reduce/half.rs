@@ -1,6 +1,6 @@
 //! Reductions of the 16-bit floats (`f16`, `bf16`): the input widened to
-//! `f32` (exactly), folded by the `f32` plan of the backend, the result
-//! rounded once to the input's type. Sums are as accurate as `f32` sums of
+//! `f32` (exactly), folded (or searched, for argmin and argmax) by the
+//! `f32` plan of the backend, the result rounded once to the input's type. Sums are as accurate as `f32` sums of
 //! the same values; min and max are exact and propagate NaN, as for the
 //! other types. The widening is a pass of its own (2 bytes read and 4
 //! written per element before the fold reads 4), so these reductions move
@@ -8,7 +8,7 @@
 
 use kiln_core::{Backend, BufferView, BufferViewMut, Element, Result, Stream};
 
-use super::{ReduceOp, fold_into as fold_f32, launch};
+use super::{ArgOp, ReduceOp, arg_reduce_into, fold_into as fold_f32, launch};
 use crate::widen::{narrow, widen};
 
 /// The fold of `x` by `op` into `out[0]` (one element); returns at once.
@@ -50,4 +50,21 @@ pub(super) fn fold_axis<B: Backend, T: Element>(
     let mut folded = stream.alloc::<f32>(out.len())?;
     super::reduce_axis(stream, op, &wide, rows, cols, axis, &mut folded)?;
     narrow(stream, folded.view(), out)
+}
+
+/// The position and value of the extreme element of `x` into `index[0]`
+/// and `value[0]`. Widening keeps every value and its order (NaN stays
+/// NaN): the f32 search finds the same element, whose value narrows back
+/// exactly.
+pub(super) fn arg_into<B: Backend, T: Element>(
+    stream: &Stream<B>,
+    op: ArgOp,
+    x: BufferView<'_, B, T>,
+    mut index: BufferViewMut<'_, B, u64>,
+    value: BufferViewMut<'_, B, T>,
+) -> Result<()> {
+    let wide = widen(stream, x)?;
+    let mut wide_value = stream.alloc::<f32>(1)?;
+    arg_reduce_into(stream, op, &wide, &mut index, &mut wide_value)?;
+    narrow(stream, wide_value.view(), value)
 }
