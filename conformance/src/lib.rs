@@ -53,7 +53,7 @@ mod runner;
 mod sample;
 pub mod stress;
 
-pub use case::{Case, CaseFn, Cases, Ctx, ElementPattern, Failure, NumberPattern, flushed, poisoned};
+pub use case::{Case, CaseFn, Cases, Ctx, ElementPattern, Failure, NumberPattern, flushed, or_flushed, poisoned};
 pub use compare::{Expected, Mismatch, Tolerance, assert_matches, close, compare};
 pub use divergence::{Condition, Divergence, Expect, Feature, KNOWN, SUBNORMAL_FLUSH, flushes_subnormals};
 pub use record::{Record, Status};

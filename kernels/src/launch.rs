@@ -138,6 +138,9 @@ pub(crate) fn cuda_source(dtype: DType, body: &str) -> String {
 /// The WGSL kernel ABI's `params` uniform and `block_x/y/z` overrides,
 /// which every WGSL kernel source carries (after its `enable`s).
 pub(crate) const WGSL_ABI: &str = include_str!("abi.wgsl");
+/// `kiln_round_f16`: an f32 rounded to its nearest f16 on the bits, for
+/// kernels that compute f16 in f32 and round each result once.
+pub(crate) const WGSL_ROUND_F16: &str = include_str!("round_f16.wgsl");
 
 /// What a WGSL kernel source starts with: the enables, `T` bound to
 /// `dtype`, the storage declarations of `buffers` (see [`wgsl_storage`]),

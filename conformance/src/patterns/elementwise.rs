@@ -6,7 +6,9 @@ use kiln_kernels::elementwise::{BinaryOp, axpy, axpy_in_place, binary, binary_in
 use kiln_kernels::map::{MapOp, map};
 
 use super::unchanged;
-use crate::{Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance, binary as reference, flushed, poisoned};
+use crate::{
+    Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance, binary as reference, or_flushed, poisoned,
+};
 
 /// `c = a op b` (or `a = a op b` in place) on adversarial random inputs.
 #[derive(Debug, Clone, Copy)]
@@ -26,7 +28,7 @@ impl NumberPattern for Binary {
         let tolerance = if op == BinaryOp::Div { Tolerance::Ulps(3) } else { Tolerance::Ulps(1) };
         let mut expected = Expected::new(want, tolerance);
         if ctx.flush_subnormals {
-            expected = expected.or(flushed([&a, &b], |[x, y]| reference(op, x, y)));
+            expected = or_flushed(expected, [&a, &b], |[x, y]| reference(op, x, y));
         }
         let s = device.stream();
         let (mut ab, bb) = (device.upload(&a)?, device.upload(&b)?);
@@ -61,8 +63,8 @@ impl NumberPattern for Axpy {
         let fused = x.iter().zip(&y).map(|(&x, &y)| T::fused(alpha, x, y)).collect();
         let mut expected = Expected::new(want, Tolerance::Ulps(1)).or(fused);
         if ctx.flush_subnormals {
-            expected = expected.or(flushed([&x, &y], f));
-            expected = expected.or(flushed([&x, &y], |[x, y]| T::fused(alpha, x, y)));
+            expected = or_flushed(expected, [&x, &y], f);
+            expected = or_flushed(expected, [&x, &y], |[x, y]| T::fused(alpha, x, y));
         }
         let s = device.stream();
         let (xb, mut yb) = (device.upload(&x)?, device.upload(&y)?);

@@ -5,7 +5,7 @@ use kiln_kernels::Number;
 use kiln_kernels::map::{MapOp, map, map_in_place};
 
 use super::unchanged;
-use crate::{Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance, flushed, poisoned, unary};
+use crate::{Arith, Cases, Ctx, Expected, Failure, NumberPattern, Tolerance, or_flushed, poisoned, unary};
 
 /// `y = op(x)` (or `x = op(x)` in place) on adversarial random `x`.
 #[derive(Debug, Clone, Copy)]
@@ -39,7 +39,7 @@ impl NumberPattern for Map {
         let want: Vec<T> = x.iter().map(|&v| f(v)).collect();
         let mut expected = Expected::new(want, self.tolerance());
         if ctx.flush_subnormals {
-            expected = expected.or(flushed([&x], |[v]| f(v)));
+            expected = or_flushed(expected, [&x], |[v]| f(v));
         }
         let got = if self.in_place {
             let mut xb = device.upload(&x)?;

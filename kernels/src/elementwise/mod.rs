@@ -8,7 +8,9 @@ use std::sync::Arc;
 use kiln_core::{Args, Backend, DType, Error, HostFn, Program, Result, Stream, View, ViewMut};
 
 use crate::Number;
-use crate::launch::{Access, cuda_source, elementwise_config, host_fn, index_width, program, wgsl_source};
+use crate::launch::{
+    Access, WGSL_ROUND_F16, cuda_source, elementwise_config, host_fn, index_width, program, wgsl_source,
+};
 use crate::widen::{as_bits, check_widened, narrow, to_f32, widen};
 
 /// A binary operation.
@@ -51,6 +53,9 @@ impl BinaryOp {
             (BinaryOp::Sub, _) => "a - b",
             (BinaryOp::Mul, _) => "a * b",
             (BinaryOp::Div, DType::F32) => "select(a / b, (a * 0.25) / (b * 0.25), abs(b) > 8.507059e37)",
+            // f16 in f32, rounded once on the bits (`kiln_round_f16`): the
+            // driver's f16 division, a * (1 / b), overflows for |b| < 2^-16.
+            (BinaryOp::Div, DType::F16) => "f16(kiln_round_f16(f32(a) / f32(b)))",
             (BinaryOp::Div, _) => "a / b",
         }
     }
@@ -90,9 +95,10 @@ struct Spec {
 fn build(spec: Spec, dtype: DType) -> Arc<Program> {
     let name = spec.name.clone();
     program(&name, move || {
+        let round = if dtype == DType::F16 { WGSL_ROUND_F16 } else { "" };
         let mut p = Program::new(&spec.name)
             .cuda(cuda_source(dtype, include_str!("kernel.cu")))
-            .wgsl(wgsl_source(dtype, spec.buffers, include_str!("kernel.wgsl")))
+            .wgsl(wgsl_source(dtype, spec.buffers, &format!("{round}{}", include_str!("kernel.wgsl"))))
             .host(spec.host)
             .define("KERNEL", &spec.name)
             .define("OP", spec.code)

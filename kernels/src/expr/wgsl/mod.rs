@@ -19,7 +19,7 @@ use crate::expr::check::{Op, Role, TNode, Typed};
 use crate::expr::node::{BinOp, UnOp};
 use crate::expr::ty::Vt;
 use crate::expr::value::Value;
-use crate::launch::WGSL_ABI;
+use crate::launch::{WGSL_ABI, WGSL_ROUND_F16};
 
 /// The WGSL type of `t`; 64-bit integers are refused before generation.
 pub(crate) fn w_type(t: Vt) -> &'static str {
@@ -117,6 +117,10 @@ impl Gen<'_> {
                 format!("fn {n}(a: {t}, b: {t}) -> {t} {{ return a / b; }}")
             }
         })
+    }
+
+    fn round_f16(&mut self) -> String {
+        self.h.add("kiln_round_f16".to_string(), |_| WGSL_ROUND_F16.to_string())
     }
 
     fn int_div(&mut self, t: &str, rem: bool) -> String {
@@ -304,7 +308,7 @@ impl Gen<'_> {
             Op::Cast => self.cast(self.ty(n.args[0]), n.ty, &v(0)),
             Op::Fma => format!("fma({}, {}, {})", v(0), v(1), v(2)),
             // Only f16: WGSL has no bf16 (refused before generation).
-            Op::Round(_) => format!("f32(f16({}))", v(0)),
+            Op::Round(_) => format!("{}({})", self.round_f16(), v(0)),
         }
     }
 }
