@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use kiln_core::{
     BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, Features, HostClosure, HostFn, IndexWidth, Limits,
-    MemoryInfo, Priority, Program, RawDevice, RawEvent, RawKernel, Result, Source,
+    MatrixUnits, MemoryInfo, Priority, Program, RawDevice, RawEvent, RawKernel, Result, Source,
 };
 
 use crate::memory::allocate;
@@ -83,6 +83,7 @@ pub(crate) fn host_info() -> DeviceInfo {
             index_width: IndexWidth::U64,
             // The SIMD width of every x86-64 (SSE2) and aarch64 (NEON) host.
             vector_bytes: 16,
+            matrix_units: MatrixUnits::default(),
         },
     }
 }

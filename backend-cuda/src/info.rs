@@ -3,7 +3,7 @@
 
 use cudarc::driver::sys::CUdevice;
 use cudarc::driver::sys::CUdevice_attribute as A;
-use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, IndexWidth, Limits, Result};
+use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, IndexWidth, Limits, MatrixUnits, Result};
 
 use crate::error::{before_open, unavailable, NO_DRIVER};
 use crate::ffi;
@@ -100,6 +100,8 @@ pub(crate) fn query(ordinal: usize) -> Result<DeviceInfo> {
             index_width: IndexWidth::U64,
             // 128-bit vector loads and stores.
             vector_bytes: 16,
+            // kiln's mma.sync kernels (kiln-kernels' matmul) need sm_80's shapes.
+            matrix_units: if cc >= 80 { MatrixUnits::ALL } else { MatrixUnits::default() },
         },
     })
 }

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, IndexWidth, Limits, Result};
+use kiln_core::{BackendKind, DeviceInfo, DeviceKind, Error, Features, IndexWidth, Limits, MatrixUnits, Result};
 
 /// Environment variable that picks adapters by name (a case-insensitive substring).
 pub const ADAPTER_ENV: &str = "KILN_WGPU_ADAPTER";
@@ -172,6 +172,8 @@ pub(crate) fn device_info(
             index_width: IndexWidth::U32,
             // kiln's WGSL kernels move 32-bit words, packing narrower elements.
             vector_bytes: 4,
+            // No cooperative-matrix kernels of kiln's on wgpu.
+            matrix_units: MatrixUnits::default(),
         },
     }
 }

@@ -185,7 +185,7 @@ static void kiln_mma884_f64(double (&d)[2], double a, double b) {
     });
 }
 
-#include "mma_kernels_emu.inc"  // mma_kernels.cuh less its helper section (mma_emu.sh)
+#include "mma_kernels_emu.inc"  // mma.cu less its helper section, and mma_entries.cuh (mma_emu.sh)
 
 // ------------------------------------------------------------------ driver
 enum Type { F16, BF16, TF32, F64 };

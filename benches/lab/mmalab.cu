@@ -25,7 +25,9 @@
 #include <thread>
 
 #include "lab.cuh"
-#include "mma_kernels.cuh"
+#include "../../kernels/src/matmul/mma.cu"
+
+#include "mma_entries.cuh"
 
 #define CB(x) do { cublasStatus_t s = (x); if (s != CUBLAS_STATUS_SUCCESS) { printf("%s: cublas status %d\n", #x, (int)s); exit(1);} } while (0)
 

@@ -117,7 +117,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 51] = [
+    pub const ALL: [Pattern; 55] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -143,6 +143,12 @@ impl Pattern {
         Pattern::Matmul(MatmulMode::batch(DType::F32, Precision::Tf32, MatmulStrategy::Vendor)),
         Pattern::Matmul(MatmulMode::batch(DType::F16, Precision::Exact, MatmulStrategy::Vendor)),
         Pattern::Matmul(MatmulMode::batch(DType::F16, Precision::Exact, MatmulStrategy::Auto).rounded()),
+        // kiln's own kernels in the modes the tensor cores serve (on CUDA
+        // with matrix units: mma.sync), beside the vendor rows above.
+        Pattern::Matmul(MatmulMode::square(DType::F32, Precision::Tf32, MatmulStrategy::Tiled)),
+        Pattern::Matmul(MatmulMode::square(DType::F16, Precision::Exact, MatmulStrategy::Tiled)),
+        Pattern::Matmul(MatmulMode::square(DType::BF16, Precision::Exact, MatmulStrategy::Tiled)),
+        Pattern::Matmul(MatmulMode::batch(DType::F16, Precision::Exact, MatmulStrategy::Tiled)),
         Pattern::Grayscale,
         Pattern::Blur3x3,
         Pattern::Sort { key: DType::U32, pairs: false },
@@ -439,6 +445,8 @@ pub const BATCH_SIDE: usize = 512;
 /// assert_eq!((half.name(), half.output()), ("matmul_f16".to_string(), DType::F32));
 /// assert_eq!((half.rounded().name(), half.rounded().output()), ("matmul_f16_f16".to_string(), DType::F16));
 /// assert_eq!(Pattern::Matmul(half).flops(1 << 24), 2 * 4096u64.pow(3));
+/// let own = MatmulMode::square(DType::F32, Precision::Tf32, MatmulStrategy::Tiled);
+/// assert_eq!(own.name(), "matmul_f32_tf32_own");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MatmulMode {
@@ -474,16 +482,18 @@ impl MatmulMode {
     }
 
     /// The row's name: `matmul_`, `batch_` for a batch, the input dtype,
-    /// the mode where it is not exact ("matmul_batch_f32_tf32"), and the
-    /// input dtype again where `c` is of that type ("matmul_f16_f16"). The
-    /// strategy is not in it: each dtype and mode has one row, and its note
-    /// says what ran.
+    /// the mode where it is not exact ("matmul_batch_f32_tf32"), the input
+    /// dtype again where `c` is of that type ("matmul_f16_f16"), and `_own`
+    /// for kiln's own kernels asked for by name (`Tiled`:
+    /// "matmul_f16_own"). Otherwise the strategy is not in it: each dtype
+    /// and mode has one row, and its note says what ran.
     pub fn name(self) -> String {
         let batch = if self.batched { "batch_" } else { "" };
         let into = if self.rounded { format!("_{}", self.input) } else { String::new() };
+        let own = if self.strategy == MatmulStrategy::Tiled { "_own" } else { "" };
         match self.precision {
-            Precision::Exact => format!("matmul_{batch}{}{into}", self.input),
-            p => format!("matmul_{batch}{}_{p}{into}", self.input),
+            Precision::Exact => format!("matmul_{batch}{}{into}{own}", self.input),
+            p => format!("matmul_{batch}{}_{p}{into}{own}", self.input),
         }
     }
 

@@ -67,10 +67,17 @@ fn resolved<B: Backend>(stream: &Stream<B>, mode: MatmulMode, n: usize) -> Matmu
 }
 
 /// Whether the product of `mode` at size `n` takes the device's faster path
-/// for its mode (the vendor GEMM's TF32 or bf16 tensor cores).
+/// for its mode (the vendor GEMM's TF32 or bf16 tensor cores, or kiln's own
+/// TF32 kernel on the device's matrix units).
 fn faster_path<B: Backend>(stream: &Stream<B>, mode: MatmulMode, n: usize) -> bool {
-    resolved(stream, mode, n) == MatmulStrategy::Vendor
-        && stream.device().raw().vendor_gemm().is_some_and(|v| v.speeds_up(mode.input, mode.precision))
+    let tf32 = mode.input == DType::F32 && mode.precision != Precision::Exact;
+    match resolved(stream, mode, n) {
+        MatmulStrategy::Vendor => {
+            stream.device().raw().vendor_gemm().is_some_and(|v| v.speeds_up(mode.input, mode.precision))
+        }
+        MatmulStrategy::Tiled => tf32 && stream.device().info().features.matrix_units.tf32,
+        _ => false,
+    }
 }
 
 /// The arithmetic a product case runs in on `stream`'s device, which sets

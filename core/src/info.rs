@@ -148,6 +148,7 @@ pub struct Limits {
 /// | `forward_progress` | yes | no | yes |
 /// | `index_width` | `U64` | `U32` | `U64` |
 /// | `vector_bytes` | 16 | 4 | 16 |
+/// | `matrix_units` | sm_80 and later | none | none |
 ///
 /// # Examples
 /// ```
@@ -194,6 +195,41 @@ pub struct Features {
     /// shapes are sized from it; kernels loop grid-stride, so it never
     /// changes results.
     pub vector_bytes: u32,
+    /// Matrix multiply-accumulate units that kiln's own kernels program
+    /// directly (NVIDIA's tensor cores through `mma.sync`), by input type.
+    pub matrix_units: MatrixUnits,
+}
+
+/// The input types a device's matrix units (tensor cores) multiply in
+/// kernels kiln writes itself, each into sums of its accumulator type.
+/// All false where kiln has no kernel for them ([`Default`]): wgpu and the
+/// CPU, and CUDA devices before sm_80.
+///
+/// | field | inputs, sums | CUDA |
+/// |---|---|---|
+/// | `half` | f16 and bf16, f32 | `mma.sync.m16n8k16`, sm_80 and later |
+/// | `tf32` | f32 rounded to TF32, f32 | `mma.sync.m16n8k8`, sm_80 and later |
+/// | `f64` | f64, f64 (exact FMA) | `mma.sync.m8n8k4`, sm_80 and later |
+///
+/// # Examples
+/// ```
+/// let cpu = kiln_core::Device::<kiln_cpu::Cpu>::open(0)?;
+/// assert_eq!(cpu.info().features.matrix_units, kiln_core::MatrixUnits::default());
+/// # Ok::<(), kiln_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MatrixUnits {
+    /// f16 and bf16 inputs, f32 sums.
+    pub half: bool,
+    /// f32 inputs rounded to TF32 (10 mantissa bits), f32 sums.
+    pub tf32: bool,
+    /// f64 inputs and sums.
+    pub f64: bool,
+}
+
+impl MatrixUnits {
+    /// Every unit kiln has kernels for.
+    pub const ALL: MatrixUnits = MatrixUnits { half: true, tf32: true, f64: true };
 }
 
 impl Default for Features {
@@ -208,6 +244,7 @@ impl Default for Features {
             forward_progress: false,
             index_width: IndexWidth::U32,
             vector_bytes: 4,
+            matrix_units: MatrixUnits::default(),
         }
     }
 }

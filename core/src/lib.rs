@@ -97,7 +97,7 @@ pub use half::{bf16, f16};
 pub use host::HostBuffer;
 pub use host_call::{HostKernelFn, HostParam};
 pub use host_pool::{HostMemoryStats, HOST_BLOCK_UNIT};
-pub use info::{BackendKind, DeviceInfo, DeviceKind, Features, Limits, MemoryInfo};
+pub use info::{BackendKind, DeviceInfo, DeviceKind, Features, Limits, MatrixUnits, MemoryInfo};
 pub use kernel::Kernel;
 pub use language::{IndexWidth, Language};
 pub use launch::{Dim3, LaunchConfig};

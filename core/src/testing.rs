@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use crate::{
     Backend, BackendKind, Device, DeviceInfo, DeviceKind, Error, Features, IndexWidth, Language, LaunchConfig, Limits,
-    MemoryCounts, MemoryInfo, Priority, Program, RawArg, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel,
-    RawStream, Result,
+    MatrixUnits, MemoryCounts, MemoryInfo, Priority, Program, RawArg, RawBuffer, RawDevice, RawEvent, RawHostBuffer,
+    RawKernel, RawStream, Result,
 };
 
 /// What the mock backend was asked to do, and which failures to inject.
@@ -94,6 +94,7 @@ fn info() -> DeviceInfo {
             forward_progress: true,
             index_width: IndexWidth::U64,
             vector_bytes: 16,
+            matrix_units: MatrixUnits::default(),
         },
     }
 }

@@ -32,7 +32,7 @@ pub(super) fn own<B: Backend, T: MatmulElement>(
         c.view().offset() * size_of::<T::Acc>(),
     ];
     let plan = plan::<B, T>(stream.device(), naive, &shape, &offsets);
-    let prog = matmul_program::<T>(plan.algo, plan.vec);
+    let prog = matmul_program::<T>(plan.algo, plan.mma, plan.vec);
     let kernel = stream.device().kernel(&prog)?;
     let MatmulShape { m, n, k, batch, a: la, b: lb, c: lc, .. } = shape;
     let flags = u32::from(la.transposed) | u32::from(lb.transposed) << 1;
@@ -44,8 +44,9 @@ pub(super) fn own<B: Backend, T: MatmulElement>(
     // elements z stride + i ld + p (i, p inside the stored matrix) and
     // writes c's likewise: inside the views, whose lengths are the spans
     // (checked by the caller), and c's elements distinct (check_layouts).
-    // The 16-byte path is chosen only where every pointer, row and stride
-    // is 16-byte aligned and no operand is transposed.
+    // The 16-byte paths are chosen only where every pointer, row and
+    // stride is 16-byte aligned and no operand is transposed (the
+    // tensor-core kernels' stores of two elements: c's rows and strides even).
     unsafe { stream.launch(&kernel, plan.config, args.arg(flags)) }
 }
 

@@ -4,10 +4,14 @@
 //! automatically (and visible, and overridable).
 //!
 //! - [`MatmulStrategy::Tiled`], kiln's own kernel on every backend: on CUDA
-//!   a register-blocked sgemm for f32 (128 x 128 tiles, 8 x 8 outputs per
-//!   thread, double-buffered shared memory, 16-byte loads) and a 64 x 64
-//!   shared-memory tiling for the other dtypes; on WGSL a 64 x 64
-//!   workgroup-memory tiling; on the CPU rows in parallel.
+//!   the tensor cores where the device has matrix units for the product
+//!   ([`MatrixUnits`](kiln_core::MatrixUnits), sm_80 and later: `mma.sync`
+//!   kernels for f16 and bf16, for f64, and for f32 where the precision
+//!   mode allows TF32), else a register-blocked sgemm for f32 (128 x 128
+//!   tiles, 8 x 8 outputs per thread, double-buffered shared memory,
+//!   16-byte loads) and a 64 x 64 shared-memory tiling for the other
+//!   dtypes; on WGSL a 64 x 64 workgroup-memory tiling; on the CPU packed
+//!   f32 and f64 kernels, rows in parallel.
 //! - [`MatmulStrategy::Naive`], one thread per output element: the seed's
 //!   first matmul, kept as a baseline.
 //! - [`MatmulStrategy::Vendor`], the vendor library's GEMM where the
@@ -19,9 +23,10 @@
 //! `f32`, or rounded to their own type by [`matmul_rounded`]), `i32` and
 //! `u32` (wrapping modulo 2^32); see [`MatmulElement`].
 //! f32 products are computed in plain fp32 FMA unless the shape's
-//! [`Precision`] allows TF32 or bf16 inputs, which only the vendor GEMM
-//! uses (cuBLAS's tensor-core paths); each mode's bound on the error of an
-//! element is [`Precision::error_bound`] times `sum |a||b|`.
+//! [`Precision`] allows TF32 or bf16 inputs, which the tensor-core paths
+//! use (cuBLAS's, and kiln's own TF32 kernel on CUDA); each mode's bound on
+//! the error of an element is [`Precision::error_bound`] times
+//! `sum |a||b|`.
 
 mod cpu;
 // The lean route is compiled into every test build, so the default build's

@@ -1,6 +1,6 @@
 //! Which of kiln's matmul kernels runs, and its launch shape.
 
-use kiln_core::{Backend, DType, Device, Dim3, Language, LaunchConfig};
+use kiln_core::{Backend, DType, Device, DeviceInfo, Dim3, Language, LaunchConfig, MatrixUnits, Precision};
 
 use super::{MatmulElement, MatmulShape};
 use crate::launch::{aligned, blocks};
@@ -15,6 +15,8 @@ pub(super) enum Algo {
     /// CUDA's register-blocked f32 kernel: 128 x 128 tiles, 8 x 8 outputs
     /// per thread, double-buffered shared memory.
     Sgemm = 2,
+    /// CUDA's tensor-core kernels (mma.cu), on the device's matrix units.
+    Mma = 3,
 }
 
 impl Algo {
@@ -24,6 +26,70 @@ impl Algo {
             Algo::Naive => "naive",
             Algo::Tiled => "tiled",
             Algo::Sgemm => "sgemm",
+            Algo::Mma => "mma",
+        }
+    }
+}
+
+/// Which of mma.cu's kernels (its MMA define), with the output tile and
+/// the dynamic shared memory it is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mma {
+    F16 = 0,
+    Bf16 = 1,
+    Tf32 = 2,
+    F64 = 3,
+}
+
+impl Mma {
+    /// The kernel for a product of `dtype` under `precision` on `units`:
+    /// f16 and bf16 always (products exact, sums in f32, as `Exact` says),
+    /// f32 only where the mode allows TF32 rounding (a bf16 mode's bound is
+    /// looser still), f64 always (exact fp64 FMA).
+    fn of(dtype: DType, precision: Precision, units: MatrixUnits) -> Option<Mma> {
+        match dtype {
+            DType::F16 if units.half => Some(Mma::F16),
+            DType::BF16 if units.half => Some(Mma::Bf16),
+            DType::F32 if units.tf32 && precision != Precision::Exact => Some(Mma::Tf32),
+            DType::F64 if units.f64 => Some(Mma::F64),
+            _ => None,
+        }
+    }
+
+    /// The name programs carry ("tf32").
+    pub(super) const fn name(self) -> &'static str {
+        match self {
+            Mma::F16 => "f16",
+            Mma::Bf16 => "bf16",
+            Mma::Tf32 => "tf32",
+            Mma::F64 => "f64",
+        }
+    }
+
+    /// Columns of C a block computes (rows: 128).
+    const fn tile_n(self) -> usize {
+        if matches!(self, Mma::F64) { 128 } else { 256 }
+    }
+
+    /// Bytes of shared memory a block takes: mma.cu's KILN_*_SMEM with its
+    /// default tile depths (BK 64, 32 and 16, three stages each): the
+    /// padded A tile and the B tile of every stage.
+    const fn shared_bytes(self) -> u32 {
+        let (bk, a_row, b_row, size) = match self {
+            Mma::F16 | Mma::Bf16 => (64, 64 + 8, 256 + 8, 2),
+            Mma::Tf32 => (32, 32 + 4, 256 + 8, 4),
+            Mma::F64 => (16, 16 + 8, 128, 8),
+        };
+        3 * (128 * a_row + bk * b_row) * size
+    }
+
+    /// Elements in 16 bytes of the input: A's and B's leading dimensions
+    /// and batch strides are multiples of it for 16-byte loads.
+    const fn per_16_bytes(self) -> usize {
+        match self {
+            Mma::F16 | Mma::Bf16 => 8,
+            Mma::Tf32 => 4,
+            Mma::F64 => 2,
         }
     }
 }
@@ -31,6 +97,8 @@ impl Algo {
 /// The kernel of one product and how it is launched.
 pub(super) struct Plan {
     pub algo: Algo,
+    /// The tensor-core kernel, for [`Algo::Mma`].
+    pub mma: Option<Mma>,
     /// Whether the sgemm takes 16-byte loads.
     pub vec: bool,
     pub config: LaunchConfig,
@@ -58,9 +126,16 @@ pub(super) fn plan<B: Backend, T: MatmulElement>(
     shape: &MatmulShape,
     offsets: &[usize; 3],
 ) -> Plan {
-    let MatmulShape { m, n, k, batch, a, b, c, .. } = *shape;
+    let MatmulShape { m, n, k, batch, a, b, c, precision } = *shape;
     let info = device.info();
     let max = info.limits.max_grid;
+    if let Some(plan) = (!naive && B::LANGUAGE == Language::Cuda)
+        .then(|| Mma::of(T::DTYPE, precision, info.features.matrix_units))
+        .flatten()
+        .and_then(|mma| mma_plan(mma, info, shape, offsets))
+    {
+        return plan;
+    }
     let sgemm = !naive && T::DTYPE == DType::F32 && has_sgemm(B::LANGUAGE);
     // 16-byte loads where the device takes them, neither factor is read
     // transposed, and every row, matrix and pointer is 16-byte aligned.
@@ -75,5 +150,28 @@ pub(super) fn plan<B: Backend, T: MatmulElement>(
     // Kernels stride over the batch when it has more products than the grid's z.
     let depth = batch.clamp(1, max[2] as usize) as u32;
     let config = LaunchConfig::new((blocks(n, tile, max[0]), blocks(m, tile, max[1]), depth), block);
-    Plan { algo, vec, config }
+    Plan { algo, mma: None, vec, config }
+}
+
+/// The tensor-core plan for `shape`: one block per 128-row output tile
+/// (`x`, every tile in one launch), the batch along `y`; `None` where the
+/// tiles outnumber the grid or the device's shared memory is short of the
+/// kernel's, so the tiled kernel runs instead.
+fn mma_plan(mma: Mma, info: &DeviceInfo, shape: &MatmulShape, offsets: &[usize; 3]) -> Option<Plan> {
+    let MatmulShape { m, n, batch, a, b, c, .. } = *shape;
+    let limits = &info.limits;
+    let tiles = m.div_ceil(128).checked_mul(n.div_ceil(mma.tile_n()))?.max(1);
+    let bytes = mma.shared_bytes();
+    if tiles > limits.max_grid[0] as usize || bytes > limits.max_shared_mem_per_block {
+        return None;
+    }
+    let q = mma.per_16_bytes();
+    let vec = !a.transposed
+        && !b.transposed
+        && [a.ld, b.ld, a.stride, b.stride].iter().all(|x| x % q == 0)
+        && [c.ld, c.stride].iter().all(|x| x % 2 == 0)
+        && aligned(offsets, 16);
+    let depth = batch.clamp(1, limits.max_grid[1] as usize) as u32;
+    let config = LaunchConfig::new((tiles as u32, depth), 256).with_shared_mem(bytes);
+    Some(Plan { algo: Algo::Mma, mma: Some(mma), vec, config })
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use kiln_core::{Element, Program};
 
-use super::plan::Algo;
+use super::plan::{Algo, Mma};
 use super::{MatmulElement, cpu};
 use crate::launch::{WGSL_ABI, cuda_source, host_fn, program, wgsl_enables};
 
@@ -12,7 +12,10 @@ use crate::launch::{WGSL_ABI, cuda_source, host_fn, program, wgsl_enables};
 ///
 /// Programs are shared by every backend in the process, so everything a
 /// backend chooses differently (the kernel, the vector loads) is in the name.
-pub(super) fn matmul_program<T: MatmulElement>(algo: Algo, vec: bool) -> Arc<Program> {
+pub(super) fn matmul_program<T: MatmulElement>(algo: Algo, mma: Option<Mma>, vec: bool) -> Arc<Program> {
+    if let (Algo::Mma, Some(mma)) = (algo, mma) {
+        return mma_program::<T>(mma, vec);
+    }
     let name = format!("kiln_matmul_{}_{}{}", algo.name(), T::DTYPE, if vec { "_vec4" } else { "" });
     program(&name, || {
         let (acc, out) = T::CUDA_TYPES;
@@ -30,5 +33,19 @@ pub(super) fn matmul_program<T: MatmulElement>(algo: Algo, vec: bool) -> Arc<Pro
             .define("OUT", out)
             .define("IN", wgsl_in)
             .define("ACCUM", wgsl_acc)
+    })
+}
+
+/// The tensor-core program `mma` on `T` (CUDA only: the plan takes it on
+/// CUDA devices with matrix units), with 16-byte loads when `vec`.
+fn mma_program<T: MatmulElement>(mma: Mma, vec: bool) -> Arc<Program> {
+    let name = format!("kiln_matmul_mma_{}_{}{}", mma.name(), T::DTYPE, if vec { "_vec" } else { "" });
+    program(&name, || {
+        Program::new(&name)
+            .cuda(cuda_source(T::DTYPE, include_str!("mma.cu")))
+            .define("KERNEL", &name)
+            .define("MMA", mma as u8)
+            .define("VEC", u8::from(vec))
+            .define("OUT", T::CUDA_TYPES.1)
     })
 }

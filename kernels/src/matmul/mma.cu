@@ -1,60 +1,70 @@
-// Tensor-core matrix products for kiln (the lab's copy; mmalab.cu times them
-// against cuBLAS). The text includes no header, so it can be pasted into an
-// NVRTC source unchanged: 16-bit inputs are `unsigned short` bits, and every
-// tensor-core, ldmatrix and cp.async instruction is inline PTX (sm_80+; the
-// lab builds for sm_90).
+// matmul on the tensor cores (ALGO 3): C (m x n, f32 or f64) = A (m x k) .
+// B (k x n) for each of `batch` products, with the parameters of kernel.cu's
+// kernels (A's element (i, p) at a[i a_rs + p a_cs], the strides from the
+// flags; B likewise; C's (i, j) at c[i ldc + j]; product z's matrices sa z,
+// sb z, sc z elements in). blockIdx.y strides over the batch, blockIdx.x is
+// the output tile. The text needs no header: 16-bit inputs are read as
+// `unsigned short` bits, and every tensor-core, ldmatrix and cp.async
+// instruction is inline PTX (sm_80 and later: MatrixUnits in kiln-core).
+// benches/lab/mmalab.cu includes this file (without KERNEL) and times the
+// same device functions against cuBLAS.
 //
-// C (m x n, f32 or f64) = A (m x k) . B (k x n), all row-major: A's (i, p) at
-// a[i lda + p], B's (p, j) at b[p ldb + j], C's (i, j) at c[i ldc + j].
-// Every entry point handles any m, n, k >= 1: loads past the matrix edges
-// fill zeros, stores outside C are skipped. Each type has two entry points:
-//   kiln_mma_<t>      16-byte cp.async loads; needs lda and ldb multiples of
-//                     16 bytes / sizeof(element), ldc even, and 16-byte
-//                     aligned a, b, c;
-//   kiln_mma_<t>_any  no alignment needs (element loads, scalar stores).
-// Grid: one block per output tile, blockIdx.x = tile number (1-D, tiles_m *
-// tiles_n blocks), 256 threads, dynamic shared memory KILN_*_SMEM bytes.
-// Tiles go to blocks in groups of 8 tile rows (the blocks that run together
-// share rows of A and columns of B in L2).
+// Every kernel handles any m, n, k (k = 0 writes zeros): loads past the
+// matrix edges fill zeros, stores outside C are skipped. VEC = 1 takes
+// 16-byte cp.async loads, which need A and B not transposed, their leading
+// dimensions and batch strides multiples of 16 bytes, ldc and sc even, and
+// 16-byte aligned pointers; VEC = 0 loads element by element, any layout.
+// 256 threads, dynamic shared memory KILN_*_SMEM bytes (the host computes
+// the same figure from the same tile defines). Tiles go to blocks in groups
+// of 8 tile rows (the blocks that run together share rows of A and columns
+// of B in L2).
 //
-// f16 / bf16 (kiln_mma_f16, kiln_mma_bf16): mma.m16n8k16 with f32
-//   accumulators; block tile 128 x 256 x KILN_HM_BK (32), 8 warps of 64 x 64 (2 x 4);
-//   A fragments by ldmatrix.x4, B (k-major in shared memory) by
-//   ldmatrix.x4.trans; KILN_HM_STAGES-deep cp.async ring.
-// tf32 (kiln_mma_tf32): f32 inputs rounded by cvt.rna.tf32.f32 as the
-//   fragments are read, mma.m16n8k8; block tile 128 x 256 x KILN_TM_BK (16), warps as
-//   above; A by ldmatrix.x4 (an 8x8 b16 matrix is 8 rows of 4 f32), B by
-//   32-bit shared loads.
-// f64 (kiln_mma_f64): mma.m8n8k4 on the FP64 tensor cores; block tile
-//   128 x 128 x KILN_DM_BK (16), 8 warps of 32 x 64 (4 x 2). Within each k-step of 8 the
-//   two mma's take k = 2t and 2t + 1 for lane quad t, so a lane's A operands
-//   for both are one 16-byte load; within a warp's 64 columns n8-tile j's
-//   column g is column 8 g + j, so a lane's B operands of all 8 tiles are
-//   4 16-byte loads and its 16 outputs of a row are 16 adjacent columns.
+// MMA 0, 1 (f16, bf16): mma.m16n8k16 with f32 accumulators; block tile
+//   128 x 256 x KILN_HM_BK, 8 warps of 64 x 64 (2 x 4); A fragments by
+//   ldmatrix.x4, B (k-major in shared memory) by ldmatrix.x4.trans;
+//   KILN_HM_STAGES-deep cp.async ring.
+// MMA 2 (tf32, for f32 inputs under Precision::Tf32 or Bf16): f32 inputs
+//   rounded by cvt.rna.tf32.f32 as the fragments are read, mma.m16n8k8;
+//   block tile 128 x 256 x KILN_TM_BK, warps as above; A by ldmatrix.x4 (an
+//   8x8 b16 matrix is 8 rows of 4 f32), B by 32-bit shared loads.
+// MMA 3 (f64): mma.m8n8k4 on the FP64 tensor cores (exact fp64 FMA); block
+//   tile 128 x 128 x KILN_DM_BK, 8 warps of 32 x 64 (4 x 2). Within each
+//   k-step of 8 the two mma's take k = 2t and 2t + 1 for lane quad t, so a
+//   lane's A operands for both are one 16-byte load; within a warp's 64
+//   columns n8-tile j's column g is column 8 g + j, so a lane's B operands
+//   of all 8 tiles are 4 16-byte loads and its 16 outputs of a row are 16
+//   adjacent columns.
 //
 // Shared memory: rows padded so the 8 rows of an ldmatrix (or a quarter
 // warp's 16-byte loads) fall in different banks; the f64 B tile, whose rows
 // are read in pairs, is swizzled instead (16-byte chunk c of row r stored at
 // c ^ ((r >> 1) & 3)).
+//
+// Bound: mma.sync issues from one block of 8 warps per SM (about 200
+// registers a thread); on the H100 and H200 this reaches about 0.45 of
+// cuBLAS, whose Hopper kernels use wgmma (benches/lab/README.md has the
+// measurements).
 
 typedef unsigned long long kiln_u64;
 
-// Tile depth and pipeline depth of each kernel (the lab's variants set them
-// with -D; BK must be a multiple of 16 for f16/bf16 and of 8 otherwise).
+// Tile depth and pipeline depth of each kernel: the fastest the lab measured
+// on the H200 within the shared memory of the A100 and H100 (plan.rs sizes
+// the launch from the same figures; the lab's variants set others with -D;
+// BK must be a multiple of 16 for f16/bf16 and of 8 otherwise).
 #ifndef KILN_HM_BK
-#define KILN_HM_BK 32
+#define KILN_HM_BK 64
 #endif
 #ifndef KILN_TM_BK
-#define KILN_TM_BK 16
+#define KILN_TM_BK 32
 #endif
 #ifndef KILN_DM_BK
 #define KILN_DM_BK 16
 #endif
 #ifndef KILN_HM_STAGES
-#define KILN_HM_STAGES 4
+#define KILN_HM_STAGES 3
 #endif
 #ifndef KILN_TM_STAGES
-#define KILN_TM_STAGES 4
+#define KILN_TM_STAGES 3
 #endif
 #ifndef KILN_DM_STAGES
 #define KILN_DM_STAGES 3
@@ -91,9 +101,9 @@ __device__ __forceinline__ unsigned kiln_tf32(float f) {
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(f));
     return r;
 }
-template <bool BF16>
+template <bool IS_BF16>
 __device__ __forceinline__ void kiln_mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    if (BF16)
+    if (IS_BF16)
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
                      "{%8, %9}, {%0, %1, %2, %3};\n"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -137,10 +147,10 @@ extern __shared__ __align__(16) unsigned char kiln_mma_smem[];
 #define KILN_HM_STAGE (KILN_HM_BM * KILN_HM_AS + KILN_HM_BK * KILN_HM_BS)  // elements
 #define KILN_HM_SMEM (KILN_HM_STAGES * KILN_HM_STAGE * 2)
 
-template <bool BF16, bool VEC>
+template <bool IS_BF16, bool V16>
 __device__ __forceinline__ void kiln_hmma(const unsigned short* __restrict__ a, const unsigned short* __restrict__ b,
-                                          float* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 lda,
-                                          kiln_u64 ldb, kiln_u64 ldc) {
+                                          float* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 a_rs,
+                                          kiln_u64 a_cs, kiln_u64 b_rs, kiln_u64 b_cs, kiln_u64 ldc) {
     unsigned short* sm = (unsigned short*)kiln_mma_smem;
     const unsigned sbase = kiln_smem_u32(sm);
     const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -155,21 +165,21 @@ __device__ __forceinline__ void kiln_hmma(const unsigned short* __restrict__ a, 
     // Stage st of tile kt: A 128 x BK (BK / 8 16-byte chunks a row), B BK x 256 (32 a row).
     auto load = [&](unsigned kt, unsigned st) {
         const kiln_u64 k0 = (kiln_u64)kt * KILN_HM_BK;
-        if (VEC) {
+        if (V16) {
             const unsigned sa = sbase + st * KILN_HM_STAGE * 2, sb = sa + KILN_HM_BM * KILN_HM_AS * 2;
 #pragma unroll
             for (int i = 0; i < KILN_HM_BM * KILN_HM_BK / 8 / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / (KILN_HM_BK / 8), ch = id % (KILN_HM_BK / 8);
                 const kiln_u64 gr = row0 + r, gc = k0 + ch * 8;
                 const unsigned bytes = (gr < m && gc < k) ? kiln_min_u64(k - gc, 8) * 2 : 0;
-                kiln_cp16(sa + (r * KILN_HM_AS + ch * 8) * 2, bytes ? a + gr * lda + gc : a, bytes);
+                kiln_cp16(sa + (r * KILN_HM_AS + ch * 8) * 2, bytes ? a + gr * a_rs + gc : a, bytes);
             }
 #pragma unroll
             for (int i = 0; i < KILN_HM_BK * KILN_HM_BN / 8 / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / (KILN_HM_BN / 8), ch = id % (KILN_HM_BN / 8);
                 const kiln_u64 gr = k0 + r, gc = col0 + ch * 8;
                 const unsigned bytes = (gr < k && gc < n) ? kiln_min_u64(n - gc, 8) * 2 : 0;
-                kiln_cp16(sb + (r * KILN_HM_BS + ch * 8) * 2, bytes ? b + gr * ldb + gc : b, bytes);
+                kiln_cp16(sb + (r * KILN_HM_BS + ch * 8) * 2, bytes ? b + gr * b_rs + gc : b, bytes);
             }
         } else {
             unsigned short* as = sm + st * KILN_HM_STAGE;
@@ -178,13 +188,13 @@ __device__ __forceinline__ void kiln_hmma(const unsigned short* __restrict__ a, 
             for (int i = 0; i < KILN_HM_BM * KILN_HM_BK / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / KILN_HM_BK, q = id % KILN_HM_BK;
                 const kiln_u64 gr = row0 + r, gc = k0 + q;
-                as[r * KILN_HM_AS + q] = (gr < m && gc < k) ? a[gr * lda + gc] : (unsigned short)0;
+                as[r * KILN_HM_AS + q] = (gr < m && gc < k) ? a[gr * a_rs + gc * a_cs] : (unsigned short)0;
             }
 #pragma unroll 4
             for (int i = 0; i < KILN_HM_BK * KILN_HM_BN / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / KILN_HM_BN, q = id % KILN_HM_BN;
                 const kiln_u64 gr = k0 + r, gc = col0 + q;
-                bs[r * KILN_HM_BS + q] = (gr < k && gc < n) ? b[gr * ldb + gc] : (unsigned short)0;
+                bs[r * KILN_HM_BS + q] = (gr < k && gc < n) ? b[gr * b_rs + gc * b_cs] : (unsigned short)0;
             }
         }
     };
@@ -229,7 +239,7 @@ __device__ __forceinline__ void kiln_hmma(const unsigned short* __restrict__ a, 
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int j = 0; j < 8; ++j) kiln_mma16816<BF16>(acc[i][j], af[i], bf[j][0], bf[j][1]);
+                for (int j = 0; j < 8; ++j) kiln_mma16816<IS_BF16>(acc[i][j], af[i], bf[j][0], bf[j][1]);
         }
         st = st + 1 == KILN_HM_STAGES ? 0 : st + 1;
     }
@@ -246,7 +256,7 @@ __device__ __forceinline__ void kiln_hmma(const unsigned short* __restrict__ a, 
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
                 const kiln_u64 col = col0 + wn * 64 + j * 8 + 2 * t;
-                if (VEC && col + 1 < n) {
+                if (V16 && col + 1 < n) {
                     *(float2*)(crow + col) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
                 } else {
                     if (col < n) crow[col] = acc[i][j][2 * h];
@@ -257,16 +267,6 @@ __device__ __forceinline__ void kiln_hmma(const unsigned short* __restrict__ a, 
     }
 }
 
-#define KILN_HM_ENTRY(NAME, BF16, VEC)                                                                          \
-    extern "C" __global__ void __launch_bounds__(256, 1)                                                        \
-        NAME(const unsigned short* __restrict__ a, const unsigned short* __restrict__ b, float* __restrict__ c, \
-             kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 lda, kiln_u64 ldb, kiln_u64 ldc) {                    \
-        kiln_hmma<BF16, VEC>(a, b, c, m, n, k, lda, ldb, ldc);                                                 \
-    }
-KILN_HM_ENTRY(kiln_mma_f16, false, true)
-KILN_HM_ENTRY(kiln_mma_f16_any, false, false)
-KILN_HM_ENTRY(kiln_mma_bf16, true, true)
-KILN_HM_ENTRY(kiln_mma_bf16_any, true, false)
 
 // ------------------------------------------------------------------ tf32
 #define KILN_TM_BM 128
@@ -276,10 +276,10 @@ KILN_HM_ENTRY(kiln_mma_bf16_any, true, false)
 #define KILN_TM_STAGE (KILN_TM_BM * KILN_TM_AS + KILN_TM_BK * KILN_TM_BS)
 #define KILN_TM_SMEM (KILN_TM_STAGES * KILN_TM_STAGE * 4)
 
-template <bool VEC>
+template <bool V16>
 __device__ __forceinline__ void kiln_tmma(const float* __restrict__ a, const float* __restrict__ b,
-                                          float* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 lda,
-                                          kiln_u64 ldb, kiln_u64 ldc) {
+                                          float* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 a_rs,
+                                          kiln_u64 a_cs, kiln_u64 b_rs, kiln_u64 b_cs, kiln_u64 ldc) {
     float* sm = (float*)kiln_mma_smem;
     const unsigned sbase = kiln_smem_u32(sm);
     const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -295,21 +295,21 @@ __device__ __forceinline__ void kiln_tmma(const float* __restrict__ a, const flo
     // A 128 x BK (BK / 4 chunks a row), B BK x 256 (64 a row).
     auto load = [&](unsigned kt, unsigned st) {
         const kiln_u64 k0 = (kiln_u64)kt * KILN_TM_BK;
-        if (VEC) {
+        if (V16) {
             const unsigned sa = sbase + st * KILN_TM_STAGE * 4, sb = sa + KILN_TM_BM * KILN_TM_AS * 4;
 #pragma unroll
             for (int i = 0; i < KILN_TM_BM * KILN_TM_BK / 4 / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / (KILN_TM_BK / 4), ch = id % (KILN_TM_BK / 4);
                 const kiln_u64 gr = row0 + r, gc = k0 + ch * 4;
                 const unsigned bytes = (gr < m && gc < k) ? kiln_min_u64(k - gc, 4) * 4 : 0;
-                kiln_cp16(sa + (r * KILN_TM_AS + ch * 4) * 4, bytes ? a + gr * lda + gc : a, bytes);
+                kiln_cp16(sa + (r * KILN_TM_AS + ch * 4) * 4, bytes ? a + gr * a_rs + gc : a, bytes);
             }
 #pragma unroll
             for (int i = 0; i < KILN_TM_BK * KILN_TM_BN / 4 / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / (KILN_TM_BN / 4), ch = id % (KILN_TM_BN / 4);
                 const kiln_u64 gr = k0 + r, gc = col0 + ch * 4;
                 const unsigned bytes = (gr < k && gc < n) ? kiln_min_u64(n - gc, 4) * 4 : 0;
-                kiln_cp16(sb + (r * KILN_TM_BS + ch * 4) * 4, bytes ? b + gr * ldb + gc : b, bytes);
+                kiln_cp16(sb + (r * KILN_TM_BS + ch * 4) * 4, bytes ? b + gr * b_rs + gc : b, bytes);
             }
         } else {
             float* as = sm + st * KILN_TM_STAGE;
@@ -318,13 +318,13 @@ __device__ __forceinline__ void kiln_tmma(const float* __restrict__ a, const flo
             for (int i = 0; i < KILN_TM_BM * KILN_TM_BK / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / KILN_TM_BK, q = id % KILN_TM_BK;
                 const kiln_u64 gr = row0 + r, gc = k0 + q;
-                as[r * KILN_TM_AS + q] = (gr < m && gc < k) ? a[gr * lda + gc] : 0.f;
+                as[r * KILN_TM_AS + q] = (gr < m && gc < k) ? a[gr * a_rs + gc * a_cs] : 0.f;
             }
 #pragma unroll 4
             for (int i = 0; i < KILN_TM_BK * KILN_TM_BN / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / KILN_TM_BN, q = id % KILN_TM_BN;
                 const kiln_u64 gr = k0 + r, gc = col0 + q;
-                bs[r * KILN_TM_BS + q] = (gr < k && gc < n) ? b[gr * ldb + gc] : 0.f;
+                bs[r * KILN_TM_BS + q] = (gr < k && gc < n) ? b[gr * b_rs + gc * b_cs] : 0.f;
             }
         }
     };
@@ -391,7 +391,7 @@ __device__ __forceinline__ void kiln_tmma(const float* __restrict__ a, const flo
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
                 const kiln_u64 col = col0 + wn * 64 + j * 8 + 2 * t;
-                if (VEC && col + 1 < n) {
+                if (V16 && col + 1 < n) {
                     *(float2*)(crow + col) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
                 } else {
                     if (col < n) crow[col] = acc[i][j][2 * h];
@@ -402,14 +402,6 @@ __device__ __forceinline__ void kiln_tmma(const float* __restrict__ a, const flo
     }
 }
 
-#define KILN_TM_ENTRY(NAME, VEC)                                                                             \
-    extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
-        NAME(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, kiln_u64 m,    \
-             kiln_u64 n, kiln_u64 k, kiln_u64 lda, kiln_u64 ldb, kiln_u64 ldc) {                             \
-        kiln_tmma<VEC>(a, b, c, m, n, k, lda, ldb, ldc);                                                     \
-    }
-KILN_TM_ENTRY(kiln_mma_tf32, true)
-KILN_TM_ENTRY(kiln_mma_tf32_any, false)
 
 // ------------------------------------------------------------------- f64
 #define KILN_DM_BM 128
@@ -419,10 +411,10 @@ KILN_TM_ENTRY(kiln_mma_tf32_any, false)
 #define KILN_DM_STAGE (KILN_DM_BM * KILN_DM_AS + KILN_DM_BK * KILN_DM_BS)
 #define KILN_DM_SMEM (KILN_DM_STAGES * KILN_DM_STAGE * 8)
 
-template <bool VEC>
+template <bool V16>
 __device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const double* __restrict__ b,
-                                          double* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 lda,
-                                          kiln_u64 ldb, kiln_u64 ldc) {
+                                          double* __restrict__ c, kiln_u64 m, kiln_u64 n, kiln_u64 k, kiln_u64 a_rs,
+                                          kiln_u64 a_cs, kiln_u64 b_rs, kiln_u64 b_cs, kiln_u64 ldc) {
     double* sm = (double*)kiln_mma_smem;
     const unsigned sbase = kiln_smem_u32(sm);
     const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -438,21 +430,21 @@ __device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const do
     // A 128 x BK (BK / 2 chunks a row), B BK x 128 (64 chunks a row, chunk c of row r at c ^ ((r >> 1) & 3)).
     auto load = [&](unsigned kt, unsigned st) {
         const kiln_u64 k0 = (kiln_u64)kt * KILN_DM_BK;
-        if (VEC) {
+        if (V16) {
             const unsigned sa = sbase + st * KILN_DM_STAGE * 8, sb = sa + KILN_DM_BM * KILN_DM_AS * 8;
 #pragma unroll
             for (int i = 0; i < KILN_DM_BM * KILN_DM_BK / 2 / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / (KILN_DM_BK / 2), ch = id % (KILN_DM_BK / 2);
                 const kiln_u64 gr = row0 + r, gc = k0 + ch * 2;
                 const unsigned bytes = (gr < m && gc < k) ? kiln_min_u64(k - gc, 2) * 8 : 0;
-                kiln_cp16(sa + (r * KILN_DM_AS + ch * 2) * 8, bytes ? a + gr * lda + gc : a, bytes);
+                kiln_cp16(sa + (r * KILN_DM_AS + ch * 2) * 8, bytes ? a + gr * a_rs + gc : a, bytes);
             }
 #pragma unroll
             for (int i = 0; i < KILN_DM_BK * KILN_DM_BN / 2 / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / (KILN_DM_BN / 2), ch = id % (KILN_DM_BN / 2);
                 const kiln_u64 gr = k0 + r, gc = col0 + ch * 2;
                 const unsigned bytes = (gr < k && gc < n) ? kiln_min_u64(n - gc, 2) * 8 : 0;
-                kiln_cp16(sb + (r * KILN_DM_BS + (ch ^ ((r >> 1) & 3)) * 2) * 8, bytes ? b + gr * ldb + gc : b,
+                kiln_cp16(sb + (r * KILN_DM_BS + (ch ^ ((r >> 1) & 3)) * 2) * 8, bytes ? b + gr * b_rs + gc : b,
                           bytes);
             }
         } else {
@@ -462,14 +454,14 @@ __device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const do
             for (int i = 0; i < KILN_DM_BM * KILN_DM_BK / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / KILN_DM_BK, q = id % KILN_DM_BK;
                 const kiln_u64 gr = row0 + r, gc = k0 + q;
-                as[r * KILN_DM_AS + q] = (gr < m && gc < k) ? a[gr * lda + gc] : 0.0;
+                as[r * KILN_DM_AS + q] = (gr < m && gc < k) ? a[gr * a_rs + gc * a_cs] : 0.0;
             }
 #pragma unroll 4
             for (int i = 0; i < KILN_DM_BK * KILN_DM_BN / 256; ++i) {
                 const unsigned id = tid + 256 * i, r = id / KILN_DM_BN, q = id % KILN_DM_BN;
                 const kiln_u64 gr = k0 + r, gc = col0 + q;
                 bs[r * KILN_DM_BS + (((q >> 1) ^ ((r >> 1) & 3)) << 1) + (q & 1)] =
-                    (gr < k && gc < n) ? b[gr * ldb + gc] : 0.0;
+                    (gr < k && gc < n) ? b[gr * b_rs + gc * b_cs] : 0.0;
             }
         }
     };
@@ -536,7 +528,7 @@ __device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const do
         for (int p = 0; p < 8; ++p) {
             const kiln_u64 col = cb + 2 * p;
             const double v0 = acc[i][(2 * p) & 7][p >> 2], v1 = acc[i][(2 * p + 1) & 7][p >> 2];
-            if (VEC && col + 1 < n) {
+            if (V16 && col + 1 < n) {
                 *(double2*)(crow + col) = make_double2(v0, v1);
             } else {
                 if (col < n) crow[col] = v0;
@@ -546,11 +538,29 @@ __device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const do
     }
 }
 
-#define KILN_DM_ENTRY(NAME, VEC)                                                                             \
-    extern "C" __global__ void __launch_bounds__(256, 1)                                                     \
-        NAME(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c, kiln_u64 m, \
-             kiln_u64 n, kiln_u64 k, kiln_u64 lda, kiln_u64 ldb, kiln_u64 ldc) {                             \
-        kiln_dmma<VEC>(a, b, c, m, n, k, lda, ldb, ldc);                                                     \
+
+#ifdef KERNEL
+extern "C" __global__ void __launch_bounds__(256, 1)
+KERNEL(const T* __restrict__ a0, const T* __restrict__ b0, OUT* __restrict__ c0, kiln_u64 m, kiln_u64 n, kiln_u64 k,
+       kiln_u64 batch, kiln_u64 lda, kiln_u64 ldb, kiln_u64 ldc, kiln_u64 sa, kiln_u64 sb, kiln_u64 sc,
+       unsigned flags) {
+    const kiln_u64 a_rs = (flags & 1u) ? 1 : lda, a_cs = (flags & 1u) ? lda : 1;
+    const kiln_u64 b_rs = (flags & 2u) ? 1 : ldb, b_cs = (flags & 2u) ? ldb : 1;
+    for (kiln_u64 z = blockIdx.y; z < batch; z += gridDim.y) {
+        const T* a = a0 + z * sa;
+        const T* b = b0 + z * sb;
+        OUT* c = c0 + z * sc;
+#if MMA == 0 || MMA == 1
+        kiln_hmma<MMA == 1, VEC == 1>((const unsigned short*)a, (const unsigned short*)b, c, m, n, k, a_rs, a_cs,
+                                      b_rs, b_cs, ldc);
+#elif MMA == 2
+        kiln_tmma<VEC == 1>(a, b, c, m, n, k, a_rs, a_cs, b_rs, b_cs, ldc);
+#else
+        kiln_dmma<VEC == 1>(a, b, c, m, n, k, a_rs, a_cs, b_rs, b_cs, ldc);
+#endif
+        // The next product's first loads refill the stages this one read last.
+        kiln_cp_wait<0>();
+        __syncthreads();
     }
-KILN_DM_ENTRY(kiln_mma_f64, true)
-KILN_DM_ENTRY(kiln_mma_f64_any, false)
+}
+#endif
