@@ -1,6 +1,6 @@
-// mma_emu: runs the kernels of mma_kernels.cuh on the host, for checking
+// mma_emu: runs kiln's kernels/src/matmul/mma.cu on the host, for checking
 // their indexing where no GPU is at hand. mma_emu.sh strips the PTX helper
-// section out of mma_kernels.cuh (from its "helpers" rule to "Block number")
+// section out of mma.cu (from its "helpers" rule to "Block number")
 // and this file supplies host versions of those helpers, written from the
 // PTX ISA's fragment layouts (mma.m16n8k16 f16/bf16, m16n8k8 tf32, m8n8k4
 // f64; ldmatrix .x4 with and without .trans). Each CUDA thread of a block is

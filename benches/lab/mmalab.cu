@@ -1,4 +1,4 @@
-// mmalab: kiln's tensor-core matrix products (mma_kernels.cuh) against
+// mmalab: kiln's tensor-core matrix products (kernels/src/matmul/mma.cu) against
 // cuBLAS in one process. For each type (f16, bf16, tf32, f64): a full check
 // against a host f64 reference at small and odd sizes, then at 4096^3 and
 // 8192^3 a sampled check of kiln's and cuBLAS's results and the median of

@@ -1,8 +1,9 @@
 #!/bin/bash
 # The mma lab on the GPU machine, one command of about 3 minutes:
 #   bash benches/lab/mmalab.sh
-# Builds mmalab with the default tiles and mmalab_v with deeper k-tiles
-# (BK 64/32/32, 3 stages), records the clocks before and after, and writes
+# Builds mmalab with kiln's tiles and mmalab_v with the lab's first ones for
+# the 16-bit and TF32 kernels (BK 32/16, 4 stages) and a deeper f64 k-tile
+# (BK 32, 3 stages), records the clocks before and after, and writes
 # the build reports (-Xptxas -v) and the runs' output under $OUT.
 set -o pipefail
 cd "$(dirname "$0")"
@@ -11,7 +12,7 @@ mkdir -p "$OUT"
 Q="nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv"
 $Q | tee "$OUT/clocks.txt"
 nvcc --version | tail -2 | tee "$OUT/nvcc.txt"
-V="-DKILN_HM_BK=64 -DKILN_HM_STAGES=3 -DKILN_TM_BK=32 -DKILN_TM_STAGES=3 -DKILN_DM_BK=32 -DKILN_DM_STAGES=3"
+V="-DKILN_HM_BK=32 -DKILN_HM_STAGES=4 -DKILN_TM_BK=16 -DKILN_TM_STAGES=4 -DKILN_DM_BK=32 -DKILN_DM_STAGES=3"
 nvcc -O3 -std=c++17 -arch=sm_90 -Xptxas -v $V -o /tmp/mmalab_v mmalab.cu -lcublas > "$OUT/build_v.txt" 2>&1 &
 bv=$!
 nvcc -O3 -std=c++17 -arch=sm_90 -Xptxas -v -o /tmp/mmalab mmalab.cu -lcublas > "$OUT/build.txt" 2>&1 ||
