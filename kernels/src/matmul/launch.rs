@@ -32,7 +32,7 @@ pub(super) fn own<B: Backend, T: MatmulElement>(
         c.view().offset() * size_of::<T::Acc>(),
     ];
     let plan = plan::<B, T>(stream.device(), naive, &shape, &offsets);
-    let prog = matmul_program::<T>(plan.algo, plan.mma, plan.vec);
+    let prog = matmul_program::<T>(plan.kernel, plan.vec);
     let kernel = stream.device().kernel(&prog)?;
     let MatmulShape { m, n, k, batch, a: la, b: lb, c: lc, .. } = shape;
     let flags = u32::from(la.transposed) | u32::from(lb.transposed) << 1;

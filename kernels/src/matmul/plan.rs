@@ -15,8 +15,6 @@ pub(super) enum Algo {
     /// CUDA's register-blocked f32 kernel: 128 x 128 tiles, 8 x 8 outputs
     /// per thread, double-buffered shared memory.
     Sgemm = 2,
-    /// CUDA's tensor-core kernels (mma.cu), on the device's matrix units.
-    Mma = 3,
 }
 
 impl Algo {
@@ -26,7 +24,6 @@ impl Algo {
             Algo::Naive => "naive",
             Algo::Tiled => "tiled",
             Algo::Sgemm => "sgemm",
-            Algo::Mma => "mma",
         }
     }
 }
@@ -94,12 +91,19 @@ impl Mma {
     }
 }
 
+/// A kernel of kernel.cu (by its ALGO) or of mma.cu (by its MMA).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kernel {
+    /// kernel.cu's (and kernel.wgsl's, and the CPU's) kernel.
+    Own(Algo),
+    /// CUDA's tensor-core kernel, on the device's matrix units.
+    Mma(Mma),
+}
+
 /// The kernel of one product and how it is launched.
 pub(super) struct Plan {
-    pub algo: Algo,
-    /// The tensor-core kernel, for [`Algo::Mma`].
-    pub mma: Option<Mma>,
-    /// Whether the sgemm takes 16-byte loads.
+    pub kernel: Kernel,
+    /// Whether the kernel takes 16-byte loads.
     pub vec: bool,
     pub config: LaunchConfig,
 }
@@ -150,7 +154,7 @@ pub(super) fn plan<B: Backend, T: MatmulElement>(
     // Kernels stride over the batch when it has more products than the grid's z.
     let depth = batch.clamp(1, max[2] as usize) as u32;
     let config = LaunchConfig::new((blocks(n, tile, max[0]), blocks(m, tile, max[1]), depth), block);
-    Plan { algo, mma: None, vec, config }
+    Plan { kernel: Kernel::Own(algo), vec, config }
 }
 
 /// The tensor-core plan for `shape`: one block per 128-row output tile
@@ -173,5 +177,5 @@ fn mma_plan(mma: Mma, info: &DeviceInfo, shape: &MatmulShape, offsets: &[usize; 
         && aligned(offsets, 16);
     let depth = batch.clamp(1, limits.max_grid[1] as usize) as u32;
     let config = LaunchConfig::new((tiles as u32, depth), 256).with_shared_mem(bytes);
-    Some(Plan { algo: Algo::Mma, mma: Some(mma), vec, config })
+    Some(Plan { kernel: Kernel::Mma(mma), vec, config })
 }

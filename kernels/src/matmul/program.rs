@@ -4,18 +4,19 @@ use std::sync::Arc;
 
 use kiln_core::{Element, Program};
 
-use super::plan::{Algo, Mma};
+use super::plan::{Algo, Kernel, Mma};
 use super::{MatmulElement, cpu};
 use crate::launch::{WGSL_ABI, cuda_source, host_fn, program, wgsl_enables};
 
-/// The program of `algo` on `T`, with 16-byte loads when `vec`.
+/// The program of `kernel` on `T`, with 16-byte loads when `vec`.
 ///
 /// Programs are shared by every backend in the process, so everything a
 /// backend chooses differently (the kernel, the vector loads) is in the name.
-pub(super) fn matmul_program<T: MatmulElement>(algo: Algo, mma: Option<Mma>, vec: bool) -> Arc<Program> {
-    if let (Algo::Mma, Some(mma)) = (algo, mma) {
-        return mma_program::<T>(mma, vec);
-    }
+pub(super) fn matmul_program<T: MatmulElement>(kernel: Kernel, vec: bool) -> Arc<Program> {
+    let algo = match kernel {
+        Kernel::Own(algo) => algo,
+        Kernel::Mma(mma) => return mma_program::<T>(mma, vec),
+    };
     let name = format!("kiln_matmul_{}_{}{}", algo.name(), T::DTYPE, if vec { "_vec4" } else { "" });
     program(&name, || {
         let (acc, out) = T::CUDA_TYPES;
