@@ -179,3 +179,89 @@ fn mma_plan(mma: Mma, info: &DeviceInfo, shape: &MatmulShape, offsets: &[usize; 
     let config = LaunchConfig::new((tiles as u32, depth), 256).with_shared_mem(bytes);
     Some(Plan { kernel: Kernel::Mma(mma), vec, config })
 }
+
+#[cfg(test)]
+mod tests {
+    use kiln_core::{Device, MatmulShape};
+    use kiln_cpu::Cpu;
+
+    use super::*;
+
+    /// A device like the H100 as far as the plan reads it: sm_90's matrix
+    /// units, 227 KiB of shared memory a block, CUDA's grid.
+    fn hopper() -> DeviceInfo {
+        let mut info = Device::<Cpu>::open(0).unwrap().info().clone();
+        info.features.matrix_units = MatrixUnits::ALL;
+        info.limits.max_shared_mem_per_block = 227 * 1024;
+        info.limits.max_grid = [i32::MAX as u32, 65535, 65535];
+        info
+    }
+
+    #[test]
+    fn tensor_cores_serve_the_modes_they_are_exact_enough_for() {
+        let all = MatrixUnits::ALL;
+        assert_eq!(Mma::of(DType::F32, Precision::Exact, all), None);
+        assert_eq!(Mma::of(DType::F32, Precision::Tf32, all), Some(Mma::Tf32));
+        assert_eq!(Mma::of(DType::F32, Precision::Bf16, all), Some(Mma::Tf32));
+        assert_eq!(Mma::of(DType::F16, Precision::Exact, all), Some(Mma::F16));
+        assert_eq!(Mma::of(DType::BF16, Precision::Exact, all), Some(Mma::Bf16));
+        assert_eq!(Mma::of(DType::F64, Precision::Exact, all), Some(Mma::F64));
+        assert_eq!(Mma::of(DType::I32, Precision::Exact, all), None);
+        let none = MatrixUnits::default();
+        for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
+            assert_eq!(Mma::of(dtype, Precision::Tf32, none), None, "{dtype}");
+        }
+        let no_tf32 = MatrixUnits { tf32: false, ..all };
+        assert_eq!(Mma::of(DType::F32, Precision::Tf32, no_tf32), None);
+    }
+
+    /// The host's figures are mma.cu's: its default tile depths and stages,
+    /// and the shared memory they take (worked out by hand from its
+    /// KILN_*_SMEM definitions).
+    #[test]
+    fn shared_memory_is_the_kernels_own() {
+        let source = include_str!("mma.cu");
+        for define in [
+            "#define KILN_HM_BK 64",
+            "#define KILN_TM_BK 32",
+            "#define KILN_DM_BK 16",
+            "#define KILN_HM_STAGES 3",
+            "#define KILN_TM_STAGES 3",
+            "#define KILN_DM_STAGES 3",
+            "#define KILN_HM_BN 256",
+            "#define KILN_TM_BN 256",
+            "#define KILN_DM_BN 128",
+        ] {
+            assert!(source.contains(define), "mma.cu lacks `{define}`");
+        }
+        // 3 stages x (128 x (64 + 8) + 64 x (256 + 8)) halves, and so on.
+        assert_eq!(Mma::F16.shared_bytes(), 156_672);
+        assert_eq!(Mma::Bf16.shared_bytes(), 156_672);
+        assert_eq!(Mma::Tf32.shared_bytes(), 156_672);
+        assert_eq!(Mma::F64.shared_bytes(), 122_880);
+    }
+
+    #[test]
+    fn the_tensor_core_plan_covers_every_tile_and_product() {
+        let info = hopper();
+        let dense = MatmulShape::new(300, 600, 72).batch(70_000);
+        let plan = mma_plan(Mma::F16, &info, &dense, &[0, 0, 0]).unwrap();
+        assert_eq!(plan.kernel, Kernel::Mma(Mma::F16));
+        // 3 tile rows of 128 and 3 tile columns of 256; the batch strides past the grid's y.
+        assert_eq!((plan.config.grid.x, plan.config.grid.y, plan.config.grid.z), (9, 65535, 1));
+        assert_eq!(plan.config.shared_mem_bytes, 156_672);
+        assert!(plan.vec);
+        let f64_plan = mma_plan(Mma::F64, &info, &dense, &[0, 0, 0]).unwrap();
+        assert_eq!(f64_plan.config.grid.x, 3 * 5);
+        // Element loads for transposed operands, odd leading dimensions or misaligned views.
+        let t = MatmulShape::new(300, 600, 72).transpose_a();
+        assert!(!mma_plan(Mma::F16, &info, &t, &[0, 0, 0]).unwrap().vec);
+        assert!(!mma_plan(Mma::F16, &info, &MatmulShape::new(300, 600, 72), &[2, 0, 0]).unwrap().vec);
+        assert!(!mma_plan(Mma::F16, &info, &MatmulShape::new(300, 601, 72), &[0, 0, 0]).unwrap().vec);
+        assert!(mma_plan(Mma::Tf32, &info, &MatmulShape::new(300, 604, 72), &[0, 0, 0]).unwrap().vec);
+        // Shared memory short of the kernel's (sm_86's 99 KiB): the SIMT kernels run instead.
+        let mut small = info.clone();
+        small.limits.max_shared_mem_per_block = 99 * 1024;
+        assert!(mma_plan(Mma::F16, &small, &dense, &[0, 0, 0]).is_none());
+    }
+}
