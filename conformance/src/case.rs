@@ -222,6 +222,27 @@ fn flushed_by<T: Sample, const K: usize>(inputs: [&[T]; K], f: impl Fn([T; K]) -
 /// computes: [`flushed`], and where the type computes in a wider one whose
 /// own subnormals may flush before the rounding ([`Sample::flush_result`]:
 /// bf16 through f32), that result too.
+///
+/// # Examples
+/// ```
+/// use half::bf16;
+/// use kiln_conformance::{Expected, Tolerance, compare, or_flushed};
+/// let tiny = bf16::MIN_POSITIVE; // f32's smallest normal too
+/// let op = |x: [bf16; 1], y: [bf16; 1], f: fn(f32, f32) -> f32| {
+///     let f = move |[x, y]: [bf16; 2]| bf16::from_f32(f(x.to_f32(), y.to_f32()));
+///     or_flushed(Expected::new(vec![f([x[0], y[0]])], Tolerance::Ulps(0)), [&x[..], &y[..]], f)
+/// };
+/// // (1 - 2^-8) 2^-126 rounds up to bf16's smallest normal; in f32 it is
+/// // subnormal, and a backend that flushes gives zero.
+/// let mul = op([bf16::from_f32(-0.99609375)], [-tiny], |x, y| x * y);
+/// assert!(compare("mul", &mul, &[tiny]).is_ok());
+/// assert!(compare("mul", &mul, &[bf16::ZERO]).is_ok());
+/// assert!(compare("mul", &mul, &[bf16::ONE]).is_err());
+/// // A subnormal input read as zero leaves the smallest normal, kept.
+/// let add = op([bf16::from_bits(0x0003)], [tiny], |x, y| x + y);
+/// assert!(compare("add", &add, &[bf16::from_bits(0x0083)]).is_ok());
+/// assert!(compare("add", &add, &[tiny]).is_ok());
+/// ```
 pub fn or_flushed<T: Sample, const K: usize>(
     expected: Expected<T>,
     inputs: [&[T]; K],
