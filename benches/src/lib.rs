@@ -475,6 +475,9 @@ mod tests {
                 "matmul_f16 16Mi",
                 "matmul_bf16 16Mi",
                 "matmul_f16_f16 16Mi",
+                "matmul_f32_tf32_own 16Mi",
+                "matmul_f16_own 16Mi",
+                "matmul_bf16_own 16Mi",
                 "sgemm 64Mi",
                 "sgemm_cublas 64Mi",
                 "dgemm 64Mi",
@@ -482,10 +485,25 @@ mod tests {
                 "matmul_batch_f32_tf32 64Mi",
                 "matmul_batch_f16 64Mi",
                 "matmul_batch_f16_f16 64Mi",
+                "matmul_batch_f16_own 64Mi",
             ]
         );
         let dtypes: Vec<DType> = cases.iter().filter(|c| c.n == 1 << 24).map(|c| c.dtype).collect();
-        assert_eq!(dtypes, [DType::F32, DType::F32, DType::F32, DType::F64, DType::F16, DType::BF16, DType::F16]);
+        assert_eq!(
+            dtypes,
+            [
+                DType::F32,
+                DType::F32,
+                DType::F32,
+                DType::F64,
+                DType::F16,
+                DType::BF16,
+                DType::F16,
+                DType::F32,
+                DType::F16,
+                DType::BF16
+            ]
+        );
         let full = BenchConfig { patterns: vec!["matmul_f16".into()], ..Default::default() };
         assert_eq!(sizes_of(&full.cases(), "matmul_f16"), [1 << 20, 1 << 24, 1 << 26]);
         let asked = BenchConfig { patterns: vec!["matmul_f16".into()], sizes: vec![1 << 22], ..Default::default() };

@@ -362,7 +362,8 @@ mod tests {
     /// On the CPU the modes have no faster path: the rows of f32 in TF32 or
     /// bf16 mode, and of f16 and bf16 inputs (which ask for the vendor
     /// GEMM), are skipped with the reason; the exact f32 and f64 rows run
-    /// kiln's own kernel, and say so; products past the CPU's flop limit
+    /// kiln's own kernel, and say so, as do the `_own` rows (the TF32 one
+    /// computed exactly); products past the CPU's flop limit
     /// (8192^3, the batch of 256 x 512^3) are skipped.
     #[test]
     fn the_cpu_runs_the_exact_products_and_skips_the_modes() {
@@ -380,7 +381,12 @@ mod tests {
             assert_eq!(skip_reason(&s, &small), None, "{name}");
             assert!(run_case(&s, &small, &opts).is_ok(), "{name}");
             let note = remark(&s, &small).unwrap();
-            assert!(note.ends_with(": auto chose tiled"), "{name}: {note}");
+            let said = match (m.strategy, m.precision) {
+                (MatmulStrategy::Auto, _) => ": auto chose tiled",
+                (_, Precision::Exact) => ": tiled",
+                _ => ": tiled (no faster path for the mode here: computed exactly)",
+            };
+            assert!(note.ends_with(said), "{name}: {note}");
             assert_eq!(arithmetic(&s, &small), Arithmetic::of(m.input, Precision::Exact), "{name}");
             let big = Case { n: pattern.fixed_size().unwrap_or(1 << 26), ..small };
             assert!(skip_reason(&s, &big).unwrap().contains("too slow"), "{name}");
