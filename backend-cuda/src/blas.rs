@@ -77,7 +77,7 @@ mod imp {
     pub(crate) struct Blas;
 
     impl Blas {
-        pub(crate) fn new(_: Arc<DeviceState>) -> Self {
+        pub(crate) fn new(_: Arc<DeviceState>, _: u32) -> Self {
             Blas
         }
 
@@ -152,16 +152,27 @@ mod imp {
         /// Keeps the context alive until the handle is destroyed.
         state: Arc<DeviceState>,
         handle: Mutex<Option<Handle>>,
+        /// cuBLASLt, for the scaled products of 8-bit floats.
+        lt: crate::blas_lt::BlasLt,
     }
 
     impl Blas {
-        pub(crate) fn new(state: Arc<DeviceState>) -> Self {
-            Blas { state, handle: Mutex::new(None) }
+        /// cuBLAS for the device of `state`, of compute capability `cc`
+        /// (major * 10 + minor).
+        pub(crate) fn new(state: Arc<DeviceState>, cc: u32) -> Self {
+            let lt = crate::blas_lt::BlasLt::new(state.clone(), cc);
+            Blas { state, handle: Mutex::new(None), lt }
         }
 
-        /// cuBLAS, where the library loads.
+        /// cuBLAS, where the library loads, with cuBLASLt's scaled products
+        /// where it offers them.
         pub(crate) fn offer(&self) -> Option<VendorGemm> {
-            present().then_some(VendorGemm { name: "cuBLAS", products: PRODUCTS, faster: FASTER })
+            present().then(|| VendorGemm {
+                name: "cuBLAS",
+                products: PRODUCTS,
+                faster: FASTER,
+                scaled: self.lt.offered(),
+            })
         }
 
         /// Hand what the stream-ordered pool keeps unused back to the driver.
@@ -208,6 +219,10 @@ mod imp {
         /// # Safety
         /// As [`RawDevice::gemm`](kiln_core::RawDevice::gemm).
         pub(crate) unsafe fn gemm(&self, stream: &CudaStream, call: &Gemm<'_, Cuda>) -> Result<()> {
+            if call.scaled.is_some() {
+                // SAFETY: the caller keeps this method's contract, which `BlasLt::gemm` shares.
+                return unsafe { self.lt.gemm(stream, call) };
+            }
             if self.offer().is_none_or(|v| !v.supports(call.input, call.output)) {
                 return Err(Error::unsupported(
                     BackendKind::Cuda,

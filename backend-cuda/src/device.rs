@@ -57,7 +57,8 @@ impl CudaDevice {
         let priority_range =
             ffi::stream_priority_range().map_err(|e| state.fail("cuCtxGetStreamPriorityRange", e, 0))?;
         let compiler = Compiler::new(info.compute_capability.unwrap_or((0, 0)));
-        let blas = crate::blas::Blas::new(state.clone());
+        let (major, minor) = info.compute_capability.unwrap_or((0, 0));
+        let blas = crate::blas::Blas::new(state.clone(), major * 10 + minor);
         Ok(CudaDevice { state, info, priority_range, compiler, blas })
     }
 

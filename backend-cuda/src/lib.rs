@@ -121,6 +121,8 @@
 #![deny(missing_docs)]
 
 mod blas;
+#[cfg(feature = "cublas")]
+mod blas_lt;
 mod cache;
 mod compile;
 mod device;

@@ -1,5 +1,6 @@
 //! Element types a buffer can hold, and their names in each kernel language.
 
+use float8::{F8E4M3, F8E5M2};
 use half::{bf16, f16};
 use std::fmt;
 
@@ -32,17 +33,37 @@ pub enum DType {
     F32,
     /// `f64`
     F64,
+    /// 8-bit float, 4 exponent and 3 mantissa bits, finite only (OCP
+    /// E4M3FN, CUDA's `__nv_fp8_e4m3`: largest 448, no infinities, one
+    /// NaN pattern per sign): a storage type, multiplied by
+    /// `matmul_scaled`.
+    F8E4M3,
+    /// 8-bit float, 5 exponent and 2 mantissa bits (OCP E5M2, CUDA's
+    /// `__nv_fp8_e5m2`: f16's range with infinities): a storage type,
+    /// multiplied by `matmul_scaled`.
+    F8E5M2,
 }
 
 impl DType {
     /// Every dtype, in declaration order.
-    pub const ALL: [DType; 9] =
-        [DType::U8, DType::I32, DType::U32, DType::I64, DType::U64, DType::F16, DType::BF16, DType::F32, DType::F64];
+    pub const ALL: [DType; 11] = [
+        DType::U8,
+        DType::I32,
+        DType::U32,
+        DType::I64,
+        DType::U64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+        DType::F8E4M3,
+        DType::F8E5M2,
+    ];
 
     /// Size of one element in bytes.
     pub const fn size(self) -> usize {
         match self {
-            DType::U8 => 1,
+            DType::U8 | DType::F8E4M3 | DType::F8E5M2 => 1,
             DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::U64 | DType::F64 => 8,
@@ -61,6 +82,8 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::F8E4M3 => "f8e4m3",
+            DType::F8E5M2 => "f8e5m2",
         }
     }
 
@@ -76,6 +99,8 @@ impl DType {
             DType::BF16 => "__nv_bfloat16",
             DType::F32 => "float",
             DType::F64 => "double",
+            DType::F8E4M3 => "__nv_fp8_e4m3",
+            DType::F8E5M2 => "__nv_fp8_e5m2",
         }
     }
 
@@ -91,9 +116,15 @@ impl DType {
         }
     }
 
-    /// Whether this is a floating-point type.
+    /// Whether this is a floating-point type computed on (the 8-bit floats,
+    /// storage types, are [`is_fp8`](Self::is_fp8) instead).
     pub const fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// Whether this is one of the 8-bit float storage types.
+    pub const fn is_fp8(self) -> bool {
+        matches!(self, DType::F8E4M3 | DType::F8E5M2)
     }
 
     /// Parse a short name ("f32").
@@ -111,7 +142,8 @@ impl fmt::Display for DType {
 /// A plain-old-data type that can live in a kiln buffer.
 ///
 /// Implemented for `u8`, `i32`, `u32`, `i64`, `u64`, `f32`, `f64`,
-/// [`half::f16`] and [`half::bf16`]; every bit pattern is a valid value, so
+/// [`half::f16`], [`half::bf16`] and the 8-bit floats
+/// [`float8::F8E4M3`] and [`float8::F8E5M2`]; every bit pattern is a valid value, so
 /// device memory can be read back without undefined behaviour.
 ///
 /// The trait is sealed: kernels size their buffer arguments by
@@ -156,4 +188,16 @@ macro_rules! element {
         );
     )*};
 }
-element!(u8 => U8, i32 => I32, u32 => U32, i64 => I64, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
+element!(
+    u8 => U8,
+    i32 => I32,
+    u32 => U32,
+    i64 => I64,
+    u64 => U64,
+    f16 => F16,
+    bf16 => BF16,
+    f32 => F32,
+    f64 => F64,
+    F8E4M3 => F8E4M3,
+    F8E5M2 => F8E5M2,
+);

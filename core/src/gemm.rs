@@ -20,8 +20,11 @@ use crate::{Backend, DType, Error, MatmulShape, Precision, RawBuffer, Result};
 ///     name: "demo",
 ///     products: &[(DType::F32, DType::F32), (DType::F16, DType::F32)],
 ///     faster: &[Precision::Tf32],
+///     scaled: &[(DType::F8E4M3, DType::F8E4M3, DType::BF16)],
 /// };
 /// assert!(blas.supports(DType::F16, DType::F32));
+/// assert!(blas.supports_scaled(DType::F8E4M3, DType::F8E4M3, DType::BF16));
+/// assert!(!blas.supports_scaled(DType::F8E5M2, DType::F8E5M2, DType::BF16));
 /// assert!(!blas.supports(DType::I32, DType::I32));
 /// assert!(blas.speeds_up(DType::F32, Precision::Tf32));
 /// assert!(!blas.speeds_up(DType::F32, Precision::Bf16)); // computed exactly
@@ -38,9 +41,18 @@ pub struct VendorGemm {
     /// (on `f32` inputs, the only ones a mode changes); it computes products
     /// asked for in any other mode exactly.
     pub faster: &'static [Precision],
+    /// The scaled products it computes ([`GemmScales`]: 8-bit floats times
+    /// a scale each), as (a, b, c) dtypes.
+    pub scaled: &'static [(DType, DType, DType)],
 }
 
 impl VendorGemm {
+    /// Whether it computes the scaled product of `a` matrices by `b`
+    /// matrices into a `c` matrix.
+    pub fn supports_scaled(&self, a: DType, b: DType, c: DType) -> bool {
+        self.scaled.contains(&(a, b, c))
+    }
+
     /// Whether it multiplies `input` matrices into an `output` matrix.
     pub fn supports(&self, input: DType, output: DType) -> bool {
         self.products.contains(&(input, output))
@@ -102,6 +114,7 @@ impl<B: Backend> std::fmt::Debug for GemmOperand<'_, B> {
 ///     shape: MatmulShape::new(1, 1, 2),
 ///     input: DType::F32,
 ///     output: DType::F32,
+///     scaled: None,
 /// };
 /// call.check()?;
 /// // SAFETY: the buffers are the device's and `check` passed; nothing else uses them.
@@ -118,10 +131,39 @@ pub struct Gemm<'a, B: Backend> {
     pub c: GemmOperand<'a, B>,
     /// Sizes, layouts, batch and precision.
     pub shape: MatmulShape,
-    /// Element type of `a` and `b`.
+    /// Element type of `a`, and of `b` unless the product is scaled.
     pub input: DType,
     /// Element type of `c`.
     pub output: DType,
+    /// For a scaled product (of 8-bit floats), `b`'s element type and the
+    /// two scales: `c = scale_a scale_b (a . b)`; `None` for a plain one.
+    pub scaled: Option<GemmScales<'a, B>>,
+}
+
+/// What makes a [`Gemm`] a scaled product, as the 8-bit float products
+/// of cuBLASLt and `torch._scaled_mm` are: `c = scale_a scale_b (a . b)`,
+/// with one `f32` scale per operand in device memory (per-tensor scaling).
+pub struct GemmScales<'a, B: Backend> {
+    /// Element type of `b` (which may differ from `a`'s: E4M3 by E5M2).
+    pub input_b: DType,
+    /// The `f32` that scales `a`.
+    pub scale_a: GemmOperand<'a, B>,
+    /// The `f32` that scales `b`.
+    pub scale_b: GemmOperand<'a, B>,
+}
+
+impl<B: Backend> Clone for GemmScales<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B: Backend> Copy for GemmScales<'_, B> {}
+
+impl<B: Backend> std::fmt::Debug for GemmScales<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "b of {}, scale_a = {:?}, scale_b = {:?}", self.input_b, self.scale_a, self.scale_b)
+    }
 }
 
 impl<B: Backend> Clone for Gemm<'_, B> {
@@ -134,17 +176,29 @@ impl<B: Backend> Copy for Gemm<'_, B> {}
 
 impl<B: Backend> std::fmt::Debug for Gemm<'_, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{self}: a = {:?}, b = {:?}, c = {:?}", self.a, self.b, self.c)
+        write!(f, "{self}: a = {:?}, b = {:?}, c = {:?}", self.a, self.b, self.c)?;
+        match &self.scaled {
+            Some(s) => write!(f, ", {s:?}"),
+            None => Ok(()),
+        }
     }
 }
 
 impl<B: Backend> std::fmt::Display for Gemm<'_, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GEMM {} of {} into {}", self.shape, self.input, self.output)
+        match &self.scaled {
+            Some(s) => write!(f, "scaled GEMM {} of {} by {} into {}", self.shape, self.input, s.input_b, self.output),
+            None => write!(f, "GEMM {} of {} into {}", self.shape, self.input, self.output),
+        }
     }
 }
 
 impl<B: Backend> Gemm<'_, B> {
+    /// Element type of `b`: `input` unless the product is scaled.
+    pub fn input_b(&self) -> DType {
+        self.scaled.as_ref().map_or(self.input, |s| s.input_b)
+    }
+
     /// The byte ranges `a`, `b` and `c` span in their buffers, as
     /// `start..end`; `None` when one overflows `usize`.
     pub fn byte_ranges(&self) -> Option<[std::ops::Range<usize>; 3]> {
@@ -152,13 +206,14 @@ impl<B: Backend> Gemm<'_, B> {
         let range = |op: &GemmOperand<'_, B>, elements: usize, dtype: DType| {
             Some(op.offset..op.offset.checked_add(elements.checked_mul(dtype.size())?)?)
         };
-        Some([range(&self.a, a, self.input)?, range(&self.b, b, self.input)?, range(&self.c, c, self.output)?])
+        Some([range(&self.a, a, self.input)?, range(&self.b, b, self.input_b())?, range(&self.c, c, self.output)?])
     }
 
     /// `Ok` when the call is well formed: `m`, `n`, `k` and the batch are
     /// at least 1, the layouts are ([`MatmulShape::check_layouts`]), each
     /// operand lies inside its buffer, and `c`'s range overlaps neither
-    /// `a`'s nor `b`'s. What it cannot check (which device the buffers
+    /// `a`'s nor `b`'s (nor a scaled product's scales, each an aligned
+    /// `f32` inside its buffer). What it cannot check (which device the buffers
     /// belong to, what else uses them) is in
     /// [`RawDevice::gemm`](crate::RawDevice::gemm)'s `# Safety`.
     ///
@@ -170,7 +225,7 @@ impl<B: Backend> Gemm<'_, B> {
     /// let x = dev.alloc::<f32>(4).unwrap();
     /// let op = |offset| GemmOperand::<Cpu> { buffer: x.raw(), offset };
     /// let shape = MatmulShape::new(1, 1, 1);
-    /// let call = Gemm { a: op(0), b: op(4), c: op(8), shape, input: DType::F32, output: DType::F32 };
+    /// let call = Gemm { a: op(0), b: op(4), c: op(8), shape, input: DType::F32, output: DType::F32, scaled: None };
     /// assert!(call.check().is_ok());
     /// assert!(Gemm { c: op(4), ..call }.check().is_err()); // c on top of b
     /// assert!(Gemm { shape: MatmulShape::new(1, 1, 4), ..call }.check().is_err()); // past the buffer
@@ -197,6 +252,24 @@ impl<B: Backend> Gemm<'_, B> {
             let same = std::ptr::eq(op.buffer, self.c.buffer);
             if same && range.start < ranges[2].end && ranges[2].start < range.end {
                 return Err(Error::invalid(what, format!("c overlaps {name}")));
+            }
+        }
+        if let Some(scales) = &self.scaled {
+            for (name, op) in [("scale_a", &scales.scale_a), ("scale_b", &scales.scale_b)] {
+                let range = op.offset..op.offset.saturating_add(4);
+                if range.end > op.buffer.len() || op.offset % 4 != 0 {
+                    return Err(Error::invalid(
+                        what,
+                        format!(
+                            "{name} takes bytes {range:?} of a buffer of {} bytes (an aligned f32)",
+                            op.buffer.len()
+                        ),
+                    ));
+                }
+                let same = std::ptr::eq(op.buffer, self.c.buffer);
+                if same && range.start < ranges[2].end && ranges[2].start < range.end {
+                    return Err(Error::invalid(what, format!("c overlaps {name}")));
+                }
             }
         }
         Ok(())

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use crate::graph::record::{GemmShape, Op, OwnedArg, Queue};
 use crate::{
-    Args, Backend, Buffer, BufferView, Device, Element, Error, Event, Gemm, GemmOperand, HostBuffer, Kernel,
-    LaunchConfig, MatmulShape, MemoryCounts, RawArg, RawBuffer, RawDevice, RawStream, Result, View, ViewMut,
+    Args, Backend, Buffer, BufferView, DType, Device, Element, Error, Event, Gemm, GemmOperand, GemmScales, HostBuffer,
+    Kernel, LaunchConfig, MatmulShape, MemoryCounts, RawArg, RawBuffer, RawDevice, RawStream, Result, View, ViewMut,
 };
 
 /// A stream's scheduling priority, portable across backends.
@@ -465,15 +465,59 @@ impl<B: Backend> Stream<B> {
         let Some(_) = supported else {
             return Err(Error::unsupported(B::KIND, call(), format!("{} offers no such product", self.device.name())));
         };
-        shape.check_layouts().map_err(|reason| Error::invalid(call(), reason))?;
-        let (a, b) = (a.view(), b.view());
+        self.gemm_call(&call(), (a.view(), b.view()), c, shape, None)
+    }
+
+    /// Enqueue the device's vendor scaled product (cuBLASLt's 8-bit float
+    /// products on CUDA): `c = scale_a scale_b (a . b)` for each of
+    /// `shape.batch` products, `a` of `m x k` elements of `IA`, `b` of
+    /// `k x n` elements of `IB`, `c` of `m x n` elements of `O`, as
+    /// [`vendor_gemm`](Self::vendor_gemm) lays them out; `scale_a` and
+    /// `scale_b` are one `f32` each, read by the device when the product
+    /// runs. `Unsupported` where the device offers no such product
+    /// ([`VendorGemm::supports_scaled`](crate::VendorGemm::supports_scaled)).
+    pub fn vendor_scaled_gemm<IA: Element, IB: Element, O: Element>(
+        &self,
+        a: &impl View<B, IA>,
+        b: &impl View<B, IB>,
+        c: &mut impl ViewMut<B, O>,
+        shape: &MatmulShape,
+        scale_a: &impl View<B, f32>,
+        scale_b: &impl View<B, f32>,
+    ) -> Result<()> {
+        let call = || format!("vendor scaled gemm {shape} of {} by {} into {}", IA::DTYPE, IB::DTYPE, O::DTYPE);
+        let supported = self.device.raw().vendor_gemm().filter(|v| v.supports_scaled(IA::DTYPE, IB::DTYPE, O::DTYPE));
+        let Some(_) = supported else {
+            return Err(Error::unsupported(B::KIND, call(), format!("{} offers no such product", self.device.name())));
+        };
+        let (scale_a, scale_b) = (scale_a.view(), scale_b.view());
+        for (name, scale) in [("scale_a", &scale_a), ("scale_b", &scale_b)] {
+            check_len(&format!("{}: {name}", call()), 1, scale.len())?;
+            self.same_device(scale.buffer().device(), &format!("{}: {name}", call()))?;
+        }
+        let scales = Scales { input_b: IB::DTYPE, a: scale_a, b: scale_b };
+        self.gemm_call(&call(), (a.view(), b.view()), c, shape, Some(scales))
+    }
+
+    /// The checks and enqueue [`vendor_gemm`](Self::vendor_gemm) and
+    /// [`vendor_scaled_gemm`](Self::vendor_scaled_gemm) share, once the
+    /// device has said it computes the product.
+    fn gemm_call<IA: Element, IB: Element, O: Element>(
+        &self,
+        call: &str,
+        (a, b): (BufferView<'_, B, IA>, BufferView<'_, B, IB>),
+        c: &mut impl ViewMut<B, O>,
+        shape: &MatmulShape,
+        scales: Option<Scales<'_, B>>,
+    ) -> Result<()> {
+        shape.check_layouts().map_err(|reason| Error::invalid(call, reason))?;
         let c_len = c.view_mut().len();
-        let spans = shape.spans().ok_or_else(|| Error::invalid(call(), "the sizes overflow"))?;
+        let spans = shape.spans().ok_or_else(|| Error::invalid(call, "the sizes overflow"))?;
         for ((name, got), want) in [("a", a.len()), ("b", b.len()), ("c", c_len)].into_iter().zip(spans) {
-            check_len(&format!("{}: matrix {name}", call()), want, got)?;
+            check_len(&format!("{call}: matrix {name}"), want, got)?;
         }
         for (name, owner) in [("a", a.buffer().device()), ("b", b.buffer().device())] {
-            self.same_device(owner, &format!("{}: matrix {name}", call()))?;
+            self.same_device(owner, &format!("{call}: matrix {name}"))?;
         }
         if c_len == 0 {
             return Ok(());
@@ -482,40 +526,49 @@ impl<B: Backend> Stream<B> {
             let (m, n) = (shape.m, shape.n);
             let dense = (m == 1 || shape.c.ld == n) && (shape.batch == 1 || shape.c.stride == m * n);
             if !dense {
-                return Err(Error::invalid(call(), "an empty sum (k = 0) writes zeros into a dense c only"));
+                return Err(Error::invalid(call, "an empty sum (k = 0) writes zeros into a dense c only"));
             }
             return self.fill(c, O::zeroed());
         }
         let (cb, c_off, _) = c.view_mut().into_parts();
-        self.same_device(cb.device(), &format!("{}: matrix c", call()))?;
-        let (ia, ib, oc) = (a.offset() * size_of::<I>(), b.offset() * size_of::<I>(), c_off * size_of::<O>());
+        self.same_device(cb.device(), &format!("{call}: matrix c"))?;
+        let (ia, ib, oc) = (a.offset() * size_of::<IA>(), b.offset() * size_of::<IB>(), c_off * size_of::<O>());
+        let scale_at = |v: &BufferView<'_, B, f32>| v.offset() * size_of::<f32>();
         let gemm = Gemm {
             a: GemmOperand { buffer: a.buffer().raw(), offset: ia },
             b: GemmOperand { buffer: b.buffer().raw(), offset: ib },
             c: GemmOperand { buffer: cb.raw(), offset: oc },
             shape: *shape,
-            input: I::DTYPE,
+            input: IA::DTYPE,
             output: O::DTYPE,
+            scaled: scales.as_ref().map(|s| GemmScales {
+                input_b: s.input_b,
+                scale_a: GemmOperand { buffer: s.a.buffer().raw(), offset: scale_at(&s.a) },
+                scale_b: GemmOperand { buffer: s.b.buffer().raw(), offset: scale_at(&s.b) },
+            }),
         };
         gemm.check()?;
         self.device.check_usable()?;
         if let Some(lane) = self.lane() {
-            let shape = GemmShape { shape: *shape, input: I::DTYPE, output: O::DTYPE };
+            let input_b = scales.as_ref().map(|s| s.input_b);
+            let shape = GemmShape { shape: *shape, input: IA::DTYPE, output: O::DTYPE, input_b };
+            let held = |v: &BufferView<'_, B, f32>| (v.buffer().storage().clone(), scale_at(v));
             let op = Op::Gemm {
                 a: (a.buffer().storage().clone(), ia),
                 b: (b.buffer().storage().clone(), ib),
                 c: (cb.storage().clone(), oc),
                 shape,
+                scales: scales.as_ref().map(|s| [held(&s.a), held(&s.b)]),
             };
             return lane.push("Stream::vendor_gemm", op);
         }
-        // SAFETY: the stream and the three buffers are this device's (checked
+        // SAFETY: the stream and the buffers are this device's (checked
         // above) and the call has passed `check`; `c` is borrowed mutably and
-        // `a` and `b` shared until the product is enqueued, and after that they
-        // are covered as kiln's own kernels' operands are: work on this stream
-        // runs after the product, and the typed API's rule for buffers (work
-        // on other streams, their frees included, is ordered by the user's
-        // events) does the rest.
+        // `a`, `b` and the scales shared until the product is enqueued, and
+        // after that they are covered as kiln's own kernels' operands are:
+        // work on this stream runs after the product, and the typed API's
+        // rule for buffers (work on other streams, their frees included, is
+        // ordered by the user's events) does the rest.
         unsafe { self.device.raw().gemm(&self.queue.raw, &gemm) }.inspect_err(|e| self.device.note_failure(e))
     }
 
@@ -648,6 +701,13 @@ fn check_ranges<B: Backend>(kernel: &str, args: &[RawArg<'_, B>]) -> Result<()> 
         }
     }
     Ok(())
+}
+
+/// A scaled product's scales and b's element type, as the stream checked them.
+struct Scales<'a, B: Backend> {
+    input_b: DType,
+    a: BufferView<'a, B, f32>,
+    b: BufferView<'a, B, f32>,
 }
 
 fn check_len(what: &str, expected: usize, actual: usize) -> Result<()> {

@@ -181,6 +181,9 @@ macro_rules! entry_points {
             /// `c = a . b` of 16-bit matrices, `c` of their type: the f32 sum of
             /// [`matmul_with`] rounded once per element.
             fn matmul_rounded<T: RoundedElement>(strategy: value MatmulStrategy, a: view T, b: view T, c: view_mut T, shape: value MatmulShape) -> MatmulStrategy;
+            /// `c = scale_a scale_b (a . b)` of 8-bit float matrices (E4M3, E5M2),
+            /// one f32 scale each in device memory, `c` in f32, f16 or bf16.
+            fn matmul_scaled<A: Fp8Element, W: Fp8Element, O: ScaledOutput>(a: view A, b: view W, c: view_mut O, shape: value MatmulShape, scale_a: view f32, scale_b: view f32) -> MatmulStrategy;
         }
     };
     ($($callback:ident)::+, random) => {

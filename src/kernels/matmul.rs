@@ -5,7 +5,9 @@ use kiln_core::DType;
 use super::dispatch;
 use crate::runtime::{Device, Stream};
 
-pub use kiln_kernels::matmul::{MatmulElement, MatmulShape, MatmulStrategy, MatrixLayout, Precision, RoundedElement};
+pub use kiln_kernels::matmul::{
+    Fp8Element, MatmulElement, MatmulShape, MatmulStrategy, MatrixLayout, Precision, RoundedElement, ScaledOutput,
+};
 
 /// The strategy [`MatmulStrategy::Auto`] picks on `device` for a product of
 /// `dtype` inputs and `shape`.

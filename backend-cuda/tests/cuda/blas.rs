@@ -79,6 +79,7 @@ fn gemm_shaped<T: Element, O: Element>(
         shape,
         input: T::DTYPE,
         output: O::DTYPE,
+        scaled: None,
     };
     call.check()?;
     // SAFETY: every buffer is `dev`'s and `check` passed; nothing else uses

@@ -169,7 +169,7 @@ pub(super) fn within_bounds<T: Element>(
 
 /// Where element (i, p) of product `z` of an operand laid out as `l` lies
 /// in its view.
-fn at(l: &MatrixLayout, z: usize, i: usize, p: usize) -> usize {
+pub(super) fn at(l: &MatrixLayout, z: usize, i: usize, p: usize) -> usize {
     z * l.stride + if l.transposed { p * l.ld + i } else { i * l.ld + p }
 }
 

@@ -26,6 +26,7 @@ mod inputs;
 mod map;
 mod matmul;
 mod matmul_rounded;
+mod matmul_scaled;
 mod memory;
 mod random;
 mod reduce;
@@ -76,8 +77,10 @@ fn unchanged<B: Backend, T: Sample>(what: &str, buffer: &Buffer<B, T>, data: &[T
 
 /// Add the matmul cases to `group`: every strategy and dtype, laid-out
 /// batches, precision modes and refusals (`matmul.rs`), then the products
-/// rounded to their 16-bit inputs' type (`matmul_rounded.rs`).
+/// rounded to their 16-bit inputs' type (`matmul_rounded.rs`), and the
+/// scaled products of 8-bit floats (`matmul_scaled.rs`).
 pub fn add_matmul<B: kiln_core::Backend>(c: &mut crate::Cases<B>, group: &'static str) {
     matmul::register(c, group);
     matmul_rounded::register(c, group);
+    matmul_scaled::register(c, group);
 }

@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::{
-    Backend, DType, Error, Gemm, GemmOperand, Kernel, LaunchConfig, MatmulShape, RawArg, Result, Scalar, Storage,
+    Backend, DType, Error, Gemm, GemmOperand, GemmScales, Kernel, LaunchConfig, MatmulShape, RawArg, Result, Scalar,
+    Storage,
 };
 
 use super::raw::{GraphOp, GraphStep};
@@ -166,10 +167,33 @@ pub(crate) struct Step<B: Backend> {
 
 /// A step's work, holding what it uses.
 pub(crate) enum Op<B: Backend> {
-    Copy { src: Arc<Storage<B>>, src_offset: usize, dst: Arc<Storage<B>>, dst_offset: usize, bytes: usize },
-    Fill { dst: Arc<Storage<B>>, offset: usize, bytes: usize, pattern: [u8; 8], width: usize },
-    Launch { kernel: Kernel<B>, config: LaunchConfig, args: Vec<OwnedArg<B>> },
-    Gemm { a: (Arc<Storage<B>>, usize), b: (Arc<Storage<B>>, usize), c: (Arc<Storage<B>>, usize), shape: GemmShape },
+    Copy {
+        src: Arc<Storage<B>>,
+        src_offset: usize,
+        dst: Arc<Storage<B>>,
+        dst_offset: usize,
+        bytes: usize,
+    },
+    Fill {
+        dst: Arc<Storage<B>>,
+        offset: usize,
+        bytes: usize,
+        pattern: [u8; 8],
+        width: usize,
+    },
+    Launch {
+        kernel: Kernel<B>,
+        config: LaunchConfig,
+        args: Vec<OwnedArg<B>>,
+    },
+    Gemm {
+        a: (Arc<Storage<B>>, usize),
+        b: (Arc<Storage<B>>, usize),
+        c: (Arc<Storage<B>>, usize),
+        shape: GemmShape,
+        /// A scaled product's scales (of a and of b).
+        scales: Option<[(Arc<Storage<B>>, usize); 2]>,
+    },
     Mark(usize),
     Join(usize),
 }
@@ -180,6 +204,8 @@ pub(crate) struct GemmShape {
     pub(crate) shape: MatmulShape,
     pub(crate) input: DType,
     pub(crate) output: DType,
+    /// b's element type, where the product is scaled.
+    pub(crate) input_b: Option<DType>,
 }
 
 /// A launch argument, holding its memory.
@@ -238,7 +264,11 @@ impl<B: Backend> Op<B> {
                     OwnedArg::Scalar(_) => None,
                 })
                 .collect(),
-            Op::Gemm { a, b, c, .. } => vec![&a.0, &b.0, &c.0],
+            Op::Gemm { a, b, c, scales, .. } => {
+                let mut used = vec![&a.0, &b.0, &c.0];
+                used.extend(scales.iter().flatten().map(|s| &s.0));
+                used
+            }
             Op::Mark(_) | Op::Join(_) => Vec::new(),
         }
     }
@@ -286,7 +316,7 @@ pub(crate) fn graph_steps<'a, B: Backend>(
                     config,
                     args: launches.next().map_or(&[], |a| a.as_slice()),
                 },
-                Op::Gemm { a, b, c, shape } => GraphOp::Gemm(gemm(a, b, c, shape)),
+                Op::Gemm { a, b, c, shape, scales } => GraphOp::Gemm(gemm(a, b, c, shape, scales.as_ref())),
                 Op::Mark(m) => GraphOp::Mark(*m),
                 Op::Join(m) => GraphOp::Join(*m),
             };
@@ -301,8 +331,21 @@ pub(crate) fn gemm<'a, B: Backend>(
     b: &'a (Arc<Storage<B>>, usize),
     c: &'a (Arc<Storage<B>>, usize),
     shape: &GemmShape,
+    scales: Option<&'a [(Arc<Storage<B>>, usize); 2]>,
 ) -> Gemm<'a, B> {
     let operand =
         |(storage, offset): &'a (Arc<Storage<B>>, usize)| GemmOperand { buffer: storage.raw(), offset: *offset };
-    Gemm { a: operand(a), b: operand(b), c: operand(c), shape: shape.shape, input: shape.input, output: shape.output }
+    let scaled = match (shape.input_b, scales) {
+        (Some(input_b), Some([sa, sb])) => Some(GemmScales { input_b, scale_a: operand(sa), scale_b: operand(sb) }),
+        _ => None,
+    };
+    Gemm {
+        a: operand(a),
+        b: operand(b),
+        c: operand(c),
+        shape: shape.shape,
+        input: shape.input,
+        output: shape.output,
+        scaled,
+    }
 }

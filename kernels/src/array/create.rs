@@ -24,6 +24,8 @@ fn wide<T: Element>(v: T) -> f64 {
         DType::U8 => f64::from(b as u8),
         DType::F16 => f64::from(half::f16::from_bits(b as u16)),
         DType::BF16 => f64::from(half::bf16::from_bits(b as u16)),
+        DType::F8E4M3 => kiln_core::F8E4M3::from_bits(b as u8).to_f64(),
+        DType::F8E5M2 => kiln_core::F8E5M2::from_bits(b as u8).to_f64(),
     }
 }
 

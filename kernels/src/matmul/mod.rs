@@ -40,12 +40,14 @@ mod launch;
 mod plan;
 mod program;
 mod rounded;
+mod scaled;
 
 use kiln_core::{
     Backend, DType, Device, Element, Error, RawDevice, Result, Stream, VendorGemm, View, ViewMut, bf16, f16,
 };
 pub use kiln_core::{MatmulShape, MatrixLayout, Precision};
 pub use rounded::{RoundedElement, choose_rounded, matmul_rounded};
+pub use scaled::{Fp8Element, ScaledOutput, matmul_scaled};
 
 use crate::launch::check_dtype;
 
@@ -363,6 +365,7 @@ mod tests {
             name: "demo",
             products: &[(DType::F32, DType::F32), (DType::F16, DType::F32)],
             faster: &[Precision::Tf32],
+            scaled: &[],
         };
         let big = MatmulShape::new(128, 64, 64);
         assert!(big.flops() >= AUTO_VENDOR_MIN_FLOPS);
@@ -374,10 +377,10 @@ mod tests {
         assert_eq!(auto(Some(blas), DType::F32, MatmulShape::new(4, 4, 4)), MatmulStrategy::Tiled);
         assert_eq!(auto(Some(blas), DType::F32, MatmulShape::new(1024, 1024, 0)), MatmulStrategy::Tiled);
         // f16 matmul accumulates into f32: an f16-into-f16 product does not serve it.
-        let half_out = VendorGemm { name: "demo", products: &[(DType::F16, DType::F16)], faster: &[] };
+        let half_out = VendorGemm { name: "demo", products: &[(DType::F16, DType::F16)], faster: &[], scaled: &[] };
         assert_eq!(auto(Some(half_out), DType::F16, big), MatmulStrategy::Tiled);
         // f64 goes to a vendor that multiplies it (cuBLAS's DGEMM, not kiln's slower kernel).
-        let double = VendorGemm { name: "demo", products: &[(DType::F64, DType::F64)], faster: &[] };
+        let double = VendorGemm { name: "demo", products: &[(DType::F64, DType::F64)], faster: &[], scaled: &[] };
         assert_eq!(auto(Some(double), DType::F64, big), MatmulStrategy::Vendor);
         // A batch counts all its products' flops.
         let small = MatmulShape::new(32, 32, 32);
