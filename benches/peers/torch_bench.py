@@ -13,6 +13,8 @@ ignored. Each case's mode is set before it runs:
   bf16 (f32 inputs): torch.set_float32_matmul_precision("medium")
   f16, bf16 inputs: the product in the input type (torch.matmul's), with the
                     reduced-precision reductions off, so sums stay in f32 as kiln's
+  f8e4m3 inputs:    torch._scaled_mm (cuBLASLt) into bf16, scales of 1, b column-major
+                    (as kiln's matmul_f8e4m3 stores it transposed), square products only
 and each row says what it called and, for f32 inputs, how the product
 rounded them (a probe in the same mode: a product by the identity of
 1 + 2^-12, which only fp32 keeps, and of 1 + 2^-9, which TF32 keeps too and
@@ -42,6 +44,8 @@ BATCH = 256
 args = peer_args()
 
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}
+if hasattr(torch, "float8_e4m3fn"):
+    DTYPES["f8e4m3"] = torch.float8_e4m3fn
 MODES = ("exact", "tf32", "bf16")
 # kiln's older product rows: name -> (input dtype label, mode, batched).
 GEMMS = {"sgemm": ("f32", "exact", False), "sgemm_cublas": ("f32", "exact", False), "dgemm": ("f64", "exact", False)}
@@ -63,6 +67,8 @@ def product(pattern):
         return None
     mode = rest[1] if len(rest) == 2 else "exact"
     if mode not in MODES or (mode != "exact" and rest[0] != "f32"):
+        return None
+    if rest[0] == "f8e4m3" and batched:
         return None
     return rest[0], mode, batched
 
@@ -135,6 +141,8 @@ def bench(pattern, size):
     shape = (BATCH, side, side) if batched else (side, side)
     flags = set_mode(mode)
     what = f"torch.matmul on {tuple(shape)} tensors" if batched else "torch.matmul"
+    if label == "f8e4m3":
+        return bench_fp8(pattern, size, side)
     if label == "f32":
         calls = f"{what}, {flags} (f32 inputs used as {f32_rounding()})"
     elif label in ("f16", "bf16"):
@@ -158,6 +166,27 @@ def bench(pattern, size):
     torch.cuda.empty_cache()
     return {"pattern": pattern, "dtype": label, "size": size, "median_ms": statistics.median(t), "min_ms": t[0],
             "launches": launches, "calls": calls}
+
+
+def bench_fp8(pattern, size, side):
+    """torch._scaled_mm of E4M3 matrices into bf16: a row-major, b column-major, scales of 1."""
+    dtype = DTYPES["f8e4m3"]
+    nbytes = 2 * side * side + 2 * side * side
+    sets_n = max(1, min(8, -(-2 * CACHE_BYTES // max(nbytes, 1))))
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    sets = [(random_matrix((side, side), dtype), random_matrix((side, side), dtype).t()) for _ in range(sets_n)]
+    counter = [0]
+
+    def run():
+        a, b = sets[counter[0] % sets_n]
+        torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        counter[0] += 1
+
+    t, launches = sampled(run)
+    del sets
+    torch.cuda.empty_cache()
+    return {"pattern": pattern, "dtype": "f8e4m3", "size": size, "median_ms": statistics.median(t), "min_ms": t[0],
+            "launches": launches, "calls": "torch._scaled_mm, e4m3 into bf16, scales of 1, b column-major"}
 
 
 rows = []

@@ -117,7 +117,7 @@ pub enum Pattern {
 
 impl Pattern {
     /// Every pattern, in report order.
-    pub const ALL: [Pattern; 55] = [
+    pub const ALL: [Pattern; 56] = [
         Pattern::CopyD2d,
         Pattern::Fill,
         Pattern::Sequence,
@@ -139,6 +139,7 @@ impl Pattern {
         Pattern::Matmul(MatmulMode::square(DType::F16, Precision::Exact, MatmulStrategy::Vendor)),
         Pattern::Matmul(MatmulMode::square(DType::BF16, Precision::Exact, MatmulStrategy::Vendor)),
         Pattern::Matmul(MatmulMode::square(DType::F16, Precision::Exact, MatmulStrategy::Auto).rounded()),
+        Pattern::Matmul(MatmulMode::square(DType::F8E4M3, Precision::Exact, MatmulStrategy::Vendor)),
         Pattern::Matmul(MatmulMode::batch(DType::F32, Precision::Exact, MatmulStrategy::Auto)),
         Pattern::Matmul(MatmulMode::batch(DType::F32, Precision::Tf32, MatmulStrategy::Vendor)),
         Pattern::Matmul(MatmulMode::batch(DType::F16, Precision::Exact, MatmulStrategy::Vendor)),
@@ -431,7 +432,9 @@ pub const BATCH_SIDE: usize = 512;
 /// batched row of size `n` multiplies [`BATCH`] pairs of square matrices of
 /// `n / BATCH` elements each (at its fixed size, 256 x 512^3), one batched
 /// call. `f16` and `bf16` inputs are multiplied into `f32` (matmul's
-/// accumulator type), `f32` and `f64` into their own type.
+/// accumulator type), `f32` and `f64` into their own type, and 8-bit
+/// floats by [`matmul_scaled`](kiln_kernels::matmul::matmul_scaled) into
+/// `bf16` (scales of 1), `b` stored transposed as cuBLASLt takes it.
 ///
 /// # Examples
 /// ```
@@ -447,6 +450,9 @@ pub const BATCH_SIDE: usize = 512;
 /// assert_eq!(Pattern::Matmul(half).flops(1 << 24), 2 * 4096u64.pow(3));
 /// let own = MatmulMode::square(DType::F32, Precision::Tf32, MatmulStrategy::Tiled);
 /// assert_eq!(own.name(), "matmul_f32_tf32_own");
+/// let fp8 = MatmulMode::square(DType::F8E4M3, Precision::Exact, MatmulStrategy::Vendor);
+/// assert_eq!((fp8.name(), fp8.output()), ("matmul_f8e4m3".to_string(), DType::BF16));
+/// assert_eq!(fp8.shape(1 << 24).to_string(), "(4096 x 4096) . (4096 x 4096)^T");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MatmulMode {
@@ -502,6 +508,7 @@ impl MatmulMode {
     pub fn output(self) -> DType {
         match self.input {
             _ if self.rounded => self.input,
+            DType::F8E4M3 | DType::F8E5M2 => DType::BF16,
             DType::F64 => DType::F64,
             DType::I32 | DType::U32 => self.input,
             _ => DType::F32,
@@ -510,13 +517,14 @@ impl MatmulMode {
 
     /// The product a row of size `n` computes.
     pub fn shape(self, n: usize) -> MatmulShape {
-        if self.batched {
+        let shape = if self.batched {
             let side = square_side(n / BATCH);
             MatmulShape::new(side, side, side).batch(BATCH).precision(self.precision)
         } else {
             let side = square_side(n);
             MatmulShape::new(side, side, side).precision(self.precision)
-        }
+        };
+        if self.input.is_fp8() { shape.transpose_b() } else { shape }
     }
 
     /// Bytes a product of size `n` must move: `a` and `b` read once, `c`

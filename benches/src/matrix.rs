@@ -8,11 +8,13 @@
 //! squares of `n / 256` elements ([`MatmulMode`]).
 
 use kiln_core::{
-    Backend, BackendKind, Buffer, BufferView, DType, Element, Error, MatmulShape, RawDevice, Result, Stream, bf16, f16,
+    Backend, BackendKind, Buffer, BufferView, DType, Element, Error, F8E4M3, F8E5M2, MatmulShape, RawDevice, Result,
+    Stream, bf16, f16,
 };
 use kiln_kernels::image::{Border, Filter, PixelFormat, convolve, gray};
 use kiln_kernels::matmul::{
-    MatmulElement, MatmulStrategy, Precision, RoundedElement, choose, choose_rounded, matmul_rounded, matmul_with,
+    Fp8Element, MatmulElement, MatmulStrategy, Precision, RoundedElement, choose, choose_rounded, matmul_rounded,
+    matmul_scaled, matmul_with,
 };
 use kiln_kernels::sort::{SortKey, SortOrder, sort_into, sort_pairs};
 use kiln_kernels::transpose::transpose_with;
@@ -117,7 +119,9 @@ pub(crate) fn skip_reason<B: Backend>(stream: &Stream<B>, case: &Case) -> Option
     match product {
         Some(m)
             if m.strategy == MatmulStrategy::Vendor
-                && !stream.device().raw().vendor_gemm().is_some_and(|v| v.supports(m.input, m.output())) =>
+                && !stream.device().raw().vendor_gemm().is_some_and(|v| {
+                    v.supports(m.input, m.output()) || v.supports_scaled(m.input, m.input, m.output())
+                }) =>
         {
             Some(format!("{} offers no vendor GEMM of {}", stream.device().name(), m.input))
         }
@@ -157,6 +161,12 @@ pub(crate) fn run_case<B: Backend>(stream: &Stream<B>, case: &Case, opts: &RunOp
             DType::F16 => accumulated::<B, f16>(stream, mode, n, opts, || f16::from_f32(rng.random_range(-1.0..1.0))),
             DType::BF16 => {
                 accumulated::<B, bf16>(stream, mode, n, opts, || bf16::from_f32(rng.random_range(-1.0..1.0)))
+            }
+            DType::F8E4M3 => {
+                scaled::<B, F8E4M3>(stream, mode, n, opts, || F8E4M3::from_f32(rng.random_range(-1.0..1.0)))
+            }
+            DType::F8E5M2 => {
+                scaled::<B, F8E5M2>(stream, mode, n, opts, || F8E5M2::from_f32(rng.random_range(-1.0..1.0)))
             }
             d => Err(Error::invalid("bench matmul", format!("no bench inputs for {d}"))),
         };
@@ -273,6 +283,19 @@ fn rounded<B: Backend, T: RoundedElement>(
     product::<B, T, T>(stream, mode, n, opts, draw, |a, b, c, shape| {
         matmul_rounded(stream, mode.strategy, a, b, c, shape)
     })
+}
+
+/// [`product`] of 8-bit floats into bf16 ([`matmul_scaled`], scales of 1).
+fn scaled<B: Backend, T: Fp8Element>(
+    stream: &Stream<B>,
+    mode: MatmulMode,
+    n: usize,
+    opts: &RunOptions,
+    draw: impl FnMut() -> T,
+) -> Result<Timing> {
+    let scales = stream.upload(&[1.0f32, 1.0])?;
+    let (sa, sb) = (scales.slice(..1)?, scales.slice(1..)?);
+    product::<B, T, bf16>(stream, mode, n, opts, draw, |a, b, c, shape| matmul_scaled(stream, a, b, c, shape, &sa, &sb))
 }
 
 fn grayscale<B: Backend>(stream: &Stream<B>, side: usize, opts: &RunOptions, rng: &mut ChaCha8Rng) -> Result<Timing> {

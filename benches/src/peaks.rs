@@ -27,12 +27,14 @@ pub enum Arithmetic {
     Bf16,
     /// fp16 tensor cores, fp32 sums: `f16` inputs.
     Fp16,
+    /// FP8 tensor cores, fp32 sums: E4M3 and E5M2 inputs (scaled products).
+    Fp8,
 }
 
 impl Arithmetic {
     /// Every arithmetic, in the order of [`DevicePeaks::tflop_per_s`].
-    pub const ALL: [Arithmetic; 5] =
-        [Arithmetic::Fp64, Arithmetic::Fp32, Arithmetic::Tf32, Arithmetic::Bf16, Arithmetic::Fp16];
+    pub const ALL: [Arithmetic; 6] =
+        [Arithmetic::Fp64, Arithmetic::Fp32, Arithmetic::Tf32, Arithmetic::Bf16, Arithmetic::Fp16, Arithmetic::Fp8];
 
     /// Lower-case name ("tf32").
     pub const fn name(self) -> &'static str {
@@ -42,6 +44,7 @@ impl Arithmetic {
             Arithmetic::Tf32 => "tf32",
             Arithmetic::Bf16 => "bf16",
             Arithmetic::Fp16 => "fp16",
+            Arithmetic::Fp8 => "fp8",
         }
     }
 
@@ -65,6 +68,7 @@ impl Arithmetic {
             (DType::F32, Precision::Bf16) | (DType::BF16, _) => Some(Arithmetic::Bf16),
             (DType::F16, _) => Some(Arithmetic::Fp16),
             (DType::F64, _) => Some(Arithmetic::Fp64),
+            (DType::F8E4M3 | DType::F8E5M2, _) => Some(Arithmetic::Fp8),
             _ => None,
         }
     }
@@ -83,17 +87,18 @@ pub struct DevicePeaks {
     /// `cuDeviceGetName`, Vulkan's device name), which kiln's rows carry.
     pub device: &'static str,
     /// The peak of each arithmetic of [`Arithmetic::ALL`], in its order.
-    pub tflop_per_s: [f64; 5],
+    pub tflop_per_s: [f64; 6],
 }
 
 /// H100 SXM5 80 GB and H200 SXM 141 GB (one GH100 chip, the same clocks):
 /// FP64 tensor core 67, FP32 67, TF32 tensor core 495 (989 with sparsity),
-/// BF16 and FP16 tensor core 989 (1979 with sparsity). Sources: NVIDIA's
+/// BF16 and FP16 tensor core 989 (1979 with sparsity), FP8 tensor core
+/// 1979 (3958 with sparsity). Sources: NVIDIA's
 /// H100 Tensor Core GPU datasheet (the H100 SXM column) and H200 datasheet
 /// (the H200 SXM column). kiln's own f64 kernel uses the plain FP64 units
 /// (34 TFLOP/s on these parts); the fp64 peak is the tensor cores', which
 /// cuBLAS's DGEMM reaches.
-const GH100_SXM: [f64; 5] = [67.0, 67.0, 495.0, 989.0, 989.0];
+const GH100_SXM: [f64; 6] = [67.0, 67.0, 495.0, 989.0, 989.0, 1979.0];
 
 /// Every device whose peaks kiln knows.
 pub const DEVICE_PEAKS: &[DevicePeaks] = &[
@@ -125,7 +130,11 @@ mod tests {
     fn the_gh100_parts_have_the_datasheet_peaks() {
         for device in ["NVIDIA H100 80GB HBM3", "NVIDIA H200", " NVIDIA H200 "] {
             let peaks = Arithmetic::ALL.map(|a| peak_tflop_per_s(device, a));
-            assert_eq!(peaks, [Some(67.0), Some(67.0), Some(495.0), Some(989.0), Some(989.0)], "{device}");
+            assert_eq!(
+                peaks,
+                [Some(67.0), Some(67.0), Some(495.0), Some(989.0), Some(989.0), Some(1979.0)],
+                "{device}"
+            );
         }
     }
 
@@ -147,6 +156,6 @@ mod tests {
             assert_eq!(Arithmetic::of(DType::U32, p), None);
         }
         let names: Vec<_> = Arithmetic::ALL.iter().map(|a| a.to_string()).collect();
-        assert_eq!(names, ["fp64", "fp32", "tf32", "bf16", "fp16"]);
+        assert_eq!(names, ["fp64", "fp32", "tf32", "bf16", "fp16", "fp8"]);
     }
 }
