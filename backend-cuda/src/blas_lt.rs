@@ -19,9 +19,12 @@
 //! bytes, and operands not 16-byte aligned (cuBLASLt's requirements).
 //!
 //! One handle per opened device, created at the first scaled product and
-//! destroyed with the device. Calls take no workspace, so products on
-//! different streams share nothing but the handle, which calls use under
-//! its lock only while enqueuing.
+//! destroyed with the device, used under its lock only while enqueuing.
+//! Each call takes the algorithm cuBLASLt's heuristic ranks first for a
+//! workspace of [`WORKSPACE`] bytes (Hopper's FP8 kernels have none for an
+//! empty one) and a workspace of its own, allocated on the call's stream
+//! and freed there after the product (stream-ordered, from the pool), so
+//! products on different streams share no memory.
 //!
 //! [`RawDevice::gemm`]: kiln_core::RawDevice::gemm
 //! [`Gemm::scaled`]: kiln_core::Gemm::scaled
@@ -33,7 +36,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use cudarc::cublaslt::result::{self as lt, CublasError};
 use cudarc::cublaslt::sys::{self, cublasStatus_t as Status};
-use kiln_core::{BackendKind, DType, Error, Gemm, MatrixLayout, Result};
+use kiln_core::{BackendKind, DType, Error, Gemm, MatrixLayout, RawStream, Result};
 
 use crate::state::DeviceState;
 use crate::{Cuda, CudaStream};
@@ -56,6 +59,9 @@ const SCALED: &[(DType, DType, DType)] = &[
 /// do not carry the enum).
 const CUBLAS_OP_N: i32 = 0;
 const CUBLAS_OP_T: i32 = 1;
+
+/// The workspace each product may use: cuBLAS's recommendation for Hopper.
+const WORKSPACE: usize = 32 << 20;
 
 /// The name kernels faulting inside cuBLASLt are reported under.
 const KERNEL_NAME: &str = "cuBLASLt scaled GEMM";
@@ -160,6 +166,8 @@ impl BlasLt {
                 (raw, kernel)
             }
         };
+        // Freed when dropped, on `stream`, after the product.
+        let workspace = stream.alloc(WORKSPACE)?;
         let buffers = [call.a.buffer, call.b.buffer, call.c.buffer, scales.scale_a.buffer, scales.scale_b.buffer];
         let foreign = buffers.map(|b| b.is_foreign(stream));
         for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
@@ -170,7 +178,17 @@ impl BlasLt {
         // buffer and `c` apart from the others (`check`), laid out as
         // `layouts` describes, and nothing else touches them until the
         // product has run (the caller's contract).
-        let done = unsafe { enqueue(handle, stream, call, &layouts) }.map_err(|(name, e)| self.failed(name, e));
+        let done = unsafe { enqueue(handle, stream, call, &layouts, &workspace) }.map_err(|(name, e)| {
+            if name == HEURISTIC && e.0 == Status::CUBLAS_STATUS_NOT_SUPPORTED {
+                Error::unsupported(
+                    BackendKind::Cuda,
+                    call.to_string(),
+                    format!("cuBLASLt has no algorithm for this product on {}", self.state.name),
+                )
+            } else {
+                self.failed(name, e)
+            }
+        });
         let mut recorded = Ok(());
         for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
             let r = b.after_foreign_use(stream);
@@ -286,9 +304,13 @@ fn data(dtype: DType) -> sys::cudaDataType {
     }
 }
 
+/// The name of cuBLASLt's heuristic query, whose "none found" is an `Unsupported`.
+const HEURISTIC: &str = "cublasLtMatmulAlgoGetHeuristic";
+
 /// Descriptors made for one call and destroyed with it.
 struct Descriptors {
     matmul: Option<sys::cublasLtMatmulDesc_t>,
+    preference: Option<sys::cublasLtMatmulPreference_t>,
     layouts: Vec<sys::cublasLtMatrixLayout_t>,
 }
 
@@ -299,6 +321,9 @@ impl Drop for Descriptors {
         unsafe {
             if let Some(m) = self.matmul.take() {
                 let _ = lt::destroy_matmul_desc(m);
+            }
+            if let Some(p) = self.preference.take() {
+                let _ = lt::destroy_matmul_pref(p);
             }
             for l in self.layouts.drain(..) {
                 let _ = lt::destroy_matrix_layout(l);
@@ -343,17 +368,32 @@ unsafe fn set_desc<T>(
 /// - `call` has passed `Gemm::check` and [`Layouts::of`] (which gave
 ///   `layouts`), its dtypes are one of [`SCALED`], and its buffers belong to
 ///   the context and are not touched by other work until the product has run.
+/// - `workspace` is a buffer of [`WORKSPACE`] bytes of the context that no
+///   other work uses until the product has run.
 unsafe fn enqueue(
     handle: sys::cublasLtHandle_t,
     stream: &CudaStream,
     call: &Gemm<'_, Cuda>,
     layouts: &Layouts,
+    workspace: &crate::CudaBuffer,
 ) -> std::result::Result<(), (&'static str, CublasError)> {
     use sys::cublasLtMatmulDescAttributes_t as M;
     use sys::cublasLtMatrixLayoutAttribute_t as L;
     let Some(scales) = call.scaled else { return Ok(()) };
     let shape = &call.shape;
-    let mut made = Descriptors { matmul: None, layouts: Vec::new() };
+    let mut made = Descriptors { matmul: None, preference: None, layouts: Vec::new() };
+    let preference = lt::create_matmul_pref().map_err(|e| ("cublasLtMatmulPreferenceCreate", e))?;
+    made.preference = Some(preference);
+    // SAFETY: `preference` is live; the attribute is a u64.
+    unsafe {
+        lt::set_matmul_pref_attribute(
+            preference,
+            sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+            &(WORKSPACE as u64) as *const u64 as *const c_void,
+            size_of::<u64>(),
+        )
+    }
+    .map_err(|e| ("cublasLtMatmulPreferenceSetAttribute", e))?;
     let desc = lt::create_matmul_desc(sys::cublasComputeType_t::CUBLAS_COMPUTE_32F, sys::cudaDataType::CUDA_R_32F)
         .map_err(|e| ("cublasLtMatmulDescCreate", e))?;
     made.matmul = Some(desc);
@@ -392,10 +432,15 @@ unsafe fn enqueue(
         let b = at(&call.a, layouts.b.stride, 1);
         let d = at(&call.c, layouts.d.stride, call.output.size());
         let (alpha, beta) = (1.0f32, 0.0f32);
+        // SAFETY: the descriptors are live and describe the call.
+        let best = unsafe { lt::get_matmul_algo_heuristic(handle, desc, la, lb, ld, ld, preference) }
+            .map_err(|e| (HEURISTIC, e))?;
         // SAFETY: the pointers address `count` matrices of the layouts
         // described, inside their buffers (the caller's contract); C is D
         // with beta zero, so it is not read; alpha and beta are host f32s
-        // (the scale type); no workspace is given.
+        // (the scale type); the algorithm is the heuristic's for these
+        // descriptors and a workspace of WORKSPACE bytes, which `workspace`
+        // is and no other work uses (the caller's contract).
         unsafe {
             lt::matmul(
                 handle,
@@ -410,9 +455,9 @@ unsafe fn enqueue(
                 ld,
                 d as *mut c_void,
                 ld,
-                std::ptr::null(),
-                std::ptr::null_mut(),
-                0,
+                &best.algo,
+                workspace.device_ptr() as *mut c_void,
+                WORKSPACE,
                 stream.stream.cu_stream() as sys::cudaStream_t,
             )
         }

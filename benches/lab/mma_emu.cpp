@@ -45,7 +45,7 @@ static void fail(const char* what) { fprintf(stderr, "emu: %s (thread %u block %
 
 // Two sets of per-warp slots, alternated by each lane's count of collective calls,
 // so one barrier per call suffices (a set is reused only after the next barrier).
-struct Slots { unsigned addr[32]; unsigned a[32][4], b[32][2]; float c[32][4]; double da[32], db[32]; };
+struct Slots { unsigned addr[32]; unsigned a[32][4], b[32][2]; float c[32][4]; double da[32], db[32]; double f64a[32][4], f64b[32][2]; };
 static Slots slots[8][2];
 thread_local unsigned calls;
 template <typename F>
@@ -181,6 +181,29 @@ static void kiln_mma884_f64(double (&d)[2], double a, double b) {
             double acc = d[e];
             for (int q = 0; q < 4; ++q) acc += A[g][q] * B[q][2 * t + e];
             d[e] = acc;
+        }
+    });
+}
+
+static void kiln_mma1688_f64(double (&d0)[2], double (&d1)[2], double a0, double a1, double a2, double a3, double b0,
+                             double b1) {
+    collective([&](Slots& s, unsigned w) {
+        const unsigned lane = threadIdx.x & 31;
+        s.f64a[lane][0] = a0, s.f64a[lane][1] = a1, s.f64a[lane][2] = a2, s.f64a[lane][3] = a3;
+        s.f64b[lane][0] = b0, s.f64b[lane][1] = b1;
+        warp_bar[w]->arrive_and_wait();
+        double A[16][8], B[8][8];
+        for (unsigned l = 0; l < 32; ++l) {
+            const unsigned g = l >> 2, t = l & 3;
+            A[g][t] = s.f64a[l][0], A[g + 8][t] = s.f64a[l][1], A[g][t + 4] = s.f64a[l][2], A[g + 8][t + 4] = s.f64a[l][3];
+            B[t][g] = s.f64b[l][0], B[t + 4][g] = s.f64b[l][1];
+        }
+        const unsigned g = lane >> 2, t = lane & 3;
+        for (int e = 0; e < 2; ++e) {
+            double top = d0[e], bottom = d1[e];
+            for (int q = 0; q < 8; ++q) top = std::fma(A[g][q], B[q][2 * t + e], top);
+            for (int q = 0; q < 8; ++q) bottom = std::fma(A[g + 8][q], B[q][2 * t + e], bottom);
+            d0[e] = top, d1[e] = bottom;
         }
     });
 }

@@ -27,10 +27,12 @@
 //   rounded by cvt.rna.tf32.f32 as the fragments are read, mma.m16n8k8;
 //   block tile 128 x 256 x KILN_TM_BK, warps as above; A by ldmatrix.x4 (an
 //   8x8 b16 matrix is 8 rows of 4 f32), B by 32-bit shared loads.
-// MMA 3 (f64): mma.m8n8k4 on the FP64 tensor cores (exact fp64 FMA); block
-//   tile 128 x 128 x KILN_DM_BK, 8 warps of 32 x 64 (4 x 2). Within each
-//   k-step of 8 the two mma's take k = 2t and 2t + 1 for lane quad t, so a
-//   lane's A operands for both are one 16-byte load; within a warp's 64
+// MMA 3 (f64): the FP64 tensor cores (exact fp64 FMA), mma.m16n8k8 on
+//   sm_90 (one instruction where m8n8k4 takes four, at twice its rate on
+//   the H100 and H200) and mma.m8n8k4 before it; block tile 128 x 128 x
+//   KILN_DM_BK, 8 warps of 32 x 64 (4 x 2). Within each k-step of 8 the
+//   two m8n8k4's take k = 2t and 2t + 1 for lane quad t (m16n8k8's k slots
+//   t and t + 4), so a lane's A operands for both are one 16-byte load; within a warp's 64
 //   columns n8-tile j's column g is column 8 g + j, so a lane's B operands
 //   of all 8 tiles are 4 16-byte loads and its 16 outputs of a row are 16
 //   adjacent columns.
@@ -125,6 +127,17 @@ __device__ __forceinline__ void kiln_mma884_f64(double (&d)[2], double a, double
                  : "+d"(d[0]), "+d"(d[1])
                  : "d"(a), "d"(b));
 }
+#if __CUDA_ARCH__ >= 900
+// sm_90's m16n8k8 f64: d0 the tile's rows g (columns 2t, 2t + 1), d1 its rows g + 8; A (g, t), (g + 8, t),
+// (g, t + 4), (g + 8, t + 4); B (t, g), (t + 4, g).
+__device__ __forceinline__ void kiln_mma1688_f64(double (&d0)[2], double (&d1)[2], double a0, double a1, double a2,
+                                                 double a3, double b0, double b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+d"(d0[0]), "+d"(d0[1]), "+d"(d1[0]), "+d"(d1[1])
+                 : "d"(a0), "d"(a1), "d"(a2), "d"(a3), "d"(b0), "d"(b1));
+}
+#endif
 // Block number -> (tile row, tile column), in groups of 8 tile rows.
 __device__ __forceinline__ void kiln_tile_of(unsigned bid, unsigned tiles_m, unsigned tiles_n, unsigned& tm,
                                              unsigned& tn) {
@@ -504,6 +517,17 @@ __device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const do
 #pragma unroll
                 for (int q = 0; q < 4; ++q)
                     bv[h][q] = *(const double2*)(bs + (kk * 8 + h) * KILN_DM_BS + ((q ^ t) << 1));
+#if __CUDA_ARCH__ >= 900
+            // One m16n8k8 a 16 x 8 tile (m8 tiles i, i + 1): its k slots t and t + 4 are this lane's
+            // k = 2t and 2t + 1, which av and bv hold as they do for the m8n8k4 pair below.
+#pragma unroll
+            for (int i = 0; i < 4; i += 2)
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    kiln_mma1688_f64(acc[i][j], acc[i + 1][j], av[i].x, av[i + 1].x, av[i].y, av[i + 1].y,
+                                     (j & 1) ? bv[0][j >> 1].y : bv[0][j >> 1].x,
+                                     (j & 1) ? bv[1][j >> 1].y : bv[1][j >> 1].x);
+#else
 #pragma unroll
             for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -512,6 +536,7 @@ __device__ __forceinline__ void kiln_dmma(const double* __restrict__ a, const do
                     for (int j = 0; j < 8; ++j)
                         kiln_mma884_f64(acc[i][j], h ? av[i].y : av[i].x,
                                         (j & 1) ? bv[h][j >> 1].y : bv[h][j >> 1].x);
+#endif
         }
         st = st + 1 == KILN_DM_STAGES ? 0 : st + 1;
     }
