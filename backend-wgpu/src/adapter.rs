@@ -172,8 +172,12 @@ pub(crate) fn device_info(
             index_width: IndexWidth::U32,
             // kiln's WGSL kernels move 32-bit words, packing narrower elements.
             vector_bytes: 4,
-            // No cooperative-matrix kernels of kiln's on wgpu.
-            matrix_units: MatrixUnits::default(),
+            // kiln's f16 products on cooperative matrices, where the device
+            // was opened with them (`optional.rs` says when).
+            matrix_units: MatrixUnits {
+                half: features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+                ..MatrixUnits::default()
+            },
         },
     }
 }

@@ -37,12 +37,29 @@ impl WgpuDevice {
                 reason: format!("adapter {} runs on {:?}, not Vulkan", info.name, info.backend),
             });
         }
-        let features = wanted_features(adapter.features(), hidden);
+        let mut features = wanted_features(adapter.features(), hidden);
+        let coop = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16;
+        if !features.contains(coop) || !crate::optional::cooperative_matrix_usable(adapter) {
+            features.remove(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+        }
+        let experimental = if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            // SAFETY: wgpu asks callers of experimental features to accept
+            // that its implementation may have bugs. kiln enables one,
+            // cooperative matrices, and uses it in its own kernels only
+            // (kiln-kernels' matmul of f16), with the one configuration
+            // checked above (16 x 16 x 16, f16 into f32, subgroup scope) in
+            // workgroups of whole 32-invocation subgroups, every
+            // cooperative load and store inside workgroup memory.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
             label: Some("kiln"),
             required_features: features,
             required_limits: limits.clone(),
+            experimental_features: experimental,
             // gpu-allocator carves buffers from blocks of 4 to 16 MiB here
             // (4 to 8 MiB in host memory) in place of wgpu's default 128 to
             // 256 MiB, and gives a block back once nothing is carved from

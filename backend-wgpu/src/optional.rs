@@ -5,7 +5,8 @@
 
 /// Environment variable naming optional features to leave off on every
 /// device opened (comma-separated [`Optional::name`]s: `subgroups`, `f64`,
-/// `f16`, `float-atomics`, `timestamps`). Unknown names are ignored.
+/// `f16`, `float-atomics`, `timestamps`, `coop-matrix`). Unknown names are
+/// ignored.
 pub const HIDE_ENV: &str = "KILN_WGPU_HIDE";
 
 /// An optional feature kiln uses where the adapter has it, which a device
@@ -26,12 +27,23 @@ pub enum Optional {
     FloatAtomics,
     /// Timestamp queries, which events time with.
     Timestamps,
+    /// Cooperative matrices (`VK_KHR_cooperative_matrix`, wgpu's
+    /// experimental `wgpu_cooperative_matrix` WGSL extension), which kiln's
+    /// f16 products run on where the adapter offers 16 x 16 x 16 products of
+    /// f16 into f32 to subgroups of exactly 32 invocations.
+    CooperativeMatrix,
 }
 
 impl Optional {
     /// Every optional feature.
-    pub const ALL: [Optional; 5] =
-        [Optional::Subgroups, Optional::F64, Optional::F16, Optional::FloatAtomics, Optional::Timestamps];
+    pub const ALL: [Optional; 6] = [
+        Optional::Subgroups,
+        Optional::F64,
+        Optional::F16,
+        Optional::FloatAtomics,
+        Optional::Timestamps,
+        Optional::CooperativeMatrix,
+    ];
 
     /// The name [`HIDE_ENV`] knows the feature by.
     ///
@@ -48,6 +60,7 @@ impl Optional {
             Optional::F16 => "f16",
             Optional::FloatAtomics => "float-atomics",
             Optional::Timestamps => "timestamps",
+            Optional::CooperativeMatrix => "coop-matrix",
         }
     }
 
@@ -64,8 +77,23 @@ impl Optional {
             Optional::F16 => wgpu::Features::SHADER_F16,
             Optional::FloatAtomics => wgpu::Features::SHADER_FLOAT32_ATOMIC,
             Optional::Timestamps => wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
+            Optional::CooperativeMatrix => wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
         }
     }
+}
+
+/// Whether kiln's cooperative-matrix kernels can run on `adapter`: it
+/// offers the product they take (16 x 16 x 16, f16 into f32) and its
+/// subgroups are always 32 invocations, as the kernels' workgroups of four
+/// 32-invocation subgroups assume.
+pub(crate) fn cooperative_matrix_usable(adapter: &wgpu::Adapter) -> bool {
+    let info = adapter.get_info();
+    let product = adapter.cooperative_matrix_properties().iter().any(|p| {
+        (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+            && p.ab_type == wgpu::CooperativeScalarType::F16
+            && p.cr_type == wgpu::CooperativeScalarType::F32
+    });
+    product && info.subgroup_min_size == 32 && info.subgroup_max_size == 32
 }
 
 /// The optional features kiln asks for when the adapter has them, less

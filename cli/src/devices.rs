@@ -45,6 +45,9 @@ fn describe(d: &DeviceInfo) -> String {
         (f.subgroups, "subgroups"),
         (f.float_atomics, "float-atomics"),
         (f.timestamps, "timestamps"),
+        (f.matrix_units.half, "matrix-units-f16"),
+        (f.matrix_units.tf32, "matrix-units-tf32"),
+        (f.matrix_units.f64, "matrix-units-f64"),
     ]
     .into_iter()
     .filter_map(|(on, name)| on.then_some(name))

@@ -196,20 +196,21 @@ pub struct Features {
     /// changes results.
     pub vector_bytes: u32,
     /// Matrix multiply-accumulate units that kiln's own kernels program
-    /// directly (NVIDIA's tensor cores through `mma.sync`), by input type.
+    /// directly (NVIDIA's tensor cores through `mma.sync`, cooperative
+    /// matrices on wgpu), by input type.
     pub matrix_units: MatrixUnits,
 }
 
 /// The input types a device's matrix units (tensor cores) multiply in
 /// kernels kiln writes itself, each into sums of its accumulator type.
-/// All false where kiln has no kernel for them ([`Default`]): wgpu and the
-/// CPU, and CUDA devices before sm_80.
+/// All false where kiln has no kernel for them ([`Default`]): the CPU, CUDA
+/// devices before sm_80, and wgpu adapters without cooperative matrices.
 ///
-/// | field | inputs, sums | CUDA |
-/// |---|---|---|
-/// | `half` | f16 and bf16, f32 | `mma.sync.m16n8k16`, sm_80 and later |
-/// | `tf32` | f32 rounded to TF32, f32 | `mma.sync.m16n8k8`, sm_80 and later |
-/// | `f64` | f64, f64 (exact FMA) | `mma.sync.m8n8k4`, sm_80 and later |
+/// | field | inputs, sums | CUDA | wgpu |
+/// |---|---|---|---|
+/// | `half` | f16 and bf16, f32 | `mma.sync.m16n8k16`, sm_80 and later | f16: `coop_mat16x16` where the adapter offers f16 into f32 (`VK_KHR_cooperative_matrix`) to 32-invocation subgroups |
+/// | `tf32` | f32 rounded to TF32, f32 | `mma.sync.m16n8k8`, sm_80 and later | - |
+/// | `f64` | f64, f64 (exact FMA) | `mma.sync.m16n8k8` on sm_90, `m8n8k4` on sm_80 to sm_89 | - |
 ///
 /// # Examples
 /// ```

@@ -98,6 +98,9 @@ pub(super) enum Kernel {
     Own(Algo),
     /// CUDA's tensor-core kernel, on the device's matrix units.
     Mma(Mma),
+    /// WGSL's f16 kernel on cooperative matrices (coop.wgsl), where the
+    /// device has them (`MatrixUnits::half` on wgpu).
+    Coop,
 }
 
 /// The kernel of one product and how it is launched.
@@ -140,6 +143,10 @@ pub(super) fn plan<B: Backend, T: MatmulElement>(
     {
         return plan;
     }
+    if let Some(plan) = (!naive).then(|| coop_plan(B::LANGUAGE, T::DTYPE, info, shape)).flatten() {
+        return plan;
+    }
+    let depth = batch.clamp(1, max[2] as usize) as u32;
     let sgemm = !naive && T::DTYPE == DType::F32 && has_sgemm(B::LANGUAGE);
     // 16-byte loads where the device takes them, neither factor is read
     // transposed, and every row, matrix and pointer is 16-byte aligned.
@@ -151,10 +158,23 @@ pub(super) fn plan<B: Backend, T: MatmulElement>(
         (false, true) => (Algo::Sgemm, 128, LaunchConfig::new(1, 256).block),
         (false, false) => (Algo::Tiled, 64, tiled_block(B::LANGUAGE)),
     };
-    // Kernels stride over the batch when it has more products than the grid's z.
-    let depth = batch.clamp(1, max[2] as usize) as u32;
+    // Kernels stride over the batch when it has more products than the grid's z (`depth`).
     let config = LaunchConfig::new((blocks(n, tile, max[0]), blocks(m, tile, max[1]), depth), block);
     Plan { kernel: Kernel::Own(algo), vec, config }
+}
+
+/// The cooperative-matrix plan for a product of `dtype` in `language`: f16
+/// in WGSL on a device with matrix units for it, 64 x 64 tiles of c a
+/// workgroup of four 32-invocation subgroups (coop.wgsl), the batch along
+/// z; `None` otherwise.
+fn coop_plan(language: Language, dtype: DType, info: &DeviceInfo, shape: &MatmulShape) -> Option<Plan> {
+    if language != Language::Wgsl || dtype != DType::F16 || !info.features.matrix_units.half {
+        return None;
+    }
+    let max = info.limits.max_grid;
+    let depth = shape.batch.clamp(1, max[2] as usize) as u32;
+    let grid = (blocks(shape.n, 64, max[0]), blocks(shape.m, 64, max[1]), depth);
+    Some(Plan { kernel: Kernel::Coop, vec: false, config: LaunchConfig::new(grid, 128) })
 }
 
 /// The tensor-core plan for `shape`: one block per 128-row output tile
@@ -239,6 +259,26 @@ mod tests {
         assert_eq!(Mma::Bf16.shared_bytes(), 156_672);
         assert_eq!(Mma::Tf32.shared_bytes(), 156_672);
         assert_eq!(Mma::F64.shared_bytes(), 122_880);
+    }
+
+    /// f16 products in WGSL take the cooperative-matrix kernel where the
+    /// device has matrix units for them, nothing else does.
+    #[test]
+    fn cooperative_matrices_serve_f16_in_wgsl_only() {
+        let mut info = Device::<Cpu>::open(0).unwrap().info().clone();
+        info.limits.max_grid = [65535; 3];
+        let shape = MatmulShape::new(100, 130, 7).batch(3);
+        assert!(coop_plan(Language::Wgsl, DType::F16, &info, &shape).is_none(), "no matrix units");
+        info.features.matrix_units.half = true;
+        let plan = coop_plan(Language::Wgsl, DType::F16, &info, &shape).unwrap();
+        assert_eq!(plan.kernel, Kernel::Coop);
+        let c = plan.config;
+        assert_eq!(((c.grid.x, c.grid.y, c.grid.z), (c.block.x, c.block.y, c.block.z)), ((3, 2, 3), (128, 1, 1)));
+        for (language, dtype) in
+            [(Language::Wgsl, DType::F32), (Language::Cuda, DType::F16), (Language::Wgsl, DType::BF16)]
+        {
+            assert!(coop_plan(language, dtype, &info, &shape).is_none(), "{language:?} {dtype}");
+        }
     }
 
     #[test]

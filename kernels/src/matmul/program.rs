@@ -16,6 +16,7 @@ pub(super) fn matmul_program<T: MatmulElement>(kernel: Kernel, vec: bool) -> Arc
     let algo = match kernel {
         Kernel::Own(algo) => algo,
         Kernel::Mma(mma) => return mma_program::<T>(mma, vec),
+        Kernel::Coop => return coop_program(),
     };
     let name = format!("kiln_matmul_{}_{}{}", algo.name(), T::DTYPE, if vec { "_vec4" } else { "" });
     program(&name, || {
@@ -34,6 +35,18 @@ pub(super) fn matmul_program<T: MatmulElement>(kernel: Kernel, vec: bool) -> Arc
             .define("OUT", out)
             .define("IN", wgsl_in)
             .define("ACCUM", wgsl_acc)
+    })
+}
+
+/// The cooperative-matrix program of f16 products (WGSL only: the plan
+/// takes it on wgpu devices with matrix units).
+fn coop_program() -> Arc<Program> {
+    let name = "kiln_matmul_coop_f16";
+    program(name, || {
+        Program::new(name)
+            .wgsl(format!("enable f16;\nenable wgpu_cooperative_matrix;\n{WGSL_ABI}{}", include_str!("coop.wgsl")))
+            .define("KERNEL", name)
+            .define("COOP", name)
     })
 }
 
