@@ -15,16 +15,19 @@
 //! stored as it is (`m x k`, k contiguous) and `b` stored transposed
 //! (`n x k`, [`MatmulShape::transpose_b`]), as `torch._scaled_mm` requires
 //! too. Other layouts are refused with an `Unsupported` that says so, as
-//! are leading dimensions and batch strides that are not multiples of 16
-//! bytes, and operands not 16-byte aligned (cuBLASLt's requirements).
+//! are k and n that are not multiples of 16, leading dimensions and batch
+//! strides that are not multiples of 16 bytes, and operands not 16-byte
+//! aligned (cuBLASLt's requirements, which `torch._scaled_mm` checks too).
 //!
 //! One handle per opened device, created at the first scaled product and
 //! destroyed with the device, used under its lock only while enqueuing.
 //! Each call takes the algorithm cuBLASLt's heuristic ranks first for a
-//! workspace of [`WORKSPACE`] bytes (Hopper's FP8 kernels have none for an
-//! empty one) and a workspace of its own, allocated on the call's stream
-//! and freed there after the product (stream-ordered, from the pool), so
-//! products on different streams share no memory.
+//! workspace of [`WORKSPACE`] bytes and a workspace of its own, allocated
+//! on the call's stream and freed there after the product (stream-ordered,
+//! from the pool), so products on different streams share no memory. The
+//! call's scales are copied (on the stream, device to device) to the
+//! workspace's first 16-byte aligned slots, as cuBLASLt reads them only
+//! from aligned addresses, and the rest of the workspace is cuBLASLt's.
 //!
 //! [`RawDevice::gemm`]: kiln_core::RawDevice::gemm
 //! [`Gemm::scaled`]: kiln_core::Gemm::scaled
@@ -62,6 +65,9 @@ const CUBLAS_OP_T: i32 = 1;
 
 /// The workspace each product may use: cuBLAS's recommendation for Hopper.
 const WORKSPACE: usize = 32 << 20;
+/// Bytes at the workspace's start that hold the scales' aligned copies (a
+/// at 0, b at 16); cuBLASLt's part starts after them.
+const SCALES: usize = 256;
 
 /// The name kernels faulting inside cuBLASLt are reported under.
 const KERNEL_NAME: &str = "cuBLASLt scaled GEMM";
@@ -167,27 +173,36 @@ impl BlasLt {
             }
         };
         // Freed when dropped, on `stream`, after the product.
-        let workspace = stream.alloc(WORKSPACE)?;
+        let workspace = stream.alloc(SCALES + WORKSPACE)?;
         let buffers = [call.a.buffer, call.b.buffer, call.c.buffer, scales.scale_a.buffer, scales.scale_b.buffer];
         let foreign = buffers.map(|b| b.is_foreign(stream));
         for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
             b.before_foreign_use(stream)?;
         }
-        // SAFETY: the handle is this device's, whose context is current; the
-        // operands and scales are this device's buffers, each inside its
-        // buffer and `c` apart from the others (`check`), laid out as
-        // `layouts` describes, and nothing else touches them until the
-        // product has run (the caller's contract).
-        let done = unsafe { enqueue(handle, stream, call, &layouts, &workspace) }.map_err(|(name, e)| {
-            if name == HEURISTIC && e.0 == Status::CUBLAS_STATUS_NOT_SUPPORTED {
-                Error::unsupported(
-                    BackendKind::Cuda,
-                    call.to_string(),
-                    format!("cuBLASLt has no algorithm for this product on {}", self.state.name),
-                )
-            } else {
-                self.failed(name, e)
-            }
+        let copied = [scales.scale_a, scales.scale_b].iter().enumerate().try_for_each(|(i, scale)| {
+            // SAFETY: both buffers are this device's (the scales' by the
+            // caller's contract); the scale is 4 bytes inside its buffer
+            // (`check`) and slot i of the fresh workspace is too.
+            unsafe { stream.copy(scale.buffer, scale.offset, &workspace, 16 * i, 4) }
+        });
+        let done = copied.and_then(|()| {
+            // SAFETY: the handle is this device's, whose context is current;
+            // the operands are this device's buffers, each inside its buffer
+            // and `c` apart from the others (`check`), laid out as `layouts`
+            // describes, the scales copied into the workspace's slots, and
+            // nothing else touches them until the product has run (the
+            // caller's contract; the workspace is this call's alone).
+            unsafe { enqueue(handle, stream, call, &layouts, &workspace) }.map_err(|(name, e)| {
+                if name == HEURISTIC && e.0 == Status::CUBLAS_STATUS_NOT_SUPPORTED {
+                    Error::unsupported(
+                        BackendKind::Cuda,
+                        call.to_string(),
+                        format!("cuBLASLt has no algorithm for this product on {}", self.state.name),
+                    )
+                } else {
+                    self.failed(name, e)
+                }
+            })
         });
         let mut recorded = Ok(());
         for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
@@ -245,6 +260,12 @@ impl Layouts {
             return Err("cuBLASLt's 8-bit products read both operands along k: a stored m x k as it is, \
                         and b stored transposed (n x k, MatmulShape::transpose_b)"
                 .into());
+        }
+        if s.k % 16 != 0 || s.n % 16 != 0 {
+            return Err(format!(
+                "cuBLASLt's 8-bit products need k and n multiples of 16; they are {} and {}",
+                s.k, s.n
+            ));
         }
         let out = call.output.size();
         // kiln's stored `n x k` b is cuBLASLt's column-major k x n, read transposed.
@@ -368,8 +389,9 @@ unsafe fn set_desc<T>(
 /// - `call` has passed `Gemm::check` and [`Layouts::of`] (which gave
 ///   `layouts`), its dtypes are one of [`SCALED`], and its buffers belong to
 ///   the context and are not touched by other work until the product has run.
-/// - `workspace` is a buffer of [`WORKSPACE`] bytes of the context that no
-///   other work uses until the product has run.
+/// - `workspace` is a buffer of [`SCALES`] + [`WORKSPACE`] bytes of the
+///   context, holding the scales of a and b at bytes 0 and 16, that no other
+///   work uses until the product has run.
 unsafe fn enqueue(
     handle: sys::cublasLtHandle_t,
     stream: &CudaStream,
@@ -398,8 +420,9 @@ unsafe fn enqueue(
         .map_err(|e| ("cublasLtMatmulDescCreate", e))?;
     made.matmul = Some(desc);
     let ptr = |op: &kiln_core::GemmOperand<'_, Cuda>| op.buffer.device_ptr() + op.offset as u64;
-    // cuBLASLt's A is kiln's b, its B kiln's a: their scales swap likewise.
-    let (scale_a, scale_b) = (ptr(&scales.scale_b), ptr(&scales.scale_a));
+    // cuBLASLt's A is kiln's b, its B kiln's a: their scales (copied to the
+    // workspace's slots 0 and 16) swap likewise.
+    let (scale_a, scale_b) = (workspace.device_ptr() + 16, workspace.device_ptr());
     // SAFETY: `desc` is live; each value has its attribute's type.
     unsafe {
         set_desc(desc, M::CUBLASLT_MATMUL_DESC_TRANSA, &CUBLAS_OP_T)?;
@@ -456,7 +479,7 @@ unsafe fn enqueue(
                 d as *mut c_void,
                 ld,
                 &best.algo,
-                workspace.device_ptr() as *mut c_void,
+                (workspace.device_ptr() + SCALES as u64) as *mut c_void,
                 WORKSPACE,
                 stream.stream.cu_stream() as sys::cudaStream_t,
             )

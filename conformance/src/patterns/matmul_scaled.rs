@@ -2,9 +2,10 @@
 //! f32, f16 and bf16, on batches of random sizes and two kinds of layout:
 //!
 //! - `matmul/scaled/{a}x{b}`: the layout cuBLASLt's 8-bit products take (`a`
-//!   stored as it is, `b` transposed, leading dimensions, batch strides and
-//!   view offsets on 16 bytes), which every backend offering the product
-//!   must compute;
+//!   stored as it is, `b` transposed, k and n multiples of 16, leading
+//!   dimensions, batch strides and view offsets on 16 bytes; the scales at
+//!   any 4-byte offset), which every backend offering the product must
+//!   compute;
 //! - `matmul/scaled/{a}x{b}/any`: random layouts and offsets, which a
 //!   backend may refuse with `Unsupported` (c untouched) but, where it
 //!   computes them, must get right.
@@ -15,7 +16,7 @@
 //! an f64 reference; every other element of c's buffer, and the inputs,
 //! must keep their bits.
 
-use kiln_core::{Backend, DType, Device, Error, F8E4M3, F8E5M2, MatmulShape, MatrixLayout, bf16, f16};
+use kiln_core::{Backend, DType, Device, Error, F8E4M3, F8E5M2, MatmulShape, MatrixLayout, RawDevice, bf16, f16};
 use kiln_kernels::matmul::{Fp8Element, ScaledOutput, matmul_scaled};
 use rand::Rng;
 
@@ -70,8 +71,11 @@ fn scaled<B: Backend, A: Input, W: Input, O: ScaledOutput + Sample>(
     device: &Device<B>,
     ctx: &mut Ctx,
 ) -> Result<(), Failure> {
-    let (m, n) = (ctx.rng.random_range(1..=80), ctx.rng.random_range(1..=80));
-    let k = if ctx.rng.random_ratio(1, 10) { 0 } else { ctx.rng.random_range(1..=200) };
+    // cuBLASLt's layout: k and n multiples of 16 too.
+    let unit = if aligned { 16 } else { 1 };
+    let m = ctx.rng.random_range(1..=80);
+    let n = ctx.rng.random_range(1..=80usize).next_multiple_of(unit);
+    let k = if ctx.rng.random_ratio(1, 10) { 0 } else { ctx.rng.random_range(1..=200usize).next_multiple_of(unit) };
     let batch = ctx.rng.random_range(1..=3);
     let (ta, tb) = if aligned { (false, true) } else { (ctx.rng.random_bool(0.5), ctx.rng.random_bool(0.5)) };
     let stored = |t: bool, r: usize, c: usize| if t { (c, r) } else { (r, c) };
@@ -131,9 +135,15 @@ fn scaled<B: Backend, A: Input, W: Input, O: ScaledOutput + Sample>(
     same_bits(&format!("input b of {what}"), &b, &bb.to_vec()?)?;
     let got = cb.to_vec()?;
     match done {
-        Err(e @ Error::Unsupported { .. }) if !aligned || B::KIND == kiln_core::BackendKind::Wgpu => {
-            // Refused: c keeps every bit.
+        Err(e @ Error::Unsupported { .. }) => {
+            // Refused: c keeps every bit, and a device offering the product
+            // takes it in cuBLASLt's layout.
             same_bits(&format!("c of {what}, refused"), &before, &got)?;
+            let offered = B::KIND == kiln_core::BackendKind::Cpu
+                || device.raw().vendor_gemm().is_some_and(|v| v.supports_scaled(A::DTYPE, W::DTYPE, O::DTYPE));
+            if aligned && offered {
+                return Err(Failure::Contract(format!("{what}: an offered product refused: {e}")));
+            }
             return Err(Failure::Error(e));
         }
         Err(e) => return Err(Failure::Error(e)),

@@ -43,9 +43,11 @@
 // c ^ ((r >> 1) & 3)).
 //
 // Bound: mma.sync issues from one block of 8 warps per SM (about 200
-// registers a thread); on the H100 and H200 this reaches about 0.45 of
-// cuBLAS, whose Hopper kernels use wgmma (benches/lab/README.md has the
-// measurements).
+// registers a thread); on the H200 the 16-bit and TF32 kernels keep the
+// tensor pipe 47% busy (ncu), about 0.44 of cuBLAS, whose Hopper kernels use
+// wgmma and keep it 95% busy; the f64 kernel's m16n8k8 keeps the DMMA pipe
+// 61% busy, about 0.72 of cuBLAS's DGEMM (m8n8k4: 79% busy at half the
+// rate, 0.45). benches/lab/README.md and benches/results have the numbers.
 
 typedef unsigned long long kiln_u64;
 
