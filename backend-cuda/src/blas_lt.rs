@@ -261,7 +261,7 @@ impl Layouts {
                         and b stored transposed (n x k, MatmulShape::transpose_b)"
                 .into());
         }
-        if s.k % 16 != 0 || s.n % 16 != 0 {
+        if !s.k.is_multiple_of(16) || !s.n.is_multiple_of(16) {
             return Err(format!(
                 "cuBLASLt's 8-bit products need k and n multiples of 16; they are {} and {}",
                 s.k, s.n
@@ -276,7 +276,7 @@ impl Layouts {
         let offsets = [("a", call.a.offset), ("b", call.b.offset), ("c", call.c.offset)];
         let buffers = [call.a.buffer, call.b.buffer, call.c.buffer];
         for ((name, offset), buffer) in offsets.into_iter().zip(buffers) {
-            if (buffer.device_ptr() + offset as u64) % 16 != 0 {
+            if !(buffer.device_ptr() + offset as u64).is_multiple_of(16) {
                 return Err(format!("cuBLASLt's 8-bit products need 16-byte aligned operands; {name} is not"));
             }
         }
@@ -299,12 +299,12 @@ fn side(
 ) -> std::result::Result<Side, String> {
     let ld = if rows > 1 { layout.ld } else { cols.next_multiple_of(16usize.div_ceil(size)) };
     let stride = if batched { layout.stride } else { 0 };
-    if (ld * size) % 16 != 0 {
+    if !(ld * size).is_multiple_of(16) {
         return Err(format!(
             "cuBLASLt's 8-bit products need leading dimensions of a multiple of 16 bytes; {name}'s is {ld} elements"
         ));
     }
-    if (stride * size) % 16 != 0 {
+    if !(stride * size).is_multiple_of(16) {
         return Err(format!(
             "cuBLASLt's 8-bit products need batch strides of a multiple of 16 bytes; {name}'s is {stride} elements"
         ));

@@ -257,7 +257,7 @@ impl<B: Backend> Gemm<'_, B> {
         if let Some(scales) = &self.scaled {
             for (name, op) in [("scale_a", &scales.scale_a), ("scale_b", &scales.scale_b)] {
                 let range = op.offset..op.offset.saturating_add(4);
-                if range.end > op.buffer.len() || op.offset % 4 != 0 {
+                if range.end > op.buffer.len() || !op.offset.is_multiple_of(4) {
                     return Err(Error::invalid(
                         what,
                         format!(

@@ -476,6 +476,23 @@ impl<B: Backend> Stream<B> {
     /// `scale_b` are one `f32` each, read by the device when the product
     /// runs. `Unsupported` where the device offers no such product
     /// ([`VendorGemm::supports_scaled`](crate::VendorGemm::supports_scaled)).
+    ///
+    /// # Examples
+    /// The CPU offers no vendor GEMM (kiln-kernels' `matmul_scaled`
+    /// computes its scaled products itself):
+    /// ```
+    /// use kiln_core::{Device, Error, F8E4M3, MatmulShape};
+    /// use kiln_cpu::Cpu;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let a = s.upload(&[F8E4M3::from_f32(1.0); 16])?;
+    /// let (scale_a, scale_b) = (s.upload(&[1.0f32])?, s.upload(&[1.0f32])?);
+    /// let mut c = s.alloc::<f32>(1)?;
+    /// let shape = MatmulShape::new(1, 1, 16).transpose_b();
+    /// let refused = s.vendor_scaled_gemm(&a, &a, &mut c, &shape, &scale_a, &scale_b);
+    /// assert!(matches!(refused, Err(Error::Unsupported { .. })));
+    /// # Ok(()) }
+    /// ```
     pub fn vendor_scaled_gemm<IA: Element, IB: Element, O: Element>(
         &self,
         a: &impl View<B, IA>,

@@ -192,11 +192,14 @@ pub(crate) enum Op<B: Backend> {
         c: (Arc<Storage<B>>, usize),
         shape: GemmShape,
         /// A scaled product's scales (of a and of b).
-        scales: Option<[(Arc<Storage<B>>, usize); 2]>,
+        scales: Option<[Held<B>; 2]>,
     },
     Mark(usize),
     Join(usize),
 }
+
+/// A buffer a recorded step holds, and the byte offset it uses it from.
+pub(crate) type Held<B> = (Arc<Storage<B>>, usize);
 
 /// A product's sizes and types.
 #[derive(Clone, Copy)]
@@ -331,7 +334,7 @@ pub(crate) fn gemm<'a, B: Backend>(
     b: &'a (Arc<Storage<B>>, usize),
     c: &'a (Arc<Storage<B>>, usize),
     shape: &GemmShape,
-    scales: Option<&'a [(Arc<Storage<B>>, usize); 2]>,
+    scales: Option<&'a [Held<B>; 2]>,
 ) -> Gemm<'a, B> {
     let operand =
         |(storage, offset): &'a (Arc<Storage<B>>, usize)| GemmOperand { buffer: storage.raw(), offset: *offset };
