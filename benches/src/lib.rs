@@ -475,6 +475,7 @@ mod tests {
                 "matmul_f16 16Mi",
                 "matmul_bf16 16Mi",
                 "matmul_f16_f16 16Mi",
+                "matmul_f8e4m3 16Mi",
                 "matmul_f32_tf32_own 16Mi",
                 "matmul_f16_own 16Mi",
                 "matmul_bf16_own 16Mi",
