@@ -500,6 +500,7 @@ mod tests {
                 DType::F16,
                 DType::BF16,
                 DType::F16,
+                DType::F8E4M3,
                 DType::F32,
                 DType::F16,
                 DType::BF16
