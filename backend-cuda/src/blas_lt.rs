@@ -33,6 +33,7 @@
 //! [`Gemm::scaled`]: kiln_core::Gemm::scaled
 //! [`MatmulShape::transpose_b`]: kiln_core::MatmulShape::transpose_b
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -79,10 +80,36 @@ fn present() -> bool {
     *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
 }
 
-/// A live cuBLASLt handle and the id its kernels are reported under.
+/// A live cuBLASLt handle, the id its kernels are reported under, and the
+/// algorithms its heuristic chose, by call (asked once per shape, layout,
+/// types and alignment: the query costs more than a small product).
 struct Handle {
     raw: sys::cublasLtHandle_t,
     kernel: u32,
+    algos: HashMap<AlgoKey, sys::cublasLtMatmulAlgo_t>,
+}
+
+/// The most algorithms a handle keeps; past it the cache starts again.
+const ALGOS: usize = 256;
+
+/// What the heuristic's choice depends on: the matrices, the batch of one
+/// call, the types (a, b, c) and the operands' alignments in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct AlgoKey {
+    layouts: Layouts,
+    count: usize,
+    types: (DType, DType, DType),
+    align: [u32; 3],
+}
+
+/// The largest power of two, up to 256, that divides `address`: the
+/// alignment cuBLASLt is told of (its heuristic assumes 256 otherwise).
+fn alignment(address: u64) -> u32 {
+    if address == 0 {
+        256
+    } else {
+        1u32 << address.trailing_zeros().min(8)
+    }
 }
 
 // SAFETY: a cuBLASLt handle may be used from any thread with its context
@@ -163,15 +190,15 @@ impl BlasLt {
         self.state.check_usable()?;
         self.state.bind(KERNEL_NAME)?;
         let mut guard = self.lock();
-        let (handle, kernel) = match guard.as_ref() {
-            Some(h) => (h.raw, h.kernel),
-            None => {
-                let raw = lt::create_handle().map_err(|e| self.failed("cublasLtCreate", e))?;
-                let kernel = self.state.register_kernel(KERNEL_NAME);
-                *guard = Some(Handle { raw, kernel });
-                (raw, kernel)
-            }
+        if guard.is_none() {
+            let raw = lt::create_handle().map_err(|e| self.failed("cublasLtCreate", e))?;
+            let kernel = self.state.register_kernel(KERNEL_NAME);
+            *guard = Some(Handle { raw, kernel, algos: HashMap::new() });
+        }
+        let Some(handle) = guard.as_mut() else {
+            return Err(Error::invalid(KERNEL_NAME, "the handle was just made"));
         };
+        let kernel = handle.kernel;
         // Freed when dropped, on `stream`, after the product.
         let workspace = stream.alloc(SCALES + WORKSPACE)?;
         let buffers = [call.a.buffer, call.b.buffer, call.c.buffer, scales.scale_a.buffer, scales.scale_b.buffer];
@@ -235,7 +262,7 @@ impl Drop for BlasLt {
 
 /// One matrix as cuBLASLt sees it (column-major): rows, columns, leading
 /// dimension and batch stride, in elements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Side {
     rows: u64,
     cols: u64,
@@ -245,7 +272,7 @@ struct Side {
 
 /// The three matrices of a call, in cuBLASLt's order: its A is kiln's `b`
 /// (read transposed), its B kiln's `a`, its C and D kiln's `c`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Layouts {
     a: Side,
     b: Side,
@@ -353,6 +380,38 @@ impl Drop for Descriptors {
     }
 }
 
+/// The heuristic's preferences for a call whose A, B and D (and C, which is
+/// D) are aligned to `align` bytes: the workspace's size and the
+/// alignments, made once a call.
+fn preference_for(
+    made: &mut Descriptors,
+    align: [u32; 3],
+) -> std::result::Result<sys::cublasLtMatmulPreference_t, (&'static str, CublasError)> {
+    use sys::cublasLtMatmulPreferenceAttributes_t as P;
+    if let Some(p) = made.preference {
+        return Ok(p);
+    }
+    let preference = lt::create_matmul_pref().map_err(|e| ("cublasLtMatmulPreferenceCreate", e))?;
+    made.preference = Some(preference);
+    let set = |attr, value: *const c_void, size| {
+        // SAFETY: `preference` is live; `value` points to `size` bytes of the attribute's type.
+        unsafe { lt::set_matmul_pref_attribute(preference, attr, value, size) }
+            .map_err(|e| ("cublasLtMatmulPreferenceSetAttribute", e))
+    };
+    let workspace = WORKSPACE as u64;
+    set(P::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace as *const u64 as *const c_void, size_of::<u64>())?;
+    let [a, b, d] = align;
+    for (attr, value) in [
+        (P::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, a),
+        (P::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, b),
+        (P::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, d),
+        (P::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, d),
+    ] {
+        set(attr, &value as *const u32 as *const c_void, size_of::<u32>())?;
+    }
+    Ok(preference)
+}
+
 /// Set attribute `attr` of a layout to `value`.
 ///
 /// # Safety
@@ -385,7 +444,8 @@ unsafe fn set_desc<T>(
 /// `i32::MAX`; the failing call's name with the error.
 ///
 /// # Safety
-/// - `handle` is live and its context current; `stream` is the context's.
+/// - `handle` is live and its context current; `stream` is the context's;
+///   its algorithms were chosen for calls of their keys.
 /// - `call` has passed `Gemm::check` and [`Layouts::of`] (which gave
 ///   `layouts`), its dtypes are one of [`SCALED`], and its buffers belong to
 ///   the context and are not touched by other work until the product has run.
@@ -393,7 +453,7 @@ unsafe fn set_desc<T>(
 ///   context, holding the scales of a and b at bytes 0 and 16, that no other
 ///   work uses until the product has run.
 unsafe fn enqueue(
-    handle: sys::cublasLtHandle_t,
+    handle: &mut Handle,
     stream: &CudaStream,
     call: &Gemm<'_, Cuda>,
     layouts: &Layouts,
@@ -404,18 +464,6 @@ unsafe fn enqueue(
     let Some(scales) = call.scaled else { return Ok(()) };
     let shape = &call.shape;
     let mut made = Descriptors { matmul: None, preference: None, layouts: Vec::new() };
-    let preference = lt::create_matmul_pref().map_err(|e| ("cublasLtMatmulPreferenceCreate", e))?;
-    made.preference = Some(preference);
-    // SAFETY: `preference` is live; the attribute is a u64.
-    unsafe {
-        lt::set_matmul_pref_attribute(
-            preference,
-            sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-            &(WORKSPACE as u64) as *const u64 as *const c_void,
-            size_of::<u64>(),
-        )
-    }
-    .map_err(|e| ("cublasLtMatmulPreferenceSetAttribute", e))?;
     let desc = lt::create_matmul_desc(sys::cublasComputeType_t::CUBLAS_COMPUTE_32F, sys::cudaDataType::CUDA_R_32F)
         .map_err(|e| ("cublasLtMatmulDescCreate", e))?;
     made.matmul = Some(desc);
@@ -455,18 +503,35 @@ unsafe fn enqueue(
         let b = at(&call.a, layouts.b.stride, 1);
         let d = at(&call.c, layouts.d.stride, call.output.size());
         let (alpha, beta) = (1.0f32, 0.0f32);
-        // SAFETY: the descriptors are live and describe the call.
-        let best = unsafe { lt::get_matmul_algo_heuristic(handle, desc, la, lb, ld, ld, preference) }
-            .map_err(|e| (HEURISTIC, e))?;
+        let key = AlgoKey {
+            layouts: *layouts,
+            count,
+            types: (call.input, scales.input_b, call.output),
+            align: [alignment(a), alignment(b), alignment(d)],
+        };
+        let algo = match handle.algos.get(&key) {
+            Some(algo) => *algo,
+            None => {
+                let preference = preference_for(&mut made, key.align)?;
+                // SAFETY: the descriptors are live and describe the call.
+                let best = unsafe { lt::get_matmul_algo_heuristic(handle.raw, desc, la, lb, ld, ld, preference) }
+                    .map_err(|e| (HEURISTIC, e))?;
+                if handle.algos.len() >= ALGOS {
+                    handle.algos.clear();
+                }
+                handle.algos.insert(key, best.algo);
+                best.algo
+            }
+        };
         // SAFETY: the pointers address `count` matrices of the layouts
         // described, inside their buffers (the caller's contract); C is D
         // with beta zero, so it is not read; alpha and beta are host f32s
         // (the scale type); the algorithm is the heuristic's for these
-        // descriptors and a workspace of WORKSPACE bytes, which `workspace`
-        // is and no other work uses (the caller's contract).
+        // descriptors, alignments and a workspace of WORKSPACE bytes, which
+        // `workspace` is and no other work uses (the caller's contract).
         unsafe {
             lt::matmul(
-                handle,
+                handle.raw,
                 desc,
                 &alpha as *const f32 as *const c_void,
                 &beta as *const f32 as *const c_void,
@@ -478,7 +543,7 @@ unsafe fn enqueue(
                 ld,
                 d as *mut c_void,
                 ld,
-                &best.algo,
+                &algo,
                 (workspace.device_ptr() + SCALES as u64) as *mut c_void,
                 WORKSPACE,
                 stream.stream.cu_stream() as sys::cudaStream_t,
@@ -512,6 +577,15 @@ mod tests {
         assert!(side(&strided, 8, 40, 1, true, "a").unwrap_err().contains("batch strides"));
         assert!(side(&strided, 8, 40, 1, false, "a").is_ok());
         assert_eq!(side(&MatrixLayout { ld: 8, ..odd }, 8, 8, 2, true, "c").map(|s| s.ld), Ok(8));
+    }
+
+    #[test]
+    fn alignments_are_powers_of_two_up_to_256() {
+        assert_eq!(alignment(0x7f00_0000_0100), 256);
+        assert_eq!(alignment(0x7f00_0000_0010), 16);
+        assert_eq!(alignment(0x7f00_0000_0030), 16);
+        assert_eq!(alignment(0x7f00_0000_0008), 8);
+        assert_eq!(alignment(0), 256);
     }
 
     #[test]
