@@ -2,8 +2,7 @@
 # Issue 45 (wgpu round two), first measurements, one call of about 3
 # minutes (`gpu/kiln` from `cargo build --release -p kiln-cli`, `.gl/`):
 #   the random fills on Vulkan in conformance, then timed beside CUDA at
-#   1 Mi, 64 Mi and 256 Mi (the WGSL Philox kernel now stages a
-#   workgroup's values and stores them as consecutive words);
+#   1 Mi, 64 Mi and 256 Mi;
 #   where the large sizes fall off: copy and reduce on both backends at
 #   16, 64, 128, 192 and 256 Mi; clocks sampled beside the benches.
 set -u
