@@ -25,9 +25,10 @@
 //! workspace of [`WORKSPACE`] bytes and a workspace of its own, allocated
 //! on the call's stream and freed there after the product (stream-ordered,
 //! from the pool), so products on different streams share no memory. The
-//! call's scales are copied (on the stream, device to device) to the
-//! workspace's first 16-byte aligned slots, as cuBLASLt reads them only
-//! from aligned addresses, and the rest of the workspace is cuBLASLt's.
+//! call's scales are read where they are if 16-byte aligned (a scale of
+//! its own buffer is), else copied (on the stream, device to device) to
+//! the workspace's first 16-byte aligned slots, as cuBLASLt reads them only
+//! from aligned addresses; the rest of the workspace is cuBLASLt's.
 //!
 //! [`RawDevice::gemm`]: kiln_core::RawDevice::gemm
 //! [`Gemm::scaled`]: kiln_core::Gemm::scaled
@@ -100,6 +101,12 @@ struct AlgoKey {
     count: usize,
     types: (DType, DType, DType),
     align: [u32; 3],
+}
+
+/// Whether a scale's address is 16-byte aligned, as cuBLASLt reads scales;
+/// the others are copied to the workspace's slots.
+fn is_aligned(scale: &kiln_core::GemmOperand<'_, Cuda>) -> bool {
+    (scale.buffer.device_ptr() + scale.offset as u64).is_multiple_of(16)
 }
 
 /// The largest power of two, up to 256, that divides `address`: the
@@ -207,6 +214,9 @@ impl BlasLt {
             b.before_foreign_use(stream)?;
         }
         let copied = [scales.scale_a, scales.scale_b].iter().enumerate().try_for_each(|(i, scale)| {
+            if is_aligned(scale) {
+                return Ok(());
+            }
             // SAFETY: both buffers are this device's (the scales' by the
             // caller's contract); the scale is 4 bytes inside its buffer
             // (`check`) and slot i of the fresh workspace is too.
@@ -450,8 +460,8 @@ unsafe fn set_desc<T>(
 ///   `layouts`), its dtypes are one of [`SCALED`], and its buffers belong to
 ///   the context and are not touched by other work until the product has run.
 /// - `workspace` is a buffer of [`SCALES`] + [`WORKSPACE`] bytes of the
-///   context, holding the scales of a and b at bytes 0 and 16, that no other
-///   work uses until the product has run.
+///   context, holding at bytes 0 and 16 the scales of a and b that are not
+///   16-byte aligned, that no other work uses until the product has run.
 unsafe fn enqueue(
     handle: &mut Handle,
     stream: &CudaStream,
@@ -468,9 +478,16 @@ unsafe fn enqueue(
         .map_err(|e| ("cublasLtMatmulDescCreate", e))?;
     made.matmul = Some(desc);
     let ptr = |op: &kiln_core::GemmOperand<'_, Cuda>| op.buffer.device_ptr() + op.offset as u64;
-    // cuBLASLt's A is kiln's b, its B kiln's a: their scales (copied to the
-    // workspace's slots 0 and 16) swap likewise.
-    let (scale_a, scale_b) = (workspace.device_ptr() + 16, workspace.device_ptr());
+    // A scale where it is, if aligned, else its copy in the workspace's slot.
+    let scale = |op: &kiln_core::GemmOperand<'_, Cuda>, slot: u64| {
+        if is_aligned(op) {
+            ptr(op)
+        } else {
+            workspace.device_ptr() + slot
+        }
+    };
+    // cuBLASLt's A is kiln's b, its B kiln's a: their scales swap likewise.
+    let (scale_a, scale_b) = (scale(&scales.scale_b, 16), scale(&scales.scale_a, 0));
     // SAFETY: `desc` is live; each value has its attribute's type.
     unsafe {
         set_desc(desc, M::CUBLASLT_MATMUL_DESC_TRANSA, &CUBLAS_OP_T)?;

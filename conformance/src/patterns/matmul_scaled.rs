@@ -122,15 +122,21 @@ fn scaled<B: Backend, A: Input, W: Input, O: ScaledOutput + Sample>(
         }
     }
     let s = device.stream();
-    let (ab, bb, cb_scales) = (device.upload(&a)?, device.upload(&b)?, device.upload(&[0.0f32, sa, sb])?);
+    let (ab, bb) = (device.upload(&a)?, device.upload(&b)?);
+    // The scales in a buffer each, or side by side at 4-byte offsets.
+    let own = ctx.rng.random_bool(0.5);
+    let shared = device.upload(&[0.0f32, sa, sb])?;
+    let (own_a, own_b) = (device.upload(&[sa])?, device.upload(&[sb])?);
     let mut cb = device.upload(&before)?;
     let done = {
         let (av, bv) = (ab.slice(a_off..)?, bb.slice(b_off..)?);
-        let (sav, sbv) = (cb_scales.slice(1..2)?, cb_scales.slice(2..3)?);
+        let (sav, sbv) =
+            if own { (own_a.slice(..)?, own_b.slice(..)?) } else { (shared.slice(1..2)?, shared.slice(2..3)?) };
         let mut cv = cb.slice_mut(c_off..c_off + c_span)?;
         matmul_scaled(&s, &av, &bv, &mut cv, shape, &sav, &sbv)
     };
-    let what = format!("{shape}, views at offsets {a_off}, {b_off} and {c_off}, scales {sa} and {sb}");
+    let placed = if own { "in buffers of their own" } else { "at 4-byte offsets" };
+    let what = format!("{shape}, views at offsets {a_off}, {b_off} and {c_off}, scales {sa} and {sb} {placed}");
     same_bits(&format!("input a of {what}"), &a, &ab.to_vec()?)?;
     same_bits(&format!("input b of {what}"), &b, &bb.to_vec()?)?;
     let got = cb.to_vec()?;
