@@ -39,7 +39,8 @@ impl WgpuDevice {
         }
         let mut features = wanted_features(adapter.features(), hidden);
         let coop = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16;
-        if !features.contains(coop) || !crate::optional::cooperative_matrix_usable(adapter) {
+        let asked = crate::optional::coop_asked(std::env::var(crate::optional::COOP_ENV).ok().as_deref());
+        if !asked || !features.contains(coop) || !crate::optional::cooperative_matrix_usable(adapter) {
             features.remove(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
         }
         let experimental = if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {

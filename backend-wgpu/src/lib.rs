@@ -15,7 +15,9 @@
 //! and the optional features kiln uses that it has (f64, f16, subgroups,
 //! f32 atomics, timestamps), all reported in its
 //! [`DeviceInfo`]; `KILN_WGPU_HIDE=subgroups,f64` ([`HIDE_ENV`]) leaves
-//! those named off, to run kiln as on an adapter without them.
+//! those named off, to run kiln as on an adapter without them, and
+//! `KILN_WGPU_COOPERATIVE_MATRIX=1` ([`COOP_ENV`]) opts in to cooperative
+//! matrices for f16 products where the adapter has them.
 //!
 //! # Streams, events and the single queue
 //! | kiln | wgpu |
@@ -133,7 +135,7 @@ pub use event::WgpuEvent;
 pub use kernel::WgpuKernel;
 pub use kernel::CHECKED_ENV;
 pub use memory::{WgpuBuffer, WgpuHostBuffer};
-pub use optional::{Optional, HIDE_ENV};
+pub use optional::{Optional, COOP_ENV, HIDE_ENV};
 pub use stream::WgpuStream;
 
 use kiln_core::{Backend, BackendKind, DeviceInfo, Language, Result};

@@ -3,6 +3,18 @@
 //! they take on such an adapter (a browser's WebGPU, say), so those can be
 //! tested anywhere.
 
+/// Environment variable that opts in to cooperative matrices
+/// ([`Optional::CooperativeMatrix`]) when set to `1`: they are off unless
+/// asked for, as kiln's cooperative-matrix kernel is still slower than its
+/// SIMT one (1024^3 f16 on the H200's Vulkan driver: 10.5 against 14.1
+/// TFLOP/s). [`HIDE_ENV`] still wins over it.
+pub const COOP_ENV: &str = "KILN_WGPU_COOPERATIVE_MATRIX";
+
+/// Whether [`COOP_ENV`]'s value asks for cooperative matrices.
+pub(crate) fn coop_asked(value: Option<&str>) -> bool {
+    value.is_some_and(|v| v.trim() == "1")
+}
+
 /// Environment variable naming optional features to leave off on every
 /// device opened (comma-separated [`Optional::name`]s: `subgroups`, `f64`,
 /// `f16`, `float-atomics`, `timestamps`, `coop-matrix`). Unknown names are
@@ -30,7 +42,9 @@ pub enum Optional {
     /// Cooperative matrices (`VK_KHR_cooperative_matrix`, wgpu's
     /// experimental `wgpu_cooperative_matrix` WGSL extension), which kiln's
     /// f16 products run on where the adapter offers 16 x 16 x 16 products of
-    /// f16 into f32 to subgroups of exactly 32 invocations.
+    /// f16 into f32 to subgroups of exactly 32 invocations, and where
+    /// [`COOP_ENV`] asks for them (off by default: slower than the SIMT
+    /// kernel so far).
     CooperativeMatrix,
 }
 
@@ -109,6 +123,14 @@ pub(crate) fn wanted_features(adapter: wgpu::Features, hidden: &[Optional]) -> w
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cooperative_matrices_are_asked_for_with_1_only() {
+        assert!(coop_asked(Some("1")) && coop_asked(Some(" 1\n")));
+        for other in [None, Some(""), Some("0"), Some("yes"), Some("true")] {
+            assert!(!coop_asked(other), "{other:?}");
+        }
+    }
 
     #[test]
     fn hidden_features_are_left_off_and_the_rest_kept() {

@@ -208,7 +208,7 @@ pub struct Features {
 ///
 /// | field | inputs, sums | CUDA | wgpu |
 /// |---|---|---|---|
-/// | `half` | f16 and bf16, f32 | `mma.sync.m16n8k16`, sm_80 and later | f16: `coop_mat16x16` where the adapter offers f16 into f32 (`VK_KHR_cooperative_matrix`) to 32-invocation subgroups |
+/// | `half` | f16 and bf16, f32 | `mma.sync.m16n8k16`, sm_80 and later | f16: `coop_mat16x16` where the adapter offers f16 into f32 (`VK_KHR_cooperative_matrix`) to 32-invocation subgroups, and `KILN_WGPU_COOPERATIVE_MATRIX=1` asks for them |
 /// | `tf32` | f32 rounded to TF32, f32 | `mma.sync.m16n8k8`, sm_80 and later | - |
 /// | `f64` | f64, f64 (exact FMA) | `mma.sync.m16n8k8` on sm_90, `m8n8k4` on sm_80 to sm_89 | - |
 ///
