@@ -36,7 +36,6 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use cudarc::cublaslt::result::{self as lt, CublasError};
@@ -209,20 +208,15 @@ impl BlasLt {
         // Freed when dropped, on `stream`, after the product.
         let workspace = stream.alloc(SCALES + WORKSPACE)?;
         let buffers = [call.a.buffer, call.b.buffer, call.c.buffer, scales.scale_a.buffer, scales.scale_b.buffer];
-        let foreign = buffers.map(|b| b.is_foreign(stream));
-        for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
-            b.before_foreign_use(stream)?;
-        }
-        let copied = [scales.scale_a, scales.scale_b].iter().enumerate().try_for_each(|(i, scale)| {
-            if is_aligned(scale) {
-                return Ok(());
+        let done = crate::blas::library_work(stream, kernel, buffers, || {
+            for (i, scale) in [scales.scale_a, scales.scale_b].iter().enumerate() {
+                if !is_aligned(scale) {
+                    // SAFETY: both buffers are this device's (the scales' by
+                    // the caller's contract); the scale is 4 bytes inside its
+                    // buffer (`check`) and slot i of the fresh workspace is too.
+                    unsafe { stream.copy(scale.buffer, scale.offset, &workspace, 16 * i, 4) }?;
+                }
             }
-            // SAFETY: both buffers are this device's (the scales' by the
-            // caller's contract); the scale is 4 bytes inside its buffer
-            // (`check`) and slot i of the fresh workspace is too.
-            unsafe { stream.copy(scale.buffer, scale.offset, &workspace, 16 * i, 4) }
-        });
-        let done = copied.and_then(|()| {
             // SAFETY: the handle is this device's, whose context is current;
             // the operands are this device's buffers, each inside its buffer
             // and `c` apart from the others (`check`), laid out as `layouts`
@@ -241,17 +235,8 @@ impl BlasLt {
                 }
             })
         });
-        let mut recorded = Ok(());
-        for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
-            let r = b.after_foreign_use(stream);
-            recorded = recorded.and(r);
-        }
-        if done.is_ok() {
-            stream.last_kernel.store(kernel, Ordering::Relaxed);
-            self.state.last_kernel.store(kernel, Ordering::Relaxed);
-        }
         drop(guard);
-        done.and(recorded)
+        done
     }
 }
 
