@@ -14,22 +14,7 @@
 // c only. 12 KiB of workgroup memory. Cooperative loads, stores and
 // products sit in control flow uniform over the workgroup (loops on the
 // workgroup's id and the parameters), as the extension requires.
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    batch: u32,
-    lda: u32,
-    ldb: u32,
-    ldc: u32,
-    sa: u32,
-    sb: u32,
-    sc: u32,
-    flags: u32,
-}
-@group(0) @binding(0) var<storage, read> a: array<f16>;
-@group(0) @binding(1) var<storage, read> b: array<f16>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+// Params and the bindings of a (f16), b (f16) and c (f32): operands.wgsl.
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;

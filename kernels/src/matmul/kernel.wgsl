@@ -14,22 +14,7 @@
 //   invocation, a and b staged through workgroup memory 8 columns of k at a
 //   time (8 KiB for f64, under WebGPU's 16 KiB default), so every element
 //   loaded serves 64 multiply-adds.
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    batch: u32,
-    lda: u32,
-    ldb: u32,
-    ldc: u32,
-    sa: u32,
-    sb: u32,
-    sc: u32,
-    flags: u32,
-}
-@group(0) @binding(0) var<storage, read> a: array<IN>;
-@group(0) @binding(1) var<storage, read> b: array<IN>;
-@group(0) @binding(2) var<storage, read_write> c: array<ACCUM>;
+// Params and the bindings of a, b and c: operands.wgsl.
 // Element (i, p) of a and (p, j) of b of the product whose matrices start
 // at a0 and b0.
 fn at_a(a0: u32, i: u32, p: u32) -> ACCUM {

@@ -8,6 +8,9 @@ use super::plan::{Algo, Kernel, Mma};
 use super::{MatmulElement, cpu};
 use crate::launch::{WGSL_ABI, cuda_source, host_fn, program, wgsl_enables};
 
+/// The parameters and bindings of the WGSL kernels (kernel.wgsl's, coop.wgsl's).
+const OPERANDS: &str = include_str!("operands.wgsl");
+
 /// The program of `kernel` on `T`, with 16-byte loads when `vec`.
 ///
 /// Programs are shared by every backend in the process, so everything a
@@ -25,7 +28,7 @@ pub(super) fn matmul_program<T: MatmulElement>(kernel: Kernel, vec: bool) -> Arc
         let wgsl_acc = <T::Acc as Element>::DTYPE.wgsl_name().unwrap_or("unsupported_type");
         Program::new(&name)
             .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
-            .wgsl(format!("{}{WGSL_ABI}{}", wgsl_enables(T::DTYPE), include_str!("kernel.wgsl")))
+            .wgsl(format!("{}{WGSL_ABI}{OPERANDS}{}", wgsl_enables(T::DTYPE), include_str!("kernel.wgsl")))
             .host(host_fn!(cpu::matmul::<T>))
             .define("KERNEL", &name)
             .define(if algo == Algo::Naive { "NAIVE" } else { "TILED" }, &name)
@@ -44,9 +47,14 @@ fn coop_program() -> Arc<Program> {
     let name = "kiln_matmul_coop_f16";
     program(name, || {
         Program::new(name)
-            .wgsl(format!("enable f16;\nenable wgpu_cooperative_matrix;\n{WGSL_ABI}{}", include_str!("coop.wgsl")))
+            .wgsl(format!(
+                "enable f16;\nenable wgpu_cooperative_matrix;\n{WGSL_ABI}{OPERANDS}{}",
+                include_str!("coop.wgsl")
+            ))
             .define("KERNEL", name)
             .define("COOP", name)
+            .define("IN", "f16")
+            .define("ACCUM", "f32")
     })
 }
 
