@@ -39,35 +39,6 @@ pub(crate) use imp::Blas;
 static CREATED: AtomicU64 = AtomicU64::new(0);
 static DESTROYED: AtomicU64 = AtomicU64::new(0);
 
-/// Enqueue a library's work on `stream` (cuBLAS, cuBLASLt) that uses
-/// `buffers`: each buffer that is not `stream`'s own is prepared before and
-/// its use recorded after, whatever `enqueue` answered (a failed call may
-/// have enqueued part of its work); on success `kernel` is the stream's and
-/// the device's last, the id a fault surfacing later is reported under.
-#[cfg(feature = "cublas")]
-pub(crate) fn library_work<const N: usize>(
-    stream: &crate::CudaStream,
-    kernel: u32,
-    buffers: [&crate::CudaBuffer; N],
-    enqueue: impl FnOnce() -> kiln_core::Result<()>,
-) -> kiln_core::Result<()> {
-    let foreign = buffers.map(|b| b.is_foreign(stream));
-    for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
-        b.before_foreign_use(stream)?;
-    }
-    let done = enqueue();
-    let mut recorded = Ok(());
-    for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
-        let r = b.after_foreign_use(stream);
-        recorded = recorded.and(r);
-    }
-    if done.is_ok() {
-        stream.last_kernel.store(kernel, Ordering::Relaxed);
-        stream.state.last_kernel.store(kernel, Ordering::Relaxed);
-    }
-    done.and(recorded)
-}
-
 /// How many cuBLAS handles kiln has created and destroyed in this process
 /// so far, for leak checks: a device creates one at its first product and
 /// destroys it when dropped, so `created - destroyed` handles are alive.
@@ -298,7 +269,7 @@ mod imp {
             unsafe { cublas::set_stream(handle, stream.stream.cu_stream() as sys::cudaStream_t) }
                 .map_err(|e| self.failed("cublasSetStream_v2", e))?;
             let buffers = [call.a.buffer, call.b.buffer, call.c.buffer];
-            let done = super::library_work(stream, kernel, buffers, || {
+            let done = crate::memory::library_work(stream, kernel, buffers, || {
                 // SAFETY: the handle is this device's and bound to `stream`; the
                 // operands are this device's buffers, each matrix inside its
                 // buffer and `c` apart from `a` and `b` (checked above), and

@@ -335,3 +335,32 @@ impl Drop for CudaHostBuffer {
         }
     }
 }
+
+/// Enqueue a library's work on `stream` (cuBLAS, cuBLASLt) that uses
+/// `buffers`: each buffer that is not `stream`'s own is prepared before and
+/// its use recorded after, whatever `enqueue` answered (a failed call may
+/// have enqueued part of its work); on success `kernel` is the stream's and
+/// the device's last, the id a fault surfacing later is reported under.
+#[cfg(feature = "cublas")]
+pub(crate) fn library_work<const N: usize>(
+    stream: &CudaStream,
+    kernel: u32,
+    buffers: [&CudaBuffer; N],
+    enqueue: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let foreign = buffers.map(|b| b.is_foreign(stream));
+    for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
+        b.before_foreign_use(stream)?;
+    }
+    let done = enqueue();
+    let mut recorded = Ok(());
+    for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
+        let r = b.after_foreign_use(stream);
+        recorded = recorded.and(r);
+    }
+    if done.is_ok() {
+        stream.last_kernel.store(kernel, Ordering::Relaxed);
+        stream.state.last_kernel.store(kernel, Ordering::Relaxed);
+    }
+    done.and(recorded)
+}
