@@ -340,3 +340,60 @@ fn captured_products_of_every_strategy_match_the_host() {
         }
     });
 }
+
+#[test]
+fn each_captured_launch_keeps_its_own_scalars_and_views() {
+    // Forty axpys with forty alphas into views at offsets that bind in
+    // place and at one that does not (a u8 view one byte in), fills and
+    // copies between them: replayed twice into poisoned outputs.
+    on_each_device(0x6772_6170, |dev, s, rng| {
+        let on = dev.to_string();
+        let n = 1000;
+        let xs: Vec<f32> = (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect();
+        let alphas: Vec<f32> = (0..40).map(|k| k as f32 * 0.25 - 3.0).collect();
+        let x = s.upload(&xs).unwrap();
+        let mut y = s.upload(&vec![f32::NAN; n]).unwrap();
+        let mut z = s.upload(&vec![f32::NAN; n]).unwrap();
+        let mut bytes = s.upload(&vec![0xeeu8; 65]).unwrap();
+        s.begin_capture().unwrap();
+        y.fill(1.0).unwrap();
+        for (k, &a) in alphas.iter().enumerate() {
+            let at = (k % 4) * 64;
+            let mut view = y.slice_mut(at..).unwrap();
+            kiln::kernels::elementwise::axpy_in_place(s, a, &x.slice(..n - at).unwrap(), &mut view).unwrap();
+        }
+        s.copy(&y, &mut z).unwrap();
+        bytes.slice_mut(1..).unwrap().fill(7).unwrap();
+        let graph = s.end_capture().unwrap();
+        // A view one f32 in binds through a temporary on wgpu.
+        s.begin_capture().unwrap();
+        kiln::kernels::map::map(s, MapOp::Negate, &z.slice(1..).unwrap(), &mut y.slice_mut(1..).unwrap()).unwrap();
+        let negate = s.end_capture().unwrap();
+
+        let mut want_z = vec![1.0f32; n];
+        for (k, &a) in alphas.iter().enumerate() {
+            let at = (k % 4) * 64;
+            for i in at..n {
+                want_z[i] += a * xs[i - at];
+            }
+        }
+        let mut want_y: Vec<f32> = want_z.iter().map(|v| -v).collect();
+        want_y[0] = want_z[0];
+        let mut want_bytes = vec![7u8; 65];
+        want_bytes[0] = 0xee;
+        for replay in 0..2 {
+            y.copy_from_host(&vec![f32::NAN; n]).unwrap();
+            z.copy_from_host(&vec![f32::NAN; n]).unwrap();
+            bytes.copy_from_host(&vec![0xeeu8; 65]).unwrap();
+            graph.launch(s).unwrap();
+            negate.launch(s).unwrap();
+            let (got_y, got_z) = (y.to_vec().unwrap(), z.to_vec().unwrap());
+            for i in 0..n {
+                let close = |g: f32, w: f32| (g - w).abs() <= 1e-4 * (1.0 + w.abs());
+                assert!(close(got_z[i], want_z[i]), "z[{i}] {} != {} on {on}, replay {replay}", got_z[i], want_z[i]);
+                assert!(close(got_y[i], want_y[i]), "y[{i}] {} != {} on {on}, replay {replay}", got_y[i], want_y[i]);
+            }
+            assert_eq!(bytes.to_vec().unwrap(), want_bytes, "{on}, replay {replay}");
+        }
+    });
+}

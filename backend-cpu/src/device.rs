@@ -75,6 +75,7 @@ pub(crate) fn host_info() -> DeviceInfo {
             f16: true,
             bf16: true,
             float_atomics: true,
+            int64: true,
             subgroups: false,
             timestamps: true,
             // Host fns run the whole launch on threads the OS schedules preemptively.

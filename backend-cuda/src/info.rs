@@ -93,6 +93,7 @@ pub(crate) fn query(ordinal: usize) -> Result<DeviceInfo> {
             // kiln's own `kiln_bf16` converts through f32 on every architecture.
             bf16: true,
             float_atomics: true,
+            int64: true,
             subgroups: true,
             timestamps: true,
             // Resident blocks keep running while others spin (decoupled look-back).

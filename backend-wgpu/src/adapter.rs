@@ -162,6 +162,7 @@ pub(crate) fn device_info(
             f64: features.contains(wgpu::Features::SHADER_F64),
             f16: features.contains(wgpu::Features::SHADER_F16),
             float_atomics: features.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC),
+            int64: features.contains(wgpu::Features::SHADER_INT64),
             // WGSL has no bfloat16 type.
             bf16: false,
             subgroups,

@@ -139,10 +139,12 @@ impl RawDevice for WgpuDevice {
         Ok(MemoryInfo { free, total, allocated, reserved })
     }
 
-    /// Let the buffers kept for reuse go until at most `keep` bytes are kept.
+    /// Let the buffers kept for reuse go until at most `keep` bytes are
+    /// kept, and every kept staging buffer of transfers.
     fn trim_memory(&self, keep: u64) -> Result<()> {
         self.ctx.faults.check_lost()?;
         self.ctx.pool.trim(keep);
+        self.ctx.staging.clear();
         Ok(())
     }
 
@@ -175,5 +177,18 @@ impl RawDevice for WgpuDevice {
 
     fn synchronize(&self) -> Result<()> {
         self.ctx.synchronize("Device::synchronize")
+    }
+
+    /// Launches checked and bound once, replayed without kiln's per-launch
+    /// work (`graph.rs`); `None`, and the steps replayed one by one, where
+    /// a step cannot be prepared so.
+    unsafe fn instantiate_graph(
+        &self,
+        steps: &[kiln_core::GraphStep<'_, Wgpu>],
+        _lanes: usize,
+    ) -> Result<Option<Box<dyn kiln_core::RawGraph<Wgpu>>>> {
+        // SAFETY: the caller keeps this method's contract, which `instantiate` shares.
+        let graph = unsafe { crate::graph::instantiate(&self.ctx, steps) }?;
+        Ok(graph.map(|g| Box::new(g) as Box<dyn kiln_core::RawGraph<Wgpu>>))
     }
 }

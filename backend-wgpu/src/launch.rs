@@ -15,6 +15,8 @@
 //!   overrides the module declares; the grid is `dispatch_workgroups`.
 //! - Dynamic shared memory does not exist in WGSL: `Unsupported`.
 
+use std::sync::Arc;
+
 use kiln_core::{BackendKind, Error, LaunchConfig, RawArg, Result, Scalar};
 
 use crate::bindings::{make_group, Range};
@@ -76,6 +78,32 @@ fn check_params(kernel: &str, members: &[Member], scalars: &[Scalar], packed: &P
     Ok(())
 }
 
+/// A launch checked against its kernel and the device: the pipeline, the
+/// buffer arguments as the kernel binds them, and the packed scalars.
+pub(crate) struct Checked<'a> {
+    pub(crate) pipeline: Arc<Pipeline>,
+    buffers: Vec<BufferArg<'a>>,
+    pub(crate) packed: Packed,
+    pub(crate) grid: [u32; 3],
+}
+
+impl Checked<'_> {
+    /// The storage bind group of the launch where every buffer argument
+    /// binds where it is (no view needs staging); `None` otherwise.
+    pub(crate) fn group_in_place(&self, ctx: &Context) -> Result<Option<wgpu::BindGroup>> {
+        let mut bound: Vec<(wgpu::Buffer, Range)> = Vec::with_capacity(self.buffers.len());
+        for (i, b) in self.buffers.iter().enumerate() {
+            match in_place(ctx, i, b)? {
+                Some(binding) => bound.push(binding),
+                None => return Ok(None),
+            }
+        }
+        let refs: Vec<(&wgpu::Buffer, Range)> = bound.iter().map(|(b, r)| (b, *r)).collect();
+        let group = ctx.bindings.group(&ctx.device, &self.pipeline.buffers, &refs);
+        group.map(Some).map_err(|e| Error::driver(BackendKind::Wgpu, "create_bind_group", describe(&e)))
+    }
+}
+
 /// Enqueue a launch of `kernel`.
 ///
 /// # Safety
@@ -89,6 +117,44 @@ pub(crate) unsafe fn launch(
     config: &LaunchConfig,
     args: &[RawArg<'_, Wgpu>],
 ) -> Result<()> {
+    let Some(checked) = check(ctx, kernel, config, args)? else { return Ok(()) };
+    let name = kiln_core::RawKernel::name(kernel);
+    let invalid = |reason: String| Error::InvalidLaunch { kernel: name.to_string(), reason };
+    let Checked { pipeline, grid, .. } = &checked;
+    // Nothing is recorded until every resource exists: a launch that fails
+    // leaves nothing in the batch that would spoil its submission. Bind
+    // groups come from the cache; what is made here is checked where it is
+    // made, so a launch that makes nothing pushes no error scope.
+    ctx.record_unscoped(|batch| {
+        let bound = bind(ctx, batch, &checked).map_err(|e| invalid(format!("binding its arguments failed: {e}")))?;
+        for (src, offset, temp, len) in &bound.stage_in {
+            encode_copy(ctx, batch, src, *offset, temp, 0, *len)?;
+        }
+        {
+            let pass = batch.pass(&ctx.device);
+            pass.set_pipeline(&pipeline.pipeline);
+            pass.set_bind_group(0, &bound.buffers, &[]);
+            if let Some((g, offset)) = &bound.params {
+                pass.set_bind_group(1, g, &[*offset]);
+            }
+            pass.dispatch_workgroups(grid[0], grid[1], grid[2]);
+        }
+        for (temp, dst, offset, len) in &bound.copy_back {
+            encode_copy(ctx, batch, temp, 0, dst, *offset, *len)?;
+        }
+        Ok(())
+    })
+}
+
+/// Check a launch of `kernel` against the kernel's declarations and the
+/// device's limits, and find its pipeline; `None` for an empty grid, which
+/// launches nothing.
+pub(crate) fn check<'a>(
+    ctx: &Context,
+    kernel: &WgpuKernel,
+    config: &LaunchConfig,
+    args: &[RawArg<'a, Wgpu>],
+) -> Result<Option<Checked<'a>>> {
     let name = kiln_core::RawKernel::name(kernel);
     let invalid = |reason: String| Error::InvalidLaunch { kernel: name.to_string(), reason };
     if config.shared_mem_bytes > 0 {
@@ -99,7 +165,7 @@ pub(crate) unsafe fn launch(
         ));
     }
     if config.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let reflection = &kernel.reflection;
     let max_shared = ctx.limits.max_compute_workgroup_storage_size;
@@ -201,30 +267,8 @@ pub(crate) unsafe fn launch(
 
     let pipeline = kernel
         .pipeline(ctx, &PipelineKey { block, writable: buffers.iter().map(|b| b.bind_writable).collect(), params })?;
-    // Nothing is recorded until every resource exists: a launch that fails
-    // leaves nothing in the batch that would spoil its submission. Bind
-    // groups come from the cache; what is made here is checked where it is
-    // made, so a launch that makes nothing pushes no error scope.
-    ctx.record_unscoped(|batch| {
-        let bound = bind(ctx, batch, &pipeline, &buffers, &packed)
-            .map_err(|e| invalid(format!("binding its arguments failed: {e}")))?;
-        for (src, offset, temp, len) in &bound.stage_in {
-            encode_copy(ctx, batch, src, *offset, temp, 0, *len)?;
-        }
-        {
-            let pass = batch.pass(&ctx.device);
-            pass.set_pipeline(&pipeline.pipeline);
-            pass.set_bind_group(0, &bound.buffers, &[]);
-            if let Some((g, offset)) = &bound.params {
-                pass.set_bind_group(1, g, &[*offset]);
-            }
-            pass.dispatch_workgroups(config.grid.x, config.grid.y, config.grid.z);
-        }
-        for (temp, dst, offset, len) in &bound.copy_back {
-            encode_copy(ctx, batch, temp, 0, dst, *offset, *len)?;
-        }
-        Ok(())
-    })
+    let grid = [config.grid.x, config.grid.y, config.grid.z];
+    Ok(Some(Checked { pipeline, buffers, packed, grid }))
 }
 
 /// What a launch binds, and the copies around its dispatch.
@@ -238,37 +282,43 @@ struct Bound {
     copy_back: Vec<(wgpu::Buffer, wgpu::Buffer, u64, u64)>,
 }
 
+/// The binding of buffer argument `i` where it can bind where it is: a
+/// scratch buffer for an empty view, the view itself at an aligned offset;
+/// `None` for a view that must be staged.
+fn in_place(ctx: &Context, i: usize, b: &BufferArg<'_>) -> Result<Option<(wgpu::Buffer, Range)>> {
+    let align = u64::from(ctx.limits.min_storage_buffer_offset_alignment).max(4);
+    if b.len == 0 {
+        let bytes = round4(b.min_bytes).max(EMPTY_BINDING);
+        let (scratch, id, bytes) = ctx.bindings.scratch(&ctx.device, &ctx.info.name, i, bytes)?;
+        Ok(Some((scratch, (id, 0, bytes))))
+    } else if b.offset % align == 0 {
+        Ok(Some((b.buffer.raw.clone(), (b.buffer.id, b.offset, round4(b.len)))))
+    } else {
+        Ok(None)
+    }
+}
+
 /// The bind groups of a launch (cached where every view is bound in place;
 /// made with temporaries for unaligned views), recording no command.
-fn bind(
-    ctx: &Context,
-    batch: &mut Batch,
-    pipeline: &Pipeline,
-    buffers: &[BufferArg<'_>],
-    packed: &Packed,
-) -> Result<Bound> {
-    let align = u64::from(ctx.limits.min_storage_buffer_offset_alignment).max(4);
-    let mut bound: Vec<(wgpu::Buffer, Range)> = Vec::with_capacity(buffers.len());
+fn bind(ctx: &Context, batch: &mut Batch, checked: &Checked<'_>) -> Result<Bound> {
+    let pipeline = &checked.pipeline;
+    let mut bound: Vec<(wgpu::Buffer, Range)> = Vec::with_capacity(checked.buffers.len());
     let (mut stage_in, mut copy_back) = (Vec::new(), Vec::new());
-    for (i, b) in buffers.iter().enumerate() {
-        let size = round4(b.len);
-        if b.len == 0 {
-            let bytes = round4(b.min_bytes).max(EMPTY_BINDING);
-            let (scratch, id, bytes) = ctx.bindings.scratch(&ctx.device, &ctx.info.name, i, bytes)?;
-            bound.push((scratch, (id, 0, bytes)));
-        } else if b.offset % align == 0 {
-            bound.push((b.buffer.raw.clone(), (b.buffer.id, b.offset, size)));
-        } else {
-            // Bound from an aligned-down offset the kernel would index the
-            // wrong elements: it reads from 0. Stage the view instead.
-            let temp = create_buffer(&ctx.device, &ctx.info.name, "unaligned view", size, STORAGE, false)?;
-            batch.stage(size);
-            stage_in.push((b.buffer.raw.clone(), b.offset, temp.clone(), b.len));
-            if b.bind_writable {
-                copy_back.push((temp.clone(), b.buffer.raw.clone(), b.offset, b.len));
-            }
-            bound.push((temp, (0, 0, size)));
+    for (i, b) in checked.buffers.iter().enumerate() {
+        if let Some(binding) = in_place(ctx, i, b)? {
+            bound.push(binding);
+            continue;
         }
+        // Bound from an aligned-down offset the kernel would index the
+        // wrong elements: it reads from 0. Stage the view instead.
+        let size = round4(b.len);
+        let temp = create_buffer(&ctx.device, &ctx.info.name, "unaligned view", size, STORAGE, false)?;
+        batch.stage(size);
+        stage_in.push((b.buffer.raw.clone(), b.offset, temp.clone(), b.len));
+        if b.bind_writable {
+            copy_back.push((temp.clone(), b.buffer.raw.clone(), b.offset, b.len));
+        }
+        bound.push((temp, (0, 0, size)));
     }
     let refs: Vec<(&wgpu::Buffer, Range)> = bound.iter().map(|(b, r)| (b, *r)).collect();
     let group = if stage_in.is_empty() {
@@ -280,6 +330,6 @@ fn bind(
         }
     };
     let buffers = group.map_err(|e| Error::driver(BackendKind::Wgpu, "create_bind_group", describe(&e)))?;
-    let params = if pipeline.params { Some(ctx.params(batch, &packed.bytes)?) } else { None };
+    let params = if pipeline.params { Some(ctx.params(batch, &checked.packed.bytes)?) } else { None };
     Ok(Bound { buffers, params, stage_in, copy_back })
 }

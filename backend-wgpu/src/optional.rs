@@ -17,7 +17,7 @@ pub(crate) fn coop_asked(value: Option<&str>) -> bool {
 
 /// Environment variable naming optional features to leave off on every
 /// device opened (comma-separated [`Optional::name`]s: `subgroups`, `f64`,
-/// `f16`, `float-atomics`, `timestamps`, `coop-matrix`). Unknown names are
+/// `f16`, `float-atomics`, `int64`, `timestamps`, `coop-matrix`). Unknown names are
 /// ignored.
 pub const HIDE_ENV: &str = "KILN_WGPU_HIDE";
 
@@ -37,6 +37,8 @@ pub enum Optional {
     F16,
     /// Atomic add on 32-bit floats.
     FloatAtomics,
+    /// 64-bit integers in kernels (the Philox fills' wide multiply).
+    Int64,
     /// Timestamp queries, which events time with.
     Timestamps,
     /// Cooperative matrices (`VK_KHR_cooperative_matrix`, wgpu's
@@ -50,11 +52,12 @@ pub enum Optional {
 
 impl Optional {
     /// Every optional feature.
-    pub const ALL: [Optional; 6] = [
+    pub const ALL: [Optional; 7] = [
         Optional::Subgroups,
         Optional::F64,
         Optional::F16,
         Optional::FloatAtomics,
+        Optional::Int64,
         Optional::Timestamps,
         Optional::CooperativeMatrix,
     ];
@@ -73,6 +76,7 @@ impl Optional {
             Optional::F64 => "f64",
             Optional::F16 => "f16",
             Optional::FloatAtomics => "float-atomics",
+            Optional::Int64 => "int64",
             Optional::Timestamps => "timestamps",
             Optional::CooperativeMatrix => "coop-matrix",
         }
@@ -90,6 +94,7 @@ impl Optional {
             Optional::F64 => wgpu::Features::SHADER_F64,
             Optional::F16 => wgpu::Features::SHADER_F16,
             Optional::FloatAtomics => wgpu::Features::SHADER_FLOAT32_ATOMIC,
+            Optional::Int64 => wgpu::Features::SHADER_INT64,
             Optional::Timestamps => wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
             Optional::CooperativeMatrix => wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
         }

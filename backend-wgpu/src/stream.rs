@@ -24,6 +24,11 @@ impl WgpuStream {
     pub(crate) fn new(ctx: Arc<Context>, priority: Priority) -> Self {
         WgpuStream { ctx, priority }
     }
+
+    /// The device the stream records for.
+    pub(crate) fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
 }
 
 impl RawStream for WgpuStream {

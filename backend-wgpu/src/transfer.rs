@@ -5,13 +5,15 @@
 //! f16 views at odd positions, same-buffer copies, non-zero patterns) go
 //! through a temporary buffer and kiln's byte kernels (`context/builtin.rs`).
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use kiln_core::{BackendKind, Error, Result};
 
-use crate::context::{Batch, Context};
+use crate::context::{Batch, Context, Marker};
 use crate::memory::{HostMemory, WgpuBuffer};
 use crate::resources::{create_buffer, round4, STORAGE};
+use crate::staging::{size_for, Direction, IN_FLIGHT};
 
 fn is_word(n: u64) -> bool {
     n.is_multiple_of(4)
@@ -70,12 +72,59 @@ pub(crate) fn encode_copy(
     encode_copy(ctx, batch, &temp, src_offset - start, dst, dst_offset, len)
 }
 
-/// Upload `data` into `dst[dst_offset..]`: the bytes go into a mapped
-/// staging buffer now, and a copy from it is recorded in stream order.
+/// Upload `data` into `dst[dst_offset..]`: the bytes go into mapped
+/// staging buffers now, and copies from them are recorded in stream order.
+/// A large upload goes in [`CHUNK`](crate::staging::CHUNK)s, each submitted as it is filled, with
+/// at most [`IN_FLIGHT`] of them waiting for the device (see `staging.rs`).
 pub(crate) fn write(ctx: &Context, dst: &WgpuBuffer, dst_offset: u64, data: &[u8]) -> Result<()> {
     if data.is_empty() {
         return Ok(());
     }
+    let len = data.len() as u64;
+    if !(is_word(dst_offset) && is_word(len)) {
+        return write_bytes(ctx, dst, dst_offset, data);
+    }
+    let size = size_for(len);
+    let pieces = data.chunks(size as usize);
+    let count = pieces.len();
+    let mut in_flight: VecDeque<Marker> = VecDeque::new();
+    for (k, piece) in pieces.enumerate() {
+        if in_flight.len() >= IN_FLIGHT {
+            if let Some(oldest) = in_flight.pop_front() {
+                ctx.wait(&oldest, &format!("upload of {len} bytes"))?;
+            }
+        }
+        let staging = ctx.staging.take(&ctx.device, &ctx.info.name, Direction::Upload, size)?;
+        {
+            let mut view = staging.get_mapped_range_mut(..).map_err(|e| map_error("upload staging buffer", &e))?;
+            view.slice(..piece.len()).copy_from_slice(piece);
+        }
+        staging.unmap();
+        let at = dst_offset + (k as u64) * size;
+        ctx.record("upload to device buffer", |batch| {
+            batch.stage(piece.len() as u64);
+            batch.encoder(&ctx.device).copy_buffer_to_buffer(&staging, 0, &dst.raw, at, piece.len() as u64);
+            // Once copied out of, the buffer is mapped again and kept.
+            let (kept, buffer) = (ctx.staging.clone(), staging.clone());
+            batch.map_on_submit_as(&ctx.device, &staging, wgpu::MapMode::Write, move |r| {
+                if r.is_ok() {
+                    kept.give(Direction::Upload, buffer);
+                }
+            });
+            Ok(())
+        })?;
+        // Pieces of a large upload go to the device as they are filled; the
+        // last (or only) one stays in the batch like any other command.
+        if k + 1 < count {
+            in_flight.push_back(ctx.flush()?);
+        }
+    }
+    Ok(())
+}
+
+/// Upload `data` to a range that is not whole words: through a fresh
+/// staging buffer and a temporary, with kiln's byte kernels.
+fn write_bytes(ctx: &Context, dst: &WgpuBuffer, dst_offset: u64, data: &[u8]) -> Result<()> {
     let len = data.len() as u64;
     let size = round4(len);
     let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
@@ -87,15 +136,10 @@ pub(crate) fn write(ctx: &Context, dst: &WgpuBuffer, dst_offset: u64, data: &[u8
     staging.unmap();
     ctx.record("upload to device buffer", |batch| {
         batch.stage(size);
-        if is_word(dst_offset) && is_word(len) {
-            batch.encoder(&ctx.device).copy_buffer_to_buffer(&staging, 0, &dst.raw, dst_offset, len);
-            Ok(())
-        } else {
-            // The byte kernel reads a storage buffer, which a mappable one cannot be.
-            let temp = temporary(ctx, batch, size)?;
-            batch.encoder(&ctx.device).copy_buffer_to_buffer(&staging, 0, &temp, 0, size);
-            encode_copy(ctx, batch, &temp, 0, &dst.raw, dst_offset, len)
-        }
+        // The byte kernel reads a storage buffer, which a mappable one cannot be.
+        let temp = temporary(ctx, batch, size)?;
+        batch.encoder(&ctx.device).copy_buffer_to_buffer(&staging, 0, &temp, 0, size);
+        encode_copy(ctx, batch, &temp, 0, &dst.raw, dst_offset, len)
     })
 }
 
@@ -121,39 +165,74 @@ fn stage_read(
     Ok((readback, offset - start))
 }
 
+/// One piece of a blocking read-back in flight: its kept buffer, the
+/// outcome of its mapping, its submission, and where its bytes go.
+struct Piece {
+    buffer: wgpu::Buffer,
+    status: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>,
+    marker: Marker,
+    /// Bytes of the piece's words to skip, and the range of `dst` they fill.
+    skip: usize,
+    to: std::ops::Range<usize>,
+}
+
 /// Copy `src[offset..offset + dst.len()]` into `dst`, blocking until the
-/// device has run everything enqueued before and the data is here.
+/// device has run everything enqueued before and the data is here. The
+/// words holding the range go through kept read-back buffers, a large
+/// range in [`CHUNK`](crate::staging::CHUNK)s with up to [`IN_FLIGHT`] on the device while the
+/// host copies out of the oldest.
 pub(crate) fn read(ctx: &Context, src: &WgpuBuffer, offset: u64, dst: &mut [u8]) -> Result<()> {
     if dst.is_empty() {
         return ctx.synchronize("read-back of 0 bytes");
     }
     let len = dst.len() as u64;
-    let status: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
-    let (readback, skip, marker) = {
-        let mut batch = ctx.batch()?;
-        let (readback, skip) = stage_read(ctx, &mut batch, src, offset, len)?;
-        let slot = status.clone();
-        batch.map_on_submit(&ctx.device, &readback, move |r| {
-            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-        });
-        let marker = ctx.submit(&mut batch)?;
-        (readback, skip, marker)
-    };
-    // Complete only once the map callback above has returned (and those of
-    // earlier submissions, whose errors the `take` below reports).
-    ctx.wait(&marker, &format!("read-back of {len} bytes"))?;
-    let mapped = status.lock().unwrap_or_else(|p| p.into_inner()).take();
-    match mapped {
-        Some(Ok(())) => {}
-        Some(Err(e)) => return Err(map_error("read-back buffer", &e)),
-        None => return Err(map_error("read-back buffer", &"the mapping did not complete with its submission")),
+    let what = format!("read-back of {len} bytes");
+    let (start, end) = (offset / 4 * 4, round4(offset + len));
+    let size = size_for(end - start);
+    let mut in_flight: VecDeque<Piece> = VecDeque::new();
+    let mut from = start;
+    while from < end || !in_flight.is_empty() {
+        if from < end && in_flight.len() < IN_FLIGHT {
+            let words = size.min(end - from);
+            let buffer = ctx.staging.take(&ctx.device, &ctx.info.name, Direction::ReadBack, size)?;
+            let status: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
+            let marker = {
+                let mut batch = ctx.batch()?;
+                batch.stage(words);
+                batch.encoder(&ctx.device).copy_buffer_to_buffer(&src.raw, from, &buffer, 0, words);
+                let slot = status.clone();
+                batch.map_on_submit(&ctx.device, &buffer, move |r| {
+                    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                });
+                ctx.submit(&mut batch)?
+            };
+            // The piece's bytes of the range: words [from, from + words) less
+            // what lies before `offset` or after its end.
+            let (lo, hi) = (from.max(offset), (from + words).min(offset + len));
+            let to = (lo - offset) as usize..(hi - offset) as usize;
+            in_flight.push_back(Piece { buffer, status, marker, skip: (lo - from) as usize, to });
+            from += words;
+            continue;
+        }
+        let Some(piece) = in_flight.pop_front() else { break };
+        // Complete only once the map callback above has returned (and those of
+        // earlier submissions, whose errors the `take` below reports).
+        ctx.wait(&piece.marker, &what)?;
+        let mapped = piece.status.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match mapped {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(map_error("read-back buffer", &e)),
+            None => return Err(map_error("read-back buffer", &"the mapping did not complete with its submission")),
+        }
+        {
+            let view = piece.buffer.get_mapped_range(..).map_err(|e| map_error("read-back buffer", &e))?;
+            let bytes = view.get(piece.skip..piece.skip + piece.to.len());
+            let bytes = bytes.ok_or_else(|| map_error("read-back buffer", &"shorter than the range read"))?;
+            dst[piece.to.clone()].copy_from_slice(bytes);
+        }
+        piece.buffer.unmap();
+        ctx.staging.give(Direction::ReadBack, piece.buffer);
     }
-    {
-        let view = readback.get_mapped_range(..).map_err(|e| map_error("read-back buffer", &e))?;
-        let bytes = view.get(skip as usize..(skip + len) as usize);
-        dst.copy_from_slice(bytes.ok_or_else(|| map_error("read-back buffer", &"shorter than the range read"))?);
-    }
-    readback.unmap();
     ctx.faults.take()
 }
 
@@ -210,12 +289,23 @@ pub(crate) fn fill(ctx: &Context, dst: &WgpuBuffer, offset: u64, len: u64, patte
     if len == 0 {
         return Ok(());
     }
-    ctx.record("fill", |batch| {
-        if pattern.iter().all(|&b| b == 0) && is_word(offset) && is_word(len) {
-            batch.encoder(&ctx.device).clear_buffer(&dst.raw, offset, Some(len));
-        } else {
-            ctx.builtins()?.fill(ctx, batch, &dst.raw, offset, len, pattern)?;
-        }
-        Ok(())
-    })
+    ctx.record("fill", |batch| encode_fill(ctx, batch, &dst.raw, offset, len, pattern))
+}
+
+/// Record a fill of `dst[offset..offset + len]` (`len` > 0) with `pattern`
+/// repeated: a clear where it is whole words of zeros, kiln's fill kernel otherwise.
+pub(crate) fn encode_fill(
+    ctx: &Context,
+    batch: &mut Batch,
+    dst: &wgpu::Buffer,
+    offset: u64,
+    len: u64,
+    pattern: &[u8],
+) -> Result<()> {
+    if pattern.iter().all(|&b| b == 0) && is_word(offset) && is_word(len) {
+        batch.encoder(&ctx.device).clear_buffer(dst, offset, Some(len));
+    } else {
+        ctx.builtins()?.fill(ctx, batch, dst, offset, len, pattern)?;
+    }
+    Ok(())
 }

@@ -107,6 +107,36 @@ fn launches_for(ms: f64, sample_ms: f64) -> usize {
 /// ```
 pub fn sample_windows<E>(
     s: &Sampling,
+    window: impl FnMut(usize, usize, bool) -> std::result::Result<f64, E>,
+) -> std::result::Result<(Vec<f64>, usize), E> {
+    sample_windows_warmed(s, || true, window)
+}
+
+/// The most busy time a warm-up spends waiting for [`sample_windows_warmed`]'s
+/// `warm` to hold, ms, after [`Sampling::warmup_ms`].
+pub const MAX_CLOCK_WAIT_MS: f64 = 2000.0;
+
+/// [`sample_windows`], with the warm-up kept going after
+/// [`Sampling::warmup_ms`] until `warm()` holds (the device's clock is up,
+/// say), for at most [`MAX_CLOCK_WAIT_MS`] more.
+///
+/// A GPU left idle while the host prepares a large case (an upload of a
+/// GiB, say) lowers its clocks, and a fixed warm-up may end before the
+/// clock governor has raised them again: the H200's Vulkan driver ran the
+/// 256 Mi copy at 345 MHz for the whole of a 100 ms warm-up and its samples.
+///
+/// # Examples
+/// ```
+/// use kiln_benches::{sample_windows_warmed, Sampling};
+/// let s = Sampling { warmup: 0, warmup_ms: 0.0, runs: 3, sample_ms: 1.0 };
+/// let mut checks = 0;
+/// // Warm only from the third check on: the warm-up runs windows until then.
+/// let (times, _) = sample_windows_warmed::<()>(&s, || { checks += 1; checks >= 3 }, |_, k, _| Ok(k as f64)).unwrap();
+/// assert_eq!((times.len(), checks), (3, 3));
+/// ```
+pub fn sample_windows_warmed<E>(
+    s: &Sampling,
+    mut warm: impl FnMut() -> bool,
     mut window: impl FnMut(usize, usize, bool) -> std::result::Result<f64, E>,
 ) -> std::result::Result<(Vec<f64>, usize), E> {
     let mut next = 0;
@@ -119,8 +149,12 @@ pub fn sample_windows<E>(
         run(1, false, &mut next)?;
     }
     let mut launches = launches_for(run(1, false, &mut next)?, s.sample_ms);
-    let warm = Instant::now();
-    while warm.elapsed().as_secs_f64() * 1e3 < s.warmup_ms {
+    let busy = Instant::now();
+    while busy.elapsed().as_secs_f64() * 1e3 < s.warmup_ms {
+        launches = launches_for(run(launches, false, &mut next)?, s.sample_ms);
+    }
+    let waiting = Instant::now();
+    while !warm() && waiting.elapsed().as_secs_f64() * 1e3 < MAX_CLOCK_WAIT_MS {
         launches = launches_for(run(launches, false, &mut next)?, s.sample_ms);
     }
     let mut times = Vec::with_capacity(s.runs.max(1));
@@ -129,6 +163,21 @@ pub fn sample_windows<E>(
     }
     times.sort_by(f64::total_cmp);
     Ok((times, launches))
+}
+
+/// Whether `clock`'s SM clock is up, checked once per call: within 5% of
+/// its highest, or above half of it and no longer rising (a power limit
+/// may hold it lower under load). Always true where NVML reads no clock.
+pub(crate) fn clock_is_up(clock: Option<&crate::clock::SmClock>) -> impl FnMut() -> bool + '_ {
+    let max = clock.and_then(|c| c.max_sm_mhz()).map(u64::from);
+    let mut last = 0;
+    move || {
+        let (Some(c), Some(max)) = (clock, max) else { return true };
+        let Some(now) = c.sm_mhz().map(u64::from) else { return true };
+        let settled = now * 2 >= max && now <= last;
+        last = now;
+        now * 100 >= max * 95 || settled
+    }
 }
 
 /// Time `op` on `stream` by [`sample_windows`]: each window between two
@@ -147,7 +196,7 @@ pub fn time_runs<B: Backend>(
     let clock =
         (B::KIND != BackendKind::Cpu).then(|| crate::clock::SmClock::find(&stream.device().info().name)).flatten();
     let mut clocks = Vec::new();
-    let (times, launches) = sample_windows(sampling, |first, launches, timed| {
+    let (times, launches) = sample_windows_warmed(sampling, clock_is_up(clock.as_ref()), |first, launches, timed| {
         let ops = |op: &mut dyn FnMut(usize) -> Result<()>| (first..first + launches).try_for_each(op);
         // The window on the host clock between two full synchronizations.
         let fenced = |op: &mut dyn FnMut(usize) -> Result<()>| -> Result<f64> {

@@ -44,6 +44,7 @@ fn describe(d: &DeviceInfo) -> String {
         (f.f16, "f16"),
         (f.subgroups, "subgroups"),
         (f.float_atomics, "float-atomics"),
+        (f.int64, "int64"),
         (f.timestamps, "timestamps"),
         (f.matrix_units.half, "matrix-units-f16"),
         (f.matrix_units.tf32, "matrix-units-tf32"),

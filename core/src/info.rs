@@ -170,6 +170,11 @@ pub struct Features {
     pub bf16: bool,
     /// Atomic add on 32-bit floats.
     pub float_atomics: bool,
+    /// 64-bit integer arithmetic in kernels: always in CUDA C and on the
+    /// CPU; in WGSL where the adapter has `SHADER_INT64` (naga's `u64` and
+    /// `i64`), which kiln's kernels use for the high word of a 32-bit
+    /// product (one wide multiply in place of four 16-bit ones).
+    pub int64: bool,
     /// Subgroup (warp) operations.
     pub subgroups: bool,
     /// Device-side timestamps, so events can measure elapsed time.
@@ -240,6 +245,7 @@ impl Default for Features {
             f16: false,
             bf16: false,
             float_atomics: false,
+            int64: false,
             subgroups: false,
             timestamps: false,
             forward_progress: false,

@@ -89,6 +89,7 @@ fn info() -> DeviceInfo {
             f16: true,
             bf16: true,
             float_atomics: true,
+            int64: true,
             subgroups: false,
             timestamps: false,
             forward_progress: true,

@@ -27,6 +27,34 @@ fn round_trips_of_every_size_and_type() {
     }
 }
 
+/// Transfers larger than one staging chunk (16 MiB) go in pieces, several
+/// in flight: uploads and read-backs of 40 MiB and a few bytes, into and out
+/// of poisoned buffers at word offsets and byte ranges, repeated so that kept
+/// staging buffers are reused, agree with the host's bytes.
+#[test]
+fn transfers_past_one_staging_chunk_stream_in_pieces() {
+    let Some(dev) = device() else { return };
+    let s = dev.stream();
+    let mut r = rng(12);
+    let n = (40 << 20) + 12;
+    for round in 0..2 {
+        let data = bytes(&mut r, n);
+        let mut buf = s.upload(&vec![POISON; n + 8]).unwrap();
+        buf.slice_mut(4..4 + n).unwrap().copy_from_host(&data).unwrap();
+        let back = buf.to_vec().unwrap();
+        assert_bytes(&back[4..4 + n], &data, &format!("upload at 4, round {round}"));
+        assert!(back[..4].iter().chain(&back[4 + n..]).all(|&b| b == POISON), "outside the view, round {round}");
+        // A read-back starting and ending inside words, across chunks.
+        let (lo, hi) = (3, n - 5);
+        let mut part = vec![POISON; hi - lo];
+        s.copy_to_host(&buf.slice(4 + lo..4 + hi).unwrap(), &mut part).unwrap();
+        assert_bytes(&part, &data[lo..hi], &format!("read-back of {lo}..{hi}, round {round}"));
+        // Whole f32s through the word path both ways.
+        let f: Vec<f32> = (0..(20 << 20) + 7).map(|_| r.random_range(-1e6..1e6)).collect();
+        assert_eq!(s.upload(&f).unwrap().to_vec().unwrap(), f, "f32 x {}, round {round}", f.len());
+    }
+}
+
 /// Every offset 0..9 and length 0..13 of a u8 buffer, written from the host
 /// into a poisoned buffer and read back whole and as the view.
 #[test]

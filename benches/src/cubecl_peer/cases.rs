@@ -30,6 +30,8 @@ pub(crate) struct Ctx<'a> {
     /// How many buffer sets a case of these bytes rotates among.
     pub(crate) sets: &'a dyn Fn(u64) -> usize,
     pub(crate) seed: u64,
+    /// The device's SM clock, where NVML reads it (warm-ups wait for it to rise).
+    pub(crate) clock: Option<&'a crate::clock::SmClock>,
 }
 
 /// A case ready to time: `run(i)` enqueues run `i` (its result left on the

@@ -47,7 +47,7 @@ use crate::latency::latency_runs;
 use crate::options::{RunOptions, set_count};
 use crate::peers::{Peer, PeerRow};
 use crate::row::Row;
-use crate::timing::{Sampling, Timer, Timing, sample_windows, time_end_to_end};
+use crate::timing::{Sampling, Timer, Timing, sample_windows_warmed, time_end_to_end};
 use crate::{BenchConfig, Case};
 use cases::{Ctx, Run, has, prepare};
 
@@ -93,7 +93,8 @@ pub fn run_cubecl_peer(
     let opts = config.run_options();
     let stream = device.stream();
     let sets = |bytes| set_count(&stream, bytes);
-    let ctx = Ctx { client: &client, sets: &sets, seed: opts.seed };
+    let clock = crate::clock::SmClock::find(device.name());
+    let ctx = Ctx { client: &client, sets: &sets, seed: opts.seed, clock: clock.as_ref() };
     let (mut rows, mut refused, mut timers) = (Vec::new(), Vec::new(), Vec::new());
     for case in config.cases() {
         let (pattern, dtype) = (case.pattern.name(), case.dtype.to_string());
@@ -162,15 +163,18 @@ fn measure(ctx: &Ctx<'_>, case: &Case, opts: &RunOptions) -> Result<Timing, Stri
         return time_end_to_end(warmup, runs, run);
     }
     let mut run = prepare(ctx, case, opts.warmup + opts.runs.max(1))?;
-    time_profiled(ctx.client, &opts.sampling(), &mut run)
+    time_profiled(ctx, &opts.sampling(), &mut run)
 }
 
-/// kiln's sampling method ([`sample_windows`]), each window inside one
-/// profiling window of CubeCL's; median and min per operation.
-fn time_profiled(client: &Client, sampling: &Sampling, run: &mut Run<'_>) -> Result<Timing, String> {
+/// kiln's sampling method ([`sample_windows_warmed`], warmed until the SM
+/// clock is up as kiln's rows are), each window inside one profiling window
+/// of CubeCL's; median and min per operation.
+fn time_profiled(ctx: &Ctx<'_>, sampling: &Sampling, run: &mut Run<'_>) -> Result<Timing, String> {
+    let client = ctx.client;
     sync(client)?;
     let mut timer = Timer::DeviceEvents;
-    let (times, launches) = sample_windows(sampling, |first, launches, _| -> Result<f64, String> {
+    let warm = crate::timing::clock_is_up(ctx.clock);
+    let (times, launches) = sample_windows_warmed(sampling, warm, |first, launches, _| -> Result<f64, String> {
         let ops = |run: &mut Run<'_>| (first..first + launches).try_for_each(&mut *run);
         if timer == Timer::DeviceEvents {
             match client.profile(|| ops(run), "kiln bench") {

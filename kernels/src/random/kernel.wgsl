@@ -1,6 +1,7 @@
 // Philox4x32-10 (Salmon, Moraes, Dror and Shaw, SC'11): block b of the
 // stream is the cipher of counter (ctr + b, 0, 0) under key (seed), and
-// gives PER values. One block per invocation, grid-stride.
+// gives PER values. One block per invocation, grid-stride. `kiln_mul_wide`
+// comes first (mul_wide64.wgsl or mul_wide16.wgsl).
 struct Params {
     seed_lo: u32,
     seed_hi: u32,
@@ -11,27 +12,13 @@ struct Params {
     zero: u32,
     n: u32,
 }
-// The high word of a * b, from 16-bit halves (WGSL has no 64-bit integers).
-fn kiln_mulhi(a: u32, b: u32) -> u32 {
-    let al = a & 0xffffu;
-    let ah = a >> 16u;
-    let bl = b & 0xffffu;
-    let bh = b >> 16u;
-    let lh = al * bh;
-    let hl = ah * bl;
-    let mid = ((al * bl) >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
-    return ah * bh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u);
-}
-
 fn kiln_philox(c0: vec4<u32>, k0: vec2<u32>) -> vec4<u32> {
     var c = c0;
     var k = k0;
     for (var r = 0; r < 10; r++) {
-        let lo0 = 0xD2511F53u * c.x;
-        let hi0 = kiln_mulhi(0xD2511F53u, c.x);
-        let lo1 = 0xCD9E8D57u * c.z;
-        let hi1 = kiln_mulhi(0xCD9E8D57u, c.z);
-        c = vec4<u32>(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+        let p0 = kiln_mul_wide(0xD2511F53u, c.x);
+        let p1 = kiln_mul_wide(0xCD9E8D57u, c.z);
+        c = vec4<u32>(p1.y ^ c.y ^ k.x, p1.x, p0.y ^ c.w ^ k.y, p0.x);
         k += vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
     }
     return c;
