@@ -53,6 +53,9 @@ enum Step {
     },
 }
 
+/// What a dispatch binds: its pipeline, storage group, and scalars' group and offset.
+type Bound<'a> = (&'a Arc<Pipeline>, &'a wgpu::BindGroup, Option<&'a (wgpu::BindGroup, u32)>);
+
 /// An instantiated graph of one device.
 pub(crate) struct WgpuGraph {
     ctx: Arc<Context>,
@@ -157,7 +160,7 @@ impl RawGraph<Wgpu> for WgpuGraph {
         ctx.record("graph replay", |batch| {
             // What the open pass has bound from this replay's previous
             // dispatch; another step ends the pass, and the state with it.
-            let mut bound: Option<(&Arc<Pipeline>, &wgpu::BindGroup, Option<&(wgpu::BindGroup, u32)>)> = None;
+            let mut bound: Option<Bound<'_>> = None;
             for step in &self.steps {
                 match step {
                     Step::Dispatch { pipeline, buffers, params, grid } => {

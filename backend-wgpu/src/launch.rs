@@ -291,7 +291,7 @@ fn in_place(ctx: &Context, i: usize, b: &BufferArg<'_>) -> Result<Option<(wgpu::
         let bytes = round4(b.min_bytes).max(EMPTY_BINDING);
         let (scratch, id, bytes) = ctx.bindings.scratch(&ctx.device, &ctx.info.name, i, bytes)?;
         Ok(Some((scratch, (id, 0, bytes))))
-    } else if b.offset % align == 0 {
+    } else if b.offset.is_multiple_of(align) {
         Ok(Some((b.buffer.raw.clone(), (b.buffer.id, b.offset, round4(b.len)))))
     } else {
         Ok(None)
