@@ -354,7 +354,7 @@ fn each_captured_launch_keeps_its_own_scalars_and_views() {
         let x = s.upload(&xs).unwrap();
         let mut y = s.upload(&vec![f32::NAN; n]).unwrap();
         let mut z = s.upload(&vec![f32::NAN; n]).unwrap();
-        let mut bytes = s.upload(&vec![0xeeu8; 65]).unwrap();
+        let mut bytes = s.upload(&[0xeeu8; 65]).unwrap();
         s.begin_capture().unwrap();
         y.fill(1.0).unwrap();
         for (k, &a) in alphas.iter().enumerate() {
@@ -384,7 +384,7 @@ fn each_captured_launch_keeps_its_own_scalars_and_views() {
         for replay in 0..2 {
             y.copy_from_host(&vec![f32::NAN; n]).unwrap();
             z.copy_from_host(&vec![f32::NAN; n]).unwrap();
-            bytes.copy_from_host(&vec![0xeeu8; 65]).unwrap();
+            bytes.copy_from_host(&[0xeeu8; 65]).unwrap();
             graph.launch(s).unwrap();
             negate.launch(s).unwrap();
             let (got_y, got_z) = (y.to_vec().unwrap(), z.to_vec().unwrap());
