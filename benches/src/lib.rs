@@ -101,7 +101,13 @@ pub struct BenchConfig {
     pub warmup_ms: f64,
     /// The least device work in one timed sample, ms.
     pub sample_ms: f64,
+    /// Whether GPU devices also run [`BenchConfig::large_cases`] (the quick
+    /// sweep does, so that the largest size cannot fall behind unseen).
+    pub large: bool,
 }
+
+/// The size of [`BenchConfig::large_cases`]: 256 Mi elements.
+pub const LARGE_SIZE: usize = 1 << 28;
 
 impl Default for BenchConfig {
     fn default() -> Self {
@@ -114,6 +120,7 @@ impl Default for BenchConfig {
             warmup: o.warmup,
             warmup_ms: o.warmup_ms,
             sample_ms: o.sample_ms,
+            large: false,
         }
     }
 }
@@ -135,6 +142,36 @@ impl BenchConfig {
         Pattern::ALL
             .into_iter()
             .filter(|p| self.patterns.is_empty() || self.patterns.iter().any(|f| p.name().contains(f.as_str())))
+            .collect()
+    }
+
+    /// Where [`BenchConfig::large`] asks for them and the sweep lacks that
+    /// size: copy, map and reduce at [`LARGE_SIZE`], those of them the
+    /// pattern filter selects. GPU devices run them after the other cases;
+    /// on wgpu such sizes once ran at half the rate with no row to show it
+    /// (the SM clock had not risen again after the setup).
+    ///
+    /// # Examples
+    /// ```
+    /// use kiln_benches::{quick_sizes, BenchConfig, LARGE_SIZE};
+    /// let quick = BenchConfig { sizes: quick_sizes(), large: true, ..Default::default() };
+    /// let names: Vec<String> = quick.large_cases().iter().map(|c| c.pattern.name()).collect();
+    /// assert_eq!(names, ["copy_d2d", "map_square", "reduce_sum"]);
+    /// assert!(quick.large_cases().iter().all(|c| c.n == LARGE_SIZE));
+    /// let reduce = BenchConfig { patterns: vec!["reduce_sum".into()], ..quick };
+    /// assert_eq!(reduce.large_cases().len(), 1);
+    /// assert!(BenchConfig { sizes: quick_sizes(), ..Default::default() }.large_cases().is_empty());
+    /// ```
+    pub fn large_cases(&self) -> Vec<Case> {
+        if !self.large || self.sizes.contains(&LARGE_SIZE) {
+            return Vec::new();
+        }
+        let wanted = [Pattern::CopyD2d, Pattern::Map(kiln_kernels::map::MapOp::Square), Pattern::ReduceSum];
+        let selected = self.selected();
+        wanted
+            .into_iter()
+            .filter(|p| selected.contains(p))
+            .map(|pattern| Case { pattern, dtype: self.dtype, n: LARGE_SIZE })
             .collect()
     }
 
@@ -219,7 +256,11 @@ impl DeviceVisitor for BenchVisitor<'_> {
         (self.progress)(&format!("{}: ceiling (device-to-device copy)", B::KIND));
         let ceiling = ceiling(&stream, ceiling_elements(limit), &opts);
         let mut rows = Vec::new();
-        for case in self.config.cases() {
+        let mut cases = self.config.cases();
+        if info.kind.is_gpu() {
+            cases.extend(self.config.large_cases());
+        }
+        for case in cases {
             (self.progress)(&format!("{} {} {}", B::KIND, case.pattern.name(), size_label(case.n)));
             rows.push(measure(&stream, &case, &opts, ceiling));
         }

@@ -80,9 +80,11 @@ pub fn run_cli(args: &BenchArgs) -> kiln::Result<ExitCode> {
         (sizes, _) => sizes.to_vec(),
     };
     config.runs = args.runs.unwrap_or(if args.quick { 20 } else { 30 });
+    // The quick sweep also runs copy, map and reduce at 256 Mi on GPUs.
+    config.large = args.quick && args.size.is_empty();
     config.sample_ms = args.sample_ms;
     config.warmup_ms = args.warmup_ms;
-    let cases = config.cases().len() as u64;
+    let cases = (config.cases().len() + config.large_cases().len()) as u64;
     // The CubeCL peer, when built in, reports each case it runs on wgpu.
     let wants_wgpu = backends.is_empty() || backends.contains(&BackendKind::Wgpu);
     let peer_cases = if cfg!(feature = "cubecl") && wants_wgpu { cases + 1 } else { 0 };

@@ -96,7 +96,7 @@ pub fn run_cubecl_peer(
     let clock = crate::clock::SmClock::find(device.name());
     let ctx = Ctx { client: &client, sets: &sets, seed: opts.seed, clock: clock.as_ref() };
     let (mut rows, mut refused, mut timers) = (Vec::new(), Vec::new(), Vec::new());
-    for case in config.cases() {
+    for case in config.cases().into_iter().chain(config.large_cases()) {
         let (pattern, dtype) = (case.pattern.name(), case.dtype.to_string());
         let kiln_measured = wgpu_rows
             .iter()
