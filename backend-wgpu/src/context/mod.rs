@@ -414,7 +414,7 @@ impl Context {
     /// included, with any number of threads polling the same device;
     /// `what` names the wait for errors.
     ///
-    /// For the first [`SPIN`] the device is polled without blocking, as
+    /// On a GPU, for the first [`SPIN`] the device is polled without blocking, as
     /// CUDA's default synchronization spins: a blocking wait in the driver
     /// wakes late (NVIDIA's Vulkan driver on an H200: a launch and a wait
     /// took 100 to 150 us where the work took a few). After that, each
@@ -431,7 +431,8 @@ impl Context {
     /// collected). The driver ends a wait on a lost device with an error.
     pub(crate) fn wait(&self, marker: &Marker, what: &str) -> Result<()> {
         let Some(index) = &marker.index else { return self.lost_during(what) };
-        let spin = Instant::now();
+        // A software adapter runs the work on the host's cores, which a spin would take from it.
+        let spin = self.info.kind.is_gpu().then(Instant::now);
         loop {
             match self.completions.state(marker.number) {
                 State::Complete => return self.lost_during(what),
@@ -439,7 +440,7 @@ impl Context {
                 State::Running => {}
             }
             self.lost_during(what)?;
-            if spin.elapsed() < SPIN {
+            if spin.is_some_and(|t| t.elapsed() < SPIN) {
                 self.poll(wgpu::PollType::Poll, what)?;
                 std::hint::spin_loop();
                 continue;
