@@ -12,12 +12,13 @@
 //!
 //! Upload buffers are kept mapped: once the device has copied out of one,
 //! it is mapped again for writing (`map_buffer_on_submit`) and its callback
-//! returns it here. Read-back buffers are kept unmapped, returned once the
-//! host has copied out of them. At most [`KEPT`] of each size and
-//! direction are kept; the rest are let go of, and
-//! [`Staging::clear`] lets go of them all (`Device::trim_memory`).
+//! returns it to its [`Kept`]. Read-back buffers are kept unmapped, returned
+//! once the host has copied out of them. A device keeps at most [`KEPT`]
+//! small buffers per direction between transfers ([`Staging::clear`] lets
+//! go of them, `Device::trim_memory`); chunks are reused within one
+//! transfer only.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kiln_core::Result;
 
@@ -41,29 +42,15 @@ pub(crate) enum Direction {
     ReadBack,
 }
 
-/// The kept staging buffers of one device.
+/// Staging buffers of one size and direction, free for the next piece.
 #[derive(Default)]
-pub(crate) struct Staging {
-    /// Per direction (upload, read-back) and size (small, chunk).
-    kept: [[Mutex<Vec<wgpu::Buffer>>; 2]; 2],
+pub(crate) struct Kept {
+    free: Mutex<Vec<wgpu::Buffer>>,
 }
 
-/// The staging size for a transfer of `bytes`.
-pub(crate) fn size_for(bytes: u64) -> u64 {
-    if bytes <= SMALL {
-        SMALL
-    } else {
-        CHUNK
-    }
-}
-
-impl Staging {
-    fn list(&self, direction: Direction, size: u64) -> &Mutex<Vec<wgpu::Buffer>> {
-        &self.kept[(direction == Direction::ReadBack) as usize][(size == CHUNK) as usize]
-    }
-
-    /// A staging buffer of `size` ([`SMALL`] or [`CHUNK`]) for `direction`:
-    /// a kept one, or a new one (mapped for an upload).
+impl Kept {
+    /// A free staging buffer of `size` for `direction`, or a new one (mapped
+    /// for an upload).
     pub(crate) fn take(
         &self,
         device: &wgpu::Device,
@@ -71,7 +58,7 @@ impl Staging {
         direction: Direction,
         size: u64,
     ) -> Result<wgpu::Buffer> {
-        if let Some(b) = self.list(direction, size).lock().unwrap_or_else(|p| p.into_inner()).pop() {
+        if let Some(b) = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop() {
             return Ok(b);
         }
         let (what, usage, mapped) = match direction {
@@ -86,18 +73,52 @@ impl Staging {
     }
 
     /// Keep `buffer` (mapped for an upload, unmapped for a read-back) for
-    /// the next transfer, unless enough are kept.
-    pub(crate) fn give(&self, direction: Direction, buffer: wgpu::Buffer) {
-        let mut list = self.list(direction, buffer.size()).lock().unwrap_or_else(|p| p.into_inner());
-        if list.len() < KEPT {
-            list.push(buffer);
+    /// the next piece, unless [`KEPT`] are kept already.
+    pub(crate) fn give(&self, buffer: wgpu::Buffer) {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        if free.len() < KEPT {
+            free.push(buffer);
+        }
+    }
+
+    fn clear(&self) {
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+/// The small staging buffers a device keeps between transfers, per direction.
+#[derive(Default)]
+pub(crate) struct Staging {
+    upload: Arc<Kept>,
+    read_back: Arc<Kept>,
+}
+
+impl Staging {
+    /// Where the buffers of a transfer of `size`-byte pieces come from and
+    /// go back to: the device's kept small buffers for [`SMALL`] pieces; for
+    /// [`CHUNK`]s, buffers of this transfer alone, let go of once it is over
+    /// (a few large buffers held between transfers would be memory no
+    /// buffer and no pool accounts for).
+    pub(crate) fn for_transfer(&self, direction: Direction, size: u64) -> Arc<Kept> {
+        match (size == SMALL, direction) {
+            (true, Direction::Upload) => self.upload.clone(),
+            (true, Direction::ReadBack) => self.read_back.clone(),
+            (false, _) => Arc::default(),
         }
     }
 
     /// Let go of every kept buffer.
     pub(crate) fn clear(&self) {
-        for list in self.kept.iter().flatten() {
-            list.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        }
+        self.upload.clear();
+        self.read_back.clear();
+    }
+}
+
+/// The staging size for a transfer of `bytes`: [`SMALL`] where it fits, else [`CHUNK`].
+pub(crate) fn size_for(bytes: u64) -> u64 {
+    if bytes <= SMALL {
+        SMALL
+    } else {
+        CHUNK
     }
 }

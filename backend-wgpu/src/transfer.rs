@@ -87,6 +87,7 @@ pub(crate) fn write(ctx: &Context, dst: &WgpuBuffer, dst_offset: u64, data: &[u8
     let size = size_for(len);
     let pieces = data.chunks(size as usize);
     let count = pieces.len();
+    let kept = ctx.staging.for_transfer(Direction::Upload, size);
     let mut in_flight: VecDeque<Marker> = VecDeque::new();
     for (k, piece) in pieces.enumerate() {
         if in_flight.len() >= IN_FLIGHT {
@@ -94,7 +95,7 @@ pub(crate) fn write(ctx: &Context, dst: &WgpuBuffer, dst_offset: u64, data: &[u8
                 ctx.wait(&oldest, &format!("upload of {len} bytes"))?;
             }
         }
-        let staging = ctx.staging.take(&ctx.device, &ctx.info.name, Direction::Upload, size)?;
+        let staging = kept.take(&ctx.device, &ctx.info.name, Direction::Upload, size)?;
         {
             let mut view = staging.get_mapped_range_mut(..).map_err(|e| map_error("upload staging buffer", &e))?;
             view.slice(..piece.len()).copy_from_slice(piece);
@@ -105,10 +106,10 @@ pub(crate) fn write(ctx: &Context, dst: &WgpuBuffer, dst_offset: u64, data: &[u8
             batch.stage(piece.len() as u64);
             batch.encoder(&ctx.device).copy_buffer_to_buffer(&staging, 0, &dst.raw, at, piece.len() as u64);
             // Once copied out of, the buffer is mapped again and kept.
-            let (kept, buffer) = (ctx.staging.clone(), staging.clone());
+            let (kept, buffer) = (kept.clone(), staging.clone());
             batch.map_on_submit_as(&ctx.device, &staging, wgpu::MapMode::Write, move |r| {
                 if r.is_ok() {
-                    kept.give(Direction::Upload, buffer);
+                    kept.give(buffer);
                 }
             });
             Ok(())
@@ -189,12 +190,13 @@ pub(crate) fn read(ctx: &Context, src: &WgpuBuffer, offset: u64, dst: &mut [u8])
     let what = format!("read-back of {len} bytes");
     let (start, end) = (offset / 4 * 4, round4(offset + len));
     let size = size_for(end - start);
+    let kept = ctx.staging.for_transfer(Direction::ReadBack, size);
     let mut in_flight: VecDeque<Piece> = VecDeque::new();
     let mut from = start;
     while from < end || !in_flight.is_empty() {
         if from < end && in_flight.len() < IN_FLIGHT {
             let words = size.min(end - from);
-            let buffer = ctx.staging.take(&ctx.device, &ctx.info.name, Direction::ReadBack, size)?;
+            let buffer = kept.take(&ctx.device, &ctx.info.name, Direction::ReadBack, size)?;
             let status: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
             let marker = {
                 let mut batch = ctx.batch()?;
@@ -231,7 +233,7 @@ pub(crate) fn read(ctx: &Context, src: &WgpuBuffer, offset: u64, dst: &mut [u8])
             dst[piece.to.clone()].copy_from_slice(bytes);
         }
         piece.buffer.unmap();
-        ctx.staging.give(Direction::ReadBack, piece.buffer);
+        kept.give(piece.buffer);
     }
     ctx.faults.take()
 }

@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use kiln_core::{Buffer, Result, Stream};
+use kiln_core::{Args, Buffer, LaunchConfig, Program, Result, Stream};
 use kiln_kernels::map::{MapOp, map};
 use kiln_wgpu::Wgpu;
 
@@ -105,6 +105,29 @@ fn small(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()> {
         t[0] * 1e3 / 100.0,
         host * 1e3 / 1000.0
     );
+    // wgpu alone: a submission and a wait, empty and with a 16-byte queue write.
+    let (device, queue) = (dev.raw().wgpu_device(), dev.raw().wgpu_queue());
+    let uniform = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("probe"),
+        size: 256,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let wait = || {
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| kiln_core::Error::invalid("poll", e.to_string()))
+    };
+    round("wgpu: empty submit + blocking poll", &mut || {
+        queue.submit(std::iter::empty());
+        wait()
+    })?;
+    round("wgpu: write_buffer 16 B + submit + poll", &mut || {
+        queue.write_buffer(&uniform, 0, &[7u8; 16]);
+        queue.submit(std::iter::empty());
+        wait()
+    })?;
     let big = s.upload(&vec![1.0f32; 1024])?;
     round("reduce 1 Ki, read back", &mut || {
         kiln_kernels::reduce::reduce(s, kiln_kernels::reduce::ReduceOp::Sum, &big).map(|_| ())
@@ -113,11 +136,134 @@ fn small(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()> {
     Ok(())
 }
 
+/// The Philox uniform fill's WGSL (kernels/src/random) and variants of it,
+/// each timed on 64 Mi f32: what bounds the fill, compute or stores, and
+/// which way of taking the high word of a product runs fastest.
+const PHILOX_HEAD: &str = "
+struct Params { seed_lo: u32, seed_hi: u32, ctr_lo: u32, ctr_hi: u32, one: f32, zero: u32, n: u32 }
+@group(0) @binding(0) var<storage, read_write> dst: array<DST>;
+@group(1) @binding(0) var<uniform> params: Params;
+override block_x: u32 = 256;
+override block_y: u32 = 1;
+override block_z: u32 = 1;
+fn mul16(a: u32, b: u32) -> vec2<u32> {
+    let al = a & 0xffffu; let ah = a >> 16u; let bl = b & 0xffffu; let bh = b >> 16u;
+    let lh = al * bh; let hl = ah * bl;
+    let mid = ((al * bl) >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
+    return vec2<u32>(a * b, ah * bh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u));
+}
+fn mul64(a: u32, b: u32) -> vec2<u32> {
+    let p = u64(a) * u64(b);
+    return vec2<u32>(u32(p), u32(p >> 32u));
+}
+// The high word from the low one: a*b = lo + 2^32 hi, with the cross terms' carry.
+fn mulcarry(a: u32, b: u32) -> vec2<u32> {
+    let al = a & 0xffffu; let ah = a >> 16u; let bl = b & 0xffffu; let bh = b >> 16u;
+    let t = al * bh + ah * bl;
+    let c1 = select(0u, 0x10000u, t < al * bh);
+    let ll = al * bl;
+    let lo = ll + (t << 16u);
+    let c2 = select(0u, 1u, lo < ll);
+    return vec2<u32>(lo, ah * bh + (t >> 16u) + c1 + c2);
+}
+fn philox(c0: vec4<u32>, k0: vec2<u32>) -> vec4<u32> {
+    var c = c0; var k = k0;
+    for (var r = 0; r < 10; r++) {
+        let p0 = MUL(0xD2511F53u, c.x);
+        let p1 = MUL(0xCD9E8D57u, c.z);
+        c = vec4<u32>(p1.y ^ c.y ^ k.x, p1.x, p0.y ^ c.w ^ k.y, p0.x);
+        k += vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
+    }
+    return c;
+}
+fn unit(w: u32) -> f32 { return f32(w >> 8u) * 5.9604644775390625e-8; }
+";
+
+/// The loop bodies: `w` is block b's words.
+const PHILOX_BODIES: [(&str, &str, &str, &str); 7] = [
+    ("16-bit split (the library's)", "mul16", "f32", "
+    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    for (var k = 0u; k < 4u && k < n - b * 4u; k++) { dst[b * 4u + k] = unit(w[k]); }"),
+    ("64-bit multiply", "mul64", "f32", "
+    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    for (var k = 0u; k < 4u && k < n - b * 4u; k++) { dst[b * 4u + k] = unit(w[k]); }"),
+    ("carry from the low word", "mulcarry", "f32", "
+    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    for (var k = 0u; k < 4u && k < n - b * 4u; k++) { dst[b * 4u + k] = unit(w[k]); }"),
+    ("16-bit split, unrolled stores", "mul16", "f32", "
+    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let at = b * 4u;
+    if (at + 3u < n) { dst[at] = unit(w.x); dst[at + 1u] = unit(w.y); dst[at + 2u] = unit(w.z); dst[at + 3u] = unit(w.w); }
+    else { for (var k = 0u; k < 4u && k < n - at; k++) { dst[at + k] = unit(w[k]); } }"),
+    ("16-bit split, vec4 stores", "mul16", "vec4<f32>", "
+    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    dst[b] = vec4<f32>(unit(w.x), unit(w.y), unit(w.z), unit(w.w));"),
+    ("stores only (no Philox)", "mul16", "f32", "
+    let at = b * 4u;
+    for (var k = 0u; k < 4u && k < n - at; k++) { dst[at + k] = f32(at + k); }"),
+    ("Philox only (no stores)", "mul16", "f32", "
+    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    if (w.x == 0x12345678u && w.y == 0x9abcdef0u) { dst[b] = 1.0; }"),
+];
+
+fn random_variants(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()> {
+    // 64 Mi, or what one binding holds where that is less (lavapipe: 32 Mi).
+    let n = (64 * MI).min(dev.info().limits.max_binding_bytes as usize / 4);
+    let mut y = s.alloc::<f32>(n)?;
+    let blocks = (n / 4) as u32;
+    for (what, mul, dst, body) in PHILOX_BODIES {
+        if mul == "mul64" && !dev.info().features.int64 {
+            continue;
+        }
+        let src = format!(
+            "{}\n@compute @workgroup_size(block_x, block_y, block_z)\nfn lab(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>) {{\n    let n = params.n;\n    for (var b = gid.x; b < n / 4u; b += g.x * block_x) {{{body}\n    }}\n}}",
+            PHILOX_HEAD.replace("MUL", mul).replace("DST", dst)
+        );
+        let kernel = match dev.kernel(&Program::new("lab").wgsl(src)) {
+            Ok(k) => k,
+            Err(e) => {
+                println!("philox {what:<32} does not build: {e}");
+                continue;
+            }
+        };
+        let cfg = LaunchConfig::new(blocks.div_ceil(256).min(65535), 256);
+        let run = |y: &mut Buffer<Wgpu, f32>| {
+            let args = Args::new()
+                .arg(y)
+                .scalar(7u32)
+                .scalar(0u32)
+                .scalar(0u32)
+                .scalar(0u32)
+                .scalar(1.0f32)
+                .scalar(0u32)
+                .scalar(n as u32);
+            // SAFETY: every variant writes dst[0..n) at most.
+            unsafe { s.launch(&kernel, cfg, args) }
+        };
+        match windows(s, 10, |_| run(&mut y)) {
+            Ok((t, _)) => println!(
+                "philox {what:<32} {} Mi: {:.4} ms ({:.0} GB/s), best {:.4}",
+                n / MI,
+                t[t.len() / 2],
+                4.0 * n as f64 / t[t.len() / 2] / 1e6,
+                t[0]
+            ),
+            Err(e) => println!("philox {what:<32} fails: {e}"),
+        }
+    }
+    // The library's fill, for the same size, to tie the lab to the bench.
+    let mut rng = kiln_kernels::random::Philox::new(7);
+    let (t, _) = windows(s, 10, |_| rng.fill_uniform(s, &mut y))?;
+    println!("philox {:<32} {} Mi: {:.4} ms", "the library's fill_uniform", n / MI, t[t.len() / 2]);
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let dev = kiln_core::Device::<Wgpu>::open(0)?;
     println!("{}", dev.name());
     let s = dev.stream();
     small(&dev, &s)?;
+    random_variants(&dev, &s)?;
     if std::env::args().any(|a| a == "--small") {
         return Ok(());
     }
