@@ -55,7 +55,9 @@ mod normal_src;
 
 use kiln_core::{Args, Backend, Element, Error, Language, LaunchConfig, Program, Result, Stream, ViewMut};
 
-use crate::launch::{Access, BLOCK, blocks, check_dtype, cuda_source, host_fn, index_width, program, wgsl_source};
+use crate::launch::{
+    Access, BLOCK, blocks, check_dtype, cuda_source, host_fn, index_width, program, wgsl_preamble, wgsl_source,
+};
 
 /// Philox4x32-10's round multipliers and key increments (Weyl constants).
 pub(crate) const M: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];
@@ -392,6 +394,11 @@ pub fn fill_normal<B: Backend, T: Normal>(
 const CUDA_BLOCKS_PER_SM: u32 = 16;
 
 /// Values of `T` drawn by `D` from the blocks of `seed` from `counter` into `dst`.
+///
+/// In WGSL, four 4-byte values a block go out as one `vec4` store each
+/// (four scalar stores a thread cost the uniform fill a fifth of its rate
+/// on the H200's Vulkan driver: 0.247 against 0.194 ms for 64 Mi f32), and
+/// a last partial block through the scalar kernel.
 fn fill<B: Backend, T: Element, D: Draw<T>>(
     stream: &Stream<B>,
     dst: &mut impl ViewMut<B, T>,
@@ -399,25 +406,59 @@ fn fill<B: Backend, T: Element, D: Draw<T>>(
     counter: u64,
 ) -> Result<()> {
     let n = dst.view().len();
+    let whole = n / 4 * 4;
+    if B::LANGUAGE == Language::Wgsl && D::PER_BLOCK == 4 && size_of::<T>() == 4 && whole > 0 {
+        let mut view = dst.view_mut();
+        launch::<B, T, D>(stream, &mut view.slice_mut(..whole)?, seed, counter, true)?;
+        if whole == n {
+            return Ok(());
+        }
+        // The partial block's values are those of block counter + whole / 4
+        // (no overflow: the stream's `take` checked the blocks of all n).
+        let next = counter.wrapping_add((whole / 4) as u64);
+        return launch::<B, T, D>(stream, &mut view.slice_mut(whole..)?, seed, next, false);
+    }
+    launch::<B, T, D>(stream, dst, seed, counter, false)
+}
+
+/// One launch of [`fill`]: the scalar kernel, or (`vec4`, WGSL only, for
+/// `dst` of whole blocks of four 4-byte values) the vector one.
+fn launch<B: Backend, T: Element, D: Draw<T>>(
+    stream: &Stream<B>,
+    dst: &mut impl ViewMut<B, T>,
+    seed: u64,
+    counter: u64,
+    vec4: bool,
+) -> Result<()> {
+    let n = dst.view().len();
     if n == 0 {
         return Ok(());
     }
     // WGSL's high words of products: one 64-bit multiply where the draw
-    // gains by it and the adapter has them, four 16-bit ones otherwise
-    // (the same bits either way).
+    // gains by it and the adapter has them, 16-bit halves otherwise (the
+    // same bits either way).
     let wide = B::LANGUAGE == Language::Wgsl && D::WIDE_MULTIPLY && stream.device().info().features.int64;
-    let name = format!("kiln_philox_{}_{}{}", D::NAME, T::DTYPE, if wide { "_w64" } else { "" });
+    let name = format!(
+        "kiln_philox_{}_{}{}{}",
+        D::NAME,
+        T::DTYPE,
+        if wide { "_w64" } else { "" },
+        if vec4 { "_v4" } else { "" }
+    );
     check_dtype(stream, T::DTYPE, &format!("Philox {} fill", D::NAME))?;
     let per = format!("{}u", D::PER_BLOCK);
     let prog = program(&name, || {
         let mul = if wide { include_str!("mul_wide64.wgsl") } else { include_str!("mul_wide16.wgsl") };
-        let wgsl_body = format!("{}\n{mul}\n{}", D::wgsl(), include_str!("kernel.wgsl"));
-        Program::new(&name)
-            .cuda(cuda_source(T::DTYPE, &format!("{}\n{}", D::cuda(), include_str!("kernel.cu"))))
-            .wgsl(wgsl_source(T::DTYPE, &[("dst", Access::ReadWrite)], &wgsl_body))
+        let philox = format!("{}\n{mul}\n{}", D::wgsl(), include_str!("philox.wgsl"));
+        let prog = Program::new(&name).define("KERNEL", &name).define("PER", &per);
+        if vec4 {
+            let body = format!("{philox}\n{}", include_str!("kernel_vec4.wgsl"));
+            return prog.wgsl(format!("{}\n{body}", wgsl_preamble(T::DTYPE, &[("dst", "vec4<T>", true)])));
+        }
+        let body = format!("{philox}\n{}", include_str!("kernel.wgsl"));
+        prog.cuda(cuda_source(T::DTYPE, &format!("{}\n{}", D::cuda(), include_str!("kernel.cu"))))
+            .wgsl(wgsl_source(T::DTYPE, &[("dst", Access::ReadWrite)], &body))
             .host(host_fn!(cpu::fill::<T, D>))
-            .define("KERNEL", &name)
-            .define("PER", &per)
     });
     let kernel = stream.device().kernel(&prog)?;
     let info = stream.device().info();
@@ -435,7 +476,8 @@ fn fill<B: Backend, T: Element, D: Draw<T>>(
         .scalar(1.0f32)
         .scalar(0u32)
         .length(index_width(stream), n, &name)?;
-    // SAFETY: the kernel writes dst[0..n) only, n being dst's length.
+    // SAFETY: the kernel writes dst[0..n) only, n being dst's length (the
+    // vector kernel, whole blocks of four of them, as n / 4 vec4s).
     unsafe { stream.launch(&kernel, cfg, args) }
 }
 
