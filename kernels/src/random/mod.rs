@@ -222,10 +222,11 @@ pub(crate) trait Draw<T: Element> {
     const PER_BLOCK: u64;
     /// Whether the WGSL kernel takes the high words of its products from
     /// one 64-bit multiply where the adapter has 64-bit integers, rather
-    /// than from four 16-bit ones: chosen by measurement, as it helps one
-    /// draw and hurts the other (64 Mi f32 on the H200's Vulkan driver:
-    /// uniform 0.221 ms with 16-bit products against 0.284 with 64-bit,
-    /// normal 0.413 against 0.289).
+    /// than from 16-bit halves: chosen by measurement, as it helps one draw
+    /// and hurts the other (64 Mi f32 on the H200's Vulkan driver: uniform
+    /// 0.221 ms with the halves against 0.284 with 64-bit, normal 0.413
+    /// against 0.289; the carry form of the halves, now in their place, ran
+    /// the uniform fill at 0.219 in the probe's lab).
     const WIDE_MULTIPLY: bool;
     fn values(w: &[u32; 4]) -> [T; 4];
     fn cuda() -> String;
