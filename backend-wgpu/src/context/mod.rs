@@ -440,6 +440,8 @@ impl Context {
                 State::Running => {}
             }
             self.lost_during(what)?;
+            // A poll without a wait index never meets the assertion the
+            // timeout note below describes: wgpu-core checks it only for waits.
             if spin.is_some_and(|t| t.elapsed() < SPIN) {
                 self.poll(wgpu::PollType::Poll, what)?;
                 std::hint::spin_loop();
