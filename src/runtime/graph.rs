@@ -22,7 +22,8 @@ impl Graph {
         dispatch!(self, Graph, g => g.kernels())
     }
 
-    /// Whether the backend runs the graph as one unit (a CUDA graph).
+    /// Whether the backend runs the graph in a form of its own (a CUDA
+    /// graph; on wgpu, launches checked and bound once).
     pub fn is_native(&self) -> bool {
         dispatch!(self, Graph, g => g.is_native())
     }

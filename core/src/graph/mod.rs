@@ -7,9 +7,11 @@
 //! the capture by waiting for an event recorded on a capturing stream, and
 //! are joined back the same way. [`Stream::end_capture`] turns the recording
 //! into a [`Graph`], which [`Graph::launch`] replays on any stream of the
-//! device, any number of times. CUDA runs a graph as one `CUgraphExec`; the
-//! CPU and wgpu enqueue its steps in order on the stream, the same API on
-//! every backend.
+//! device, any number of times. CUDA runs a graph as one `CUgraphExec`;
+//! wgpu records its launches checked and bound once, and replays only their
+//! dispatches (or, where a launch stages a view through a temporary, its
+//! steps in order); the CPU enqueues its steps in order on the stream. The
+//! same API on every backend.
 //!
 //! [`Stream::begin_capture`]: crate::Stream::begin_capture
 //! [`Stream::end_capture`]: crate::Stream::end_capture
@@ -121,8 +123,9 @@ impl<B: Backend> Graph<B> {
         self.steps.iter().filter(|s| s.op.is_kernel()).count()
     }
 
-    /// Whether the backend runs the graph as one unit (a CUDA graph) rather
-    /// than enqueuing its steps one by one.
+    /// Whether the backend runs the graph in a form of its own (a CUDA graph;
+    /// on wgpu, launches checked and bound once) rather than enqueuing its
+    /// steps one by one.
     pub fn is_native(&self) -> bool {
         self.native.is_some()
     }
