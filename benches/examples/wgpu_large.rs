@@ -136,73 +136,65 @@ fn small(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()> {
     Ok(())
 }
 
-/// The Philox uniform fill's WGSL (kernels/src/random) and variants of it,
-/// each timed on 64 Mi f32: what bounds the fill, compute or stores, and
-/// which way of taking the high word of a product runs fastest.
+/// The Philox uniform fill's WGSL (kernels/src/random: its cipher and both
+/// of its ways to the high word of a product) and variants of it, each
+/// timed on 64 Mi f32: what bounds the fill, compute or stores, and which
+/// way of taking the high word runs fastest. `MUL` names the high-word
+/// function, `DST` the element type `dst` is bound as.
 const PHILOX_HEAD: &str = "
-struct Params { seed_lo: u32, seed_hi: u32, ctr_lo: u32, ctr_hi: u32, one: f32, zero: u32, n: u32 }
 @group(0) @binding(0) var<storage, read_write> dst: array<DST>;
 @group(1) @binding(0) var<uniform> params: Params;
 override block_x: u32 = 256;
 override block_y: u32 = 1;
 override block_z: u32 = 1;
-fn mul16(a: u32, b: u32) -> vec2<u32> {
+fn unit(w: u32) -> f32 { return f32(w >> 8u) * 5.9604644775390625e-8; }
+";
+
+/// The high word from four 16-bit products summed: the library's way
+/// before the carry form (mul_wide16.wgsl) replaced it.
+const MUL_FOUR_PRODUCTS: &str = "
+fn kiln_mul_wide(a: u32, b: u32) -> vec2<u32> {
     let al = a & 0xffffu; let ah = a >> 16u; let bl = b & 0xffffu; let bh = b >> 16u;
     let lh = al * bh; let hl = ah * bl;
     let mid = ((al * bl) >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
     return vec2<u32>(a * b, ah * bh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u));
 }
-fn mul64(a: u32, b: u32) -> vec2<u32> {
-    let p = u64(a) * u64(b);
-    return vec2<u32>(u32(p), u32(p >> 32u));
-}
-// The high word from the low one: a*b = lo + 2^32 hi, with the cross terms' carry.
-fn mulcarry(a: u32, b: u32) -> vec2<u32> {
-    let al = a & 0xffffu; let ah = a >> 16u; let bl = b & 0xffffu; let bh = b >> 16u;
-    let t = al * bh + ah * bl;
-    let c1 = select(0u, 0x10000u, t < al * bh);
-    let ll = al * bl;
-    let lo = ll + (t << 16u);
-    let c2 = select(0u, 1u, lo < ll);
-    return vec2<u32>(lo, ah * bh + (t >> 16u) + c1 + c2);
-}
-fn philox(c0: vec4<u32>, k0: vec2<u32>) -> vec4<u32> {
-    var c = c0; var k = k0;
-    for (var r = 0; r < 10; r++) {
-        let p0 = MUL(0xD2511F53u, c.x);
-        let p1 = MUL(0xCD9E8D57u, c.z);
-        c = vec4<u32>(p1.y ^ c.y ^ k.x, p1.x, p0.y ^ c.w ^ k.y, p0.x);
-        k += vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
-    }
-    return c;
-}
-fn unit(w: u32) -> f32 { return f32(w >> 8u) * 5.9604644775390625e-8; }
 ";
+
+/// The library's Philox cipher and scalars, after a `kiln_mul_wide`.
+const PHILOX: &str = include_str!("../../kernels/src/random/philox.wgsl");
+
+/// The lab's ways to the high word: the name a body's `MUL` picks, and its WGSL.
+const MULS: [(&str, &str); 3] = [
+    ("mul16", MUL_FOUR_PRODUCTS),
+    ("mul64", include_str!("../../kernels/src/random/mul_wide64.wgsl")),
+    ("mulcarry", include_str!("../../kernels/src/random/mul_wide16.wgsl")),
+];
 
 /// The loop bodies: `w` is block b's words.
 const PHILOX_BODIES: [(&str, &str, &str, &str); 7] = [
-    ("16-bit split (the library's)", "mul16", "f32", "
-    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    ("16-bit split (four products)", "mul16", "f32", "
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
     for (var k = 0u; k < 4u && k < n - b * 4u; k++) { dst[b * 4u + k] = unit(w[k]); }"),
     ("64-bit multiply", "mul64", "f32", "
-    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
     for (var k = 0u; k < 4u && k < n - b * 4u; k++) { dst[b * 4u + k] = unit(w[k]); }"),
     ("carry from the low word", "mulcarry", "f32", "
-    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
     for (var k = 0u; k < 4u && k < n - b * 4u; k++) { dst[b * 4u + k] = unit(w[k]); }"),
     ("16-bit split, unrolled stores", "mul16", "f32", "
-    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
     let at = b * 4u;
     if (at + 3u < n) { dst[at] = unit(w.x); dst[at + 1u] = unit(w.y); dst[at + 2u] = unit(w.z); dst[at + 3u] = unit(w.w); }
     else { for (var k = 0u; k < 4u && k < n - at; k++) { dst[at + k] = unit(w[k]); } }"),
     ("16-bit split, vec4 stores", "mul16", "vec4<f32>", "
-    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
     dst[b] = vec4<f32>(unit(w.x), unit(w.y), unit(w.z), unit(w.w));"),
     ("stores only (no Philox)", "mul16", "f32", "
     let at = b * 4u;
     for (var k = 0u; k < 4u && k < n - at; k++) { dst[at + k] = f32(at + k); }"),
     ("Philox only (no stores)", "mul16", "f32", "
-    let w = philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
     if (w.x == 0x12345678u && w.y == 0x9abcdef0u) { dst[b] = 1.0; }"),
 ];
 
@@ -215,9 +207,10 @@ fn random_variants(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()
         if mul == "mul64" && !dev.info().features.int64 {
             continue;
         }
+        let mul = MULS.iter().find(|(name, _)| *name == mul).map_or("", |(_, src)| src);
         let src = format!(
-            "{}\n@compute @workgroup_size(block_x, block_y, block_z)\nfn lab(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>) {{\n    let n = params.n;\n    for (var b = gid.x; b < n / 4u; b += g.x * block_x) {{{body}\n    }}\n}}",
-            PHILOX_HEAD.replace("MUL", mul).replace("DST", dst)
+            "{}{mul}{PHILOX}\n@compute @workgroup_size(block_x, block_y, block_z)\nfn lab(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>) {{\n    let n = params.n;\n    for (var b = gid.x; b < n / 4u; b += g.x * block_x) {{{body}\n    }}\n}}",
+            PHILOX_HEAD.replace("DST", dst)
         );
         let kernel = match dev.kernel(&Program::new("lab").wgsl(src)) {
             Ok(k) => k,
