@@ -10,14 +10,8 @@
 #   graph replay, launch overhead and small-reduce latency beside CUDA;
 #   the graph tests on Vulkan. Clocks sampled throughout.
 set -u
-export PATH=/usr/local/cuda/bin:$PATH
-for f in gpu/*.gz; do gunzip -f "$f"; done; chmod +x gpu/kiln gpu/wgpu_large 2>/dev/null
-R=$OUT/r; mkdir -p $R
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $R/gpu.txt 2>&1
-source benches/h100/vulkan.sh
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,utilization.gpu,clocks_event_reasons.active --format=csv \
-  -lms 500 > $R/clocks.csv 2>&1 &
-smi=$!
+source benches/h100/gpu-prelude.sh
+clocks_start $R/clocks.csv 500
 ( time timeout 150 gpu/wgpu_large ) > $R/probe.txt 2>&1
 ( time timeout 100 gpu/kiln conform --backend wgpu --pattern random ) > $R/conform-vulkan-random.txt 2>&1
 ( time KILN_WGPU_HIDE=int64 timeout 100 gpu/kiln conform --backend wgpu --pattern random --quick ) \
@@ -27,7 +21,7 @@ smi=$!
     --size 1Mi --size 64Mi --size 256Mi --no-system --json $R/bench.json ) > $R/bench.txt 2>&1
 ( time KILN_WGPU_HIDE=int64 timeout 100 gpu/kiln bench --backend wgpu --pattern random_uniform \
     --pattern random_normal --size 64Mi --no-system --json $R/bench-no-int64.json ) > $R/bench-no-int64.txt 2>&1
-kill $smi
+clocks_stop
 grep -E "passed|real" $R/conform-vulkan-random*.txt
 grep -E "^(cuda|wgpu) " $R/bench.txt $R/bench-no-int64.txt | cut -c1-200
 cat $R/probe.txt | cut -c1-150

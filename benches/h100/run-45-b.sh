@@ -8,14 +8,8 @@
 #   (CuPy, PyCUDA, CubeCL), warm-ups waiting for the SM clock, and the
 #   latency rows; clocks sampled throughout.
 set -u
-export PATH=/usr/local/cuda/bin:$PATH
-for f in gpu/*.gz; do gunzip -f "$f"; done; chmod +x gpu/kiln gpu/wgpu_large 2>/dev/null
-R=$OUT/r; mkdir -p $R
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $R/gpu.txt 2>&1
-source benches/h100/vulkan.sh
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,utilization.gpu,clocks_event_reasons.active --format=csv \
-  -lms 500 > $R/clocks.csv 2>&1 &
-smi=$!
+source benches/h100/gpu-prelude.sh
+clocks_start $R/clocks.csv 500
 ( time timeout 150 gpu/wgpu_large ) > $R/probe.txt 2>&1
 P="--pattern copy_d2d --pattern fill --pattern sequence --pattern map_ --pattern vector_add --pattern axpy"
 P="$P --pattern reduce_sum --pattern dot --pattern scan_ --pattern compact --pattern histogram --pattern sort_"
@@ -24,7 +18,7 @@ P="$P --pattern random_ --pattern user_ --pattern array_axpy --pattern array_fus
     --json $R/bench-256mi.json ) > $R/bench-256mi.txt 2>&1
 ( time timeout 60 gpu/kiln bench --backend cuda --backend wgpu --pattern launch_overhead --pattern graph_launch \
     --pattern reduce_latency --no-system --json $R/bench-latency.json ) > $R/bench-latency.txt 2>&1
-kill $smi
+clocks_stop
 grep -E "^(cuda|wgpu) |real" $R/bench-256mi.txt $R/bench-latency.txt | cut -c1-210
 cut -c1-150 $R/probe.txt
 tar czf $OUT/out.tgz -C $OUT r

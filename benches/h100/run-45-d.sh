@@ -4,15 +4,11 @@
 # SM clock): copy, map, reduce and scan at 256 Mi on CUDA and wgpu, each
 # row's SM clock recorded, clocks sampled beside.
 set -u
-for f in gpu/*.gz; do gunzip -f "$f"; done; chmod +x gpu/kiln 2>/dev/null
-R=$OUT/r; mkdir -p $R
-source benches/h100/vulkan.sh
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,utilization.gpu,clocks_event_reasons.active --format=csv \
-  -lms 250 > $R/clocks.csv 2>&1 &
-smi=$!
+source benches/h100/gpu-prelude.sh
+clocks_start $R/clocks.csv 250
 ( time timeout 200 gpu/kiln bench --backend cuda --backend wgpu --pattern copy_d2d --pattern map_square \
     --pattern reduce_sum --pattern scan_inclusive --size 256Mi --no-system --json $R/bench-256mi.json ) \
   > $R/bench-256mi.txt 2>&1
-kill $smi
+clocks_stop
 grep -E "^(cuda|wgpu) |real" $R/bench-256mi.txt | cut -c1-200
 tar czf $OUT/out.tgz -C $OUT r

@@ -5,7 +5,6 @@
 # variants of it (64-bit multiply, carry from the low word, unrolled and
 # vec4 stores, stores alone, Philox alone) on 64 Mi f32.
 set -u
-for f in gpu/*.gz; do gunzip -f "$f"; done; chmod +x gpu/wgpu_large 2>/dev/null
-source benches/h100/vulkan.sh
+source benches/h100/gpu-prelude.sh
 ( time timeout 120 gpu/wgpu_large --small ) > $OUT/probe-small.txt 2>&1
 cat $OUT/probe-small.txt

@@ -5,9 +5,7 @@
 # conformance on Vulkan (with and without 64-bit integers) and beside CUDA
 # at 1, 64 and 256 Mi.
 set -u
-for f in gpu/*.gz; do gunzip -f "$f"; done; chmod +x gpu/kiln 2>/dev/null
-R=$OUT/r; mkdir -p $R
-source benches/h100/vulkan.sh
+source benches/h100/gpu-prelude.sh
 ( timeout 60 gpu/kiln conform --backend wgpu --pattern random; \
   KILN_WGPU_HIDE=int64 timeout 60 gpu/kiln conform --backend wgpu --pattern random ) 2>&1 | grep passed \
   > $R/conform-vulkan-random.txt
