@@ -1,6 +1,8 @@
-//! WGSL's one-pass compaction: the scan's decoupled look-back with
-//! decoupled fallback over the tiles' counts (compact/fallback.wgsl on
-//! scan/lookback.wgsl).
+//! WGSL's compaction: one tile pass (compact/fallback.wgsl on
+//! scan/tile.wgsl) whose tiles learn how many earlier tiles kept by the
+//! scan's decoupled look-back with decoupled fallback over the counts, or,
+//! for long inputs, from carries: a totals pass counts each tile, and an
+//! exclusive scan of the counts gives each tile's start.
 
 use std::sync::Arc;
 
@@ -9,7 +11,20 @@ use kiln_core::{Args, Backend, BufferView, BufferViewMut, Element, LaunchConfig,
 use super::{Predicate, wgsl_header};
 use crate::Number;
 use crate::launch::{index_width, program};
-use crate::scan::fallback::Lookback;
+use crate::scan::fallback::{CARRIED_FROM, Lookback, Prefix};
+
+/// The tile header of a compaction: `buffers`, the predicate, and the
+/// tile's values as counts (1 for a kept element).
+fn tile_header<T: Number>(pred: Predicate<T>, buffers: &[(&str, &str, bool)]) -> String {
+    format!(
+        "{}alias C = u32;\n\
+         fn tile_value(i: u32) -> C {{ return select(0u, 1u, keep(src[i])); }}\n\
+         fn flag_at(i: u32) -> u32 {{ return 0u; }}\n\
+         fn store_flag(s: u32, f: u32) {{}}\n\
+         fn load_flag(s: u32) -> u32 {{ return 0u; }}\n",
+        wgsl_header(pred, buffers)
+    )
+}
 
 fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, lookback: Lookback) -> Arc<Program> {
     let name = format!(
@@ -21,20 +36,34 @@ fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, lookback: Look
     );
     program(&name, || {
         let out = if indices { "u32" } else { "T" };
-        let buffers =
-            [("src", "T", false), ("dst", out, true), ("count", "u32", true), ("status", "atomic<u32>", true)];
-        let header = format!(
-            "{}alias C = u32;\n\
-             fn tile_value(i: u32) -> C {{ return select(0u, 1u, keep(src[i])); }}\n\
-             fn flag_at(i: u32) -> u32 {{ return 0u; }}\n\
-             fn store_flag(s: u32, f: u32) {{}}\n\
-             fn load_flag(s: u32) -> u32 {{ return 0u; }}\n",
-            wgsl_header(pred, &buffers)
+        let mut buffers = vec![("src", "T", false), ("dst", out, true), ("count", "u32", true)];
+        match lookback.prefix {
+            Prefix::LookBack => buffers.push(("status", "atomic<u32>", true)),
+            Prefix::Carried => buffers.push(("carries", "u32", false)),
+            Prefix::Alone => {}
+        }
+        let staged = indices || T::DTYPE.size() == 4;
+        let stage = format!(
+            "const STAGED: bool = {staged};\n\
+             fn stage_in(v: {out}) -> u32 {{ return {}; }}\n\
+             fn stage_out(w: u32) -> {out} {{ return {}; }}\n",
+            if staged { "bitcast<u32>(v)" } else { "0u" },
+            if staged { format!("bitcast<{out}>(w)") } else { format!("{out}(0)") },
         );
-        let header = format!("{header}{}", out_values(lookback.items, indices));
+        let header = format!("{}{stage}{}", tile_header(pred, &buffers), out_values(lookback.items, indices));
         let program =
             Program::new(&name).wgsl(lookback.source(&header, include_str!("fallback.wgsl"))).define("KERNEL", &name);
         lookback.define(program)
+    })
+}
+
+/// The totals pass of a carried compaction: how many each tile keeps.
+fn totals_program<T: Number>(pred: Predicate<T>, lookback: Lookback) -> Arc<Program> {
+    let name = format!("kiln_copy_if_totals_{}_{}_{}", pred.name(), lookback.suffix(), T::DTYPE);
+    program(&name, || {
+        let buffers = [("src", "T", false), ("totals", "u32", true)];
+        let header = format!("{}struct Params {{\n    value: T,\n    n: u32,\n}}\n", tile_header(pred, &buffers));
+        lookback.define(Program::new(&name).wgsl(lookback.totals_source(&header)).define("KERNEL", &name))
     })
 }
 
@@ -65,16 +94,32 @@ pub(super) fn one_pass<B: Backend, T: Number, O: Element>(
 ) -> Result<()> {
     let n = x.len();
     let device = stream.device();
-    let lookback = Lookback::new(device, false);
+    let prefix = if n < CARRIED_FROM { Prefix::LookBack } else { Prefix::Carried };
+    let lookback = Lookback::new(device, n, 4, false, prefix);
     let prog = fallback_program::<T>(pred, indices, lookback);
     let kernel = device.kernel(&prog)?;
-    let (mut status, groups) = lookback.state(stream, n)?;
-    let args = Args::new().arg(x).arg(out).arg(count).arg(status.view_mut()).scalar(pred.value());
-    let args = args.length(index_width(stream), n, prog.name())?;
+    let (mut status, mut carries) = (None, None);
+    match lookback.prefix {
+        Prefix::LookBack => status = Some(lookback.status(stream, n)?),
+        Prefix::Carried => {
+            let totals = totals_program::<T>(pred, lookback);
+            carries = Some(lookback.carries::<B, T, u32>(stream, &totals, x, Some(pred.value()))?);
+        }
+        Prefix::Alone => {}
+    }
+    let mut args = Args::new().arg(x).arg(out).arg(count);
+    if let Some(s) = status.as_mut() {
+        args.push(s.view_mut());
+    }
+    if let Some(c) = &carries {
+        args.push(c.view());
+    }
+    let args = args.scalar(pred.value()).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads x[0..n), writes out[0..count) with count <=
-    // n <= out's length (checked by the caller), the two words of the u64
-    // count, and status[0..1 + 2 tiles), as allocated by `state` for
-    // `lookback`'s tiles over n, the elements per invocation it is compiled
-    // for, so its workgroup arrays fit.
-    unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
+    // n <= out's length (checked by the caller) and the two words of the
+    // u64 count, in tiles of 256 x the elements per invocation it is
+    // compiled for, so its workgroup arrays fit; looking back, it reads and
+    // writes status[0..1 + 2 tiles), as `status` allocated it; carried, it
+    // reads carries[t], one per tile as `carries` wrote them.
+    unsafe { stream.launch(&kernel, LaunchConfig::new(lookback.groups(stream, n), 256), args) }
 }

@@ -2,18 +2,22 @@
 // each workgroup counts what its tile keeps (tile_value is 1 for a kept
 // element), learns how many earlier tiles kept from tile_prefix, and
 // writes its kept elements (out_values: the values, or their indices) in
-// order from there; the last tile writes the total to count (a u64 as two
-// u32 words). keep(v) comes with the bindings.
+// order from there: 4-byte ones (STAGED) gathered in workgroup memory
+// first and written with coalesced stores, wider ones by each invocation
+// in turn. The last tile writes the total to count (a u64 as two u32
+// words). keep(v), STAGED, stage_in and stage_out come with the bindings.
 struct Params {
     value: T,
     n: u32,
 }
 @compute @workgroup_size(block_x, block_y, block_z)
-fn KERNEL(@builtin(local_invocation_index) lid: u32 SG_ARGS) {
+fn KERNEL(@builtin(local_invocation_index) local: u32, @builtin(workgroup_id) wg: vec3<u32>,
+          @builtin(num_workgroups) ng: vec3<u32> SG_ARGS) {
     SG_INIT
+    let lid = rank(local);
     let tiles = params.n / TILE + select(0u, 1u, params.n % TILE != 0u);
-    loop {
-        let t = claim_tile(lid);
+    for (var k = 0u; ; k += 1u) {
+        let t = claim_tile(lid, wg.x + k * ng.x);
         if (t >= tiles) {
             break;
         }
@@ -31,12 +35,29 @@ fn KERNEL(@builtin(local_invocation_index) lid: u32 SG_ARGS) {
             before = part_v[lid - 1u];
         }
         let prefix = tile_prefix(t, lid, total);
-        var at = prefix.v + before;
         let outs = out_values(t * TILE + lid * ITEMS);
-        for (var k = 0u; k < ITEMS; k += 1u) {
-            if (((kept >> k) & 1u) != 0u) {
-                dst[at] = outs[k];
-                at += 1u;
+        if (STAGED) {
+            // The kept elements, in order, into buf_v (every read of it
+            // is done after this barrier), then out in coalesced stores.
+            workgroupBarrier();
+            var j = before;
+            for (var k = 0u; k < ITEMS; k += 1u) {
+                if (((kept >> k) & 1u) != 0u) {
+                    buf_v[slot(j)] = stage_in(outs[k]);
+                    j += 1u;
+                }
+            }
+            workgroupBarrier();
+            for (var i = lid; i < total.v; i += 256u) {
+                dst[prefix.v + i] = stage_out(buf_v[slot(i)]);
+            }
+        } else {
+            var at = prefix.v + before;
+            for (var k = 0u; k < ITEMS; k += 1u) {
+                if (((kept >> k) & 1u) != 0u) {
+                    dst[at] = outs[k];
+                    at += 1u;
+                }
             }
         }
         if (t + 1u == tiles && lid == 0u) {

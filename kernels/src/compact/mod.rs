@@ -17,10 +17,13 @@
 //! keeps, learns how many earlier tiles kept, stages its kept elements
 //! contiguously in shared memory and writes them with coalesced stores.
 //! Memory-bound at one read per element and one write per kept element.
-//! WGSL, which promises no forward progress between workgroups: one pass
-//! with the scan's decoupled look-back and decoupled fallback on the counts
-//! (a workgroup that finds an earlier tile's count missing counts that
-//! tile itself), each invocation writing its kept elements in order.
+//! WGSL, which promises no forward progress between workgroups: the scan's
+//! tiles over the counts, each tile learning how many earlier tiles kept
+//! by decoupled look-back and decoupled fallback (a workgroup that finds an
+//! earlier tile's count missing counts that tile itself) below 1 Mi
+//! elements, and from carries (a pass counting each tile, then an
+//! exclusive scan of the counts) from there on; the kept 4-byte elements
+//! gathered in workgroup memory and written with coalesced stores.
 //!
 //! # Examples
 //! ```

@@ -1,11 +1,15 @@
-//! WGSL's one-pass scan: decoupled look-back with decoupled fallback
-//! (fallback.wgsl), for scans of 4-byte values that do not write their
-//! input (a fallback rereads it; WGSL cannot take an f64 apart into the
-//! status words' halves).
+//! WGSL's tile pass of a scan (fallback.wgsl on tile.wgsl): in one pass
+//! by decoupled look-back with decoupled fallback, for scans of 4-byte
+//! values that do not write their input (a fallback rereads it; WGSL
+//! cannot take an f64 apart into the status words' halves), or after a
+//! totals pass and a scan of those (reduce-then-scan) for the rest and
+//! for long scans.
 
 use std::sync::Arc;
 
-use kiln_core::{Args, Backend, Buffer, Device, Language, LaunchConfig, Program, Result, Stream};
+use kiln_core::{
+    Args, Backend, Buffer, BufferView, Device, Element, Language, LaunchConfig, Program, Result, Stream, View,
+};
 
 use super::{Operands, ScanKind, wgsl_header};
 use crate::Number;
@@ -15,53 +19,132 @@ use crate::launch::{index_width, program};
 /// from the input itself (lookback.wgsl's LOOKBACK_SPIN).
 const SPIN: u32 = 64;
 
-/// How a one-pass WGSL kernel over tiles (on lookback.wgsl) is built for
-/// a device: elements per invocation, and whether subgroup 0 walks back
-/// alone with subgroup operations (lookback_subgroup.wgsl) or the whole
-/// workgroup does (lookback_window.wgsl).
+/// How a tile of a one-pass WGSL kernel (the scan's, the compaction's:
+/// fallback.wgsl on tile.wgsl) learns the sum of the tiles before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Prefix {
+    /// Decoupled look-back with decoupled fallback (lookback.wgsl): one
+    /// pass, one read and one write per element; the kernel binds `status`.
+    LookBack,
+    /// Reduce-then-scan (carried.wgsl): a first pass writes each tile's
+    /// total (totals.wgsl), an exclusive scan of those gives each tile's
+    /// carry, and the tile pass reads it: one more read per element, but no
+    /// workgroup reads another's state; the kernel binds `carries`.
+    Carried,
+    /// A single tile (carried.wgsl): nothing before it.
+    Alone,
+}
+
+/// How a one-pass WGSL kernel over tiles (on tile.wgsl) is built for a
+/// device: elements per invocation; whether the adapter's subgroup
+/// builtins are passed in (and subgroup 0 walks back alone,
+/// lookback_subgroup.wgsl, where the whole workgroup does without them,
+/// lookback_window.wgsl); whether subgroups scan the invocation parts
+/// (parts_subgroup.wgsl, where the workgroup's tree does without them,
+/// parts.wgsl); and where each tile's prefix comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Lookback {
     pub(crate) items: usize,
     pub(crate) subgroups: bool,
+    subgroup_parts: bool,
+    pub(crate) prefix: Prefix,
 }
 
 impl Lookback {
-    /// The build for `device` of a kernel whose tiles carry segment flags
-    /// (`segmented`) or not.
-    pub(crate) fn new<B: Backend>(device: &Device<B>, segmented: bool) -> Self {
-        Lookback { items: items(device, segmented), subgroups: device.info().features.subgroups }
+    /// The build for `device` of a kernel over `n` values of `bytes` bytes
+    /// whose tiles carry segment flags (`segmented`) or not, its tiles
+    /// learning their prefixes as `prefix` says ([`Prefix::Alone`] where
+    /// `n` makes one tile).
+    pub(crate) fn new<B: Backend>(device: &Device<B>, n: usize, bytes: usize, segmented: bool, prefix: Prefix) -> Self {
+        let info = device.info();
+        let subgroups = info.features.subgroups;
+        // Subgroup scans add 4-byte values, in subgroups that tile the
+        // workgroup (at most 64 of them: sg_totals).
+        let subgroup_parts =
+            subgroups && !segmented && bytes == 4 && info.limits.min_warp_size >= 4 && info.limits.warp_size <= 256;
+        let items = items(device, bytes, segmented);
+        let prefix = if n <= 256 * items { Prefix::Alone } else { prefix };
+        Lookback { items, subgroups, subgroup_parts, prefix }
     }
 
     /// Tiles over `n` elements.
-    fn tiles(self, n: usize) -> usize {
+    pub(crate) fn tiles(self, n: usize) -> usize {
         n.div_ceil(256 * self.items)
     }
 
-    /// What a launch over `n` elements needs: its status words (the tile
-    /// counter, then two words of state per tile, zeroed: "nothing yet")
-    /// and its workgroups (they take tiles from the counter until none is
-    /// left, so any number covers them all).
-    pub(crate) fn state<B: Backend>(self, stream: &Stream<B>, n: usize) -> Result<(Buffer<B, u32>, u32)> {
-        let tiles = self.tiles(n);
-        let status = stream.alloc_zeroed::<u32>(1 + tiles * 2)?;
-        let groups = tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32;
-        Ok((status, groups))
+    /// Workgroups of a launch over `n` elements: one per tile, at most a
+    /// grid's width (they take tiles grid-stride, or from the counter,
+    /// until none is left, so any number covers them all).
+    pub(crate) fn groups<B: Backend>(self, stream: &Stream<B>, n: usize) -> u32 {
+        self.tiles(n).min(stream.device().info().limits.max_grid[0] as usize) as u32
+    }
+
+    /// The look-back's status words over `n` elements: the tile counter,
+    /// then two words of state per tile, zeroed ("nothing yet").
+    pub(crate) fn status<B: Backend>(self, stream: &Stream<B>, n: usize) -> Result<Buffer<B, u32>> {
+        stream.alloc_zeroed::<u32>(1 + self.tiles(n) * 2)
     }
 
     /// What distinguishes this build in a program's name.
     pub(crate) fn suffix(self) -> String {
-        format!("{}{}", self.items, if self.subgroups { "_sg" } else { "" })
+        let prefix = match self.prefix {
+            Prefix::LookBack => "",
+            Prefix::Carried => "_carried",
+            Prefix::Alone => "_alone",
+        };
+        format!(
+            "{}{}{}{prefix}",
+            self.items,
+            if self.subgroups { "_sg" } else { "" },
+            if self.subgroup_parts { "p" } else { "" }
+        )
     }
 
-    /// The module: `header` (bindings and the kernel's helpers), the
-    /// look-back, `load_tile`, then `main` (the entry point, whose
-    /// parameters end with SG_ARGS and whose body begins with SG_INIT).
+    /// What every module on tile.wgsl begins with after its `header`: the
+    /// subgroup builtins' variables, the tile, the parts' scan and
+    /// `load_tile`.
+    fn tile_source(self, header: &str) -> String {
+        let sg = if self.subgroups {
+            "var<private> sg_lane: u32;\nvar<private> sg_size: u32;\nvar<private> sg_id: u32;\n"
+        } else {
+            ""
+        };
+        let parts = if self.subgroup_parts { include_str!("parts_subgroup.wgsl") } else { include_str!("parts.wgsl") };
+        format!("{header}{sg}{}{parts}{}", include_str!("tile.wgsl"), load_tile(self.items))
+    }
+
+    /// The module: `header` (bindings and the kernel's helpers; `status`
+    /// looking back, `carries` carried), the tile, how each tile learns its
+    /// prefix, then `main` (the entry point, whose parameters end with
+    /// SG_ARGS and whose body begins with SG_INIT).
     pub(crate) fn source(self, header: &str, main: &str) -> String {
         // (wgpu takes subgroup operations without an `enable` once the
         // device has the feature.)
-        let walk =
-            if self.subgroups { include_str!("lookback_subgroup.wgsl") } else { include_str!("lookback_window.wgsl") };
-        format!("{header}{}{walk}{}{main}", include_str!("lookback.wgsl"), load_tile(self.items))
+        let carried = include_str!("carried.wgsl");
+        let prefix = match self.prefix {
+            Prefix::LookBack => {
+                let walk = if self.subgroups {
+                    include_str!("lookback_subgroup.wgsl")
+                } else {
+                    include_str!("lookback_window.wgsl")
+                };
+                format!("{}{walk}", include_str!("lookback.wgsl"))
+            }
+            Prefix::Carried => format!(
+                "{carried}fn tile_prefix(t: u32, lid: u32, total: Part) -> Part {{\n    return Part(carries[t], 0u);\n}}\n"
+            ),
+            Prefix::Alone => format!(
+                "{carried}fn tile_prefix(t: u32, lid: u32, total: Part) -> Part {{\n    return Part(C(0), 0u);\n}}\n"
+            ),
+        };
+        format!("{}{prefix}{main}", self.tile_source(header))
+    }
+
+    /// The first pass of a carried build (totals.wgsl): `header` binds
+    /// `src` and `totals`, declares Params and gives tile_value and
+    /// flag_at.
+    pub(crate) fn totals_source(self, header: &str) -> String {
+        format!("{}{}{}", self.tile_source(header), tile_sum(self.items), include_str!("totals.wgsl"))
     }
 
     /// The defines the module needs.
@@ -80,6 +163,34 @@ impl Lookback {
             .define("LOOKBACK_SPIN", format!("{SPIN}u"))
             .define("SG_ARGS", args)
             .define("SG_INIT", init)
+    }
+
+    /// Launch the totals pass `totals_prog` (built on
+    /// [`totals_source`](Self::totals_source)) over the `n` elements of
+    /// `src`, then scan the totals into each tile's carry (the sum of the
+    /// tiles before it). `scalar` is the kernel's scalar parameter before
+    /// n, if it has one.
+    pub(crate) fn carries<B: Backend, S: Element, C: Number>(
+        self,
+        stream: &Stream<B>,
+        totals_prog: &Program,
+        src: BufferView<'_, B, S>,
+        scalar: Option<S>,
+    ) -> Result<Buffer<B, C>> {
+        let n = src.len();
+        let kernel = stream.device().kernel(totals_prog)?;
+        let mut totals = stream.alloc::<C>(self.tiles(n))?;
+        let mut args = Args::new().arg(src).arg(totals.view_mut());
+        if let Some(v) = scalar {
+            args = args.scalar(v);
+        }
+        let args = args.length(index_width(stream), n, totals_prog.name())?;
+        // SAFETY: the kernel reads src[0..n) and writes totals[t] for each
+        // of the tiles of 256 x `items` elements over n, the elements per
+        // invocation it is compiled for, so its workgroup arrays fit.
+        unsafe { stream.launch(&kernel, LaunchConfig::new(self.groups(stream, n), 256), args)? };
+        super::scan_in_place(stream, ScanKind::Exclusive, &mut totals)?;
+        Ok(totals)
     }
 }
 
@@ -100,40 +211,86 @@ fn load_tile(items: usize) -> String {
     f
 }
 
-/// Elements per invocation of a kernel on lookback.wgsl (its
-/// LOOKBACK_ITEMS): the most of 8, 4, 2, 1 whose workgroup arrays (the tile
-/// of 4-byte values, padded one word in 32, the segment flags beside them
-/// when `segmented`, and the 256 invocation parts) fit the device's
-/// workgroup memory.
-fn items<B: Backend>(device: &Device<B>, segmented: bool) -> usize {
+/// totals.wgsl's `tile_sum` for `items` elements per invocation,
+/// unrolled: every load issued before the first add.
+fn tile_sum(items: usize) -> String {
+    let mut f = String::from("fn tile_sum(t: u32, lid: u32) -> C {\n    let base = t * TILE + lid;\n");
+    for k in 0..items {
+        f.push_str(&format!("    let p{k} = tile_in(base + {}u).v;\n", 256 * k));
+    }
+    let all: Vec<String> = (0..items).map(|k| format!("p{k}")).collect();
+    f.push_str(&format!("    return {};\n}}\n", all.join(" + ")));
+    f
+}
+
+/// Elements per invocation of a kernel on tile.wgsl (its LOOKBACK_ITEMS):
+/// the most of 16, 8, 4, 2, 1 whose workgroup arrays (the tile of
+/// `bytes`-byte values, padded one slot in 32, the segment flags beside
+/// them when `segmented`, the 256 invocation parts and the subgroup totals)
+/// fit the device's workgroup memory.
+fn items<B: Backend>(device: &Device<B>, bytes: usize, segmented: bool) -> usize {
     let limit = device.info().limits.max_shared_mem_per_block as usize;
-    let per_slot = if segmented { 8 } else { 4 };
-    let bytes = |items: usize| {
+    let per_slot = bytes + if segmented { 4 } else { 0 };
+    let need = |items: usize| {
         let tile = 256 * items;
-        (tile + tile / 32) * per_slot + 256 * 8 + 32
+        (tile + tile / 32) * per_slot + 256 * (bytes + 4) + 64 * bytes + 32
     };
-    [8, 4, 2].into_iter().find(|&i| bytes(i) <= limit).unwrap_or(1)
+    [16, 8, 4, 2].into_iter().find(|&i| need(i) <= limit).unwrap_or(1)
 }
 
-/// Whether a scan of `T` runs here in one pass on a `B` device: WGSL,
-/// 4-byte values, not in place.
-pub(super) fn runs<B: Backend, T: Number>(has_input: bool) -> bool {
-    B::LANGUAGE == Language::Wgsl && T::DTYPE.size() == 4 && has_input
+/// Out-of-place scans of 4-byte values, and compactions, shorter than
+/// this look back (one read and one write per element, one launch);
+/// longer ones, and every scan in place or of 8-byte values, are carried
+/// (a totals pass, a scan of its totals, the tile pass). Measured on an
+/// H200's Vulkan driver (f32, time per scan, `benches/results/
+/// h200-2026-12-02-p-*`): at 1 Mi both 19 us; at 4 Mi carried 25 us against
+/// 38 looking back; at 64 Mi 296 against 401; compaction carried 19 us
+/// against 24 at 1 Mi, 503 against 737 at 64 Mi. The look-back's walk, not
+/// memory, sets its pace there: its tiles wait on the driver's atomic
+/// loads.
+pub(crate) const CARRIED_FROM: usize = 1 << 20;
+
+/// How a scan of `n` elements of `T` runs on a `B` device in one WGSL tile
+/// pass, if it does: segmented scans of 4-byte values that do not write
+/// their input look back (a fallback rereads the input; WGSL cannot take
+/// an f64 apart into the status words' halves); unsegmented ones look
+/// back while short and are carried from [`CARRIED_FROM`] on, in place
+/// at any length.
+pub(super) fn prefix<B: Backend, T: Number>(n: usize, has_input: bool, segmented: bool) -> Option<Prefix> {
+    if B::LANGUAGE != Language::Wgsl {
+        return None;
+    }
+    let four = T::DTYPE.size() == 4;
+    if segmented {
+        (four && has_input).then_some(Prefix::LookBack)
+    } else if four && has_input && n < CARRIED_FROM {
+        Some(Prefix::LookBack)
+    } else {
+        Some(Prefix::Carried)
+    }
 }
 
-fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, lookback: Lookback) -> Arc<Program> {
+fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool, lookback: Lookback) -> Arc<Program> {
     let name = format!(
-        "kiln_scan_fallback_{kind}{}_{}_{}",
+        "kiln_scan_fallback_{kind}{}{}_{}_{}",
         if segmented { "_segmented" } else { "" },
+        if in_place { "_inplace" } else { "" },
         lookback.suffix(),
         T::DTYPE
     );
     program(&name, || {
-        let mut buffers = vec![("src", "T", false)];
+        let mut buffers = Vec::new();
+        if !in_place {
+            buffers.push(("src", "T", false));
+        }
         if segmented {
             buffers.push(("flags", "u32", false));
         }
-        buffers.push(("status", "atomic<u32>", true));
+        match lookback.prefix {
+            Prefix::LookBack => buffers.push(("status", "atomic<u32>", true)),
+            Prefix::Carried => buffers.push(("carries", "T", false)),
+            Prefix::Alone => {}
+        }
         buffers.push(("dst", "T", true));
         let mut header = wgsl_header(T::DTYPE, &buffers, segmented);
         header.push_str(if segmented {
@@ -144,28 +301,57 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, lookback: Lookba
             "fn store_flag(s: u32, f: u32) {}\nfn load_flag(s: u32) -> u32 { return 0u; }\n"
         });
         header.push_str("alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n");
-        let program = Program::new(&name)
+        let mut program = Program::new(&name)
             .wgsl(lookback.source(&header, include_str!("fallback.wgsl")))
             .define("KERNEL", &name)
             .define("SCAN_MODE", format!("{}u", u8::from(kind == ScanKind::Exclusive)));
+        if in_place {
+            program = program.define("src", "dst");
+        }
         lookback.define(program)
     })
 }
 
-/// Scan `ops` (not in place: `ops.x` is present) in one WGSL pass.
+/// The totals pass of a carried scan of `T` (totals.wgsl).
+fn totals_program<T: Number>(lookback: Lookback) -> Arc<Program> {
+    let name = format!("kiln_scan_totals_{}_{}", lookback.suffix(), T::DTYPE);
+    program(&name, || {
+        let buffers = [("src", "T", false), ("totals", "T", true)];
+        let mut header = wgsl_header(T::DTYPE, &buffers, false);
+        header.push_str(
+            "struct Params {\n    n: u32,\n}\n\
+             fn store_flag(s: u32, f: u32) {}\nfn load_flag(s: u32) -> u32 { return 0u; }\n\
+             alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n",
+        );
+        lookback.define(Program::new(&name).wgsl(lookback.totals_source(&header)).define("KERNEL", &name))
+    })
+}
+
+/// Scan `ops` in one WGSL tile pass whose tiles learn their prefixes as
+/// `prefix` says (after a totals pass and a scan of those, carried).
 pub(super) fn one_pass<B: Backend, T: Number>(
     stream: &Stream<B>,
     kind: ScanKind,
+    prefix: Prefix,
     ops: Operands<'_, B, T>,
 ) -> Result<()> {
     let n = ops.y.len();
     let device = stream.device();
     let segmented = ops.flags.is_some();
-    let lookback = Lookback::new(device, segmented);
-    let prog = fallback_program::<T>(kind, segmented, lookback);
+    let in_place = ops.x.is_none();
+    let lookback = Lookback::new(device, n, T::DTYPE.size(), segmented, prefix);
+    let prog = fallback_program::<T>(kind, segmented, in_place, lookback);
     let kernel = device.kernel(&prog)?;
-    let (mut status, groups) = lookback.state(stream, n)?;
     let Operands { x, flags, y } = ops;
+    let (mut status, mut carries) = (None, None);
+    match lookback.prefix {
+        Prefix::LookBack => status = Some(lookback.status(stream, n)?),
+        Prefix::Carried => {
+            let src = x.unwrap_or_else(|| y.view());
+            carries = Some(lookback.carries::<B, T, T>(stream, &totals_program::<T>(lookback), src, None)?);
+        }
+        Prefix::Alone => {}
+    }
     let mut args = Args::new();
     if let Some(x) = x {
         args.push(x);
@@ -173,10 +359,20 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     if let Some(f) = flags {
         args.push(f);
     }
-    let args = args.arg(status.view_mut()).arg(y).length(index_width(stream), n, prog.name())?;
-    // SAFETY: the kernel reads src[0..n) (and flags[0..n)), writes
-    // dst[0..n), all of length n, and status[0..1 + 2 tiles), as
-    // allocated by `state` for `lookback`'s tiles over n, the elements per
-    // invocation it is compiled for, so its workgroup arrays fit.
-    unsafe { stream.launch(&kernel, LaunchConfig::new(groups, 256), args) }
+    if let Some(s) = status.as_mut() {
+        args.push(s.view_mut());
+    }
+    if let Some(c) = &carries {
+        args.push(c.view());
+    }
+    let args = args.arg(y).length(index_width(stream), n, prog.name())?;
+    // SAFETY: the kernel reads src[0..n) (dst in place; and flags[0..n))
+    // and writes dst[0..n), all of length n, in tiles of 256 x the
+    // elements per invocation it is compiled for, so its workgroup arrays
+    // fit; looking back, it reads and writes status[0..1 + 2 tiles), as
+    // `status` allocated it; carried, it reads carries[t], one per tile as
+    // `carries` wrote them. In place, each tile is read whole into
+    // workgroup memory before any of it is written, and no other
+    // workgroup reads it.
+    unsafe { stream.launch(&kernel, LaunchConfig::new(lookback.groups(stream, n), 256), args) }
 }

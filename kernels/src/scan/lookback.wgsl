@@ -1,23 +1,19 @@
 // Decoupled look-back with decoupled fallback (WGSL; Smith, Levien and
-// Owens, SPAA 2025): what a one-pass scan of tiles needs to learn the sum
-// of every tile before its own without relying on forward progress between
-// workgroups. The kernels that include it (the scan, the compaction) give
-// the bindings `status` (atomic u32 words, zeroed), params.n, the value
-// type C with tile_value(i) and flag_at(i), store_flag / load_flag (the
-// segment flags staged beside the values; no-ops when not segmented). C
-// is a 4-byte type (i32, u32, f32).
+// Owens, SPAA 2025), after tile.wgsl: how a one-pass scan of tiles learns
+// the sum of every tile before its own without relying on forward
+// progress between workgroups. C is a 4-byte type (i32, u32, f32); the
+// kernel binds `status` (atomic u32 words, zeroed).
 //
-// Workgroups take tiles in order from a counter (status[0]; claim_tile). A
-// tile of TILE = 256 x ITEMS elements is loaded coalesced, transposed
-// through workgroup memory so that each invocation folds ITEMS consecutive
-// elements, and the 256 invocation totals are scanned (scan_parts). The
-// tile publishes its aggregate, then walks back over earlier tiles'
+// Each tile publishes its aggregate, then walks back over earlier tiles'
 // published states, many at a time, adding aggregates until it meets an
-// inclusive prefix (or, segmented, a segment start). Where an earlier tile has published
-// nothing after SPIN reads, its workgroup may never run before this one
-// finishes, so this one reduces that tile itself from the input and goes
-// on: no workgroup waits on another without bound. Then it publishes its
-// own inclusive prefix (tile_prefix).
+// inclusive prefix (or, segmented, a segment start). Where an earlier tile
+// has published nothing after SPIN reads, its workgroup may never run
+// before this one finishes, so this one reduces that tile itself from the
+// input and goes on: no workgroup waits on another without bound. Then it
+// publishes its own inclusive prefix (tile_prefix).
+//
+// Workgroups take tiles in order from a counter, status[0], so that every
+// tile a workgroup walks back to has been taken by one that runs.
 //
 // A tile's state is HALVES words of status[1 + tile * HALVES ..]: the state
 // (0 nothing yet, 1 aggregate, 2 inclusive prefix) in bits 30-31, whether
@@ -26,75 +22,16 @@
 // reader takes a state only when all its words carry the same state; a mix
 // is read again.
 
-const ITEMS: u32 = LOOKBACK_ITEMS;
 const SPIN: u32 = LOOKBACK_SPIN;
-const TILE: u32 = 256u * ITEMS;
-// One word of padding per 32, so that an invocation's ITEMS consecutive
-// slots and a subgroup's strided reads meet different banks.
-const SLOTS: u32 = TILE + TILE / 32u;
-
 const HALVES: u32 = 2u;
 const NOT_READY: u32 = 0u;
 const AGGREGATE: u32 = 1u;
 const INCLUSIVE: u32 = 2u;
 
-struct Part {
-    v: C,
-    f: u32,
-}
-
-var<workgroup> buf_v: array<C, SLOTS>;
-var<workgroup> part_v: array<C, 256>;
-var<workgroup> part_f: array<u32, 256>;
-var<workgroup> wg_tile: u32;
 var<workgroup> wg_action: u32;
 var<workgroup> wg_next: u32;
 var<workgroup> wg_v: C;
 var<workgroup> wg_f: u32;
-
-fn slot(i: u32) -> u32 {
-    return i + i / 32u;
-}
-
-// `a` then `b` under the segmented sum: a start in `b` discards `a`.
-fn join(a: Part, b: Part) -> Part {
-    return Part(select(a.v + b.v, b.v, b.f != 0u), a.f | b.f);
-}
-
-// Element i as a Part: its value and flag, zeros past n.
-fn tile_in(i: u32) -> Part {
-    if (i < params.n) {
-        return Part(tile_value(i), flag_at(i));
-    }
-    return Part(C(0), 0u);
-}
-
-// load_tile(t, lid), which puts tile t into buf_v (and the flags),
-// coalesced, comes from the host unrolled: all ITEMS loads are issued
-// before any is stored (a loop stores each before it loads the next, and
-// NVIDIA's Vulkan driver then keeps one load in flight).
-
-// The inclusive scan of the 256 invocations' parts into part_v / part_f
-// (Hillis-Steele, keeping the order); returns the tile's total. Begins
-// with a barrier, so earlier readers of part_v are done; every invocation
-// must call it.
-fn scan_parts(lid: u32, mine: Part) -> Part {
-    workgroupBarrier();
-    part_v[lid] = mine.v;
-    part_f[lid] = mine.f;
-    workgroupBarrier();
-    for (var o = 1u; o < 256u; o <<= 1u) {
-        var p = Part(part_v[lid], part_f[lid]);
-        if (lid >= o) {
-            p = join(Part(part_v[lid - o], part_f[lid - o]), p);
-        }
-        workgroupBarrier();
-        part_v[lid] = p.v;
-        part_f[lid] = p.f;
-        workgroupBarrier();
-    }
-    return Part(part_v[255], part_f[255]);
-}
 
 // The fold of tile t from the input, by the whole workgroup.
 fn reduce_tile(t: u32, lid: u32) -> Part {
@@ -149,19 +86,13 @@ fn read_state(t: u32) -> State {
 // workgroup) or lookback_subgroup.wgsl (read by one subgroup, with no
 // workgroup barrier between its reads).
 
-// The next tile of this workgroup, the same for every invocation, loaded
-// into buf_v (the barrier after it included); params.n / TILE rounded up,
-// or more, when none is left.
-fn claim_tile(lid: u32) -> u32 {
+// The next tile of this workgroup, from the counter, loaded (take_tile);
+// `at` (the grid-stride tile) is not used.
+fn claim_tile(lid: u32, at: u32) -> u32 {
     if (lid == 0u) {
         wg_tile = atomicAdd(&status[0], 1u);
     }
-    let t = workgroupUniformLoad(&wg_tile);
-    if (t < params.n / TILE + select(0u, 1u, params.n % TILE != 0u)) {
-        load_tile(t, lid);
-        workgroupBarrier();
-    }
-    return t;
+    return take_tile(workgroupUniformLoad(&wg_tile), lid);
 }
 
 // The sum of every tile before t, given tile t's total: publishes t's

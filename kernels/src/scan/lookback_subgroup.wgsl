@@ -4,9 +4,6 @@
 // its steps; the workgroup joins it only to reduce a tile that has no state
 // yet, and at the end. The kernel's entry point sets sg_lane, sg_size and
 // sg_id from its builtins.
-var<private> sg_lane: u32;
-var<private> sg_size: u32;
-var<private> sg_id: u32;
 
 // The lowest lane set in a ballot, or sg_size where none is.
 fn first_lane(b: vec4<u32>) -> u32 {

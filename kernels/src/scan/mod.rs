@@ -28,17 +28,25 @@
 //! state in one 64-bit word, so each look-back step is one L2 round trip):
 //! memory-bound at one read and one write per element. WGSL promises no
 //! forward progress between workgroups (`Features::forward_progress`), so
-//! a workgroup must never wait on another without bound: 4-byte scans that
-//! do not write their input run in one pass with decoupled look-back and
-//! decoupled fallback (Smith, Levien and Owens, SPAA 2025: a workgroup that
-//! finds an earlier tile's state missing after a few reads reduces that
-//! tile from the input itself), tiles of up to 2048 elements with coalesced
-//! loads and stores through workgroup memory, the walk back done by one
+//! a workgroup must never wait on another without bound. Its scans run on
+//! tiles of up to 4096 elements, loaded and stored coalesced through
+//! workgroup memory, the invocations' parts scanned by subgroup operations
+//! where the adapter has them. A tile learns the sum of the tiles before
+//! it in one of two ways. Short 4-byte scans that do not write their input
+//! (below 1 Mi elements), and segmented ones, take one pass with decoupled
+//! look-back and decoupled fallback (Smith, Levien and Owens, SPAA 2025: a
+//! workgroup that finds an earlier tile's state missing after a few reads
+//! reduces that tile from the input itself), the walk back done by one
 //! subgroup where the adapter has subgroup operations (by the whole
-//! workgroup, 256 tiles a step, where not); `f64` scans (WGSL cannot take
-//! an f64's bits apart) and scans in place (a fallback rereads the input)
-//! run in three passes (tile sums, a scan of those, recursively, then each
-//! tile from its carry). The CPU scans chunks in parallel in one pass over
+//! workgroup, 256 tiles a step, where not). Long ones, scans in place and
+//! `f64` scans (WGSL cannot take an f64's bits apart) are carried
+//! (reduce-then-scan): a pass writes each tile's total, an exclusive scan
+//! of those (recursively) gives each tile's carry, and the tile pass reads
+//! it; one more read per element, but no workgroup waits on another, which
+//! on NVIDIA's Vulkan driver, whose atomic loads are slow, is faster from 1
+//! Mi elements on. Segmented `f64` scans and segmented scans in place run
+//! in three passes over tiles of 1024 (tile sums, a scan of those,
+//! recursively, then each tile from its carry). The CPU scans chunks in parallel in one pass over
 //! memory: each chunk's sum as it is read, then, once the prefix entering
 //! it is known, the chunk from cache (segmented scans: two passes).
 //!
@@ -170,8 +178,8 @@ fn run<B: Backend, T: Number>(stream: &Stream<B>, kind: ScanKind, ops: Operands<
     let one_pass = single_pass_program::<T>(kind, ops.flags.is_some(), ops.x.is_none());
     if plan::runs_one_pass(stream.device(), &one_pass) {
         single_pass(stream, kind, &one_pass, ops)
-    } else if fallback::runs::<B, T>(ops.x.is_some()) {
-        fallback::one_pass(stream, kind, ops)
+    } else if let Some(prefix) = fallback::prefix::<B, T>(ops.y.len(), ops.x.is_some(), ops.flags.is_some()) {
+        fallback::one_pass(stream, kind, prefix, ops)
     } else {
         let mode = if kind == ScanKind::Exclusive { Mode::Exclusive } else { Mode::Inclusive };
         multi_pass(stream, mode, ops)
