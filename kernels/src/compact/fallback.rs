@@ -13,12 +13,34 @@ use crate::Number;
 use crate::launch::{index_width, program};
 use crate::scan::fallback::{CARRIED_FROM, Lookback, Prefix};
 
-/// The tile header of a compaction: `buffers`, the predicate, and the
-/// tile's values as counts (1 for a kept element).
-fn tile_header<T: Number>(pred: Predicate<T>, buffers: &[(&str, &str, bool)]) -> String {
+/// Where the tile pass of a compaction finds what it keeps and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tile {
+    /// The tile in workgroup memory holds counts (1 for a kept element),
+    /// as the look-back's fallback, which sums a tile, needs; a kept value
+    /// is read again from memory.
+    Counts,
+    /// The tile holds the 4-byte values' bits, and the predicate is asked
+    /// of them there (carried, or alone: nothing sums the tile).
+    Values,
+}
+
+/// The tile header of a compaction: `buffers`, the predicate, the tile's
+/// values as `tile` says, and `kept_slot(s)`, whether the element in slot
+/// s is kept.
+fn tile_header<T: Number>(pred: Predicate<T>, buffers: &[(&str, &str, bool)], tile: Tile) -> String {
+    let values = match tile {
+        Tile::Counts => {
+            "fn tile_value(i: u32) -> C { return select(0u, 1u, keep(src[i])); }\n\
+             fn kept_slot(s: u32) -> bool { return buf_v[s] != 0u; }\n"
+        }
+        Tile::Values => {
+            "fn tile_value(i: u32) -> C { return bitcast<u32>(src[i]); }\n\
+             fn kept_slot(s: u32) -> bool { return keep(bitcast<T>(buf_v[s])); }\n"
+        }
+    };
     format!(
-        "{}alias C = u32;\n\
-         fn tile_value(i: u32) -> C {{ return select(0u, 1u, keep(src[i])); }}\n\
+        "{}alias C = u32;\n{values}\
          fn flag_at(i: u32) -> u32 {{ return 0u; }}\n\
          fn store_flag(s: u32, f: u32) {{}}\n\
          fn load_flag(s: u32) -> u32 {{ return 0u; }}\n",
@@ -42,15 +64,22 @@ fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, lookback: Look
             Prefix::Carried => buffers.push(("carries", "u32", false)),
             Prefix::Alone => {}
         }
-        let staged = indices || T::DTYPE.size() == 4;
+        let four = T::DTYPE.size() == 4;
+        let tile = if four && lookback.prefix != Prefix::LookBack { Tile::Values } else { Tile::Counts };
+        // What out_values gives: indices, values' bits from the tile, or
+        // values from memory.
+        let outs = if indices || tile == Tile::Values { "u32" } else { "T" };
+        let staged = indices || four;
         let stage = format!(
             "const STAGED: bool = {staged};\n\
-             fn stage_in(v: {out}) -> u32 {{ return {}; }}\n\
-             fn stage_out(w: u32) -> {out} {{ return {}; }}\n",
+             fn stage_in(v: {outs}) -> u32 {{ return {}; }}\n\
+             fn stage_out(w: u32) -> {out} {{ return {}; }}\n\
+             fn out_direct(v: {outs}) -> {out} {{ return bitcast<{out}>(v); }}\n",
             if staged { "bitcast<u32>(v)" } else { "0u" },
             if staged { format!("bitcast<{out}>(w)") } else { format!("{out}(0)") },
         );
-        let header = format!("{}{stage}{}", tile_header(pred, &buffers), out_values(lookback.items, indices));
+        let header =
+            format!("{}{stage}{}", tile_header(pred, &buffers, tile), out_values(lookback.items, indices, tile, outs));
         let program =
             Program::new(&name).wgsl(lookback.source(&header, include_str!("fallback.wgsl"))).define("KERNEL", &name);
         lookback.define(program)
@@ -62,20 +91,29 @@ fn totals_program<T: Number>(pred: Predicate<T>, lookback: Lookback) -> Arc<Prog
     let name = format!("kiln_copy_if_totals_{}_{}_{}", pred.name(), lookback.suffix(), T::DTYPE);
     program(&name, || {
         let buffers = [("src", "T", false), ("totals", "u32", true)];
-        let header = format!("{}struct Params {{\n    value: T,\n    n: u32,\n}}\n", tile_header(pred, &buffers));
+        let header =
+            format!("{}struct Params {{\n    value: T,\n    n: u32,\n}}\n", tile_header(pred, &buffers, Tile::Counts));
         lookback.define(Program::new(&name).wgsl(lookback.totals_source(&header)).define("KERNEL", &name))
     })
 }
 
-/// `out_values(first)`: what the `items` elements from `first` write if
-/// kept (their values, or their indices), every load issued before the
-/// first is used (one at a time, each kept element waited for its load).
-/// An element past the end reads the last one instead (it is not kept).
-fn out_values(items: usize, indices: bool) -> String {
-    let ty = if indices { "u32" } else { "T" };
-    let mut f = format!("fn out_values(first: u32) -> array<{ty}, {items}> {{\n    let last = params.n - 1u;\n");
+/// `out_values(first, lid)`: what the `items` elements from `first` (the
+/// ones invocation `lid` folds) write if kept, as `ty`: their indices, their
+/// values' bits from the tile in workgroup memory, or their values from
+/// memory, every load issued before the first is used (one at a time, each
+/// kept element waited for its load). An element past the end reads the
+/// last one instead (it is not kept).
+fn out_values(items: usize, indices: bool, tile: Tile, ty: &str) -> String {
+    let mut f =
+        format!("fn out_values(first: u32, lid: u32) -> array<{ty}, {items}> {{\n    let last = params.n - 1u;\n");
     for k in 0..items {
-        let value = if indices { format!("first + {k}u") } else { format!("src[min(first + {k}u, last)]") };
+        let value = if indices {
+            format!("first + {k}u")
+        } else if tile == Tile::Values {
+            format!("buf_v[slot(lid * ITEMS + {k}u)]")
+        } else {
+            format!("src[min(first + {k}u, last)]")
+        };
         f.push_str(&format!("    let v{k} = {value};\n"));
     }
     let all: Vec<String> = (0..items).map(|k| format!("v{k}")).collect();

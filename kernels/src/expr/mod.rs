@@ -97,4 +97,4 @@ pub(crate) use generate::{Generator, generator};
 
 /// The tiles of the scans' one-pass (CUDA) and multi-pass (WGSL) kernels.
 pub(crate) use cuda::scan::tile as cuda_scan_tile;
-pub(crate) use wgsl::scan::TILE as WGSL_SCAN_TILE;
+pub(crate) use wgsl::scan::tile as wgsl_scan_tile;

@@ -3,10 +3,21 @@
 // carries[t], the exclusive scan of the tile totals that totals.wgsl
 // wrote (two reads and one write per element where the look-back takes
 // one and one, but no workgroup reads another's state), or a single tile,
-// with nothing before it. tile_prefix(t, lid, total), which says which,
-// comes from the host.
+// with nothing before it. CARRY_AT, from the host, says which:
+// carries[at], or C(0).
 
-// The grid-stride tile `at`, loaded (take_tile).
+// Tile t's carry, read before its elements: its latency hides under
+// theirs.
+var<private> carry: C;
+
+// The grid-stride tile `at`, loaded (take_tile), its carry with it.
 fn claim_tile(lid: u32, at: u32) -> u32 {
+    if (at < params.n / TILE + select(0u, 1u, params.n % TILE != 0u)) {
+        carry = CARRY_AT;
+    }
     return take_tile(at, lid);
+}
+
+fn tile_prefix(t: u32, lid: u32, total: Part) -> Part {
+    return Part(carry, 0u);
 }

@@ -120,7 +120,6 @@ impl Lookback {
     pub(crate) fn source(self, header: &str, main: &str) -> String {
         // (wgpu takes subgroup operations without an `enable` once the
         // device has the feature.)
-        let carried = include_str!("carried.wgsl");
         let prefix = match self.prefix {
             Prefix::LookBack => {
                 let walk = if self.subgroups {
@@ -130,12 +129,8 @@ impl Lookback {
                 };
                 format!("{}{walk}", include_str!("lookback.wgsl"))
             }
-            Prefix::Carried => format!(
-                "{carried}fn tile_prefix(t: u32, lid: u32, total: Part) -> Part {{\n    return Part(carries[t], 0u);\n}}\n"
-            ),
-            Prefix::Alone => format!(
-                "{carried}fn tile_prefix(t: u32, lid: u32, total: Part) -> Part {{\n    return Part(C(0), 0u);\n}}\n"
-            ),
+            Prefix::Carried => include_str!("carried.wgsl").replace("CARRY_AT", "carries[at]"),
+            Prefix::Alone => include_str!("carried.wgsl").replace("CARRY_AT", "C(0)"),
         };
         format!("{}{prefix}{main}", self.tile_source(header))
     }

@@ -267,7 +267,7 @@ impl UserKernel<Scan> {
         out: kiln_core::BufferViewMut<'_, B, impl Element>,
     ) -> Result<()> {
         let what = self.what();
-        let (tiles, groups) = wgsl_tiles(stream, n);
+        let (tiles, groups) = wgsl_tiles(stream, n, inst.checked.acc);
         let width = stream.device().info().features.index_width;
         let carry = self.carries(stream, inst, tiles, |sums| {
             let first = args.try_clone().ok_or_else(|| Error::invalid(&what, "an input is passed writable"))?;
@@ -308,7 +308,7 @@ impl UserKernel<Scan> {
     fn level<B: Backend>(&self, stream: &Stream<B>, inst: &Instance, level: &mut Partials<B>, n: usize) -> Result<()> {
         let what = self.what();
         let width = stream.device().info().features.index_width;
-        let (tiles, groups) = wgsl_tiles(stream, n);
+        let (tiles, groups) = wgsl_tiles(stream, n, inst.checked.acc);
         let carry = self.carries(stream, inst, tiles, |sums| {
             let kernel = self.kernel(stream, inst, ScanPass::LevelSums)?;
             let args = sums.write(level.read(Args::new()).length(width, n, &what)?);
@@ -329,7 +329,7 @@ impl UserKernel<Scan> {
 
 /// The tiles of a WGSL pass over `n` elements, and its workgroups: one a
 /// tile, at most the grid's limit (they loop over the tiles).
-fn wgsl_tiles<B: Backend>(stream: &Stream<B>, n: usize) -> (usize, u32) {
-    let tiles = n.div_ceil(expr::WGSL_SCAN_TILE);
+fn wgsl_tiles<B: Backend>(stream: &Stream<B>, n: usize, acc: DType) -> (usize, u32) {
+    let tiles = n.div_ceil(expr::wgsl_scan_tile(acc));
     (tiles, tiles.min(stream.device().info().limits.max_grid[0] as usize) as u32)
 }

@@ -1,10 +1,12 @@
 //! WGSL for user scans, in passes, as WGSL promises no forward progress
-//! between workgroups (kiln's scan takes the same route on wgpu): the fold
-//! of each tile of 1024 elements (256 invocations x 4), the fold of
+//! between workgroups (kiln's long scans take the same route on wgpu): the
+//! fold of each tile (256 invocations x [`items`] elements), the fold of
 //! everything before each tile from those (the same two passes over the
 //! tile sums, recursively, in place), then each tile scanned from its
-//! carry. Every step keeps the elements' order: a tree over adjacent ranges
-//! for a tile's fold, a Hillis-Steele scan over its invocations' totals.
+//! carry. A tile is loaded and stored coalesced, through workgroup memory,
+//! each invocation folding consecutive elements. Every step keeps the
+//! elements' order: a tree over adjacent ranges for a tile's fold, a
+//! Hillis-Steele scan over its invocations' totals.
 
 use crate::expr::check::Role;
 use crate::expr::fold::{Fold, ScanPass};
@@ -12,9 +14,20 @@ use crate::expr::ty::Vt;
 use crate::expr::wgsl::fold::{fold_parts, module};
 use crate::expr::wgsl::{Helpers, interface, w_type};
 use crate::scan::ScanKind;
+use kiln_core::DType;
 
-/// Elements per tile: 256 invocations x 4.
-pub(crate) const TILE: usize = 1024;
+/// Elements per invocation of a tile for accumulators of `acc`: 8, or 4
+/// for 8-byte ones, so that the tile in workgroup memory (padded one slot
+/// in 32) and the invocations' totals stay within the 16 KiB every adapter
+/// gives.
+pub(crate) fn items(acc: DType) -> usize {
+    if acc.size() > 4 { 4 } else { 8 }
+}
+
+/// Elements per tile: 256 invocations x [`items`].
+pub(crate) fn tile(acc: DType) -> usize {
+    256 * items(acc)
+}
 
 /// Whether `pass` maps the user's elements (else it reads accumulator values).
 fn maps(pass: ScanPass) -> bool {
@@ -76,16 +89,38 @@ fn parts(fold: &Fold, pass: ScanPass, h: &mut Helpers) -> String {
         _ => out.push_str(&format!("fn kx_elem(i: u32) -> {acc} {{ return kx_dst[i]; }}\n")),
     }
     out.push_str(&format!("var<workgroup> kx_sh: array<{acc}, 256>;\n"));
+    let items = items(fold.acc);
+    out.push_str(&format!(
+        "const KX_ITEMS: u32 = {items}u;\nconst KX_TILE: u32 = {}u;\n\
+         var<workgroup> kx_tile: array<{acc}, {}>;\n\
+         fn kx_slot(i: u32) -> u32 {{ return i + i / 32u; }}\n",
+        256 * items,
+        256 * items + 256 * items / 32
+    ));
+    // Tile t into kx_tile, coalesced, the identity past the end; unrolled,
+    // so that every load is issued before the first store.
+    out.push_str("fn kx_load(t: u32, lid: u32) {\n    let base = t * KX_TILE + lid;\n");
+    for k in 0..items {
+        out.push_str(&format!(
+            "    var v{k} = kx_identity();\n    if (base + {0}u < params.kx_n) {{ v{k} = kx_elem(base + {0}u); }}\n",
+            256 * k
+        ));
+    }
+    for k in 0..items {
+        out.push_str(&format!("    kx_tile[kx_slot(lid + {}u)] = v{k};\n", 256 * k));
+    }
+    out.push_str("}\n");
     out
 }
 
 /// The tile fold: `kx_part[t]` for each tile `t`.
-const SUMS: &str = "    let tiles = params.kx_n / 1024u + select(0u, 1u, (params.kx_n & 1023u) != 0u);
+const SUMS: &str = "    let tiles = params.kx_n / KX_TILE + select(0u, 1u, (params.kx_n % KX_TILE) != 0u);
     for (var t = wid.x; t < tiles; t += groups.x) {
-        var v = kx_identity();
-        for (var k = 0u; k < 4u; k += 1u) {
-            let i = t * 1024u + lid * 4u + k;
-            if (i < params.kx_n) { v = kx_combine(v, kx_elem(i)); }
+        kx_load(t, lid);
+        workgroupBarrier();
+        var v = kx_tile[kx_slot(lid * KX_ITEMS)];
+        for (var k = 1u; k < KX_ITEMS; k += 1u) {
+            v = kx_combine(v, kx_tile[kx_slot(lid * KX_ITEMS + k)]);
         }
         kx_sh[lid] = v;
         workgroupBarrier();
@@ -99,15 +134,16 @@ const SUMS: &str = "    let tiles = params.kx_n / 1024u + select(0u, 1u, (params
     }";
 
 /// Each tile from its carry; `STORE` writes `acc` (inclusive) or `before`.
-const TILES: &str = "    let tiles = params.kx_n / 1024u + select(0u, 1u, (params.kx_n & 1023u) != 0u);
+/// In place (a level), the whole tile is in workgroup memory before any of
+/// it is written.
+const TILES: &str = "    let tiles = params.kx_n / KX_TILE + select(0u, 1u, (params.kx_n % KX_TILE) != 0u);
     for (var t = wid.x; t < tiles; t += groups.x) {
-        let first = t * 1024u + lid * 4u;
-        var xs: array<ACC, 4>;
+        kx_load(t, lid);
+        workgroupBarrier();
+        var xs: array<ACC, KX_ITEMS>;
         var v = kx_identity();
-        for (var k = 0u; k < 4u; k += 1u) {
-            let i = first + k;
-            xs[k] = kx_identity();
-            if (i < params.kx_n) { xs[k] = kx_elem(i); }
+        for (var k = 0u; k < KX_ITEMS; k += 1u) {
+            xs[k] = kx_tile[kx_slot(lid * KX_ITEMS + k)];
             v = kx_combine(v, xs[k]);
         }
         kx_sh[lid] = v;
@@ -123,11 +159,16 @@ const TILES: &str = "    let tiles = params.kx_n / 1024u + select(0u, 1u, (param
         var acc = kx_identity();
         if (params.kx_carry != 0u) { acc = kx_carries[t]; }
         if (lid > 0u) { acc = kx_combine(acc, kx_sh[lid - 1u]); }
-        for (var k = 0u; k < 4u; k += 1u) {
-            let i = first + k;
+        for (var k = 0u; k < KX_ITEMS; k += 1u) {
             let before = acc;
             acc = kx_combine(acc, xs[k]);
-            if (i < params.kx_n) { kx_dst[i] = STORE; }
+            kx_tile[kx_slot(lid * KX_ITEMS + k)] = STORE;
+        }
+        workgroupBarrier();
+        for (var k = 0u; k < KX_ITEMS; k += 1u) {
+            let j = k * 256u + lid;
+            let i = t * KX_TILE + j;
+            if (i < params.kx_n) { kx_dst[i] = kx_tile[kx_slot(j)]; }
         }
         workgroupBarrier();
     }";
