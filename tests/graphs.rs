@@ -62,7 +62,10 @@ fn a_captured_step_of_patterns_replays_like_the_host() {
             reduce_into(s, ReduceOp::Sum, &z, &mut sum).unwrap();
             copy_if_into(s, &z, Predicate::GreaterThan(500), &mut kept, &mut count).unwrap();
             let graph = s.end_capture().unwrap();
-            assert!(graph.len() >= 6, "{graph:?} on {dev}");
+            // Each of the six calls captured a step at least (a sort of one
+            // element has none to capture).
+            let calls = if n == 1 { 5 } else { 6 };
+            assert!(graph.len() >= calls, "{graph:?} on {dev}");
 
             for round in 0..3 {
                 // New values in w, poisoned outputs: each replay must redo every step.

@@ -3,7 +3,9 @@
 # and made executable; $R (under $OUT) made, with the GPU's name, driver
 # and clocks in $R/gpu.txt; the Vulkan loader (vulkan.sh). Then
 # `clocks_start FILE MS` samples the clocks into FILE every MS ms until
-# `clocks_stop`.
+# `clocks_stop`; `conform_wgpu "VAR=VALUE ..." PATTERN...` runs each
+# pattern's conformance on Vulkan with those variables set, into
+# $R/conform-PATTERN-TAG.{json,txt}, and prints its summary.
 export PATH=/usr/local/cuda/bin:$PATH
 for f in gpu/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 chmod +x gpu/* 2>/dev/null
@@ -16,3 +18,13 @@ clocks_start() {
   SMI=$!
 }
 clocks_stop() { kill "$SMI"; }
+conform_wgpu() {
+  local cfg=$1 tag p
+  shift
+  tag=$(echo "$cfg" | tr ' =' '__')
+  for p in "$@"; do
+    env $cfg timeout 120 gpu/kiln conform --backend wgpu --pattern "$p" --json "$R/conform-$p-$tag.json" \
+      > "$R/conform-$p-$tag.txt" 2>&1
+    echo "$cfg $p: $(grep -E '^wgpu:' "$R/conform-$p-$tag.txt")"
+  done
+}

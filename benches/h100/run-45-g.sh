@@ -11,14 +11,9 @@
 # on today's tree all three configurations run the default.
 set -u
 source benches/h100/gpu-prelude.sh
-for cfg in "KILN_SCAN_CARRIED_FROM=0" "X=default" "KILN_SCAN_CARRIED_FROM=0 KILN_WGPU_HIDE=subgroups"; do
-  tag=$(echo "$cfg" | tr ' =' '__')
-  for p in scan copy_if; do
-    env $cfg timeout 120 gpu/kiln conform --backend wgpu --pattern $p --json $R/conform-$p-$tag.json \
-      > $R/conform-$p-$tag.txt 2>&1
-    echo "$cfg $p: $(grep -E '^wgpu:' $R/conform-$p-$tag.txt)"
-  done
-done
+conform_wgpu "KILN_SCAN_CARRIED_FROM=0" scan copy_if
+conform_wgpu "X=default" scan copy_if
+conform_wgpu "KILN_SCAN_CARRIED_FROM=0 KILN_WGPU_HIDE=subgroups" scan copy_if
 clocks_start $R/clocks.csv 250
 sizes="--size 1Mi --size 4Mi --size 16Mi --size 64Mi --size 256Mi"
 ( time KILN_SCAN_CARRIED_FROM=0 timeout 240 gpu/kiln bench --backend cuda --backend wgpu --pattern scan_inclusive \

@@ -8,14 +8,8 @@
 # each row's SM clock recorded, clocks sampled beside.
 set -u
 source benches/h100/gpu-prelude.sh
-for cfg in "X=default" "KILN_WGPU_HIDE=subgroups"; do
-  tag=$(echo "$cfg" | tr ' =' '__')
-  for p in scan copy_if; do
-    env $cfg timeout 120 gpu/kiln conform --backend wgpu --pattern $p --json $R/conform-$p-$tag.json \
-      > $R/conform-$p-$tag.txt 2>&1
-    echo "$cfg $p: $(grep -E '^wgpu:' $R/conform-$p-$tag.txt)"
-  done
-done
+conform_wgpu "X=default" scan copy_if
+conform_wgpu "KILN_WGPU_HIDE=subgroups" scan copy_if
 clocks_start $R/clocks.csv 250
 ( time timeout 200 gpu/kiln bench --backend cuda --backend wgpu --pattern scan_inclusive --pattern scan_exclusive \
     --pattern compact --pattern user_scan --size 1Mi --size 16Mi --size 64Mi --size 256Mi --no-system \

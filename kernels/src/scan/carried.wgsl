@@ -12,7 +12,7 @@ var<private> carry: C;
 
 // The grid-stride tile `at`, loaded (take_tile), its carry with it.
 fn claim_tile(lid: u32, at: u32) -> u32 {
-    if (at < params.n / TILE + select(0u, 1u, params.n % TILE != 0u)) {
+    if (at < tile_count()) {
         carry = CARRY_AT;
     }
     return take_tile(at, lid);

@@ -115,8 +115,8 @@ impl Lookback {
 
     /// The module: `header` (bindings and the kernel's helpers; `status`
     /// looking back, `carries` carried), the tile, how each tile learns its
-    /// prefix, then `main` (the entry point, whose parameters end with
-    /// SG_ARGS and whose body begins with SG_INIT).
+    /// prefix, then `main` (the entry point, whose parameters are
+    /// TILE_ARGS and whose body begins with TILE_INIT).
     pub(crate) fn source(self, header: &str, main: &str) -> String {
         // (wgpu takes subgroup operations without an `enable` once the
         // device has the feature.)
@@ -142,13 +142,17 @@ impl Lookback {
         format!("{}{}{}", self.tile_source(header), tile_sum(self.items), include_str!("totals.wgsl"))
     }
 
-    /// The defines the module needs.
+    /// The defines the module needs: TILE_ARGS, the entry point's
+    /// parameters (`local`, `wg` and `ng`, and the subgroup builtins where
+    /// the adapter has them), and TILE_INIT, which begins its body (the
+    /// subgroup variables set, then `lid`, the invocation's rank, and
+    /// `tiles`, the tile count).
     pub(crate) fn define(self, program: Program) -> Program {
         let (args, init) = if self.subgroups {
             (
                 ", @builtin(subgroup_invocation_id) sg_lane_in: u32, @builtin(subgroup_size) sg_size_in: u32, \
                  @builtin(subgroup_id) sg_id_in: u32",
-                "sg_lane = sg_lane_in;\n    sg_size = sg_size_in;\n    sg_id = sg_id_in;",
+                "sg_lane = sg_lane_in;\n    sg_size = sg_size_in;\n    sg_id = sg_id_in;\n    ",
             )
         } else {
             ("", "")
@@ -156,8 +160,14 @@ impl Lookback {
         program
             .define("LOOKBACK_ITEMS", format!("{}u", self.items))
             .define("LOOKBACK_SPIN", format!("{SPIN}u"))
-            .define("SG_ARGS", args)
-            .define("SG_INIT", init)
+            .define(
+                "TILE_ARGS",
+                format!(
+                    "@builtin(local_invocation_index) local: u32, @builtin(workgroup_id) wg: vec3<u32>, \
+                     @builtin(num_workgroups) ng: vec3<u32>{args}"
+                ),
+            )
+            .define("TILE_INIT", format!("{init}let lid = rank(local);\n    let tiles = tile_count();"))
     }
 
     /// Launch the totals pass `totals_prog` (built on

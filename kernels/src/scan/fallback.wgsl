@@ -11,11 +11,8 @@ struct Params {
 const MODE: u32 = SCAN_MODE;
 
 @compute @workgroup_size(block_x, block_y, block_z)
-fn KERNEL(@builtin(local_invocation_index) local: u32, @builtin(workgroup_id) wg: vec3<u32>,
-          @builtin(num_workgroups) ng: vec3<u32> SG_ARGS) {
-    SG_INIT
-    let lid = rank(local);
-    let tiles = params.n / TILE + select(0u, 1u, params.n % TILE != 0u);
+fn KERNEL(TILE_ARGS) {
+    TILE_INIT
     for (var k = 0u; ; k += 1u) {
         let t = claim_tile(lid, wg.x + k * ng.x);
         if (t >= tiles) {

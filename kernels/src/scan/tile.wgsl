@@ -51,11 +51,16 @@ fn tile_in(i: u32) -> Part {
 // before any is stored (a loop stores each before it loads the next, and
 // NVIDIA's Vulkan driver then keeps one load in flight).
 
+// Tiles over params.n elements.
+fn tile_count() -> u32 {
+    return params.n / TILE + select(0u, 1u, params.n % TILE != 0u);
+}
+
 // Tile t (the same for every invocation) loaded into buf_v, the barrier
-// after it included, if there is one (t below params.n / TILE rounded
-// up); returns t. claim_tile(lid, at), from the prefix's file, chooses t.
+// after it included, if there is one (t below tile_count()); returns t.
+// claim_tile(lid, at), from the prefix's file, chooses t.
 fn take_tile(t: u32, lid: u32) -> u32 {
-    if (t < params.n / TILE + select(0u, 1u, params.n % TILE != 0u)) {
+    if (t < tile_count()) {
         load_tile(t, lid);
         workgroupBarrier();
     }

@@ -7,11 +7,8 @@
 // Params (n, and what else the kernel's tile_value reads) comes with the
 // bindings.
 @compute @workgroup_size(block_x, block_y, block_z)
-fn KERNEL(@builtin(local_invocation_index) local: u32, @builtin(workgroup_id) wg: vec3<u32>,
-          @builtin(num_workgroups) ng: vec3<u32> SG_ARGS) {
-    SG_INIT
-    let lid = rank(local);
-    let tiles = params.n / TILE + select(0u, 1u, params.n % TILE != 0u);
+fn KERNEL(TILE_ARGS) {
+    TILE_INIT
     for (var t = wg.x; t < tiles; t += ng.x) {
         let total = scan_parts(lid, Part(tile_sum(t, lid), 0u));
         if (lid == 0u) {
