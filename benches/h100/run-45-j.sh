@@ -4,7 +4,8 @@
 # `cargo build --release -p kiln-cli`): scan, copy_if and user-kernel
 # conformance on Vulkan (scan and copy_if with subgroups hidden too), then
 # scans from 1 Mi to 256 Mi on CUDA and wgpu, each row's SM clock
-# recorded.
+# recorded. The tile pass by rows ran slower than the one it was to
+# replace and was taken out again: build commit 20c3e10 to run it.
 set -u
 source benches/h100/gpu-prelude.sh
 conform_wgpu "X=default" scan copy_if user

@@ -133,7 +133,7 @@ pub(super) fn one_pass<B: Backend, T: Number, O: Element>(
     let n = x.len();
     let device = stream.device();
     let prefix = if n < CARRIED_FROM { Prefix::LookBack } else { Prefix::Carried };
-    let lookback = Lookback::new(device, n, 4, false, prefix, false);
+    let lookback = Lookback::new(device, n, 4, false, prefix);
     let prog = fallback_program::<T>(pred, indices, lookback);
     let kernel = device.kernel(&prog)?;
     let (mut status, mut carries) = (None, None);

@@ -47,9 +47,6 @@ pub(crate) struct Lookback {
     pub(crate) items: usize,
     pub(crate) subgroups: bool,
     subgroup_parts: bool,
-    /// The tile pass of a scan runs by rows (rows.wgsl) rather than on
-    /// tile.wgsl.
-    rows: bool,
     pub(crate) prefix: Prefix,
 }
 
@@ -57,27 +54,17 @@ impl Lookback {
     /// The build for `device` of a kernel over `n` values of `bytes` bytes
     /// whose tiles carry segment flags (`segmented`) or not, its tiles
     /// learning their prefixes as `prefix` says ([`Prefix::Alone`] where
-    /// `n` makes one tile). A scan (`scan`) that is not looked back and
-    /// whose parts subgroups scan takes its tile pass by rows, with as many
-    /// rows as the smallest subgroup has lanes, at most 16.
-    pub(crate) fn new<B: Backend>(
-        device: &Device<B>,
-        n: usize,
-        bytes: usize,
-        segmented: bool,
-        prefix: Prefix,
-        scan: bool,
-    ) -> Self {
+    /// `n` makes one tile).
+    pub(crate) fn new<B: Backend>(device: &Device<B>, n: usize, bytes: usize, segmented: bool, prefix: Prefix) -> Self {
         let info = device.info();
         let subgroups = info.features.subgroups;
         // Subgroup scans add 4-byte values, in subgroups that tile the
         // workgroup (at most 64 of them: sg_totals).
         let subgroup_parts =
             subgroups && !segmented && bytes == 4 && info.limits.min_warp_size >= 4 && info.limits.warp_size <= 256;
-        let rows = scan && subgroup_parts && prefix != Prefix::LookBack && info.limits.min_warp_size.is_power_of_two();
-        let items = if rows { info.limits.min_warp_size.min(16) as usize } else { items(device, bytes, segmented) };
+        let items = items(device, bytes, segmented);
         let prefix = if n <= 256 * items { Prefix::Alone } else { prefix };
-        Lookback { items, subgroups, subgroup_parts, rows, prefix }
+        Lookback { items, subgroups, subgroup_parts, prefix }
     }
 
     /// Tiles over `n` elements.
@@ -106,11 +93,10 @@ impl Lookback {
             Prefix::Alone => "_alone",
         };
         format!(
-            "{}{}{}{}{prefix}",
+            "{}{}{}{prefix}",
             self.items,
             if self.subgroups { "_sg" } else { "" },
-            if self.subgroup_parts { "p" } else { "" },
-            if self.rows { "_rows" } else { "" }
+            if self.subgroup_parts { "p" } else { "" }
         )
     }
 
@@ -132,9 +118,6 @@ impl Lookback {
     /// prefix, then `main` (the entry point, whose parameters are
     /// TILE_ARGS and whose body begins with TILE_INIT).
     pub(crate) fn source(self, header: &str, main: &str) -> String {
-        if self.rows {
-            return self.rows_source(header);
-        }
         // (wgpu takes subgroup operations without an `enable` once the
         // device has the feature.)
         let prefix = match self.prefix {
@@ -150,25 +133,6 @@ impl Lookback {
             Prefix::Alone => include_str!("carried.wgsl").replace("CARRY_AT", "C(0)"),
         };
         format!("{}{prefix}{main}", self.tile_source(header))
-    }
-
-    /// A scan's tile pass by rows (rows.wgsl): `header` binds `src`
-    /// (unless in place), `carries` (carried) and `dst`, and sets C.
-    fn rows_source(self, header: &str) -> String {
-        let carry = if self.prefix == Prefix::Carried { "carries[t]" } else { "C(0)" };
-        let mut load = String::from("fn load_rows(base: u32) -> array<C, ITEMS> {\n");
-        for k in 0..self.items {
-            load.push_str(&format!(
-                "    var p{k} = C(0);\n    if (base + {0}u < params.n) {{ p{k} = src[base + {0}u]; }}\n",
-                256 * k
-            ));
-        }
-        let all: Vec<String> = (0..self.items).map(|k| format!("p{k}")).collect();
-        load.push_str(&format!("    return array<C, ITEMS>({});\n}}\n", all.join(", ")));
-        format!(
-            "{header}var<private> sg_lane: u32;\nvar<private> sg_size: u32;\nvar<private> sg_id: u32;\n{load}{}",
-            include_str!("rows.wgsl").replace("CARRY_AT", carry)
-        )
     }
 
     /// The first pass of a carried build (totals.wgsl): `header` binds
@@ -380,7 +344,7 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     let device = stream.device();
     let segmented = ops.flags.is_some();
     let in_place = ops.x.is_none();
-    let lookback = Lookback::new(device, n, T::DTYPE.size(), segmented, prefix, true);
+    let lookback = Lookback::new(device, n, T::DTYPE.size(), segmented, prefix);
     let prog = fallback_program::<T>(kind, segmented, in_place, lookback);
     let kernel = device.kernel(&prog)?;
     let Operands { x, flags, y } = ops;
