@@ -11,7 +11,7 @@ use kiln_core::{Args, Backend, BufferView, BufferViewMut, Element, LaunchConfig,
 use super::{Predicate, wgsl_header};
 use crate::Number;
 use crate::launch::{index_width, program};
-use crate::scan::fallback::{CARRIED_FROM, Lookback, Prefix};
+use crate::scan::fallback::{CARRIED_FROM, Prefix, TileBuild};
 
 /// Where the tile pass of a compaction finds what it keeps and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,24 +48,24 @@ fn tile_header<T: Number>(pred: Predicate<T>, buffers: &[(&str, &str, bool)], ti
     )
 }
 
-fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, lookback: Lookback) -> Arc<Program> {
+fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, build: TileBuild) -> Arc<Program> {
     let name = format!(
         "kiln_copy_if_fallback_{}{}_{}_{}",
         pred.name(),
         if indices { "_indices" } else { "" },
-        lookback.suffix(),
+        build.suffix(),
         T::DTYPE
     );
     program(&name, || {
         let out = if indices { "u32" } else { "T" };
         let mut buffers = vec![("src", "T", false), ("dst", out, true), ("count", "u32", true)];
-        match lookback.prefix {
+        match build.prefix {
             Prefix::LookBack => buffers.push(("status", "atomic<u32>", true)),
             Prefix::Carried => buffers.push(("carries", "u32", false)),
             Prefix::Alone => {}
         }
         let four = T::DTYPE.size() == 4;
-        let tile = if four && lookback.prefix != Prefix::LookBack { Tile::Values } else { Tile::Counts };
+        let tile = if four && build.prefix != Prefix::LookBack { Tile::Values } else { Tile::Counts };
         // What out_values gives: indices, values' bits from the tile, or
         // values from memory.
         let outs = if indices || tile == Tile::Values { "u32" } else { "T" };
@@ -79,21 +79,21 @@ fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, lookback: Look
             if staged { format!("bitcast<{out}>(w)") } else { format!("{out}(0)") },
         );
         let header =
-            format!("{}{stage}{}", tile_header(pred, &buffers, tile), out_values(lookback.items, indices, tile, outs));
+            format!("{}{stage}{}", tile_header(pred, &buffers, tile), out_values(build.items, indices, tile, outs));
         let program =
-            Program::new(&name).wgsl(lookback.source(&header, include_str!("fallback.wgsl"))).define("KERNEL", &name);
-        lookback.define(program)
+            Program::new(&name).wgsl(build.source(&header, include_str!("fallback.wgsl"))).define("KERNEL", &name);
+        build.define(program)
     })
 }
 
 /// The totals pass of a carried compaction: how many each tile keeps.
-fn totals_program<T: Number>(pred: Predicate<T>, lookback: Lookback) -> Arc<Program> {
-    let name = format!("kiln_copy_if_totals_{}_{}_{}", pred.name(), lookback.suffix(), T::DTYPE);
+fn totals_program<T: Number>(pred: Predicate<T>, build: TileBuild) -> Arc<Program> {
+    let name = format!("kiln_copy_if_totals_{}_{}_{}", pred.name(), build.suffix(), T::DTYPE);
     program(&name, || {
         let buffers = [("src", "T", false), ("totals", "u32", true)];
         let header =
             format!("{}struct Params {{\n    value: T,\n    n: u32,\n}}\n", tile_header(pred, &buffers, Tile::Counts));
-        lookback.define(Program::new(&name).wgsl(lookback.totals_source(&header)).define("KERNEL", &name))
+        build.define(Program::new(&name).wgsl(build.totals_source(&header)).define("KERNEL", &name))
     })
 }
 
@@ -133,15 +133,15 @@ pub(super) fn one_pass<B: Backend, T: Number, O: Element>(
     let n = x.len();
     let device = stream.device();
     let prefix = if n < CARRIED_FROM { Prefix::LookBack } else { Prefix::Carried };
-    let lookback = Lookback::new(device, n, 4, false, prefix);
-    let prog = fallback_program::<T>(pred, indices, lookback);
+    let build = TileBuild::new(device, n, 4, false, prefix);
+    let prog = fallback_program::<T>(pred, indices, build);
     let kernel = device.kernel(&prog)?;
     let (mut status, mut carries) = (None, None);
-    match lookback.prefix {
-        Prefix::LookBack => status = Some(lookback.status(stream, n)?),
+    match build.prefix {
+        Prefix::LookBack => status = Some(build.status(stream, n)?),
         Prefix::Carried => {
-            let totals = totals_program::<T>(pred, lookback);
-            carries = Some(lookback.carries::<B, T, u32>(stream, &totals, x, Some(pred.value()))?);
+            let totals = totals_program::<T>(pred, build);
+            carries = Some(build.carries::<B, T, u32>(stream, &totals, x, Some(pred.value()))?);
         }
         Prefix::Alone => {}
     }
@@ -159,5 +159,5 @@ pub(super) fn one_pass<B: Backend, T: Number, O: Element>(
     // compiled for, so its workgroup arrays fit; looking back, it reads and
     // writes status[0..1 + 2 tiles), as `status` allocated it; carried, it
     // reads carries[t], one per tile as `carries` wrote them.
-    unsafe { stream.launch(&kernel, LaunchConfig::new(lookback.groups(stream, n), 256), args) }
+    unsafe { stream.launch(&kernel, LaunchConfig::new(build.groups(stream, n), 256), args) }
 }

@@ -43,14 +43,14 @@ pub(crate) enum Prefix {
 /// (parts_subgroup.wgsl, where the workgroup's tree does without them,
 /// parts.wgsl); and where each tile's prefix comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Lookback {
+pub(crate) struct TileBuild {
     pub(crate) items: usize,
     pub(crate) subgroups: bool,
     subgroup_parts: bool,
     pub(crate) prefix: Prefix,
 }
 
-impl Lookback {
+impl TileBuild {
     /// The build for `device` of a kernel over `n` values of `bytes` bytes
     /// whose tiles carry segment flags (`segmented`) or not, its tiles
     /// learning their prefixes as `prefix` says ([`Prefix::Alone`] where
@@ -64,7 +64,7 @@ impl Lookback {
             subgroups && !segmented && bytes == 4 && info.limits.min_warp_size >= 4 && info.limits.warp_size <= 256;
         let items = items(device, bytes, segmented);
         let prefix = if n <= 256 * items { Prefix::Alone } else { prefix };
-        Lookback { items, subgroups, subgroup_parts, prefix }
+        TileBuild { items, subgroups, subgroup_parts, prefix }
     }
 
     /// Tiles over `n` elements.
@@ -199,7 +199,7 @@ impl Lookback {
     }
 }
 
-/// lookback.wgsl's `load_tile` for `items` elements per invocation,
+/// tile.wgsl's `load_tile` for `items` elements per invocation,
 /// unrolled: every load issued before the first store.
 fn load_tile(items: usize) -> String {
     let mut f = String::from("fn load_tile(t: u32, lid: u32) {\n    let base = t * TILE + lid;\n");
@@ -275,12 +275,12 @@ pub(super) fn prefix<B: Backend, T: Number>(n: usize, has_input: bool, segmented
     }
 }
 
-fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool, lookback: Lookback) -> Arc<Program> {
+fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool, build: TileBuild) -> Arc<Program> {
     let name = format!(
         "kiln_scan_fallback_{kind}{}{}_{}_{}",
         if segmented { "_segmented" } else { "" },
         if in_place { "_inplace" } else { "" },
-        lookback.suffix(),
+        build.suffix(),
         T::DTYPE
     );
     program(&name, || {
@@ -291,7 +291,7 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool, 
         if segmented {
             buffers.push(("flags", "u32", false));
         }
-        match lookback.prefix {
+        match build.prefix {
             Prefix::LookBack => buffers.push(("status", "atomic<u32>", true)),
             Prefix::Carried => buffers.push(("carries", "T", false)),
             Prefix::Alone => {}
@@ -307,19 +307,19 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool, 
         });
         header.push_str("alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n");
         let mut program = Program::new(&name)
-            .wgsl(lookback.source(&header, include_str!("fallback.wgsl")))
+            .wgsl(build.source(&header, include_str!("fallback.wgsl")))
             .define("KERNEL", &name)
             .define("SCAN_MODE", format!("{}u", u8::from(kind == ScanKind::Exclusive)));
         if in_place {
             program = program.define("src", "dst");
         }
-        lookback.define(program)
+        build.define(program)
     })
 }
 
 /// The totals pass of a carried scan of `T` (totals.wgsl).
-fn totals_program<T: Number>(lookback: Lookback) -> Arc<Program> {
-    let name = format!("kiln_scan_totals_{}_{}", lookback.suffix(), T::DTYPE);
+fn totals_program<T: Number>(build: TileBuild) -> Arc<Program> {
+    let name = format!("kiln_scan_totals_{}_{}", build.suffix(), T::DTYPE);
     program(&name, || {
         let buffers = [("src", "T", false), ("totals", "T", true)];
         let mut header = wgsl_header(T::DTYPE, &buffers, false);
@@ -328,7 +328,7 @@ fn totals_program<T: Number>(lookback: Lookback) -> Arc<Program> {
              fn store_flag(s: u32, f: u32) {}\nfn load_flag(s: u32) -> u32 { return 0u; }\n\
              alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n",
         );
-        lookback.define(Program::new(&name).wgsl(lookback.totals_source(&header)).define("KERNEL", &name))
+        build.define(Program::new(&name).wgsl(build.totals_source(&header)).define("KERNEL", &name))
     })
 }
 
@@ -344,16 +344,16 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     let device = stream.device();
     let segmented = ops.flags.is_some();
     let in_place = ops.x.is_none();
-    let lookback = Lookback::new(device, n, T::DTYPE.size(), segmented, prefix);
-    let prog = fallback_program::<T>(kind, segmented, in_place, lookback);
+    let build = TileBuild::new(device, n, T::DTYPE.size(), segmented, prefix);
+    let prog = fallback_program::<T>(kind, segmented, in_place, build);
     let kernel = device.kernel(&prog)?;
     let Operands { x, flags, y } = ops;
     let (mut status, mut carries) = (None, None);
-    match lookback.prefix {
-        Prefix::LookBack => status = Some(lookback.status(stream, n)?),
+    match build.prefix {
+        Prefix::LookBack => status = Some(build.status(stream, n)?),
         Prefix::Carried => {
             let src = x.unwrap_or_else(|| y.view());
-            carries = Some(lookback.carries::<B, T, T>(stream, &totals_program::<T>(lookback), src, None)?);
+            carries = Some(build.carries::<B, T, T>(stream, &totals_program::<T>(build), src, None)?);
         }
         Prefix::Alone => {}
     }
@@ -379,5 +379,5 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     // `carries` wrote them. In place, each tile is read whole into
     // workgroup memory before any of it is written, and no other
     // workgroup reads it.
-    unsafe { stream.launch(&kernel, LaunchConfig::new(lookback.groups(stream, n), 256), args) }
+    unsafe { stream.launch(&kernel, LaunchConfig::new(build.groups(stream, n), 256), args) }
 }
