@@ -180,10 +180,7 @@ fn blocks_per_sm(bins: usize) -> usize {
 /// Most WGSL workgroups (each merges its bins into the global counts):
 /// 1024, about 8 per unit of a 128-unit GPU (16 KiB of workgroup bins
 /// each), so that enough loads are in flight; 256 past 1024 bins, where
-/// each workgroup adds up to 4096 atomics to the totals. Below that a
-/// workgroup takes one step of 2048 elements, so that short inputs still
-/// spread over every unit (at 1 Mi: 512 workgroups, where four steps each
-/// left 128, one per unit, each waiting on its loads four times over).
+/// each workgroup adds up to 4096 atomics to the totals.
 fn wgsl_groups(bins: usize) -> usize {
     if bins <= 1024 { 1024 } else { 256 }
 }
@@ -204,7 +201,7 @@ fn grid<B: Backend>(device: &Device<B>, n: usize, bins: usize, size: usize) -> (
             let most = (device.info().compute_units as usize * blocks_per_sm(bins)).max(1);
             (n.div_ceil(per_step).clamp(1, most), bins as u32 * 4)
         }
-        _ => (n.div_ceil(2048).clamp(1, wgsl_groups(bins)), 0),
+        _ => (n.div_ceil(2048 * 4).clamp(1, wgsl_groups(bins)), 0),
     }
 }
 
