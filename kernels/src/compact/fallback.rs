@@ -11,7 +11,7 @@ use kiln_core::{Args, Backend, BufferView, BufferViewMut, Element, LaunchConfig,
 use super::{Predicate, wgsl_header};
 use crate::Number;
 use crate::launch::{index_width, program};
-use crate::scan::fallback::{CARRIED_FROM, Prefix, TileBuild};
+use crate::scan::fallback::{CARRIED_FROM, NO_FLAGS, Prefix, TileBuild};
 
 /// Where the tile pass of a compaction finds what it keeps and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,10 +40,7 @@ fn tile_header<T: Number>(pred: Predicate<T>, buffers: &[(&str, &str, bool)], ti
         }
     };
     format!(
-        "{}alias C = u32;\n{values}\
-         fn flag_at(i: u32) -> u32 {{ return 0u; }}\n\
-         fn store_flag(s: u32, f: u32) {{}}\n\
-         fn load_flag(s: u32) -> u32 {{ return 0u; }}\n",
+        "{}alias C = u32;\n{values}fn flag_at(i: u32) -> u32 {{ return 0u; }}\n{NO_FLAGS}",
         wgsl_header(pred, buffers)
     )
 }
@@ -59,11 +56,7 @@ fn fallback_program<T: Number>(pred: Predicate<T>, indices: bool, build: TileBui
     program(&name, || {
         let out = if indices { "u32" } else { "T" };
         let mut buffers = vec![("src", "T", false), ("dst", out, true), ("count", "u32", true)];
-        match build.prefix {
-            Prefix::LookBack => buffers.push(("status", "atomic<u32>", true)),
-            Prefix::Carried => buffers.push(("carries", "u32", false)),
-            Prefix::Alone => {}
-        }
+        buffers.extend(build.prefix_binding("u32"));
         let four = T::DTYPE.size() == 4;
         let tile = if four && build.prefix != Prefix::LookBack { Tile::Values } else { Tile::Counts };
         // What out_values gives: indices, values' bits from the tile, or
@@ -136,22 +129,10 @@ pub(super) fn one_pass<B: Backend, T: Number, O: Element>(
     let build = TileBuild::new(device, n, 4, false, prefix);
     let prog = fallback_program::<T>(pred, indices, build);
     let kernel = device.kernel(&prog)?;
-    let (mut status, mut carries) = (None, None);
-    match build.prefix {
-        Prefix::LookBack => status = Some(build.status(stream, n)?),
-        Prefix::Carried => {
-            let totals = totals_program::<T>(pred, build);
-            carries = Some(build.carries::<B, T, u32>(stream, &totals, x, Some(pred.value()))?);
-        }
-        Prefix::Alone => {}
-    }
+    let mut prefixes =
+        build.prefixes::<B, T, u32>(stream, x, || totals_program::<T>(pred, build), Some(pred.value()))?;
     let mut args = Args::new().arg(x).arg(out).arg(count);
-    if let Some(s) = status.as_mut() {
-        args.push(s.view_mut());
-    }
-    if let Some(c) = &carries {
-        args.push(c.view());
-    }
+    prefixes.push(&mut args);
     let args = args.scalar(pred.value()).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads x[0..n), writes out[0..count) with count <=
     // n <= out's length (checked by the caller) and the two words of the

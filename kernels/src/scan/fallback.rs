@@ -79,10 +79,33 @@ impl TileBuild {
         self.tiles(n).min(stream.device().info().limits.max_grid[0] as usize) as u32
     }
 
-    /// The look-back's status words over `n` elements: the tile counter,
-    /// then two words of state per tile, zeroed ("nothing yet").
-    pub(crate) fn status<B: Backend>(self, stream: &Stream<B>, n: usize) -> Result<Buffer<B, u32>> {
-        stream.alloc_zeroed::<u32>(1 + self.tiles(n) * 2)
+    /// The binding a tile pass reads its prefixes from: the look-back's
+    /// `status` words, the `carries` (of WGSL type `carry`), or none.
+    pub(crate) fn prefix_binding(self, carry: &'static str) -> Option<(&'static str, &'static str, bool)> {
+        match self.prefix {
+            Prefix::LookBack => Some(("status", "atomic<u32>", true)),
+            Prefix::Carried => Some(("carries", carry, false)),
+            Prefix::Alone => None,
+        }
+    }
+
+    /// What the tile pass over the `n` elements of `src` reads its prefixes
+    /// from: looking back, the status words (the tile counter, then two
+    /// words of state per tile, zeroed: "nothing yet"); carried, the carries
+    /// after the totals pass `totals` (see [`carries`](Self::carries),
+    /// which `scalar` is passed to).
+    pub(crate) fn prefixes<B: Backend, S: Element, C: Number>(
+        self,
+        stream: &Stream<B>,
+        src: BufferView<'_, B, S>,
+        totals: impl FnOnce() -> Arc<Program>,
+        scalar: Option<S>,
+    ) -> Result<Prefixes<B, C>> {
+        Ok(match self.prefix {
+            Prefix::LookBack => Prefixes::Status(stream.alloc_zeroed::<u32>(1 + self.tiles(src.len()) * 2)?),
+            Prefix::Carried => Prefixes::Carries(self.carries(stream, &totals(), src, scalar)?),
+            Prefix::Alone => Prefixes::None,
+        })
     }
 
     /// What distinguishes this build in a program's name.
@@ -175,7 +198,7 @@ impl TileBuild {
     /// `src`, then scan the totals into each tile's carry (the sum of the
     /// tiles before it). `scalar` is the kernel's scalar parameter before
     /// n, if it has one.
-    pub(crate) fn carries<B: Backend, S: Element, C: Number>(
+    fn carries<B: Backend, S: Element, C: Number>(
         self,
         stream: &Stream<B>,
         totals_prog: &Program,
@@ -198,6 +221,32 @@ impl TileBuild {
         Ok(totals)
     }
 }
+
+/// What a tile pass reads its prefixes from ([`TileBuild::prefixes`]),
+/// bound where [`TileBuild::prefix_binding`] puts it.
+pub(crate) enum Prefixes<B: Backend, C: Element> {
+    Status(Buffer<B, u32>),
+    Carries(Buffer<B, C>),
+    None,
+}
+
+impl<B: Backend, C: Element> Prefixes<B, C> {
+    /// Pass the buffer, if there is one, as the next argument.
+    pub(crate) fn push<'a>(&'a mut self, args: &mut Args<'a, B>) {
+        match self {
+            Prefixes::Status(s) => {
+                args.push(s.view_mut());
+            }
+            Prefixes::Carries(c) => {
+                args.push(c.view());
+            }
+            Prefixes::None => {}
+        }
+    }
+}
+
+/// The segment-flag helpers of a tile kernel without segments.
+pub(crate) const NO_FLAGS: &str = "fn store_flag(s: u32, f: u32) {}\nfn load_flag(s: u32) -> u32 { return 0u; }\n";
 
 /// tile.wgsl's `load_tile` for `items` elements per invocation,
 /// unrolled: every load issued before the first store.
@@ -248,7 +297,7 @@ fn items<B: Backend>(device: &Device<B>, bytes: usize, segmented: bool) -> usize
 /// longer ones, and every scan in place or of 8-byte values, are carried
 /// (a totals pass, a scan of its totals, the tile pass). Measured on an
 /// H200's Vulkan driver (f32, time per scan, `benches/results/
-/// h200-2026-12-02-p-*`): at 1 Mi both 19 us; at 4 Mi carried 25 us against
+/// h200-2026-12-02-q-*`): at 1 Mi both 19 us; at 4 Mi carried 25 us against
 /// 38 looking back; at 64 Mi 296 against 401; compaction carried 19 us
 /// against 24 at 1 Mi, 503 against 737 at 64 Mi. The look-back's walk, not
 /// memory, sets its pace there: its tiles wait on the driver's atomic
@@ -291,11 +340,7 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool, 
         if segmented {
             buffers.push(("flags", "u32", false));
         }
-        match build.prefix {
-            Prefix::LookBack => buffers.push(("status", "atomic<u32>", true)),
-            Prefix::Carried => buffers.push(("carries", "T", false)),
-            Prefix::Alone => {}
-        }
+        buffers.extend(build.prefix_binding("T"));
         buffers.push(("dst", "T", true));
         let mut header = wgsl_header(T::DTYPE, &buffers, segmented);
         header.push_str(if segmented {
@@ -303,9 +348,9 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool, 
              fn store_flag(s: u32, f: u32) { buf_f[s] = f; }\n\
              fn load_flag(s: u32) -> u32 { return buf_f[s]; }\n"
         } else {
-            "fn store_flag(s: u32, f: u32) {}\nfn load_flag(s: u32) -> u32 { return 0u; }\n"
+            NO_FLAGS
         });
-        header.push_str("alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n");
+        header.push_str(VALUES);
         let mut program = Program::new(&name)
             .wgsl(build.source(&header, include_str!("fallback.wgsl")))
             .define("KERNEL", &name)
@@ -317,17 +362,18 @@ fn fallback_program<T: Number>(kind: ScanKind, segmented: bool, in_place: bool, 
     })
 }
 
+/// A scan's tile values: its elements.
+const VALUES: &str = "alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n";
+
 /// The totals pass of a carried scan of `T` (totals.wgsl).
 fn totals_program<T: Number>(build: TileBuild) -> Arc<Program> {
     let name = format!("kiln_scan_totals_{}_{}", build.suffix(), T::DTYPE);
     program(&name, || {
         let buffers = [("src", "T", false), ("totals", "T", true)];
         let mut header = wgsl_header(T::DTYPE, &buffers, false);
-        header.push_str(
-            "struct Params {\n    n: u32,\n}\n\
-             fn store_flag(s: u32, f: u32) {}\nfn load_flag(s: u32) -> u32 { return 0u; }\n\
-             alias C = T;\nfn tile_value(i: u32) -> C { return src[i]; }\n",
-        );
+        header.push_str("struct Params {\n    n: u32,\n}\n");
+        header.push_str(NO_FLAGS);
+        header.push_str(VALUES);
         build.define(Program::new(&name).wgsl(build.totals_source(&header)).define("KERNEL", &name))
     })
 }
@@ -348,15 +394,8 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     let prog = fallback_program::<T>(kind, segmented, in_place, build);
     let kernel = device.kernel(&prog)?;
     let Operands { x, flags, y } = ops;
-    let (mut status, mut carries) = (None, None);
-    match build.prefix {
-        Prefix::LookBack => status = Some(build.status(stream, n)?),
-        Prefix::Carried => {
-            let src = x.unwrap_or_else(|| y.view());
-            carries = Some(build.carries::<B, T, T>(stream, &totals_program::<T>(build), src, None)?);
-        }
-        Prefix::Alone => {}
-    }
+    let src = x.unwrap_or_else(|| y.view());
+    let mut prefixes = build.prefixes::<B, T, T>(stream, src, || totals_program::<T>(build), None)?;
     let mut args = Args::new();
     if let Some(x) = x {
         args.push(x);
@@ -364,12 +403,7 @@ pub(super) fn one_pass<B: Backend, T: Number>(
     if let Some(f) = flags {
         args.push(f);
     }
-    if let Some(s) = status.as_mut() {
-        args.push(s.view_mut());
-    }
-    if let Some(c) = &carries {
-        args.push(c.view());
-    }
+    prefixes.push(&mut args);
     let args = args.arg(y).length(index_width(stream), n, prog.name())?;
     // SAFETY: the kernel reads src[0..n) (dst in place; and flags[0..n))
     // and writes dst[0..n), all of length n, in tiles of 256 x the
