@@ -368,10 +368,12 @@ pub(crate) unsafe fn fill64(
 /// Enqueue a fill of `bytes` bytes at `dst` with `pattern` repeated.
 ///
 /// An 8-byte pattern whose halves differ has no memset: [`fill64`] does it.
+/// A 16-byte pattern is four 2-D memsets of one 32-bit word per 16-byte
+/// row, one for each word of the pattern.
 ///
 /// # Safety
 /// - `dst..dst + bytes` lies in one live device allocation of the stream's context.
-/// - `pattern.len()` is 1, 2, 4 or 8 and divides `bytes`; `dst` is aligned to it.
+/// - `pattern.len()` is 1, 2, 4, 8 or 16 and divides `bytes`; `dst` is aligned to it.
 pub(crate) unsafe fn fill(
     dst: DevicePtr,
     bytes: usize,
@@ -387,6 +389,9 @@ pub(crate) unsafe fn fill(
             2 => sys::cuMemsetD16Async(dst, u16::from_le_bytes([pattern[0], pattern[1]]), bytes / 2, s).result(),
             4 => sys::cuMemsetD32Async(dst, word(pattern), bytes / 4, s).result(),
             8 if pattern[..4] == pattern[4..] => sys::cuMemsetD32Async(dst, word(pattern), bytes / 4, s).result(),
+            16 => (0..4).try_for_each(|w| {
+                sys::cuMemsetD2D32Async(dst + 4 * w as u64, 16, word(&pattern[4 * w..]), 1, bytes / 16, s).result()
+            }),
             _ => Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)),
         }
     }

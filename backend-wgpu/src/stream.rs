@@ -105,10 +105,10 @@ impl RawStream for WgpuStream {
     }
 
     unsafe fn fill(&self, dst: &WgpuBuffer, offset: usize, bytes: usize, pattern: &[u8]) -> Result<()> {
-        if !matches!(pattern.len(), 1 | 2 | 4 | 8) {
+        if !matches!(pattern.len(), 1 | 2 | 4 | 8 | 16) {
             return Err(kiln_core::Error::invalid(
                 "fill",
-                format!("a pattern of {} bytes; it must be 1, 2, 4 or 8", pattern.len()),
+                format!("a pattern of {} bytes; it must be 1, 2, 4, 8 or 16", pattern.len()),
             ));
         }
         transfer::fill(&self.ctx, dst, offset as u64, bytes as u64, pattern)

@@ -9,8 +9,8 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use crate::{
-    BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, Gemm, GraphStep, Language, LaunchConfig, MemoryInfo,
-    Priority, Program, RawArg, RawGraph, Result, VendorGemm,
+    BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, FftCall, Gemm, GraphStep, Language, LaunchConfig,
+    MemoryInfo, Priority, Program, RawArg, RawGraph, Result, VendorFft, VendorGemm,
 };
 
 /// A backend: a set of associated types, in the manner of wgpu-hal's `Api`.
@@ -116,6 +116,29 @@ pub trait RawDevice: Send + Sync + Sized + 'static {
     unsafe fn gemm(&self, stream: &<Self::B as Backend>::Stream, call: &Gemm<'_, Self::B>) -> Result<()> {
         let _ = stream;
         Err(Error::unsupported(<Self::B as Backend>::KIND, call.to_string(), "the backend offers no vendor GEMM"))
+    }
+
+    /// The vendor library's FFT this device offers (cuFFT on CUDA), if any:
+    /// its name and the precisions it transforms. `None`, the default, means
+    /// "not offered"; [`fft`](RawDevice::fft) then refuses.
+    fn vendor_fft(&self) -> Option<VendorFft> {
+        None
+    }
+
+    /// Enqueue `call` on `stream` with the vendor library, not scaled.
+    /// `Err(Unsupported)` where [`vendor_fft`](RawDevice::vendor_fft) offers
+    /// none for the call's precision (the default refuses every call).
+    ///
+    /// # Safety
+    /// - `stream` and both buffers of `call` belong to this device.
+    /// - `call` has passed [`FftCall::check`], each side lies inside its
+    ///   buffer, and the output overlaps the input not at all or exactly
+    ///   (an in-place complex transform: same offset and layout).
+    /// - Until the transform has run on `stream`, no other work writes the
+    ///   input or the output, reads the output, or frees either buffer.
+    unsafe fn fft(&self, stream: &<Self::B as Backend>::Stream, call: &FftCall<'_, Self::B>) -> Result<()> {
+        let _ = stream;
+        Err(Error::unsupported(<Self::B as Backend>::KIND, call.to_string(), "the backend offers no vendor FFT"))
     }
 
     /// The backend's own executable form of a captured graph (CUDA: the
@@ -252,7 +275,7 @@ pub trait RawStream: Send + Sync + Sized + 'static {
     ///
     /// # Safety
     /// - `dst` belongs to this stream's device and `offset + bytes <= dst.len()`.
-    /// - `pattern.len()` is 1, 2, 4 or 8, and divides both `offset` and `bytes`.
+    /// - `pattern.len()` is 1, 2, 4, 8 or 16, and divides both `offset` and `bytes`.
     unsafe fn fill(
         &self,
         dst: &<Self::B as Backend>::Buffer,

@@ -2,6 +2,7 @@
 
 use float8::{F8E4M3, F8E5M2};
 use half::{bf16, f16};
+use num_complex::Complex;
 use std::fmt;
 
 /// The element types kiln moves and computes on.
@@ -42,11 +43,17 @@ pub enum DType {
     /// `__nv_fp8_e5m2`: f16's range with infinities): a storage type,
     /// multiplied by `matmul_scaled`.
     F8E5M2,
+    /// Complex of two `f32` (NumPy's `complex64`): `num_complex::Complex<f32>`,
+    /// CUDA's `float2`, WGSL's `vec2<f32>`.
+    C64,
+    /// Complex of two `f64` (NumPy's `complex128`): `num_complex::Complex<f64>`,
+    /// CUDA's `double2`, WGSL's `vec2<f64>`.
+    C128,
 }
 
 impl DType {
     /// Every dtype, in declaration order.
-    pub const ALL: [DType; 11] = [
+    pub const ALL: [DType; 13] = [
         DType::U8,
         DType::I32,
         DType::U32,
@@ -58,6 +65,8 @@ impl DType {
         DType::F64,
         DType::F8E4M3,
         DType::F8E5M2,
+        DType::C64,
+        DType::C128,
     ];
 
     /// Size of one element in bytes.
@@ -66,7 +75,8 @@ impl DType {
             DType::U8 | DType::F8E4M3 | DType::F8E5M2 => 1,
             DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
@@ -84,6 +94,8 @@ impl DType {
             DType::F64 => "f64",
             DType::F8E4M3 => "f8e4m3",
             DType::F8E5M2 => "f8e5m2",
+            DType::C64 => "c64",
+            DType::C128 => "c128",
         }
     }
 
@@ -101,6 +113,8 @@ impl DType {
             DType::F64 => "double",
             DType::F8E4M3 => "__nv_fp8_e4m3",
             DType::F8E5M2 => "__nv_fp8_e5m2",
+            DType::C64 => "float2",
+            DType::C128 => "double2",
         }
     }
 
@@ -112,6 +126,8 @@ impl DType {
             DType::F16 => Some("f16"),
             DType::F32 => Some("f32"),
             DType::F64 => Some("f64"),
+            DType::C64 => Some("vec2<f32>"),
+            DType::C128 => Some("vec2<f64>"),
             _ => None,
         }
     }
@@ -120,6 +136,21 @@ impl DType {
     /// storage types, are [`is_fp8`](Self::is_fp8) instead).
     pub const fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// Whether this is a complex type ([`C64`](Self::C64), [`C128`](Self::C128)).
+    pub const fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// The real type of a complex type's parts (`f32` for `c64`), the type
+    /// itself for every other.
+    pub const fn real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
     }
 
     /// Whether this is one of the 8-bit float storage types.
@@ -200,4 +231,6 @@ element!(
     f64 => F64,
     F8E4M3 => F8E4M3,
     F8E5M2 => F8E5M2,
+    Complex<f32> => C64,
+    Complex<f64> => C128,
 );

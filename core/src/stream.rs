@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use crate::graph::record::{GemmShape, Op, OwnedArg, Queue};
 use crate::{
-    Args, Backend, Buffer, BufferView, DType, Device, Element, Error, Event, Gemm, GemmOperand, GemmScales, HostBuffer,
-    Kernel, LaunchConfig, MatmulShape, MemoryCounts, RawArg, RawBuffer, RawDevice, RawStream, Result, View, ViewMut,
+    Args, Backend, Buffer, BufferView, DType, Device, Element, Error, Event, FftCall, FftDirection, FftLayout, Gemm,
+    GemmOperand, GemmScales, HostBuffer, Kernel, LaunchConfig, MatmulShape, MemoryCounts, RawArg, RawBuffer, RawDevice,
+    RawStream, Result, View, ViewMut,
 };
 
 /// A stream's scheduling priority, portable across backends.
@@ -396,13 +397,13 @@ impl<B: Backend> Stream<B> {
         self.device.check_usable()?;
         let size = size_of::<T>();
         if let Some(lane) = self.lane() {
-            let mut pattern = [0u8; 8];
+            let mut pattern = [0u8; 16];
             pattern[..size].copy_from_slice(bytemuck::bytes_of(&value));
             let op =
                 Op::Fill { dst: buf.storage().clone(), offset: offset * size, bytes: len * size, pattern, width: size };
             return lane.push("Stream::fill", op);
         }
-        // SAFETY: same device checked; the range is inside `buf`; `size` is 1, 2, 4 or 8 and divides offset and length.
+        // SAFETY: same device checked; the range is inside `buf`; `size` is 1, 2, 4, 8 or 16 and divides offset and length.
         unsafe { self.queue.raw.fill(buf.raw(), offset * size, len * size, bytemuck::bytes_of(&value)) }
     }
 
@@ -589,6 +590,117 @@ impl<B: Backend> Stream<B> {
         unsafe { self.device.raw().gemm(&self.queue.raw, &gemm) }.inspect_err(|e| self.device.note_failure(e))
     }
 
+    /// Enqueue the device's vendor FFT (cuFFT on CUDA): `layout`'s
+    /// transforms of `input` (elements of `I`) into `output` (elements of
+    /// `O`) in `direction`, not scaled. `I` and `O` are the layout's types
+    /// ([`FftLayout::dtypes`]), and each view holds at least the elements
+    /// its side spans ([`FftLayout::spans`]), counted from the view's start.
+    /// `Unsupported` where the device offers no FFT of the layout's
+    /// precision ([`RawDevice::vendor_fft`]), and while the stream is
+    /// captured into a graph (vendor FFTs are not recorded).
+    ///
+    /// # Examples
+    /// The CPU offers no vendor FFT (kiln-kernels' `fft` computes its
+    /// transforms itself):
+    /// ```
+    /// use kiln_core::{Complex32, Device, DType, Error, FftDirection, FftKind, FftLayout, FftSide};
+    /// use kiln_cpu::Cpu;
+    /// # fn main() -> kiln_core::Result<()> {
+    /// let s = Device::<Cpu>::open(0)?.stream();
+    /// let x = s.upload(&[Complex32::new(1.0, 0.0); 8])?;
+    /// let mut y = s.alloc::<Complex32>(8)?;
+    /// let side = FftSide { stride: 1, dist: 8, embed: [8, 1, 1] };
+    /// let layout = FftLayout {
+    ///     kind: FftKind::C2C, precision: DType::F32, rank: 1, dims: [8, 1, 1], batch: 1, input: side, output: side,
+    /// };
+    /// let refused = s.vendor_fft(&x, &mut y, &layout, FftDirection::Forward);
+    /// assert!(matches!(refused, Err(Error::Unsupported { .. })));
+    /// # Ok(()) }
+    /// ```
+    pub fn vendor_fft<I: Element, O: Element>(
+        &self,
+        input: &impl View<B, I>,
+        output: &mut impl ViewMut<B, O>,
+        layout: &FftLayout,
+        direction: FftDirection,
+    ) -> Result<()> {
+        let input = input.view();
+        let (ob, o_off, o_len) = output.view_mut().into_parts();
+        let sides = [
+            FftOperand {
+                buffer: input.buffer().raw(),
+                device: input.buffer().device(),
+                offset: input.offset(),
+                len: input.len(),
+                dtype: I::DTYPE,
+            },
+            FftOperand { buffer: ob.raw(), device: ob.device(), offset: o_off, len: o_len, dtype: O::DTYPE },
+        ];
+        self.fft_call(sides, layout, direction)
+    }
+
+    /// [`vendor_fft`](Self::vendor_fft) in place: `data` is both the input
+    /// and the output, laid out alike (a complex-to-complex layout whose two
+    /// sides are equal).
+    pub fn vendor_fft_in_place<T: Element>(
+        &self,
+        data: &mut impl ViewMut<B, T>,
+        layout: &FftLayout,
+        direction: FftDirection,
+    ) -> Result<()> {
+        let (b, off, len) = data.view_mut().into_parts();
+        if layout.input != layout.output {
+            return Err(Error::invalid(format!("vendor fft {layout} in place"), "the input and output layouts differ"));
+        }
+        let side = FftOperand { buffer: b.raw(), device: b.device(), offset: off, len, dtype: T::DTYPE };
+        self.fft_call([side, side], layout, direction)
+    }
+
+    /// The checks and enqueue of [`vendor_fft`](Self::vendor_fft) and
+    /// [`vendor_fft_in_place`](Self::vendor_fft_in_place): each side as
+    /// an [`FftOperand`].
+    fn fft_call(&self, sides: [FftOperand<'_, B>; 2], layout: &FftLayout, direction: FftDirection) -> Result<()> {
+        let call = || format!("vendor fft {layout} ({})", direction.name());
+        let supported = self.device.raw().vendor_fft().filter(|v| v.supports(layout.precision));
+        let Some(_) = supported else {
+            return Err(Error::unsupported(B::KIND, call(), format!("{} offers no such FFT", self.device.name())));
+        };
+        layout.check()?;
+        let (din, dout) = layout.dtypes();
+        let spans = layout.spans().ok_or_else(|| Error::invalid(call(), "the layout overflows"))?;
+        for ((name, side), (want, span)) in
+            ["input", "output"].into_iter().zip(&sides).zip([(din, spans.0), (dout, spans.1)])
+        {
+            if side.dtype != want {
+                return Err(Error::invalid(
+                    call(),
+                    format!("the {name} holds {}, the layout wants {want}", side.dtype),
+                ));
+            }
+            if side.len < span {
+                let len = side.len;
+                return Err(Error::invalid(
+                    call(),
+                    format!("the {name} holds {len} elements; the layout spans {span}"),
+                ));
+            }
+            self.same_device(side.device, &format!("{}: {name}", call()))?;
+        }
+        if self.lane().is_some() {
+            return Err(Error::unsupported(B::KIND, call(), "a vendor FFT is not recorded into graphs"));
+        }
+        self.device.check_usable()?;
+        let [a, b] = sides.map(|side| GemmOperand { buffer: side.buffer, offset: side.offset * side.dtype.size() });
+        let fft = FftCall { input: a, output: b, layout: *layout, direction };
+        fft.check()?;
+        // SAFETY: the stream and the buffers are this device's, each side lies
+        // inside its view (checked above), and the two sides are one range
+        // laid out alike or disjoint (the borrow rules: the output is borrowed
+        // mutably, the input shared). Work on this stream runs after the
+        // transform, and the typed API's rule for buffers covers other streams.
+        unsafe { self.device.raw().fft(&self.queue.raw, &fft) }.inspect_err(|e| self.device.note_failure(e))
+    }
+
     /// Record `event` at the current end of this stream.
     pub fn record(&self, event: &Event<B>) -> Result<()> {
         self.same_device(event.device(), "Stream::record")?;
@@ -726,6 +838,24 @@ struct Scales<'a, B: Backend> {
     a: BufferView<'a, B, f32>,
     b: BufferView<'a, B, f32>,
 }
+
+/// One side of a vendor FFT call: a view's buffer, its device, its first
+/// element and length (in elements of `dtype`).
+struct FftOperand<'a, B: Backend> {
+    buffer: &'a B::Buffer,
+    device: &'a Device<B>,
+    offset: usize,
+    len: usize,
+    dtype: DType,
+}
+
+impl<B: Backend> Clone for FftOperand<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B: Backend> Copy for FftOperand<'_, B> {}
 
 fn check_len(what: &str, expected: usize, actual: usize) -> Result<()> {
     if expected == actual {

@@ -27,7 +27,7 @@ pub enum GraphOp<'a, B: Backend> {
         offset: usize,
         /// Bytes to fill.
         bytes: usize,
-        /// The pattern: 1, 2, 4 or 8 bytes.
+        /// The pattern: 1, 2, 4, 8 or 16 bytes.
         pattern: &'a [u8],
     },
     /// A kernel launch ([`RawStream::launch`](crate::RawStream::launch)).

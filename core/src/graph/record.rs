@@ -178,7 +178,7 @@ pub(crate) enum Op<B: Backend> {
         dst: Arc<Storage<B>>,
         offset: usize,
         bytes: usize,
-        pattern: [u8; 8],
+        pattern: [u8; 16],
         width: usize,
     },
     Launch {

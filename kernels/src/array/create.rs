@@ -9,14 +9,15 @@ use crate::Number;
 use crate::expr::{Ty, index, select, var};
 use crate::user::{Elementwise, ElementwiseKernel};
 
-/// `v` as f64, for counting `arange`'s elements.
+/// `v` as f64 (a complex value's real part), for counting `arange`'s elements.
 fn wide<T: Element>(v: T) -> f64 {
     let mut bits = [0u8; 8];
-    bits[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&v));
+    let size = size_of::<T>().min(8);
+    bits[..size].copy_from_slice(&bytemuck::bytes_of(&v)[..size]);
     let b = u64::from_le_bytes(bits);
     match T::DTYPE {
-        DType::F32 => f64::from(f32::from_bits(b as u32)),
-        DType::F64 => f64::from_bits(b),
+        DType::F32 | DType::C64 => f64::from(f32::from_bits(b as u32)),
+        DType::F64 | DType::C128 => f64::from_bits(b),
         DType::I32 => f64::from(b as u32 as i32),
         DType::U32 => f64::from(b as u32),
         DType::I64 => b as i64 as f64,
