@@ -231,6 +231,37 @@ element!(
     f64 => F64,
     F8E4M3 => F8E4M3,
     F8E5M2 => F8E5M2,
-    Complex<f32> => C64,
-    Complex<f64> => C128,
 );
+
+/// The real types a complex element is made of (`f32`, `f64`): every
+/// `Complex<T>` of one is an [`Element`] (`c64`, `c128`), which generic
+/// code over `T: ComplexPart` may rely on.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{Complex, ComplexPart, DType, Element};
+/// fn complex_dtype<T: ComplexPart>() -> DType {
+///     <Complex<T> as Element>::DTYPE
+/// }
+/// assert_eq!(complex_dtype::<f32>(), DType::C64);
+/// assert_eq!(complex_dtype::<f64>(), DType::C128);
+/// ```
+pub trait ComplexPart: Element + sealed::Sealed {
+    /// The dtype of `Complex<Self>`.
+    const COMPLEX: DType;
+}
+
+impl ComplexPart for f32 {
+    const COMPLEX: DType = DType::C64;
+}
+
+impl ComplexPart for f64 {
+    const COMPLEX: DType = DType::C128;
+}
+
+impl<T: ComplexPart> sealed::Sealed for Complex<T> {}
+impl<T: ComplexPart> Element for Complex<T> {
+    const DTYPE: DType = T::COMPLEX;
+}
+const _: () =
+    assert!(size_of::<Complex<f32>>() == DType::C64.size() && size_of::<Complex<f64>>() == DType::C128.size());

@@ -89,7 +89,7 @@ pub use backend::{Backend, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKer
 pub use buffer::{Buffer, BufferView, BufferViewMut, Storage, View, ViewMut};
 pub use cache::{size_class, BlockCache, CachePolicy, CacheStats};
 pub use device::Device;
-pub use element::{DType, Element};
+pub use element::{ComplexPart, DType, Element};
 pub use error::{Error, MemoryCounts, Result};
 pub use event::Event;
 pub use fft::{FftCall, FftDirection, FftKind, FftLayout, FftSide, VendorFft};

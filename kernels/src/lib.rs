@@ -42,6 +42,7 @@ pub mod compact;
 pub mod elementwise;
 mod entries;
 pub mod expr;
+pub mod fft;
 pub mod fill;
 pub mod histogram;
 pub mod image;
