@@ -63,9 +63,9 @@ mod runtime;
 pub use kiln_core as core;
 pub use kiln_core::DeviceVisitor;
 pub use kiln_core::{
-    Backend, BackendKind, CachePolicy, DType, DeviceInfo, DeviceKind, Dim3, Element, Error, F8E4M3, F8E5M2, Features,
-    HostArgs, HostMemoryStats, IndexWidth, Language, LaunchConfig, Limits, MemoryCounts, MemoryInfo, MemoryLimit,
-    MemoryStats, Precision, Priority, Program, Result, bf16, f16,
+    Backend, BackendKind, CachePolicy, Complex, Complex32, Complex64, DType, DeviceInfo, DeviceKind, Dim3, Element,
+    Error, F8E4M3, F8E5M2, Features, HostArgs, HostMemoryStats, IndexWidth, Language, LaunchConfig, Limits,
+    MemoryCounts, MemoryInfo, MemoryLimit, MemoryStats, Precision, Priority, Program, Result, bf16, f16,
 };
 pub use kiln_cpu::Cpu;
 #[cfg(feature = "cuda")]

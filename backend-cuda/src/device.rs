@@ -26,6 +26,8 @@ pub struct CudaDevice {
     compiler: Compiler,
     /// cuBLAS: its handle, destroyed with the device.
     blas: crate::blas::Blas,
+    /// cuFFT: its plans, destroyed with the device.
+    fft: crate::fft::Fft,
 }
 
 impl CudaDevice {
@@ -59,7 +61,8 @@ impl CudaDevice {
         let compiler = Compiler::new(info.compute_capability.unwrap_or((0, 0)));
         let (major, minor) = info.compute_capability.unwrap_or((0, 0));
         let blas = crate::blas::Blas::new(state.clone(), major * 10 + minor);
-        Ok(CudaDevice { state, info, priority_range, compiler, blas })
+        let fft = crate::fft::Fft::new(state.clone());
+        Ok(CudaDevice { state, info, priority_range, compiler, blas, fft })
     }
 
     /// The device's stream priorities as CUDA numbers, (least, greatest):
@@ -200,6 +203,19 @@ impl RawDevice for CudaDevice {
     unsafe fn gemm(&self, stream: &CudaStream, call: &kiln_core::Gemm<'_, Cuda>) -> Result<()> {
         // SAFETY: the caller keeps this method's contract, which `Blas::gemm` shares.
         unsafe { self.blas.gemm(stream, call) }
+    }
+
+    /// cuFFT, where kiln-cuda is built with its `cufft` feature and the library loads.
+    fn vendor_fft(&self) -> Option<kiln_core::VendorFft> {
+        self.fft.offer()
+    }
+
+    /// cuFFT's complex-to-real transforms overwrite their input, which
+    /// callers that still need it copy first (kiln-kernels' `fft` does).
+    unsafe fn fft(&self, stream: &CudaStream, call: &kiln_core::FftCall<'_, Cuda>) -> Result<()> {
+        // SAFETY: the caller keeps this method's contract, which `Fft::fft`
+        // shares (a complex-to-real call's input is the caller's to copy).
+        unsafe { self.fft.fft(stream, call) }
     }
 
     unsafe fn instantiate_graph(

@@ -2,8 +2,9 @@
 //!
 //! It implements kiln-core's backend traits for [`Cuda`]: devices, device and
 //! page-locked host memory, non-blocking streams with priorities, events,
-//! kernels compiled at run time by NVRTC with an on-disk cache, and cuBLAS as
-//! the devices' vendor GEMM (feature `cublas`, default on). Users
+//! kernels compiled at run time by NVRTC with an on-disk cache, cuBLAS as
+//! the devices' vendor GEMM (feature `cublas`, default on) and cuFFT as
+//! their vendor FFT (feature `cufft`, default on). Users
 //! write against kiln-core's typed API (`Device<Cuda>`, `Buffer`, `Stream`,
 //! ...); the types here are what that API holds underneath.
 //!
@@ -44,8 +45,9 @@
 //!   so a missing or mis-sized argument is an error rather than memory
 //!   corruption; the check and the argument array use no heap memory.
 //! - **Lower layers in one file.** Every call into cudarc's `sys` and
-//!   `result` layers is in `ffi.rs` (cuBLAS's in `blas.rs`), each with its
-//!   `SAFETY` note; the rest uses cudarc's safe types.
+//!   `result` layers is in `ffi.rs` (cuBLAS's in `blas.rs`, cuFFT's in
+//!   `fft.rs`), each with its `SAFETY` note; the rest uses cudarc's safe
+//!   types.
 //!
 //! # Memory across streams
 //!
@@ -95,6 +97,7 @@
 //! | `cuMemcpy*Async` / `cuMemset*Async` | `Stream::copy*`, `Stream::fill` | [`CudaStream`] |
 //! | `cuStreamWaitEvent` | `Stream::wait` | [`CudaStream`] |
 //! | `cublasHandle_t` (one per device), `cublasSgemm`/`Dgemm`/`GemmEx` | `RawDevice::gemm` (kiln-kernels' `MatmulStrategy::Vendor`) | `blas.rs` (feature `cublas`) |
+//! | `cufftHandle` (one plan per layout, a work area per call), `cufftExecC2C`/`R2C`/`C2R`/`Z2Z`/`D2Z`/`Z2D` | `RawDevice::fft` (`Stream::vendor_fft`, kiln-kernels' `fft`) | `fft.rs` (feature `cufft`) |
 //! | stream priority (lower = first) | `Priority::{Low, Normal, High}` | [`clamp_priority`] |
 //! | `CUDA_ERROR_ILLEGAL_ADDRESS`, ... | `Error::DeviceFault`, then `Error::DeviceLost` | `error.rs`, `state.rs` |
 //!
@@ -129,6 +132,7 @@ mod device;
 mod error;
 mod event;
 mod ffi;
+mod fft;
 mod graph;
 mod info;
 mod kernel;
@@ -143,6 +147,7 @@ pub use blas::{cublas_handles, CublasHandles};
 pub use cache::CacheStatus;
 pub use device::CudaDevice;
 pub use event::CudaEvent;
+pub use fft::{cufft_plans, CufftPlans};
 pub use kernel::CudaKernel;
 pub use memory::{CudaBuffer, CudaHostBuffer};
 pub use stream::{clamp_priority, CudaStream};

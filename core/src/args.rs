@@ -127,6 +127,8 @@ mod sealed {
     impl<B: Backend, T: Element> Sealed for &mut Buffer<B, T> {}
     impl<B: Backend, T: Element> Sealed for BufferView<'_, B, T> {}
     impl<B: Backend, T: Element> Sealed for BufferViewMut<'_, B, T> {}
+    impl<B: Backend, T: Element> Sealed for super::Parts<BufferView<'_, B, T>> {}
+    impl<B: Backend, T: Element> Sealed for super::Parts<BufferViewMut<'_, B, T>> {}
     impl Sealed for Scalar {}
     macro_rules! sealed_scalar {
         ($($t:ty),*) => {$( impl Sealed for $t {} )*};
@@ -156,6 +158,57 @@ impl<'a, B: Backend, T: Element> KernelArg<'a, B> for BufferViewMut<'a, B, T> {
     fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
         range_arg(self.into_parts(), true)
     }
+}
+
+/// A view passed to a kernel as the parts of its elements: a view of
+/// complex elements as twice as many reals of its [`real`](DType::real)
+/// type (`f32` for `c64`), the same bytes; any other view as it is. Kernels
+/// that only move or compute on real values (a copy, a gather, a scaling)
+/// take complex data this way.
+///
+/// # Examples
+/// ```
+/// use kiln_core::{Args, Complex32, Device, Parts, RawArg, DType};
+/// use kiln_cpu::Cpu;
+/// # fn main() -> kiln_core::Result<()> {
+/// let s = Device::<Cpu>::open(0)?.stream();
+/// let z = s.upload(&[Complex32::new(1.0, 2.0); 3])?;
+/// let args = Args::new().arg(Parts::new(z.view()));
+/// assert!(matches!(args.raw()[0], RawArg::Buffer { dtype: DType::F32, len: 24, .. }));
+/// # Ok(()) }
+/// ```
+pub struct Parts<V>(V);
+
+impl<V> Parts<V> {
+    /// `view` passed as its elements' parts.
+    pub fn new(view: V) -> Self {
+        Parts(view)
+    }
+}
+
+impl<'a, B: Backend, T: Element> KernelArg<'a, B> for Parts<BufferView<'a, B, T>> {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
+        as_parts(range_arg(self.0.parts(), false))
+    }
+}
+
+impl<'a, B: Backend, T: Element> KernelArg<'a, B> for Parts<BufferViewMut<'a, B, T>> {
+    fn into_raw(self) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
+        as_parts(range_arg(self.0.into_parts(), true))
+    }
+}
+
+/// A buffer argument retyped to its elements' real type (same bytes).
+fn as_parts<'a, B: Backend>(
+    (arg, storage): (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>),
+) -> (RawArg<'a, B>, Option<&'a Arc<Storage<B>>>) {
+    let arg = match arg {
+        RawArg::Buffer { buffer, offset, len, dtype, writable } => {
+            RawArg::Buffer { buffer, offset, len, dtype: dtype.real(), writable }
+        }
+        scalar => scalar,
+    };
+    (arg, storage)
 }
 
 /// The range `len` elements from `offset` of `buffer` as a kernel argument

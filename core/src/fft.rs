@@ -186,14 +186,11 @@ impl FftLayout {
             if side.stride == 0 {
                 return Err(Error::invalid(what(), format!("the {name}'s stride is zero")));
             }
-            for axis in 1..self.rank {
-                if side.embed[axis] < dims[axis] {
+            for (axis, (&embed, &len)) in side.embed.iter().zip(&dims).enumerate().take(self.rank).skip(1) {
+                if embed < len {
                     return Err(Error::invalid(
                         what(),
-                        format!(
-                            "the {name}'s embedding {} is shorter than its length {} along axis {axis}",
-                            side.embed[axis], dims[axis]
-                        ),
+                        format!("the {name}'s embedding {embed} is shorter than its length {len} along axis {axis}"),
                     ));
                 }
             }

@@ -84,7 +84,7 @@ mod stream;
 mod testing;
 mod visitor;
 
-pub use args::{Args, HostArg, HostArgs, KernelArg, RawArg, Scalar};
+pub use args::{Args, HostArg, HostArgs, KernelArg, Parts, RawArg, Scalar};
 pub use backend::{Backend, RawBuffer, RawDevice, RawEvent, RawHostBuffer, RawKernel, RawStream};
 pub use buffer::{Buffer, BufferView, BufferViewMut, Storage, View, ViewMut};
 pub use cache::{size_class, BlockCache, CachePolicy, CacheStats};

@@ -75,6 +75,37 @@ macro_rules! entry_points {
             fn axpy_in_place<T: Number>(alpha: value T, x: view T, y: view_mut T) -> ();
         }
     };
+    ($($callback:ident)::+, fft) => {
+        $($callback)::+! { fft;
+            /// The forward transform of complex `x` into `y` along `shape`'s
+            /// axes, normalised as `norm` says; both dense, `shape.len()`
+            /// elements (NumPy's `fft`, `fft2`, `fftn`).
+            ///
+            /// # Examples
+            /// ```
+            /// use kiln::Complex32;
+            /// use kiln::kernels::fft::{fft, FftNorm, FftShape};
+            /// # fn main() -> kiln::Result<()> {
+            /// let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+            /// let s = dev.stream();
+            /// let x = s.upload(&[Complex32::new(1.0, 0.0), Complex32::new(0.0, 1.0)])?;
+            /// let mut y = s.alloc::<Complex32>(2)?;
+            /// fft(&s, &x, &mut y, FftShape::new(&[2]), FftNorm::Backward)?;
+            /// assert_eq!(y.to_vec()?, [Complex32::new(1.0, 1.0), Complex32::new(1.0, -1.0)]);
+            /// # Ok(()) }
+            /// ```
+            fn fft<T: FftFloat>(x: view $crate::fft::Complex<T>, y: view_mut $crate::fft::Complex<T>, shape: value $crate::fft::FftShape, norm: value $crate::fft::FftNorm) -> ();
+            /// The inverse transform of complex `x` into `y` along `shape`'s axes
+            /// (NumPy's `ifft`, `ifft2`, `ifftn`).
+            fn ifft<T: FftFloat>(x: view $crate::fft::Complex<T>, y: view_mut $crate::fft::Complex<T>, shape: value $crate::fft::FftShape, norm: value $crate::fft::FftNorm) -> ();
+            /// The non-negative frequencies `y` (`shape.half_shape()`) of real `x`
+            /// (`shape.len()`), as NumPy's `rfft` and `rfftn`.
+            fn rfft<T: FftFloat>(x: view T, y: view_mut $crate::fft::Complex<T>, shape: value $crate::fft::FftShape, norm: value $crate::fft::FftNorm) -> ();
+            /// The real signal `y` (`shape.len()`) of the non-negative frequencies
+            /// `x` (`shape.half_shape()`), as NumPy's `irfft` and `irfftn`.
+            fn irfft<T: FftFloat>(x: view $crate::fft::Complex<T>, y: view_mut T, shape: value $crate::fft::FftShape, norm: value $crate::fft::FftNorm) -> ();
+        }
+    };
     ($($callback:ident)::+, fill) => {
         $($callback)::+! { fill;
             /// Set every element of `dst` to `value`.
@@ -363,6 +394,7 @@ macro_rules! check {
 mod check {
     entry_points!(check, compact);
     entry_points!(check, elementwise);
+    entry_points!(check, fft);
     entry_points!(check, fill);
     entry_points!(check, histogram);
     entry_points!(check, image);

@@ -187,3 +187,60 @@ fn f64_transforms_are_accurate_to_f64() {
         assert!((g - w).norm() < 1e-12 * norm_x * (n as f64).sqrt(), "{g} vs {w}");
     }
 }
+
+#[test]
+fn arrays_transform_strided_views_in_place_and_shift() {
+    use kiln_kernels::array::Array;
+    use ndarray::s;
+    let st = Device::<Cpu>::open(0).unwrap().stream();
+    let (rows, cols) = (6usize, 10usize);
+    let x64 = random(rows * cols, 11);
+    let x32: Vec<Complex<f32>> = x64.iter().map(|v| Complex::new(v.re as f32, v.im as f32)).collect();
+    let xr: Vec<C64> = x32.iter().map(|v| C64::new(v.re as f64, v.im as f64)).collect();
+    let a = Array::from_vec(&st, &[rows, cols], &x32).unwrap();
+    // Every other column, transformed down the columns (a strided view, not copied).
+    let view = a.slice(s![.., ..;2]).unwrap();
+    let got = view.fft(0, FftNorm::Backward).unwrap();
+    assert_eq!(got.shape(), &[rows, cols / 2]);
+    let picked: Vec<C64> =
+        (0..rows).flat_map(|r| (0..cols / 2).map(move |c| (r, c))).map(|(r, c)| xr[r * cols + 2 * c]).collect();
+    let want = dft(&picked, &[rows, cols / 2], &[0], -1.0, 1.0);
+    let norm = picked.iter().map(|v| v.norm_sqr()).sum::<f64>().sqrt();
+    assert_close(&got.to_vec().unwrap(), &want, rows, norm * (rows as f64).sqrt(), "strided columns");
+    // The transposed array's 2-D transform is the transpose of the 2-D transform.
+    let t = a.t().fft2(FftNorm::Ortho).unwrap();
+    let full = dft(&xr, &[rows, cols], &[0, 1], -1.0, 1.0 / ((rows * cols) as f64).sqrt());
+    let transposed: Vec<C64> =
+        (0..cols).flat_map(|c| (0..rows).map(move |r| (r, c))).map(|(r, c)| full[r * cols + c]).collect();
+    let norm = xr.iter().map(|v| v.norm_sqr()).sum::<f64>().sqrt();
+    assert_close(&t.to_vec().unwrap(), &transposed, rows * cols, norm, "fft2 of a transpose");
+    // Rows in reverse order (a negative stride: copied to row-major first).
+    let reversed = a.slice(s![..;-1, ..]).unwrap().fft(1, FftNorm::Backward).unwrap().to_vec().unwrap();
+    let rows_fft = dft(&xr, &[rows, cols], &[1], -1.0, 1.0);
+    let want: Vec<C64> = (0..rows).rev().flat_map(|r| rows_fft[r * cols..(r + 1) * cols].to_vec()).collect();
+    assert_close(&reversed, &want, cols, norm * (cols as f64).sqrt(), "reversed rows");
+    // Real transforms of a 2-D array, and back.
+    let re: Vec<f32> = x32.iter().map(|v| v.re).collect();
+    let r = Array::from_vec(&st, &[rows, cols], &re).unwrap();
+    let f = r.rfftn(&[0, 1], FftNorm::Backward).unwrap();
+    assert_eq!(f.shape(), &[rows, cols / 2 + 1]);
+    let back = f.irfftn(&[0, 1], cols, FftNorm::Backward).unwrap().to_vec().unwrap();
+    for (g, w) in back.iter().zip(&re) {
+        assert!((g - w).abs() < 1e-5, "{g} vs {w}");
+    }
+    assert!(f.irfft(cols + 3, 1, FftNorm::Backward).is_err());
+    // fftshift rolls each axis by half its length; ifftshift undoes it.
+    let shifted = a.fftshift(&[0, 1]).unwrap().to_vec().unwrap();
+    for r0 in 0..rows {
+        for c0 in 0..cols {
+            let (r1, c1) = ((r0 + rows / 2) % rows, (c0 + cols / 2) % cols);
+            assert_eq!(shifted[r1 * cols + c1], x32[r0 * cols + c0]);
+        }
+    }
+    let odd = Array::from_vec(&st, &[5], &[0i32, 1, 2, 3, 4]).unwrap();
+    assert_eq!(odd.fftshift(&[0]).unwrap().to_vec().unwrap(), [3, 4, 0, 1, 2]);
+    assert_eq!(odd.ifftshift(&[0]).unwrap().to_vec().unwrap(), [2, 3, 4, 0, 1]);
+    assert!(odd.fftshift(&[1]).is_err());
+    let freq = Array::<_, f64>::fftfreq(&st, 8, 0.5).unwrap().to_vec().unwrap();
+    assert_eq!(freq, [0.0, 0.25, 0.5, 0.75, -1.0, -0.75, -0.5, -0.25]);
+}

@@ -31,6 +31,7 @@
 
 mod compute;
 mod expr;
+mod fft;
 
 use std::fmt;
 

@@ -24,6 +24,7 @@
 
 pub mod compact;
 pub mod elementwise;
+pub mod fft;
 pub mod fill;
 mod forward;
 pub mod histogram;

@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use kiln_core::{Args, Backend, Buffer, Element, Error, Result, Stream};
+use kiln_core::{Args, Backend, Buffer, Element, Error, Parts, Result, Stream};
 
 use super::layout::Layout;
 use crate::expr::{Expr, Ty, index, var};
@@ -58,20 +58,23 @@ pub(crate) fn gather<B: Backend, T: Element>(
     if n == 0 {
         return Ok(dst);
     }
-    let flat = layout.collapsed();
+    // Complex elements move as their two parts (user kernels take reals).
+    let flat = if T::DTYPE.is_complex() { layout.parts()?.collapsed() } else { layout.collapsed() };
     let (lo, hi) = flat.span()?;
-    if hi > src.len() {
+    let parts = if T::DTYPE.is_complex() { 2 } else { 1 };
+    if hi > src.len() * parts {
         return Err(Error::invalid(
             "array copy",
             format!("the layout reaches element {hi} of a buffer of {}", src.len()),
         ));
     }
     if flat.shape().len() == 1 && flat.strides()[0] == 1 {
-        dst.copy_from(&src.slice(lo..hi)?)?;
+        dst.copy_from(&src.slice(lo / parts..hi.div_ceil(parts))?)?;
         return Ok(dst);
     }
     if let ([rows, cols], [1, pitch]) = (flat.shape(), flat.strides())
         && *pitch == *rows as isize
+        && parts == 1
     {
         // The transpose of a row-major `cols` x `rows` matrix: kiln's tiled transpose.
         transpose(stream, &src.slice(lo..hi)?, *cols, *rows, &mut dst)?;
@@ -85,8 +88,8 @@ pub(crate) fn gather<B: Backend, T: Element>(
     }
     let dims = flat.ndim();
     let k = kernel(dims)?;
-    let mut args = Args::new().arg(src).arg(&mut dst).scalar(o);
-    let mut w = n;
+    let mut args = Args::new().arg(Parts::new(src.view())).arg(Parts::new(dst.view_mut())).scalar(o);
+    let mut w = n * parts;
     for (&extent, &stride) in flat.shape().iter().zip(flat.strides()) {
         w /= extent;
         let s = i32::try_from(stride).map_err(|_| limit(format!("stride {stride}")))?;

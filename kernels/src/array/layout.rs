@@ -81,6 +81,20 @@ impl Layout {
         Ok(Layout { shape: shape.to_vec(), strides, offset: 0 })
     }
 
+    /// This layout of complex elements seen as their parts: twice the
+    /// offset and strides, and a last axis of the two parts; `Err` where
+    /// that overflows `isize`.
+    pub(crate) fn parts(&self) -> Result<Self> {
+        let what = || format!("the parts of the layout {self:?}");
+        let twice = |v: isize| v.checked_mul(2).ok_or_else(|| fail(what(), format!("{v} x 2 overflows isize")));
+        let mut strides = self.strides.iter().map(|&s| twice(s)).collect::<Result<Vec<_>>>()?;
+        strides.push(1);
+        let mut shape = self.shape.clone();
+        shape.push(2);
+        let offset = self.offset.checked_mul(2).ok_or_else(|| fail(what(), "the offset overflows"))?;
+        Ok(Layout { shape, strides, offset })
+    }
+
     /// The extent of each dimension.
     pub fn shape(&self) -> &[usize] {
         &self.shape

@@ -30,6 +30,7 @@
 mod arg;
 mod assign;
 mod create;
+mod fft;
 mod fuse;
 mod gather;
 mod layout;

@@ -38,13 +38,15 @@ mod vendor;
 mod wgsl;
 
 use kiln_core::{
-    Backend, BufferView, BufferViewMut, Complex, DType, Element, Error, FftKind, Language, RawDevice, Result, Stream,
-    View, ViewMut,
+    Backend, BufferView, BufferViewMut, DType, Element, Error, FftKind, Language, RawDevice, Result, Stream, View,
+    ViewMut,
 };
 
+pub use kiln_core::Complex;
 pub use pass::FftDirection;
 pub(crate) use pass::{AxisPass, BatchDim};
 use plan::{Slot, Step};
+pub(crate) use shape::dense_strides;
 pub use shape::{FftNorm, FftShape};
 
 mod sealed {
