@@ -48,6 +48,7 @@ macro_rules! for_each_group {
             user => add_user,
             array => add_array,
             random => add_random,
+            fft => add_fft,
         }
     };
 }
