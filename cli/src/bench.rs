@@ -47,6 +47,10 @@ pub struct BenchArgs {
     /// Leave out the CUDA system cases (launch overhead, NVRTC, pinned copies, pipeline).
     #[arg(long)]
     no_system: bool,
+    /// Time the FFT cases instead (f32, batched 1-D and 2-D, complex and
+    /// real), with cupy.fft, torch.fft, numpy.fft and scipy.fft beside them.
+    #[arg(long)]
+    fft: bool,
 }
 
 fn parse_size(text: &str) -> Result<usize, String> {
@@ -73,6 +77,10 @@ fn parse_dtype(text: &str) -> Result<DType, String> {
 /// Run the benches, print the table, write what was asked for.
 pub fn run_cli(args: &BenchArgs) -> kiln::Result<ExitCode> {
     let backends: Vec<BackendKind> = args.backend.iter().map(|b| b.parse()).collect::<kiln::Result<_>>()?;
+    if args.fft {
+        let runs = args.runs.unwrap_or(if args.quick { 10 } else { 20 });
+        return crate::fft_bench::run(&backends, runs, args.sample_ms, args.warmup_ms, args.json.as_ref());
+    }
     let mut config = BenchConfig { patterns: args.pattern.clone(), dtype: args.dtype, ..Default::default() };
     config.sizes = match (&args.size[..], args.quick) {
         ([], true) => quick_sizes(),

@@ -8,6 +8,7 @@
 mod bench;
 mod conform;
 mod devices;
+mod fft_bench;
 mod harness;
 mod stress;
 

@@ -1,0 +1,295 @@
+//! `kiln bench --fft`: kiln's f32 transforms on every backend found, with
+//! cupy.fft (cuFFT) and torch.fft beside the CUDA rows and numpy.fft and
+//! scipy.fft beside the CPU rows, in the same run.
+//!
+//! Cases: batched 1-D transforms (2^14 of 2^10 points, 64 of 2^20, one of
+//! 2^24) and a 2-D transform of 4096^2, complex to complex and real to
+//! complex. Rates are GFLOP/s by the usual count (`5 n log2 n` per complex
+//! transform of `n` points, half that for a real one) and GB/s for reading
+//! the input and writing the output once.
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+use kiln::BackendKind;
+use kiln_benches::{Sampling, time_runs, utc_now};
+use kiln_core::{Backend, Complex, Device, DeviceVisitor, Result};
+use kiln::typed::kernels::fft::{FftNorm, FftShape, fft, rfft};
+use serde::Serialize;
+
+/// The peers' script, written beside the report when it runs.
+const PEER_SCRIPT: &str = include_str!("../../benches/peers/fft_peer.py");
+
+/// One transform the bench times.
+#[derive(Debug, Clone, Serialize)]
+pub struct FftCase {
+    /// Its name in the table ("c2c_1d_1024x16384").
+    pub name: String,
+    /// The array's shape.
+    pub shape: Vec<usize>,
+    /// The transformed axes.
+    pub axes: Vec<usize>,
+    /// Real to complex (else complex to complex).
+    pub real: bool,
+}
+
+impl FftCase {
+    fn new(shape: &[usize], axes: &[usize], real: bool) -> Self {
+        let kind = if real { "r2c" } else { "c2c" };
+        let dims = if axes.len() > 1 { format!("{}d", axes.len()) } else { "1d".into() };
+        let n: usize = axes.iter().map(|&a| shape[a]).product();
+        let batch = shape.iter().product::<usize>() / n;
+        let sides: Vec<String> = axes.iter().map(|&a| shape[a].to_string()).collect();
+        FftCase { name: format!("{kind}_{dims}_{}x{batch}", sides.join("x")), shape: shape.to_vec(), axes: axes.to_vec(), real }
+    }
+
+    fn spec(&self) -> FftShape {
+        FftShape::new(&self.shape).along(&self.axes)
+    }
+
+    /// Floating-point operations by the usual count.
+    fn flops(&self) -> f64 {
+        let spec = self.spec();
+        let n = spec.points() as f64;
+        let batch = spec.len() as f64 / n;
+        let per = 5.0 * n * n.log2() * if self.real { 0.5 } else { 1.0 };
+        per * batch
+    }
+
+    /// Bytes read and written once.
+    fn bytes(&self) -> f64 {
+        let spec = self.spec();
+        let out = if self.real { spec.half_shape().iter().product::<usize>() } else { spec.len() } * 8;
+        let input = spec.len() * if self.real { 4 } else { 8 };
+        (input + out) as f64
+    }
+}
+
+/// The cases, in table order.
+pub fn cases() -> Vec<FftCase> {
+    let mut all = Vec::new();
+    for real in [false, true] {
+        all.push(FftCase::new(&[1 << 14, 1 << 10], &[1], real));
+        all.push(FftCase::new(&[64, 1 << 20], &[1], real));
+        all.push(FftCase::new(&[1 << 24], &[0], real));
+        all.push(FftCase::new(&[4096, 4096], &[0, 1], real));
+    }
+    all
+}
+
+/// One timed case on one backend, or its peer.
+#[derive(Debug, Clone, Serialize)]
+pub struct FftRow {
+    /// "cuda", "wgpu", "cpu", or the peer's name.
+    pub who: String,
+    /// The case's name.
+    pub case: String,
+    /// Median ms per transform.
+    pub ms: f64,
+    /// Fastest ms per transform.
+    pub min_ms: f64,
+    /// GFLOP/s at the median.
+    pub gflop_per_s: f64,
+    /// GB/s at the median.
+    pub gb_per_s: f64,
+    /// The median SM clock while timing, MHz (GPUs whose clock is read).
+    pub sm_clock_mhz: Option<u32>,
+}
+
+struct Visitor<'a> {
+    cases: &'a [FftCase],
+    sampling: Sampling,
+}
+
+impl DeviceVisitor for Visitor<'_> {
+    type Output = Result<Vec<FftRow>>;
+
+    fn visit<B: Backend>(self, device: &Device<B>) -> Result<Vec<FftRow>> {
+        let s = device.stream();
+        let mut rows = Vec::new();
+        for case in self.cases {
+            let spec = case.spec();
+            let len = spec.len();
+            let half: usize = spec.half_shape().iter().product();
+            let values: Vec<f32> = (0..2 * len).map(|i| ((i * 7919 % 1013) as f32 / 1013.0) - 0.5).collect();
+            let timing = if case.real {
+                let x = s.upload(&values[..len])?;
+                let mut y = s.alloc::<Complex<f32>>(half)?;
+                time_runs(&s, &self.sampling, |_| rfft(&s, &x, &mut y, spec.clone(), FftNorm::Backward))?
+            } else {
+                let c: Vec<Complex<f32>> = values.chunks_exact(2).map(|p| Complex::new(p[0], p[1])).collect();
+                let x = s.upload(&c)?;
+                let mut y = s.alloc::<Complex<f32>>(len)?;
+                time_runs(&s, &self.sampling, |_| fft(&s, &x, &mut y, spec.clone(), FftNorm::Backward))?
+            };
+            rows.push(row(B::KIND.name(), case, timing.median_ms, timing.min_ms, timing.sm_clock_mhz));
+        }
+        Ok(rows)
+    }
+}
+
+fn row(who: &str, case: &FftCase, ms: f64, min_ms: f64, sm_clock_mhz: Option<u32>) -> FftRow {
+    FftRow {
+        who: who.to_string(),
+        case: case.name.clone(),
+        ms,
+        min_ms,
+        gflop_per_s: case.flops() / ms / 1e6,
+        gb_per_s: case.bytes() / ms / 1e6,
+        sm_clock_mhz,
+    }
+}
+
+/// The whole report.
+#[derive(Debug, Serialize)]
+struct Report {
+    when: String,
+    command: String,
+    devices: Vec<String>,
+    cases: Vec<FftCase>,
+    rows: Vec<FftRow>,
+    peers_absent: Vec<String>,
+}
+
+/// Run the FFT bench on `backends` (every one found when empty), print the
+/// table and write the JSON report to `json` where given.
+pub fn run(backends: &[BackendKind], runs: usize, sample_ms: f64, warmup_ms: f64, json: Option<&PathBuf>) -> kiln::Result<ExitCode> {
+    let cases = cases();
+    let kinds = if backends.is_empty() { vec![BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu] } else { backends.to_vec() };
+    let mut rows = Vec::new();
+    let mut devices = Vec::new();
+    for kind in &kinds {
+        let device = match kiln::Device::open(*kind, 0) {
+            Ok(d) => d,
+            Err(e) => {
+                println!("{kind}: absent ({e})");
+                continue;
+            }
+        };
+        devices.push(format!("{kind}: {}", device.name()));
+        // The CPU's large transforms take a second each: fewer samples.
+        let runs = if *kind == BackendKind::Cpu { runs.min(5) } else { runs };
+        let sampling = Sampling { warmup: 2, warmup_ms, runs, sample_ms };
+        rows.extend(device.visit(Visitor { cases: &cases, sampling })?);
+    }
+    let mut absent = Vec::new();
+    let cpu = kinds.contains(&BackendKind::Cpu);
+    match peers(&cases, runs, sample_ms, warmup_ms, cpu) {
+        Ok((found, missing)) => {
+            absent = missing;
+            for p in found {
+                if let Some(case) = cases.iter().find(|c| c.name == p.case) {
+                    rows.push(row(&p.peer, case, p.ms, p.min_ms, None));
+                }
+            }
+        }
+        Err(e) => absent.push(format!("peers: {e}")),
+    }
+    print!("{}", table(&cases, &rows));
+    for a in &absent {
+        println!("peer absent: {a}");
+    }
+    if let Some(path) = json {
+        let report = Report {
+            when: utc_now(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            devices,
+            cases,
+            rows,
+            peers_absent: absent,
+        };
+        let text = serde_json::to_string_pretty(&report).map_err(|e| kiln::Error::invalid("bench --fft", e.to_string()))?;
+        std::fs::write(path, text).map_err(|e| kiln::Error::invalid("bench --fft", format!("{}: {e}", path.display())))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A peer's time of one case.
+#[derive(Debug, serde::Deserialize)]
+struct PeerTime {
+    peer: String,
+    #[serde(default)]
+    case: String,
+    #[serde(default)]
+    ms: f64,
+    #[serde(default)]
+    min_ms: f64,
+    #[serde(default)]
+    absent: Option<String>,
+}
+
+/// Run the peers' script; their times, and the peers that could not run.
+fn peers(cases: &[FftCase], runs: usize, sample_ms: f64, warmup_ms: f64, cpu: bool) -> std::io::Result<(Vec<PeerTime>, Vec<String>)> {
+    let dir = tempfile_dir()?;
+    let script = dir.join("fft_peer.py");
+    let out = dir.join("fft_peer.json");
+    std::fs::write(&script, PEER_SCRIPT)?;
+    let python = std::env::var("KILN_PYTHON").unwrap_or_else(|_| "python3".into());
+    let case_json = serde_json::to_string(cases).unwrap_or_default();
+    let mut cmd = Command::new(python);
+    cmd.arg(&script).args(["--cases", &case_json, "--runs", &runs.to_string()]);
+    cmd.args(["--sample-ms", &sample_ms.to_string(), "--warmup-ms", &warmup_ms.to_string(), "--json"]).arg(&out);
+    if cpu {
+        cmd.arg("--cpu");
+    }
+    let status = cmd.status()?;
+    if !status.success() {
+        return Ok((Vec::new(), vec![format!("the peers' script exited with {status}")]));
+    }
+    let times: Vec<PeerTime> = serde_json::from_slice(&std::fs::read(&out)?).unwrap_or_default();
+    let (absent, found): (Vec<_>, Vec<_>) = times.into_iter().partition(|t| t.absent.is_some());
+    Ok((found, absent.into_iter().map(|t| format!("{}: {}", t.peer, t.absent.unwrap_or_default())).collect()))
+}
+
+/// A fresh directory for the peers' script and output.
+fn tempfile_dir() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("kiln-fft-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The table: per case, each backend's and peer's time and rates, and
+/// each kiln row's time against the peers of its kind.
+fn table(cases: &[FftCase], rows: &[FftRow]) -> String {
+    let mut out = format!("{:<24} {:<24} {:>10} {:>10} {:>9} {:>8}  {}\n", "case", "who", "ms", "GFLOP/s", "GB/s", "MHz", "vs peers (peer time / kiln time)");
+    for case in cases {
+        for r in rows.iter().filter(|r| r.case == case.name) {
+            let peers_of = |names: &[&str]| -> String {
+                rows.iter()
+                    .filter(|p| p.case == case.name && names.iter().any(|n| p.who.starts_with(n)))
+                    .map(|p| format!("{} {:.2}", p.who, p.ms / r.ms))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let versus = match r.who.as_str() {
+                "cuda" => peers_of(&["cupy", "torch"]),
+                "wgpu" => rows.iter().find(|c| c.case == case.name && c.who == "cuda").map(|c| format!("cuda {:.2}", c.ms / r.ms)).unwrap_or_default(),
+                "cpu" => peers_of(&["numpy", "scipy"]),
+                _ => String::new(),
+            };
+            let mhz = r.sm_clock_mhz.map(|m| m.to_string()).unwrap_or_default();
+            out += &format!(
+                "{:<24} {:<24} {:>10.4} {:>10.1} {:>9.1} {:>8}  {}\n",
+                case.name, r.who, r.ms, r.gflop_per_s, r.gb_per_s, mhz, versus
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_count_flops_and_bytes_as_documented() {
+        let c = FftCase::new(&[1 << 14, 1 << 10], &[1], false);
+        assert_eq!(c.name, "c2c_1d_1024x16384");
+        assert_eq!(c.flops(), 5.0 * 1024.0 * 10.0 * 16384.0);
+        assert_eq!(c.bytes(), (2 * (1 << 24) * 8) as f64);
+        let r = FftCase::new(&[4096, 4096], &[0, 1], true);
+        assert_eq!(r.name, "r2c_2d_4096x4096x1");
+        assert_eq!(r.bytes(), (4096 * 4096 * 4 + 4096 * 2049 * 8) as f64);
+        assert_eq!(cases().len(), 8);
+    }
+}
