@@ -106,7 +106,7 @@ fn inverse_real_lines<T: FftFloat>(pass: &AxisPass) -> Lines<'static, Complex<T>
             // NumPy and cuFFT ignore the imaginary parts of the zero
             // frequency and (for even n) of the last; realfft asks for zeros.
             i[0].im = T::from_wide(0.0);
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 i[half - 1].im = T::from_wide(0.0);
             }
             fft.process_with_scratch(i, o, &mut scratch).map_err(|e| Error::invalid("irfft (CPU)", e.to_string()))?;

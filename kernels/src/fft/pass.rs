@@ -89,13 +89,4 @@ impl AxisPass {
             span(n_out, self.output_stride, [self.batch[0].output, self.batch[1].output])?,
         ))
     }
-
-    /// Whether the pass's transforms lie one after another on both sides:
-    /// unit strides, one batch dimension whose distances are the lengths.
-    pub(crate) fn is_dense(&self) -> bool {
-        let (n_in, n_out) = self.lengths();
-        let [b0, b1] = self.batch;
-        let dense = |b: BatchDim| b.count == 1 || (b.input == n_in && b.output == n_out);
-        self.input_stride == 1 && self.output_stride == 1 && b1.count == 1 && dense(b0)
-    }
 }

@@ -66,7 +66,7 @@ pub(crate) fn steps(
         let to = match kind {
             _ if i + 1 == k => Slot::Output,
             FftKind::C2R => Slot::Scratch(i % 2),
-            _ if (k - 1 - i) % 2 == 0 => Slot::Output,
+            _ if (k - 1 - i).is_multiple_of(2) => Slot::Output,
             _ => Slot::Scratch(0),
         };
         let (src_shape, src_strides) = match from {
