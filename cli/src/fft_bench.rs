@@ -11,10 +11,10 @@
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
+use kiln::typed::kernels::fft::{fft, rfft, FftNorm, FftShape};
 use kiln::BackendKind;
-use kiln_benches::{Sampling, time_runs, utc_now};
+use kiln_benches::{time_runs, utc_now, Sampling};
 use kiln_core::{Backend, Complex, Device, DeviceVisitor, Result};
-use kiln::typed::kernels::fft::{FftNorm, FftShape, fft, rfft};
 use serde::Serialize;
 
 /// The peers' script, written beside the report when it runs.
@@ -40,7 +40,12 @@ impl FftCase {
         let n: usize = axes.iter().map(|&a| shape[a]).product();
         let batch = shape.iter().product::<usize>() / n;
         let sides: Vec<String> = axes.iter().map(|&a| shape[a].to_string()).collect();
-        FftCase { name: format!("{kind}_{dims}_{}x{batch}", sides.join("x")), shape: shape.to_vec(), axes: axes.to_vec(), real }
+        FftCase {
+            name: format!("{kind}_{dims}_{}x{batch}", sides.join("x")),
+            shape: shape.to_vec(),
+            axes: axes.to_vec(),
+            real,
+        }
     }
 
     fn spec(&self) -> FftShape {
@@ -153,9 +158,19 @@ struct Report {
 
 /// Run the FFT bench on `backends` (every one found when empty), print the
 /// table and write the JSON report to `json` where given.
-pub fn run(backends: &[BackendKind], runs: usize, sample_ms: f64, warmup_ms: f64, json: Option<&PathBuf>) -> kiln::Result<ExitCode> {
+pub fn run(
+    backends: &[BackendKind],
+    runs: usize,
+    sample_ms: f64,
+    warmup_ms: f64,
+    json: Option<&PathBuf>,
+) -> kiln::Result<ExitCode> {
     let cases = cases();
-    let kinds = if backends.is_empty() { vec![BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu] } else { backends.to_vec() };
+    let kinds = if backends.is_empty() {
+        vec![BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu]
+    } else {
+        backends.to_vec()
+    };
     let mut rows = Vec::new();
     let mut devices = Vec::new();
     for kind in &kinds {
@@ -167,8 +182,8 @@ pub fn run(backends: &[BackendKind], runs: usize, sample_ms: f64, warmup_ms: f64
             }
         };
         devices.push(format!("{kind}: {}", device.name()));
-        // The CPU's large transforms take a second each: fewer samples.
-        let runs = if *kind == BackendKind::Cpu { runs.min(5) } else { runs };
+        // The CPU's large transforms take up to a second each: three samples, as the CPU peers'.
+        let runs = if *kind == BackendKind::Cpu { runs.min(3) } else { runs };
         let sampling = Sampling { warmup: 2, warmup_ms, runs, sample_ms };
         rows.extend(device.visit(Visitor { cases: &cases, sampling })?);
     }
@@ -198,8 +213,10 @@ pub fn run(backends: &[BackendKind], runs: usize, sample_ms: f64, warmup_ms: f64
             rows,
             peers_absent: absent,
         };
-        let text = serde_json::to_string_pretty(&report).map_err(|e| kiln::Error::invalid("bench --fft", e.to_string()))?;
-        std::fs::write(path, text).map_err(|e| kiln::Error::invalid("bench --fft", format!("{}: {e}", path.display())))?;
+        let text =
+            serde_json::to_string_pretty(&report).map_err(|e| kiln::Error::invalid("bench --fft", e.to_string()))?;
+        std::fs::write(path, text)
+            .map_err(|e| kiln::Error::invalid("bench --fft", format!("{}: {e}", path.display())))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -219,7 +236,13 @@ struct PeerTime {
 }
 
 /// Run the peers' script; their times, and the peers that could not run.
-fn peers(cases: &[FftCase], runs: usize, sample_ms: f64, warmup_ms: f64, cpu: bool) -> std::io::Result<(Vec<PeerTime>, Vec<String>)> {
+fn peers(
+    cases: &[FftCase],
+    runs: usize,
+    sample_ms: f64,
+    warmup_ms: f64,
+    cpu: bool,
+) -> std::io::Result<(Vec<PeerTime>, Vec<String>)> {
     let dir = tempfile_dir()?;
     let script = dir.join("fft_peer.py");
     let out = dir.join("fft_peer.json");
@@ -251,7 +274,10 @@ fn tempfile_dir() -> std::io::Result<PathBuf> {
 /// The table: per case, each backend's and peer's time and rates, and
 /// each kiln row's time against the peers of its kind.
 fn table(cases: &[FftCase], rows: &[FftRow]) -> String {
-    let mut out = format!("{:<24} {:<24} {:>10} {:>10} {:>9} {:>8}  {}\n", "case", "who", "ms", "GFLOP/s", "GB/s", "MHz", "vs peers (peer time / kiln time)");
+    let mut out = format!(
+        "{:<24} {:<24} {:>10} {:>10} {:>9} {:>8}  {}\n",
+        "case", "who", "ms", "GFLOP/s", "GB/s", "MHz", "vs peers (peer time / kiln time)"
+    );
     for case in cases {
         for r in rows.iter().filter(|r| r.case == case.name) {
             let peers_of = |names: &[&str]| -> String {
@@ -263,7 +289,11 @@ fn table(cases: &[FftCase], rows: &[FftRow]) -> String {
             };
             let versus = match r.who.as_str() {
                 "cuda" => peers_of(&["cupy", "torch"]),
-                "wgpu" => rows.iter().find(|c| c.case == case.name && c.who == "cuda").map(|c| format!("cuda {:.2}", c.ms / r.ms)).unwrap_or_default(),
+                "wgpu" => rows
+                    .iter()
+                    .find(|c| c.case == case.name && c.who == "cuda")
+                    .map(|c| format!("cuda {:.2}", c.ms / r.ms))
+                    .unwrap_or_default(),
                 "cpu" => peers_of(&["numpy", "scipy"]),
                 _ => String::new(),
             };

@@ -219,6 +219,15 @@ fn arrays_transform_strided_views_in_place_and_shift() {
     let rows_fft = dft(&xr, &[rows, cols], &[1], -1.0, 1.0);
     let want: Vec<C64> = (0..rows).rev().flat_map(|r| rows_fft[r * cols..(r + 1) * cols].to_vec()).collect();
     assert_close(&reversed, &want, cols, norm * (cols as f64).sqrt(), "reversed rows");
+    // A broadcast row (stride 0 down the columns) and a single row (an axis of one index).
+    let row = Array::from_vec(&st, &[cols], &x32[..cols]).unwrap();
+    let wide = row.broadcast_to(&[3, cols]).unwrap().fft(0, FftNorm::Backward).unwrap().to_vec().unwrap();
+    for (i, v) in wide.iter().enumerate() {
+        let want = if i < cols { x32[i] * 3.0 } else { Complex::new(0.0, 0.0) };
+        assert!((v - want).norm() < 1e-5, "broadcast: {i}: {v} vs {want}");
+    }
+    let one = a.slice(s![2..3, ..]).unwrap().fft(0, FftNorm::Backward).unwrap().to_vec().unwrap();
+    assert_eq!(one, x32[2 * cols..3 * cols].to_vec());
     // Real transforms of a 2-D array, and back.
     let re: Vec<f32> = x32.iter().map(|v| v.re).collect();
     let r = Array::from_vec(&st, &[rows, cols], &re).unwrap();

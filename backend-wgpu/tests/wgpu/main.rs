@@ -7,6 +7,7 @@ mod common;
 mod conformance;
 mod copies;
 mod events;
+mod fft;
 mod fills;
 mod kernels;
 mod pool;

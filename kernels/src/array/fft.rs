@@ -173,7 +173,13 @@ impl<B: Backend, T: Element> Array<B, T> {
         let stream = self.stream();
         let mut out = stream.alloc::<O>(out_shape.iter().product())?;
         // Transformed where it lies when its strides allow, else from a row-major copy.
-        let strides: Option<Vec<usize>> = self.strides().iter().map(|&s| usize::try_from(s).ok()).collect();
+        // A broadcast axis (stride 0, more than one index) is copied out too.
+        let strides: Option<Vec<usize>> = self
+            .strides()
+            .iter()
+            .zip(self.shape())
+            .map(|(&s, &n)| usize::try_from(s).ok().filter(|&s| s > 0 || n <= 1))
+            .collect();
         let (lo, hi) = self.layout().span()?;
         if let Some(strides) = strides
             && lo == self.layout().offset()

@@ -245,6 +245,14 @@ pub(crate) fn transform<B: Backend, T: FftFloat, I: Element, O: Element>(
         FftKind::C2R => (shape.half_shape(), shape.shape().to_vec()),
     };
     let dense = shape::dense_strides(&in_shape);
+    if strides.len() != in_shape.len() {
+        return Err(Error::invalid(&what, format!("{} strides for {} dimensions", strides.len(), in_shape.len())));
+    }
+    // An axis of one index may have any stride (a view's is often 0): give
+    // it the dense one, so that layouts and vendor calls see a valid step.
+    let strides: Vec<usize> =
+        strides.iter().zip(&in_shape).zip(&dense).map(|((&s, &n), &d)| if n == 1 { d } else { s }).collect();
+    let strides = strides.as_slice();
     let in_span = in_shape
         .iter()
         .zip(strides)
@@ -253,9 +261,6 @@ pub(crate) fn transform<B: Backend, T: FftFloat, I: Element, O: Element>(
     let Some(in_span) = in_span else {
         return Err(Error::invalid(&what, "the input's strides overflow"));
     };
-    if strides.len() != in_shape.len() {
-        return Err(Error::invalid(&what, format!("{} strides for {} dimensions", strides.len(), in_shape.len())));
-    }
     let out_len: usize = out_shape.iter().product();
     if strides == dense.as_slice() && x.len() != in_span {
         return Err(Error::LengthMismatch { what: format!("{what}: input x"), expected: in_span, actual: x.len() });

@@ -95,6 +95,7 @@ extern "C" __global__ void KERNEL(T* __restrict__ x, T s, unsigned long long n) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kiln_core::FftKind;
 
     #[test]
     fn a_column_pass_is_batched_over_its_larger_dimension() {
