@@ -50,6 +50,18 @@ def call_of(lib, case, x):
     return lambda: lib.fftn(x, axes=axes) if len(axes) > 1 else lib.fft(x, axis=axes[0])
 
 
+def time_on_events(f, start, stop, elapsed):
+    """kiln's sampling of f() between two CUDA events; elapsed(start, stop) in ms."""
+    def window(k):
+        start.record()
+        for _ in range(k):
+            f()
+        stop.record()
+        stop.synchronize()
+        return elapsed(start, stop) / k
+    return windows(window)
+
+
 def record(peer, case, times, k):
     out.append({"peer": peer, "case": case["name"], "ms": times[len(times) // 2], "min_ms": times[0], "calls": k})
 
@@ -62,16 +74,7 @@ try:
         if not case["real"]:
             x = (x + 1j * cp.random.standard_normal(shape, dtype=cp.float32)).astype(cp.complex64)
         f = call_of(cp.fft, case, x)
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-
-        def window(k, f=f, start=start, stop=stop):
-            start.record()
-            for _ in range(k):
-                f()
-            stop.record()
-            stop.synchronize()
-            return cp.cuda.get_elapsed_time(start, stop) / k
-        times, k = windows(window)
+        times, k = time_on_events(f, cp.cuda.Event(), cp.cuda.Event(), cp.cuda.get_elapsed_time)
         record("cupy.fft", case, times, k)
         del x
         cp.get_default_memory_pool().free_all_blocks()
@@ -91,16 +94,8 @@ try:
             f = (lambda x=x, axes=axes: torch.fft.rfftn(x, dim=axes))
         else:
             f = (lambda x=x, axes=axes: torch.fft.fftn(x, dim=axes))
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-        def window(k, f=f, start=start, stop=stop):
-            start.record()
-            for _ in range(k):
-                f()
-            stop.record()
-            stop.synchronize()
-            return start.elapsed_time(stop) / k
-        times, k = windows(window)
+        event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+        times, k = time_on_events(f, event(), event(), lambda a, b: a.elapsed_time(b))
         record("torch.fft", case, times, k)
         del x
         torch.cuda.empty_cache()
