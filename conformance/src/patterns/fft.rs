@@ -255,6 +255,60 @@ fn real<B: Backend, T: Real>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Fa
     within(&format!("irfft of {what}"), &back, &xw, n, norm_x, 1.0)
 }
 
+/// Real transforms of a shape of two or three axes (about `n` elements, at
+/// most 2^16) over a random set of its axes ending in the last or another
+/// one, against the complex transform kept to the half shape, and the real
+/// inverse against the input.
+fn real_n_d<B: Backend, T: Real>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
+    let n = ctx.n.clamp(1, 1 << 16);
+    let ndim = ctx.rng.random_range(2..=3usize);
+    let side = ((n as f64).powf(1.0 / ndim as f64).ceil() as usize).max(1);
+    let shape: Vec<usize> = (0..ndim).map(|_| ctx.rng.random_range(1..=side + 1)).collect();
+    let mut axes: Vec<usize> = (0..ndim).filter(|_| ctx.rng.random()).collect();
+    if axes.is_empty() || ctx.rng.random() {
+        axes = (0..ndim).collect(); // rfftn over every axis: one vendor call on CUDA
+    }
+    let spec = FftShape::new(&shape).along(&axes);
+    let (len, half_shape) = (spec.len(), spec.half_shape());
+    let half_len: usize = half_shape.iter().product();
+    let (xc, _) = random_complex::<T>(ctx, len);
+    let x: Vec<T> = xc.iter().map(|c| c.re).collect();
+    let xw: Vec<C> = x.iter().map(|v| C::new(v.to_wide(), 0.0)).collect();
+    let norm_x = norm2(&xw);
+    let points = spec.points();
+    let s = device.stream();
+    let xb = device.upload(&x)?;
+    let mut y = device.upload(&vec![poison::<T>(); half_len])?;
+    let norm = random_norm(ctx);
+    rfft(&s, &xb, &mut y, spec.clone(), norm)?;
+    let scale = norm.scale(points, FftDirection::Forward);
+    let full = reference(&xw, &shape, &axes, -1.0, scale);
+    let strides = |dims: &[usize]| -> Vec<usize> {
+        let mut st = vec![1usize; dims.len()];
+        for i in (0..dims.len().saturating_sub(1)).rev() {
+            st[i] = st[i + 1] * dims[i + 1];
+        }
+        st
+    };
+    let full_strides = strides(&shape);
+    let want: Vec<C> = (0..half_len)
+        .map(|mut idx| {
+            let mut at = 0;
+            for d in (0..ndim).rev() {
+                at += (idx % half_shape[d]) * full_strides[d];
+                idx /= half_shape[d];
+            }
+            full[at]
+        })
+        .collect();
+    let what = format!("rfftn of {shape:?} along {axes:?}, {}", norm.name());
+    within(&what, &y.to_vec()?, &want, points, norm_x, scale * (points as f64).sqrt())?;
+    let mut back = device.upload(&vec![T::from_wide(f64::NAN); len])?;
+    irfft(&s, &y, &mut back, spec, norm)?;
+    let back: Vec<Complex<T>> = back.to_vec()?.into_iter().map(|v| Complex::new(v, T::from_wide(0.0))).collect();
+    within(&format!("irfftn of {what}"), &back, &xw, points, norm_x, 1.0)
+}
+
 /// Every other column of a `rows x 2 cols` array, transformed down the
 /// columns where it lies (strided, batched), through `Array`.
 fn strided<B: Backend, T: Real>(device: &Device<B>, ctx: &mut Ctx) -> Result<(), Failure> {
@@ -324,5 +378,6 @@ pub fn register<B: Backend>(c: &mut Cases<B>, group: &'static str) {
     both!("fft/listed_lengths", listed);
     both!("fft/n_d", n_d);
     both!("fft/real", real);
+    both!("fft/real_n_d", real_n_d);
     both!("fft/strided", strided);
 }
