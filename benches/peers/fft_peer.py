@@ -9,7 +9,9 @@ libraries' own API does (CuPy's and PyTorch's from their pools).
 
 Writes a JSON list of {"peer", "case", "ms", "calls"} to --json; a peer
 that is not installed is reported as {"peer", "absent": reason}."""
-import argparse, json, math, os, time
+import argparse, json, time
+
+from peer_common import sample_windows
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--cases", required=True, help="JSON list of {name, shape, axes, real}")
@@ -22,20 +24,6 @@ ap.add_argument("--cpu-runs", type=int, default=3, help="timed calls of each CPU
 args = ap.parse_args()
 cases = json.loads(args.cases)
 out = []
-
-
-def windows(window):
-    """kiln's sampling over window(k) (ms per call for k calls): the sorted
-    ms of --runs windows, and the calls per window."""
-    def count(ms):
-        return max(1, min(1000, math.ceil(args.sample_ms / ms))) if ms > 0 else 1000
-    for _ in range(3):
-        window(1)
-    k = count(window(1))
-    t0 = time.perf_counter()
-    while (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
-        k = count(window(k))
-    return sorted(window(k) for _ in range(max(args.runs, 1))), k
 
 
 def _with_workers(lib, workers, g):
@@ -59,7 +47,7 @@ def time_on_events(f, start, stop, elapsed):
         stop.record()
         stop.synchronize()
         return elapsed(start, stop) / k
-    return windows(window)
+    return sample_windows(window, args)
 
 
 def record(peer, case, times, k):

@@ -19,6 +19,8 @@ use serde::Serialize;
 
 /// The peers' script, written beside the report when it runs.
 const PEER_SCRIPT: &str = include_str!("../../benches/peers/fft_peer.py");
+/// The sampling every Python peer shares, which the script imports.
+const PEER_COMMON: &str = include_str!("../../benches/peers/peer_common.py");
 
 /// One transform the bench times.
 #[derive(Debug, Clone, Serialize)]
@@ -247,6 +249,7 @@ fn peers(
     let script = dir.join("fft_peer.py");
     let out = dir.join("fft_peer.json");
     std::fs::write(&script, PEER_SCRIPT)?;
+    std::fs::write(dir.join("peer_common.py"), PEER_COMMON)?;
     let python = std::env::var("KILN_PYTHON").unwrap_or_else(|_| "python3".into());
     let case_json = serde_json::to_string(cases).unwrap_or_default();
     let mut cmd = Command::new(python);

@@ -283,9 +283,9 @@ pub(crate) fn transform<B: Backend, T: FftFloat, I: Element, O: Element>(
             // cuFFT's complex-to-real transforms overwrite their input.
             let mut copy = stream.alloc::<I>(x.len())?;
             copy.copy_from(&x)?;
-            vendor::whole(stream, &copy, &mut y, &layout, direction)?;
+            stream.vendor_fft(&copy, &mut y, &layout, direction)?;
         } else {
-            vendor::whole(stream, &x, &mut y, &layout, direction)?;
+            stream.vendor_fft(&x, &mut y, &layout, direction)?;
         }
         return vendor::scale::<B, T, O>(stream, &mut y, scale);
     }
@@ -324,7 +324,7 @@ fn run_steps<B: Backend, T: FftFloat, I: Element, O: Element>(
         x_copy = Some(copy);
     }
     for step in steps {
-        let src: Source<'_, B, I, T> = match step.from {
+        let src: Source<'_, B, I> = match step.from {
             Slot::Input => Source::Input(x_copy.as_ref().map_or(x, |c| c.view())),
             Slot::Output => Source::Output,
             Slot::Scratch(i) => Source::Scratch(i),
@@ -338,12 +338,10 @@ fn run_steps<B: Backend, T: FftFloat, I: Element, O: Element>(
 }
 
 /// Where a step reads: the caller's input, the output, or a scratch array.
-enum Source<'a, B: Backend, I: Element, T: FftFloat> {
+enum Source<'a, B: Backend, I: Element> {
     Input(BufferView<'a, B, I>),
     Output,
     Scratch(usize),
-    #[allow(dead_code, reason = "ties T to the scratch arrays' type")]
-    Never(std::marker::PhantomData<T>),
 }
 
 /// One step: its source and destination resolved to views (every step
@@ -351,7 +349,7 @@ enum Source<'a, B: Backend, I: Element, T: FftFloat> {
 fn run_step<B: Backend, T: FftFloat, I: Element, O: Element>(
     stream: &Stream<B>,
     path: Path,
-    src: Source<'_, B, I, T>,
+    src: Source<'_, B, I>,
     y: &mut BufferViewMut<'_, B, O>,
     scratch: &mut [kiln_core::Buffer<B, Complex<T>>],
     step: &Step,

@@ -3,8 +3,8 @@
 //! vendor leaves out.
 
 use kiln_core::{
-    Args, Backend, BufferView, BufferViewMut, DType, Element, FftDirection, FftLayout, FftSide, LaunchConfig, Program,
-    Result, Stream, View, ViewMut,
+    Args, Backend, BufferView, BufferViewMut, DType, Element, FftLayout, FftSide, LaunchConfig, Program, Result,
+    Stream, ViewMut,
 };
 
 use super::{AxisPass, BatchDim, FftFloat};
@@ -46,19 +46,6 @@ pub(crate) fn pass<B: Backend, T: FftFloat, I: Element, O: Element>(
     Ok(())
 }
 
-/// Enqueue the whole transform `layout` from `src` into `dst` with one
-/// vendor call in `direction` (forward for real-to-complex, inverse for
-/// complex-to-real), unscaled.
-pub(crate) fn whole<B: Backend, I: Element, O: Element>(
-    stream: &Stream<B>,
-    src: &impl View<B, I>,
-    dst: &mut impl ViewMut<B, O>,
-    layout: &FftLayout,
-    direction: FftDirection,
-) -> Result<()> {
-    stream.vendor_fft(src, dst, layout, direction)
-}
-
 /// Multiply the `2 * len` reals of complex data (or `len` reals) in `data`
 /// by `factor`: the normalisation a vendor FFT leaves out. CUDA only (the
 /// vendor path's backend).
@@ -95,7 +82,7 @@ extern "C" __global__ void KERNEL(T* __restrict__ x, T s, unsigned long long n) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kiln_core::FftKind;
+    use kiln_core::{FftDirection, FftKind};
 
     #[test]
     fn a_column_pass_is_batched_over_its_larger_dimension() {
