@@ -210,6 +210,10 @@ impl RawDevice for CudaDevice {
         self.fft.offer()
     }
 
+    fn fft_work_size(&self, layout: &kiln_core::FftLayout) -> Result<usize> {
+        self.fft.work_size(layout)
+    }
+
     /// cuFFT's complex-to-real transforms overwrite their input, which
     /// callers that still need it copy first (kiln-kernels' `fft` does).
     unsafe fn fft(&self, stream: &CudaStream, call: &kiln_core::FftCall<'_, Cuda>) -> Result<()> {

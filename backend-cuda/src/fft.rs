@@ -12,17 +12,14 @@
 //! tables). The cache keeps every layout met; a failed creation is not
 //! remembered: the next call tries again.
 //!
-//! **A work area per call.** Plans own no scratch memory: each call takes
-//! the plan's size of work area from kiln's stream-ordered memory on the
-//! call's stream (`RawStream::alloc`: a device buffer of the backend like
-//! any other, counted in the pool's figures, `MemoryInfo::allocated` and
-//! `reserved` and the cache statistics, and kept under the cache policy),
-//! points the plan at it (`cufftSetWorkArea`) and frees it as soon as the
-//! transform is enqueued, stream-ordered behind it (`cuMemFreeAsync`;
-//! without memory pools the free waits for the stream, as every such free
-//! does). Two streams transforming with one plan never share scratch. The
-//! typed layer's count of its buffers (`MemoryStats::used`, and the limit
-//! set on it) does not see the work area, which lives for one enqueue.
+//! **A work area per call.** Plans own no scratch memory: the device says
+//! each plan's size ([`RawDevice::fft_work_size`]), and each call brings a
+//! work area of that size ([`FftCall::work`]; kiln-core's `Stream` takes it
+//! from kiln's stream-ordered memory on the call's stream, a buffer like any
+//! other, counted in `MemoryStats` and held to their limit, and frees it
+//! behind the transform). The call points the plan at it
+//! (`cufftSetWorkArea`), so two streams transforming with one plan never
+//! share scratch.
 //!
 //! **A lock per plan.** Calls take their plan's lock, point it at the
 //! call's stream (`cufftSetStream`) and work area and enqueue: the lock is
@@ -35,6 +32,8 @@
 //!
 //! [`RawDevice::vendor_fft`]: kiln_core::RawDevice::vendor_fft
 //! [`RawDevice::fft`]: kiln_core::RawDevice::fft
+//! [`RawDevice::fft_work_size`]: kiln_core::RawDevice::fft_work_size
+//! [`FftCall::work`]: kiln_core::FftCall::work
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -78,7 +77,7 @@ pub fn cufft_plans() -> CufftPlans {
 mod imp {
     use std::sync::Arc;
 
-    use kiln_core::{BackendKind, Error, FftCall, Result, VendorFft};
+    use kiln_core::{BackendKind, Error, FftCall, FftLayout, Result, VendorFft};
 
     use crate::state::DeviceState;
     use crate::{Cuda, CudaStream};
@@ -93,6 +92,10 @@ mod imp {
 
         pub(crate) fn offer(&self) -> Option<VendorFft> {
             None
+        }
+
+        pub(crate) fn work_size(&self, _: &FftLayout) -> Result<usize> {
+            Ok(0)
         }
 
         /// # Safety
@@ -118,7 +121,7 @@ mod imp {
     use cudarc::cufft::result::{self as cufft, CufftError};
     use cudarc::cufft::sys::{self, cufftResult as Status};
     use kiln_core::{
-        BackendKind, DType, Error, FftCall, FftDirection, FftKind, FftLayout, RawBuffer, RawStream, Result, VendorFft,
+        BackendKind, DType, Error, FftCall, FftDirection, FftKind, FftLayout, RawBuffer, Result, VendorFft,
     };
 
     use super::plan::{plan_params, PlanParams};
@@ -241,6 +244,24 @@ mod imp {
             Ok(Plan { raw, work, kernel })
         }
 
+        /// The work area `layout`'s plan needs, in bytes, making the plan
+        /// at the first call of its layout.
+        pub(crate) fn work_size(&self, layout: &FftLayout) -> Result<usize> {
+            if self.offer().is_none_or(|v| !v.supports(layout.precision)) {
+                return Ok(0);
+            }
+            layout.check()?;
+            self.state.check_usable()?;
+            self.state.bind("cuFFT")?;
+            let slot = self.slot(layout);
+            let mut guard = lock(&slot);
+            let plan = match guard.take() {
+                Some(plan) => plan,
+                None => self.create(layout)?,
+            };
+            Ok(guard.insert(plan).work)
+        }
+
         /// Enqueue `call` on `stream`.
         ///
         /// cuFFT's complex-to-real transforms (C2R, Z2D) overwrite their
@@ -287,25 +308,27 @@ mod imp {
                 None => self.create(layout)?,
             };
             let plan = &*guard.insert(plan);
-            // The work area, on the call's stream: freed (dropped) below, after the enqueue.
-            let area = match plan.work {
-                0 => None,
-                bytes => Some(stream.alloc(bytes).map_err(|e| match e {
-                    Error::OutOfMemory { device, requested, counts, .. } => {
-                        Error::OutOfMemory { device, what: format!("cuFFT's work area for {call}"), requested, counts }
-                    }
-                    e => e,
-                })?),
+            let area = match (plan.work, &call.work) {
+                (0, _) => None,
+                (bytes, Some(work)) if work.buffer.len().saturating_sub(work.offset) >= bytes => {
+                    Some(work.buffer.device_ptr() + work.offset as u64)
+                }
+                (bytes, _) => {
+                    return Err(Error::invalid(
+                        format!("cuFFT {call}"),
+                        format!("its plan needs a work area of {bytes} bytes (RawDevice::fft_work_size)"),
+                    ))
+                }
             };
             // SAFETY: `plan.raw` is a live plan of this device's context,
             // which is current; the stream belongs to the same context (checked above).
             unsafe { cufft::set_stream(plan.raw, stream.stream.cu_stream() as sys::cudaStream_t) }
                 .map_err(|e| self.failed("cufftSetStream", call, e))?;
-            if let Some(area) = &area {
-                // SAFETY: the plan is live; `area` holds the plan's work size,
-                // allocated on the stream the plan now runs on, so it exists
-                // before the transform and is freed only behind it.
-                unsafe { cufft::set_work_area(plan.raw, area.device_ptr() as *mut c_void) }
+            if let Some(area) = area {
+                // SAFETY: the plan is live; `area` starts the plan's work size
+                // of bytes inside the call's work buffer (checked above), which
+                // the caller keeps for this transform alone until it has run.
+                unsafe { cufft::set_work_area(plan.raw, area as *mut c_void) }
                     .map_err(|e| self.failed("cufftSetWorkArea", call, e))?;
             }
             let done = stream.tracked([call.input.buffer, call.output.buffer], || {
@@ -321,8 +344,6 @@ mod imp {
                 stream.state.last_kernel.store(plan.kernel, Ordering::Relaxed);
             }
             drop(guard);
-            // Stream-ordered: the work area is released behind the transform.
-            drop(area);
             done
         }
     }
@@ -378,7 +399,7 @@ mod imp {
         let (mut n, mut inembed, mut onembed) = (p.n, p.inembed, p.onembed);
         // SAFETY: `raw` was just created and is live; the arrays hold
         // `p.rank` (at most 3) entries each and outlive the calls, which
-        // only read them.
+        // only read them (null embeddings: cuFFT's basic layout).
         let made = unsafe { cufft::set_auto_allocation(raw, false) }
             .map_err(|e| ("cufftSetAutoAllocation", e))
             .and_then(|()| {
@@ -388,10 +409,10 @@ mod imp {
                         raw,
                         p.rank,
                         n.as_mut_ptr(),
-                        inembed.as_mut_ptr(),
+                        if p.basic { std::ptr::null_mut() } else { inembed.as_mut_ptr() },
                         p.istride,
                         p.idist,
-                        onembed.as_mut_ptr(),
+                        if p.basic { std::ptr::null_mut() } else { onembed.as_mut_ptr() },
                         p.ostride,
                         p.odist,
                         p.kind,

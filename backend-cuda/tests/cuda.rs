@@ -14,6 +14,7 @@ mod cuda {
     mod conformance;
     mod disk_cache;
     mod fault;
+    mod fft;
     mod launch;
     mod lifetimes;
     mod memory;

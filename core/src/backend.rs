@@ -9,8 +9,8 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use crate::{
-    BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, FftCall, Gemm, GraphStep, Language, LaunchConfig,
-    MemoryInfo, Priority, Program, RawArg, RawGraph, Result, VendorFft, VendorGemm,
+    BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, FftCall, FftLayout, Gemm, GraphStep, Language,
+    LaunchConfig, MemoryInfo, Priority, Program, RawArg, RawGraph, Result, VendorFft, VendorGemm,
 };
 
 /// A backend: a set of associated types, in the manner of wgpu-hal's `Api`.
@@ -125,6 +125,15 @@ pub trait RawDevice: Send + Sync + Sized + 'static {
         None
     }
 
+    /// The bytes of scratch memory the vendor FFT needs for one call of
+    /// `layout` ([`FftCall::work`]); the default, 0, for devices that need
+    /// none. Errors are those of preparing the transform (cuFFT makes its
+    /// plan here, once per layout).
+    fn fft_work_size(&self, layout: &FftLayout) -> Result<usize> {
+        let _ = layout;
+        Ok(0)
+    }
+
     /// Enqueue `call` on `stream` with the vendor library, not scaled.
     /// `Err(Unsupported)` where [`vendor_fft`](RawDevice::vendor_fft) offers
     /// none for the call's precision (the default refuses every call).
@@ -134,6 +143,9 @@ pub trait RawDevice: Send + Sync + Sized + 'static {
     /// - `call` has passed [`FftCall::check`], each side lies inside its
     ///   buffer, and the output overlaps the input not at all or exactly
     ///   (an in-place complex transform: same offset and layout).
+    /// - `call.work`, where given, holds [`fft_work_size`](RawDevice::fft_work_size)
+    ///   bytes of the layout inside its buffer, overlaps neither side, and is
+    ///   not used by other work (nor freed) until the transform has run.
     /// - Until the transform has run on `stream`, no other work writes the
     ///   input or the output, reads the output, or frees either buffer.
     unsafe fn fft(&self, stream: &<Self::B as Backend>::Stream, call: &FftCall<'_, Self::B>) -> Result<()> {

@@ -219,6 +219,10 @@ pub struct FftCall<'a, B: Backend> {
     pub layout: FftLayout,
     /// The direction of a complex-to-complex transform.
     pub direction: FftDirection,
+    /// Scratch memory for the library, at least
+    /// [`RawDevice::fft_work_size`](crate::RawDevice::fft_work_size) bytes
+    /// from its offset; `None` where that size is 0.
+    pub work: Option<GemmOperand<'a, B>>,
 }
 
 impl<B: Backend> FftCall<'_, B> {

@@ -691,13 +691,31 @@ impl<B: Backend> Stream<B> {
         }
         self.device.check_usable()?;
         let [a, b] = sides.map(|side| GemmOperand { buffer: side.buffer, offset: side.offset * side.dtype.size() });
-        let fft = FftCall { input: a, output: b, layout: *layout, direction };
+        // The library's scratch: a buffer of this stream like any other,
+        // counted in the memory stats and held to their limit, and freed
+        // behind the transform when it drops at the end of this call.
+        let bytes = self.device.raw().fft_work_size(layout).inspect_err(|e| self.device.note_failure(e))?;
+        let work = match bytes {
+            0 => None,
+            bytes => Some(self.alloc::<u8>(bytes).map_err(|e| match e {
+                Error::OutOfMemory { device, requested, counts, .. } => Error::OutOfMemory {
+                    device,
+                    what: format!("the vendor FFT's work area for {}", call()),
+                    requested,
+                    counts,
+                },
+                e => e,
+            })?),
+        };
+        let work = work.as_ref().map(|w| GemmOperand { buffer: w.raw(), offset: 0 });
+        let fft = FftCall { input: a, output: b, layout: *layout, direction, work };
         fft.check()?;
         // SAFETY: the stream and the buffers are this device's, each side lies
         // inside its view (checked above), and the two sides are one range
         // laid out alike or disjoint (the borrow rules: the output is borrowed
-        // mutably, the input shared). Work on this stream runs after the
-        // transform, and the typed API's rule for buffers covers other streams.
+        // mutably, the input shared). The work area is a fresh buffer of the
+        // size asked for, used by nothing else. Work on this stream runs after
+        // the transform, and the typed API's rule for buffers covers other streams.
         unsafe { self.device.raw().fft(&self.queue.raw, &fft) }.inspect_err(|e| self.device.note_failure(e))
     }
 
