@@ -269,7 +269,7 @@ mod imp {
             unsafe { cublas::set_stream(handle, stream.stream.cu_stream() as sys::cudaStream_t) }
                 .map_err(|e| self.failed("cublasSetStream_v2", e))?;
             let buffers = [call.a.buffer, call.b.buffer, call.c.buffer];
-            let done = crate::memory::library_work(stream, kernel, buffers, || {
+            let done = crate::memory::library_work(stream, kernel, &buffers, || {
                 // SAFETY: the handle is this device's and bound to `stream`; the
                 // operands are this device's buffers, each matrix inside its
                 // buffer and `c` apart from `a` and `b` (checked above), and

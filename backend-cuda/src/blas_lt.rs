@@ -208,7 +208,7 @@ impl BlasLt {
         // Freed when dropped, on `stream`, after the product.
         let workspace = stream.alloc(SCALES + WORKSPACE)?;
         let buffers = [call.a.buffer, call.b.buffer, call.c.buffer, scales.scale_a.buffer, scales.scale_b.buffer];
-        let done = crate::memory::library_work(stream, kernel, buffers, || {
+        let done = crate::memory::library_work(stream, kernel, &buffers, || {
             for (i, scale) in [scales.scale_a, scales.scale_b].iter().enumerate() {
                 if !is_aligned(scale) {
                     // SAFETY: both buffers are this device's (the scales' by

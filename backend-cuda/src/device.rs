@@ -28,6 +28,8 @@ pub struct CudaDevice {
     blas: crate::blas::Blas,
     /// cuFFT: its plans, destroyed with the device.
     fft: crate::fft::Fft,
+    /// cuSOLVER: its handle, destroyed with the device.
+    solver: crate::solver::Solver,
 }
 
 impl CudaDevice {
@@ -62,7 +64,8 @@ impl CudaDevice {
         let (major, minor) = info.compute_capability.unwrap_or((0, 0));
         let blas = crate::blas::Blas::new(state.clone(), major * 10 + minor);
         let fft = crate::fft::Fft::new(state.clone());
-        Ok(CudaDevice { state, info, priority_range, compiler, blas, fft })
+        let solver = crate::solver::Solver::new(state.clone());
+        Ok(CudaDevice { state, info, priority_range, compiler, blas, fft, solver })
     }
 
     /// The device's stream priorities as CUDA numbers, (least, greatest):
@@ -220,6 +223,20 @@ impl RawDevice for CudaDevice {
         // SAFETY: the caller keeps this method's contract, which `Fft::fft`
         // shares (a complex-to-real call's input is the caller's to copy).
         unsafe { self.fft.fft(stream, call) }
+    }
+
+    /// cuSOLVER, where kiln-cuda is built with its `cusolver` feature and the library loads.
+    fn vendor_solver(&self) -> Option<kiln_core::VendorSolver> {
+        self.solver.offer()
+    }
+
+    fn solver_work_size(&self, layout: &kiln_core::SolverLayout) -> Result<usize> {
+        self.solver.work_size(layout)
+    }
+
+    unsafe fn solver(&self, stream: &CudaStream, call: &kiln_core::SolverCall<'_, Cuda>) -> Result<()> {
+        // SAFETY: the caller keeps this method's contract, which `Solver::solve` shares.
+        unsafe { self.solver.solve(stream, call) }
     }
 
     unsafe fn instantiate_graph(

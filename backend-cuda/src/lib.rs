@@ -140,6 +140,7 @@ mod launch;
 mod memory;
 pub mod nccl;
 mod pool_policy;
+mod solver;
 mod state;
 mod stream;
 

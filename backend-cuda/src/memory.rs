@@ -336,25 +336,25 @@ impl Drop for CudaHostBuffer {
     }
 }
 
-/// Enqueue a library's work on `stream` (cuBLAS, cuBLASLt) that uses
+/// Enqueue a library's work on `stream` (cuBLAS, cuBLASLt, cuSOLVER) that uses
 /// `buffers`: each buffer that is not `stream`'s own is prepared before and
 /// its use recorded after, whatever `enqueue` answered (a failed call may
 /// have enqueued part of its work); on success `kernel` is the stream's and
 /// the device's last, the id a fault surfacing later is reported under.
 #[cfg(feature = "cublas")]
-pub(crate) fn library_work<const N: usize>(
+pub(crate) fn library_work(
     stream: &CudaStream,
     kernel: u32,
-    buffers: [&CudaBuffer; N],
+    buffers: &[&CudaBuffer],
     enqueue: impl FnOnce() -> Result<()>,
 ) -> Result<()> {
-    let foreign = buffers.map(|b| b.is_foreign(stream));
-    for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
+    let foreign: Vec<bool> = buffers.iter().map(|b| b.is_foreign(stream)).collect();
+    for (b, _) in buffers.iter().zip(&foreign).filter(|(_, f)| **f) {
         b.before_foreign_use(stream)?;
     }
     let done = enqueue();
     let mut recorded = Ok(());
-    for (b, _) in buffers.iter().zip(foreign).filter(|(_, f)| *f) {
+    for (b, _) in buffers.iter().zip(&foreign).filter(|(_, f)| **f) {
         let r = b.after_foreign_use(stream);
         recorded = recorded.and(r);
     }

@@ -51,6 +51,11 @@ pub struct BenchArgs {
     /// real), with cupy.fft, torch.fft, numpy.fft and scipy.fft beside them.
     #[arg(long)]
     fft: bool,
+    /// Time the linear-algebra cases instead (solve, cholesky, qr and eigh
+    /// of 1024 to 8192 and of 10^4 matrices of 32, f32 and f64), with
+    /// cupy.linalg, torch.linalg, numpy.linalg and scipy.linalg beside them.
+    #[arg(long, conflicts_with = "fft")]
+    linalg: bool,
 }
 
 fn parse_size(text: &str) -> Result<usize, String> {
@@ -80,6 +85,10 @@ pub fn run_cli(args: &BenchArgs) -> kiln::Result<ExitCode> {
     if args.fft {
         let runs = args.runs.unwrap_or(if args.quick { 10 } else { 20 });
         return crate::fft_bench::run(&backends, runs, args.sample_ms, args.warmup_ms, args.json.as_ref());
+    }
+    if args.linalg {
+        let runs = args.runs.unwrap_or(if args.quick { 5 } else { 10 });
+        return crate::linalg_bench::run(&backends, runs, args.sample_ms, args.warmup_ms, args.json.as_ref());
     }
     let mut config = BenchConfig { patterns: args.pattern.clone(), dtype: args.dtype, ..Default::default() };
     config.sizes = match (&args.size[..], args.quick) {

@@ -9,7 +9,7 @@
 //! the input and writing the output once.
 
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 use kiln::typed::kernels::fft::{fft, rfft, FftNorm, FftShape};
 use kiln::BackendKind;
@@ -17,10 +17,10 @@ use kiln_benches::{time_runs, utc_now, Sampling};
 use kiln_core::{Backend, Complex, Device, DeviceVisitor, Result};
 use serde::Serialize;
 
+use crate::peer_script::{run_peers, write_json, PeerSampling};
+
 /// The peers' script, written beside the report when it runs.
 const PEER_SCRIPT: &str = include_str!("../../benches/peers/fft_peer.py");
-/// The sampling every Python peer shares, which the script imports.
-const PEER_COMMON: &str = include_str!("../../benches/peers/peer_common.py");
 
 /// One transform the bench times.
 #[derive(Debug, Clone, Serialize)]
@@ -191,7 +191,8 @@ pub fn run(
     }
     let mut absent = Vec::new();
     let cpu = kinds.contains(&BackendKind::Cpu);
-    match peers(&cases, runs, sample_ms, warmup_ms, cpu) {
+    let peer_sampling = PeerSampling { runs, sample_ms, warmup_ms, cpu };
+    match run_peers("fft_peer", PEER_SCRIPT, &serde_json::to_string(&cases).unwrap_or_default(), peer_sampling) {
         Ok((found, missing)) => {
             absent = missing;
             for p in found {
@@ -215,63 +216,9 @@ pub fn run(
             rows,
             peers_absent: absent,
         };
-        let text =
-            serde_json::to_string_pretty(&report).map_err(|e| kiln::Error::invalid("bench --fft", e.to_string()))?;
-        std::fs::write(path, text)
-            .map_err(|e| kiln::Error::invalid("bench --fft", format!("{}: {e}", path.display())))?;
+        write_json(path, &report, "bench --fft")?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A peer's time of one case.
-#[derive(Debug, serde::Deserialize)]
-struct PeerTime {
-    peer: String,
-    #[serde(default)]
-    case: String,
-    #[serde(default)]
-    ms: f64,
-    #[serde(default)]
-    min_ms: f64,
-    #[serde(default)]
-    absent: Option<String>,
-}
-
-/// Run the peers' script; their times, and the peers that could not run.
-fn peers(
-    cases: &[FftCase],
-    runs: usize,
-    sample_ms: f64,
-    warmup_ms: f64,
-    cpu: bool,
-) -> std::io::Result<(Vec<PeerTime>, Vec<String>)> {
-    let dir = tempfile_dir()?;
-    let script = dir.join("fft_peer.py");
-    let out = dir.join("fft_peer.json");
-    std::fs::write(&script, PEER_SCRIPT)?;
-    std::fs::write(dir.join("peer_common.py"), PEER_COMMON)?;
-    let python = std::env::var("KILN_PYTHON").unwrap_or_else(|_| "python3".into());
-    let case_json = serde_json::to_string(cases).unwrap_or_default();
-    let mut cmd = Command::new(python);
-    cmd.arg(&script).args(["--cases", &case_json, "--runs", &runs.to_string()]);
-    cmd.args(["--sample-ms", &sample_ms.to_string(), "--warmup-ms", &warmup_ms.to_string(), "--json"]).arg(&out);
-    if cpu {
-        cmd.arg("--cpu");
-    }
-    let status = cmd.status()?;
-    if !status.success() {
-        return Ok((Vec::new(), vec![format!("the peers' script exited with {status}")]));
-    }
-    let times: Vec<PeerTime> = serde_json::from_slice(&std::fs::read(&out)?).unwrap_or_default();
-    let (absent, found): (Vec<_>, Vec<_>) = times.into_iter().partition(|t| t.absent.is_some());
-    Ok((found, absent.into_iter().map(|t| format!("{}: {}", t.peer, t.absent.unwrap_or_default())).collect()))
-}
-
-/// A fresh directory for the peers' script and output.
-fn tempfile_dir() -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("kiln-fft-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }
 
 /// The table: per case, each backend's and peer's time and rates, and

@@ -10,6 +10,8 @@ mod conform;
 mod devices;
 mod fft_bench;
 mod harness;
+mod linalg_bench;
+mod peer_script;
 mod stress;
 
 use std::process::ExitCode;

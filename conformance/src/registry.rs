@@ -49,6 +49,7 @@ macro_rules! for_each_group {
             array => add_array,
             random => add_random,
             fft => add_fft,
+            linalg => add_linalg,
         }
     };
 }

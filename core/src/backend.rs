@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use crate::{
     BackendKind, CachePolicy, CacheStats, DeviceInfo, Error, FftCall, FftLayout, Gemm, GraphStep, Language,
-    LaunchConfig, MemoryInfo, Priority, Program, RawArg, RawGraph, Result, VendorFft, VendorGemm,
+    LaunchConfig, MemoryInfo, Priority, Program, RawArg, RawGraph, Result, SolverCall, SolverLayout, VendorFft,
+    VendorGemm, VendorSolver,
 };
 
 /// A backend: a set of associated types, in the manner of wgpu-hal's `Api`.
@@ -151,6 +152,37 @@ pub trait RawDevice: Send + Sync + Sized + 'static {
     unsafe fn fft(&self, stream: &<Self::B as Backend>::Stream, call: &FftCall<'_, Self::B>) -> Result<()> {
         let _ = stream;
         Err(Error::unsupported(<Self::B as Backend>::KIND, call.to_string(), "the backend offers no vendor FFT"))
+    }
+
+    /// The vendor library's dense solvers this device offers (cuSOLVER on
+    /// CUDA), if any: its name and precisions. `None`, the default, means
+    /// "not offered"; [`solver`](RawDevice::solver) then refuses.
+    fn vendor_solver(&self) -> Option<VendorSolver> {
+        None
+    }
+
+    /// The bytes of scratch memory one call of `layout` needs
+    /// ([`SolverCall::work`]); the default, 0.
+    fn solver_work_size(&self, layout: &SolverLayout) -> Result<usize> {
+        let _ = layout;
+        Ok(0)
+    }
+
+    /// Enqueue `call` on `stream` with the vendor library.
+    /// `Err(Unsupported)` where [`vendor_solver`](RawDevice::vendor_solver)
+    /// offers none for the call's precision (the default refuses every call).
+    ///
+    /// # Safety
+    /// - `stream` and every buffer of `call` belong to this device.
+    /// - `call` has passed [`SolverCall::check`], each operand holds the
+    ///   elements [`SolverLayout::spans`] gives it from its offset inside its
+    ///   buffer, no two operands overlap, and `call.work`, where given, holds
+    ///   [`solver_work_size`](RawDevice::solver_work_size) bytes.
+    /// - Until the call has run on `stream`, no other work touches its
+    ///   operands or frees their buffers.
+    unsafe fn solver(&self, stream: &<Self::B as Backend>::Stream, call: &SolverCall<'_, Self::B>) -> Result<()> {
+        let _ = stream;
+        Err(Error::unsupported(<Self::B as Backend>::KIND, call.to_string(), "the backend offers no vendor solver"))
     }
 
     /// The backend's own executable form of a captured graph (CUDA: the

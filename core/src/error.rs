@@ -168,6 +168,20 @@ pub enum Error {
         /// Why, and what to do instead.
         reason: String,
     },
+    /// A matrix a linear-algebra routine cannot factor (NumPy's
+    /// `LinAlgError`): a singular matrix in a solve or an inverse, one that is
+    /// not positive definite in a Cholesky factorisation, an eigensolver that
+    /// did not converge. The inputs are left as they were; outputs are not
+    /// to be read.
+    #[error("{what}: matrix {matrix} of the batch {reason}")]
+    LinAlg {
+        /// The operation and the shapes ("solve of 10 x 64x64 f32").
+        what: String,
+        /// The matrix's index in the batch (0 for a single matrix).
+        matrix: usize,
+        /// What was found, and where ("is singular: the pivot of column 3 is 0").
+        reason: String,
+    },
     /// A file-system error (kernel cache, result files).
     #[error("{what} {path}: {detail}")]
     Io {

@@ -79,6 +79,7 @@ mod launch;
 mod matmul_shape;
 mod pool;
 mod program;
+mod solver;
 mod stream;
 #[cfg(test)]
 mod testing;
@@ -108,5 +109,6 @@ pub use matmul_shape::{MatmulShape, MatrixLayout, Precision};
 pub use num_complex::{Complex, Complex32, Complex64};
 pub use pool::{MemoryLimit, MemoryStats};
 pub use program::{CompileOptions, HostClosure, HostFn, Program, Source};
-pub use stream::{Priority, Stream};
+pub use solver::{SolverCall, SolverLayout, SolverOp, SolverSpans, VendorSolver};
+pub use stream::{Priority, SolverArgs, Stream};
 pub use visitor::DeviceVisitor;

@@ -889,6 +889,10 @@ impl<'a, B: Backend, T: Element> From<&'a Buffer<B, T>> for BufferView<'a, B, T>
     }
 }
 
+mod solver;
+
+pub use solver::SolverArgs;
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::Ordering;

@@ -106,6 +106,53 @@ macro_rules! entry_points {
             fn irfft<T: FftFloat>(x: view $crate::fft::Complex<T>, y: view_mut T, shape: value $crate::fft::FftShape, norm: value $crate::fft::FftNorm) -> ();
         }
     };
+    ($($callback:ident)::+, linalg) => {
+        $($callback)::+! { linalg;
+            /// Solve `a x = b` for each square matrix of `a` (`shape`), `b` and
+            /// `x` of `n` x `nrhs` each (NumPy's `solve`); a singular matrix is
+            /// `Error::LinAlg`, naming the first zero pivot. Blocks.
+            ///
+            /// # Examples
+            /// ```
+            /// use kiln::kernels::linalg::{solve, MatrixShape};
+            /// # fn main() -> kiln::Result<()> {
+            /// let dev = kiln::Device::open(kiln::BackendKind::Cpu, 0)?;
+            /// let s = dev.stream();
+            /// let a = s.upload(&[3.0f64, 1.0, 1.0, 2.0])?;
+            /// let b = s.upload(&[9.0f64, 8.0])?;
+            /// let mut x = s.alloc::<f64>(2)?;
+            /// solve(&s, &a, &b, &mut x, MatrixShape::square(1, 2), 1)?;
+            /// let x = x.to_vec()?;
+            /// assert!((x[0] - 2.0).abs() < 1e-12 && (x[1] - 3.0).abs() < 1e-12);
+            /// # Ok(()) }
+            /// ```
+            fn solve<T: LinalgFloat>(a: view T, b: view T, x: view_mut T, shape: value $crate::linalg::MatrixShape, nrhs: value usize) -> ();
+            /// The packed LU factors and 0-based pivots of each square matrix
+            /// (SciPy's `lu_factor`). Blocks.
+            fn lu_factor<T: LinalgFloat>(a: view T, lu: view_mut T, pivots: view_mut i32, shape: value $crate::linalg::MatrixShape) -> ();
+            /// The inverse of each square matrix (NumPy's `inv`); a singular
+            /// matrix is `Error::LinAlg`. Blocks.
+            fn inv<T: LinalgFloat>(a: view T, out: view_mut T, shape: value $crate::linalg::MatrixShape) -> ();
+            /// The determinant of each square matrix (NumPy's `det`). Blocks.
+            fn det<T: LinalgFloat>(a: view T, out: view_mut T, shape: value $crate::linalg::MatrixShape) -> ();
+            /// The sign and log of the absolute determinant of each square
+            /// matrix (NumPy's `slogdet`). Blocks.
+            fn slogdet<T: LinalgFloat>(a: view T, sign: view_mut T, logabsdet: view_mut T, shape: value $crate::linalg::MatrixShape) -> ();
+            /// The lower Cholesky factor of each symmetric positive definite
+            /// matrix (NumPy's `cholesky`); one that is not is `Error::LinAlg`. Blocks.
+            fn cholesky<T: LinalgFloat>(a: view T, l: view_mut T, shape: value $crate::linalg::MatrixShape) -> ();
+            /// `a = q r` for each matrix, reduced or complete (NumPy's `qr`). Blocks.
+            fn qr<T: LinalgFloat>(a: view T, q: view_mut T, r: view_mut T, shape: value $crate::linalg::MatrixShape, mode: value $crate::linalg::QrMode) -> ();
+            /// The least-squares (or minimum-norm) solution of `a x = b` through
+            /// QR; a rank-deficient matrix is `Error::LinAlg`. Blocks.
+            fn lstsq<T: LinalgFloat>(a: view T, b: view T, x: view_mut T, shape: value $crate::linalg::MatrixShape, nrhs: value usize) -> ();
+            /// Ascending eigenvalues and eigenvectors (columns) of each
+            /// symmetric matrix, from its lower triangle (NumPy's `eigh`). Blocks.
+            fn eigh<T: LinalgFloat>(a: view T, w: view_mut T, v: view_mut T, shape: value $crate::linalg::MatrixShape) -> ();
+            /// Ascending eigenvalues of each symmetric matrix (NumPy's `eigvalsh`). Blocks.
+            fn eigvalsh<T: LinalgFloat>(a: view T, w: view_mut T, shape: value $crate::linalg::MatrixShape) -> ();
+        }
+    };
     ($($callback:ident)::+, fill) => {
         $($callback)::+! { fill;
             /// Set every element of `dst` to `value`.
@@ -398,6 +445,7 @@ mod check {
     entry_points!(check, fill);
     entry_points!(check, histogram);
     entry_points!(check, image);
+    entry_points!(check, linalg);
     entry_points!(check, map);
     entry_points!(check, matmul);
     entry_points!(check, random);

@@ -47,6 +47,7 @@ pub mod fill;
 pub mod histogram;
 pub mod image;
 mod launch;
+pub mod linalg;
 pub mod map;
 pub mod matmul;
 mod memo;

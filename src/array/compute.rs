@@ -166,7 +166,11 @@ impl<T: Normal> Array<T> {
 }
 
 /// `other`'s typed array, of `a`'s backend, or the error naming both.
-fn same<'o, B: Tier, T: Element>(what: &str, a: &Typed<B, T>, other: &'o Array<T>) -> Result<&'o Typed<B, T>> {
+pub(super) fn same<'o, B: Tier, T: Element>(
+    what: &str,
+    a: &Typed<B, T>,
+    other: &'o Array<T>,
+) -> Result<&'o Typed<B, T>> {
     other.typed::<B>().ok_or_else(|| {
         let theirs = dispatch!(other, Array, o => crate::runtime::describe(o.stream().device()));
         mismatch(what, crate::runtime::describe(a.stream().device()), theirs)

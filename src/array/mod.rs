@@ -32,6 +32,7 @@
 mod compute;
 mod expr;
 mod fft;
+mod linalg;
 
 use std::fmt;
 

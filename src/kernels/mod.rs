@@ -29,6 +29,7 @@ pub mod fill;
 mod forward;
 pub mod histogram;
 pub mod image;
+pub mod linalg;
 pub mod map;
 pub mod matmul;
 pub mod random;

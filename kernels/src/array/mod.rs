@@ -35,6 +35,7 @@ mod fuse;
 mod gather;
 mod layout;
 mod lazy;
+mod linalg;
 mod matmul;
 mod operations;
 mod promote;

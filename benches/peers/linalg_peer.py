@@ -1,0 +1,143 @@
+"""The linear-algebra peers of `kiln bench --linalg`: cupy.linalg (cuSOLVER)
+and torch.linalg on the GPU, numpy.linalg and scipy.linalg (LAPACK, on every
+core their BLAS uses) on the CPU, each timed on the cases kiln times, in the
+same run.
+
+GPU calls are timed between CUDA events around windows of back-to-back
+calls (kiln's sampling: warm-up, then --runs windows, the median kept);
+CPU calls on the host clock. Inputs are the matrices kiln factors: random
+(`solve`, `qr`), symmetric positive definite (`cholesky`), symmetric
+(`eigh`).
+
+Writes a JSON list of {"peer", "case", "ms", "min_ms", "calls"} to --json;
+a peer that is not installed is reported as {"peer", "absent": reason}."""
+import argparse, json, time
+
+from peer_common import sample_windows
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--cases", required=True, help="JSON list of {name, op, batch, n, dtype}")
+ap.add_argument("--runs", type=int, default=10)
+ap.add_argument("--sample-ms", type=float, default=2.0)
+ap.add_argument("--warmup-ms", type=float, default=100.0)
+ap.add_argument("--json", required=True)
+ap.add_argument("--cpu", action="store_true", help="time the CPU peers too")
+ap.add_argument("--cpu-runs", type=int, default=3)
+ap.add_argument("--cpu-max-n", type=int, default=4096, help="the largest matrix the CPU peers factor")
+args = ap.parse_args()
+cases = json.loads(args.cases)
+out = []
+
+
+def inputs(xp, case, rng_normal):
+    """(a, b) for a case, `rng_normal(shape, dtype)` the library's generator."""
+    b, n = case["batch"], case["n"]
+    shape = (n, n) if b == 1 else (b, n, n)
+    dtype = xp.float32 if case["dtype"] == "f32" else xp.float64
+    a = rng_normal(shape, dtype)
+    if case["op"] in ("cholesky", "eigh"):
+        a = (a + xp.swapaxes(a, -1, -2)) / 2
+    if case["op"] == "cholesky":
+        a = a + n * xp.eye(n, dtype=dtype)
+    rhs = rng_normal(shape[:-1], dtype)
+    return a, rhs
+
+
+def call_of(lib, case, a, rhs):
+    op = case["op"]
+    if op == "solve":
+        return lambda: lib.solve(a, rhs[..., None] if a.ndim == 3 else rhs)
+    if op == "cholesky":
+        return lambda: lib.cholesky(a)
+    if op == "qr":
+        return lambda: lib.qr(a)
+    if op == "eigh":
+        return lambda: lib.eigh(a)
+    raise ValueError(op)
+
+
+def time_on_events(f, start, stop, elapsed):
+    def window(k):
+        start.record()
+        for _ in range(k):
+            f()
+        stop.record()
+        stop.synchronize()
+        return elapsed(start, stop) / k
+    return sample_windows(window, args)
+
+
+def record(peer, case, times, k):
+    out.append({"peer": peer, "case": case["name"], "ms": times[len(times) // 2], "min_ms": times[0], "calls": k})
+
+
+try:
+    import cupy as cp
+    for case in cases:
+        a, rhs = inputs(cp, case, lambda s, d: cp.random.standard_normal(s, dtype=d))
+        f = call_of(cp.linalg, case, a, rhs)
+        times, k = time_on_events(f, cp.cuda.Event(), cp.cuda.Event(), cp.cuda.get_elapsed_time)
+        record("cupy.linalg", case, times, k)
+        del a, rhs
+        cp.get_default_memory_pool().free_all_blocks()
+except Exception as e:  # noqa: BLE001 (a peer that cannot run is reported, not fatal)
+    out.append({"peer": "cupy.linalg", "absent": f"{type(e).__name__}: {e}"})
+
+try:
+    import torch
+    if not torch.cuda.is_available():
+        raise RuntimeError("no CUDA device")
+
+    class TorchNs:
+        float32, float64 = torch.float32, torch.float64
+
+        @staticmethod
+        def swapaxes(x, i, j):
+            return x.transpose(i, j)
+
+        @staticmethod
+        def eye(n, dtype):
+            return torch.eye(n, dtype=dtype, device="cuda")
+
+    for case in cases:
+        a, rhs = inputs(TorchNs, case, lambda s, d: torch.randn(s, dtype=d, device="cuda"))
+        f = call_of(torch.linalg, case, a, rhs)
+        event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+        times, k = time_on_events(f, event(), event(), lambda x, y: x.elapsed_time(y))
+        record("torch.linalg", case, times, k)
+        del a, rhs
+        torch.cuda.empty_cache()
+except Exception as e:  # noqa: BLE001
+    out.append({"peer": "torch.linalg", "absent": f"{type(e).__name__}: {e}"})
+
+if args.cpu:
+    import numpy as np
+    libs = [("numpy.linalg", np.linalg)]
+    try:
+        import scipy.linalg as sla
+
+        class Scipy:
+            solve = staticmethod(lambda a, b: sla.solve(a, b, check_finite=False) if a.ndim == 2 else np.linalg.solve(a, b))
+            cholesky = staticmethod(lambda a: sla.cholesky(a, lower=True, check_finite=False) if a.ndim == 2 else np.linalg.cholesky(a))
+            qr = staticmethod(lambda a: sla.qr(a, mode="economic", check_finite=False) if a.ndim == 2 else np.linalg.qr(a))
+            eigh = staticmethod(lambda a: sla.eigh(a, check_finite=False, driver="evd") if a.ndim == 2 else np.linalg.eigh(a))
+        libs.append(("scipy.linalg", Scipy))
+    except Exception as e:  # noqa: BLE001
+        out.append({"peer": "scipy.linalg", "absent": f"{type(e).__name__}: {e}"})
+    rng = np.random.default_rng(1)
+    for case in cases:
+        if case["n"] > args.cpu_max_n:
+            continue
+        a, rhs = inputs(np, case, lambda s, d: rng.standard_normal(s, dtype=d))
+        for name, lib in libs:
+            f = call_of(lib, case, a, rhs)
+            f()
+            times = []
+            for _ in range(max(args.cpu_runs, 1)):
+                t0 = time.perf_counter()
+                f()
+                times.append((time.perf_counter() - t0) * 1e3)
+            record(name, case, sorted(times), 1)
+
+with open(args.json, "w") as fh:
+    json.dump(out, fh, indent=1)
