@@ -16,14 +16,13 @@ import argparse, json, time
 from peer_common import sample_windows
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--cases", required=True, help="JSON list of {name, op, batch, n, dtype}")
+ap.add_argument("--cases", required=True, help="JSON list of {name, op, batch, n, dtype, cpu}")
 ap.add_argument("--runs", type=int, default=10)
 ap.add_argument("--sample-ms", type=float, default=2.0)
 ap.add_argument("--warmup-ms", type=float, default=100.0)
 ap.add_argument("--json", required=True)
 ap.add_argument("--cpu", action="store_true", help="time the CPU peers too")
 ap.add_argument("--cpu-runs", type=int, default=3)
-ap.add_argument("--cpu-max-n", type=int, default=4096, help="the largest matrix the CPU peers factor")
 args = ap.parse_args()
 cases = json.loads(args.cases)
 out = []
@@ -111,7 +110,13 @@ except Exception as e:  # noqa: BLE001
     out.append({"peer": "torch.linalg", "absent": f"{type(e).__name__}: {e}"})
 
 if args.cpu:
-    import numpy as np
+    try:
+        import numpy as np
+    except Exception as e:  # noqa: BLE001
+        out.append({"peer": "numpy.linalg", "absent": f"{type(e).__name__}: {e}"})
+        args.cpu = False
+
+if args.cpu:
     libs = [("numpy.linalg", np.linalg)]
     try:
         import scipy.linalg as sla
@@ -126,7 +131,7 @@ if args.cpu:
         out.append({"peer": "scipy.linalg", "absent": f"{type(e).__name__}: {e}"})
     rng = np.random.default_rng(1)
     for case in cases:
-        if case["n"] > args.cpu_max_n:
+        if not case["cpu"]:
             continue
         a, rhs = inputs(np, case, lambda s, d: rng.standard_normal(s, dtype=d))
         for name, lib in libs:

@@ -53,7 +53,8 @@ pub struct BenchArgs {
     fft: bool,
     /// Time the linear-algebra cases instead (solve, cholesky, qr and eigh
     /// of 1024 to 8192 and of 10^4 matrices of 32, f32 and f64), with
-    /// cupy.linalg, torch.linalg, numpy.linalg and scipy.linalg beside them.
+    /// cupy.linalg, torch.linalg, numpy.linalg and scipy.linalg beside them;
+    /// --pattern picks operations and --size matrix orders.
     #[arg(long, conflicts_with = "fft")]
     linalg: bool,
 }
@@ -88,7 +89,9 @@ pub fn run_cli(args: &BenchArgs) -> kiln::Result<ExitCode> {
     }
     if args.linalg {
         let runs = args.runs.unwrap_or(if args.quick { 5 } else { 10 });
-        return crate::linalg_bench::run(&backends, runs, args.sample_ms, args.warmup_ms, args.json.as_ref());
+        let json = args.json.as_ref();
+        let (ops, sizes) = (&args.pattern, &args.size);
+        return crate::linalg_bench::run(&backends, ops, sizes, runs, args.sample_ms, args.warmup_ms, json);
     }
     let mut config = BenchConfig { patterns: args.pattern.clone(), dtype: args.dtype, ..Default::default() };
     config.sizes = match (&args.size[..], args.quick) {

@@ -27,8 +27,12 @@ use crate::peer_script::{run_peers, write_json, PeerSampling};
 /// The peers' script, written beside the report when it runs.
 const PEER_SCRIPT: &str = include_str!("../../benches/peers/linalg_peer.py");
 
-/// The largest matrix the CPU rows factor.
-const CPU_MAX_N: usize = 4096;
+/// Whether the CPU rows (kiln's and the peers') time `case`: every case
+/// up to 1024, and solve and Cholesky up to 4096 (the larger QR and eigh
+/// cases take minutes on the CPU).
+fn on_cpu(case: &LinalgCase) -> bool {
+    case.n <= 1024 || (case.n <= 4096 && matches!(case.op, "solve" | "cholesky"))
+}
 
 /// One factorisation the bench times.
 #[derive(Debug, Clone, Serialize)]
@@ -43,11 +47,15 @@ pub struct LinalgCase {
     pub n: usize,
     /// "f32" or "f64".
     pub dtype: &'static str,
+    /// Whether the CPU rows time it.
+    pub cpu: bool,
 }
 
 impl LinalgCase {
     fn new(op: &'static str, dtype: &'static str, batch: usize, n: usize) -> Self {
-        LinalgCase { name: format!("{op}_{dtype}_{n}x{batch}"), op, batch, n, dtype }
+        let mut case = LinalgCase { name: format!("{op}_{dtype}_{n}x{batch}"), op, batch, n, dtype, cpu: false };
+        case.cpu = on_cpu(&case);
+        case
     }
 
     /// Floating-point operations by LAPACK's counts.
@@ -178,7 +186,7 @@ impl DeviceVisitor for Visitor<'_> {
     fn visit<B: Backend>(self, device: &Device<B>) -> Result<Vec<LinalgRow>> {
         let mut rows = Vec::new();
         for case in self.cases {
-            if B::KIND == kiln_core::BackendKind::Cpu && case.n > CPU_MAX_N {
+            if B::KIND == kiln_core::BackendKind::Cpu && !case.cpu {
                 continue;
             }
             let timed =
@@ -208,15 +216,23 @@ struct Report {
 }
 
 /// Run the linear-algebra bench on `backends` (every one found when
-/// empty), print the table and write the JSON report to `json` where given.
+/// empty), on the cases of the operations `ops` ("solve", ...) and of
+/// matrices of `sizes` (all when empty), print the table and write the
+/// JSON report to `json` where given.
 pub fn run(
     backends: &[BackendKind],
+    ops: &[String],
+    sizes: &[usize],
     runs: usize,
     sample_ms: f64,
     warmup_ms: f64,
     json: Option<&PathBuf>,
 ) -> kiln::Result<ExitCode> {
-    let cases = cases();
+    let cases: Vec<LinalgCase> = cases()
+        .into_iter()
+        .filter(|c| sizes.is_empty() || sizes.contains(&c.n))
+        .filter(|c| ops.is_empty() || ops.iter().any(|o| o == c.op))
+        .collect();
     let kinds = if backends.is_empty() {
         vec![BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu]
     } else {

@@ -115,14 +115,21 @@ fn matrix<T: LinalgFloat>(ctx: &mut Ctx, n: usize, kind: Kind) -> Vec<f64> {
     m.iter().map(|&v| T::from_f64(v).to_f64()).collect()
 }
 
-/// A symmetric positive definite matrix: `b b^T / n + I`, rounded through `T`.
+/// A symmetric positive definite matrix `H D H` with a Householder
+/// reflection `H` and `D` in [0.5, 2), rounded through `T` (made in `n^2`
+/// time, so that the large sizes stay cheap on the host).
 fn spd<T: LinalgFloat>(ctx: &mut Ctx, n: usize) -> Vec<f64> {
-    let b: Vec<f64> = (0..n * n).map(|_| ctx.rng.random_range(-1.0..1.0)).collect();
     let mut m = vec![0.0; n * n];
+    (0..n).for_each(|i| m[i * n + i] = ctx.rng.random_range(0.5..2.0));
+    let mut u: Vec<f64> = (0..n).map(|_| ctx.rng.random_range(-1.0..1.0)).collect();
+    let norm = u.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
+    u.iter_mut().for_each(|v| *v /= norm);
+    // H D H = D - 2 u (D u)^T - 2 (D u) u^T + 4 (u^T D u) u u^T.
+    let du: Vec<f64> = (0..n).map(|i| m[i * n + i] * u[i]).collect();
+    let udu: f64 = u.iter().zip(&du).map(|(a, b)| a * b).sum();
     for i in 0..n {
         for j in 0..=i {
-            let v =
-                (0..n).map(|k| b[i * n + k] * b[j * n + k]).sum::<f64>() / n as f64 + if i == j { 1.0 } else { 0.0 };
+            let v = m[i * n + j] - 2.0 * u[i] * du[j] - 2.0 * du[i] * u[j] + 4.0 * udu * u[i] * u[j];
             let v = T::from_f64(v).to_f64();
             m[i * n + j] = v;
             m[j * n + i] = v;

@@ -11,7 +11,7 @@ use crate::linalg::{self, LinalgFloat, MatrixShape, QrMode};
 /// The leading (batch) axes of `shape` and its batch of matrices; `Err`
 /// for fewer than two dimensions.
 fn matrices(shape: &[usize], what: &str) -> Result<(Vec<usize>, MatrixShape)> {
-    let Some((&[rows, cols], lead)) = shape.len().checked_sub(2).map(|k| shape.split_at(k)) else {
+    let Some((lead, &[rows, cols])) = shape.len().checked_sub(2).map(|k| shape.split_at(k)) else {
         return Err(Error::invalid(
             what,
             format!("wants a matrix or a stack of them, not an array of shape {shape:?}"),

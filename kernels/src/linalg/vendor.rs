@@ -87,6 +87,18 @@ fn from_col_major<B: Backend, T: LinalgFloat>(
     }
 }
 
+/// The statuses of LU of `a` itself, from a transposed copy: for a
+/// failure found on `a^T`, whose statuses name `a`'s rows, not its columns.
+fn statuses_of_a<B: Backend, T: LinalgFloat>(
+    stream: &Stream<B>,
+    a: BufferView<'_, B, T>,
+    shape: MatrixShape,
+) -> Result<Vec<i32>> {
+    let mut f = transposed(stream, a, shape)?;
+    let (_, info) = lu(stream, &mut f, shape)?;
+    info.to_vec()
+}
+
 pub(super) fn solve<B: Backend, T: LinalgFloat>(
     stream: &Stream<B>,
     a: BufferView<'_, B, T>,
@@ -96,33 +108,32 @@ pub(super) fn solve<B: Backend, T: LinalgFloat>(
     nrhs: usize,
 ) -> Result<Vec<i32>> {
     let (n, batch) = (shape.rows, shape.batch);
-    // a itself, column-major, so that the statuses name a's columns.
-    let mut f = transposed(stream, a, shape)?;
+    // a^T, column-major: solved with its transpose, which is a.
+    let mut f = copy_of(stream, a)?;
     let (mut piv, info) = lu(stream, &mut f, shape)?;
     let mut y = to_col_major(stream, b, batch, n, nrhs)?;
     let args = SolverArgs { a: f.view_mut(), b: Some(y.view_mut()), pivots: Some(piv.view_mut()), info: None };
-    run(stream, SolverOp::LuSolve { nrhs, transpose: false }, n, n, batch, args)?;
+    run(stream, SolverOp::LuSolve { nrhs, transpose: true }, n, n, batch, args)?;
     from_col_major(stream, &y, x, batch, n, nrhs)?;
-    info.to_vec()
+    let info = info.to_vec()?;
+    if info.iter().all(|&i| i == 0) { Ok(info) } else { statuses_of_a(stream, a, shape) }
 }
 
 pub(super) fn inv<B: Backend, T: LinalgFloat>(
     stream: &Stream<B>,
     a: BufferView<'_, B, T>,
-    out: BufferViewMut<'_, B, T>,
+    mut out: BufferViewMut<'_, B, T>,
     shape: MatrixShape,
 ) -> Result<Vec<i32>> {
     let n = shape.rows;
-    // a column-major, so that the statuses name a's columns; a^-1
-    // column-major is then turned back to row-major.
-    let mut f = transposed(stream, a, shape)?;
+    // (a^T)^-1, column-major, is a^-1 row-major.
+    let mut f = copy_of(stream, a)?;
     let (mut piv, info) = lu(stream, &mut f, shape)?;
-    let mut x = stream.alloc::<T>(shape.len())?;
-    masked::identity(stream, x.view_mut(), shape)?;
-    let args = SolverArgs { a: f.view_mut(), b: Some(x.view_mut()), pivots: Some(piv.view_mut()), info: None };
+    masked::identity(stream, out.slice_mut(..)?, shape)?;
+    let args = SolverArgs { a: f.view_mut(), b: Some(out), pivots: Some(piv.view_mut()), info: None };
     run(stream, SolverOp::LuSolve { nrhs: n, transpose: false }, n, n, shape.batch, args)?;
-    masked::transpose(stream, x.view(), out, shape)?;
-    info.to_vec()
+    let info = info.to_vec()?;
+    if info.iter().all(|&i| i == 0) { Ok(info) } else { statuses_of_a(stream, a, shape) }
 }
 
 pub(super) fn lu_factor<B: Backend, T: LinalgFloat>(
@@ -192,7 +203,19 @@ pub(super) fn cholesky<B: Backend, T: LinalgFloat>(
     let args = SolverArgs { a: f.view_mut(), b: None, pivots: None, info: Some(info.view_mut()) };
     run(stream, SolverOp::Cholesky { lower: true }, shape.rows, shape.cols, shape.batch, args)?;
     masked::copy(stream, f.view(), l, shape, Strides::col_major(shape.rows, shape.matrix_len()), Mask::LOWER)?;
-    info.to_vec()
+    let mut info = info.to_vec()?;
+    if info.iter().any(|&i| i != 0) {
+        // cuSOLVER's blocked potrf may stop a column past the first pivot
+        // that is not positive: the first diagonal entry of the factor that
+        // is not positive (or NaN) names the minor exactly.
+        let diag = diagonal(stream, &f, shape)?;
+        for (status, d) in info.iter_mut().zip(diag.chunks(shape.rows.max(1))) {
+            if let Some(j) = d.iter().position(|v| !(*v > 0.0)) {
+                *status = if *status == 0 { 0 } else { (*status).min(j as i32 + 1) };
+            }
+        }
+    }
+    Ok(info)
 }
 
 pub(super) fn eigh<B: Backend, T: LinalgFloat>(
