@@ -473,7 +473,7 @@ mod imp {
         cusolverDnDsyevd
     );
 
-    fn fill(lower: bool) -> Fill {
+    pub(super) fn fill(lower: bool) -> Fill {
         if lower {
             Fill::CUBLAS_FILL_MODE_LOWER
         } else {
@@ -481,7 +481,7 @@ mod imp {
         }
     }
 
-    fn jobz(vectors: bool) -> Eig {
+    pub(super) fn jobz(vectors: bool) -> Eig {
         if vectors {
             Eig::CUSOLVER_EIG_MODE_VECTOR
         } else {

@@ -9,9 +9,9 @@ libraries' own API does (CuPy's and PyTorch's from their pools).
 
 Writes a JSON list of {"peer", "case", "ms", "calls"} to --json; a peer
 that is not installed is reported as {"peer", "absent": reason}."""
-import argparse, json, time
+import argparse, json
 
-from peer_common import sample_windows
+from peer_common import record, time_on_events, time_on_host
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--cases", required=True, help="JSON list of {name, shape, axes, real}")
@@ -38,22 +38,6 @@ def call_of(lib, case, x):
     return lambda: lib.fftn(x, axes=axes) if len(axes) > 1 else lib.fft(x, axis=axes[0])
 
 
-def time_on_events(f, start, stop, elapsed):
-    """kiln's sampling of f() between two CUDA events; elapsed(start, stop) in ms."""
-    def window(k):
-        start.record()
-        for _ in range(k):
-            f()
-        stop.record()
-        stop.synchronize()
-        return elapsed(start, stop) / k
-    return sample_windows(window, args)
-
-
-def record(peer, case, times, k):
-    out.append({"peer": peer, "case": case["name"], "ms": times[len(times) // 2], "min_ms": times[0], "calls": k})
-
-
 try:
     import cupy as cp
     for case in cases:
@@ -62,8 +46,8 @@ try:
         if not case["real"]:
             x = (x + 1j * cp.random.standard_normal(shape, dtype=cp.float32)).astype(cp.complex64)
         f = call_of(cp.fft, case, x)
-        times, k = time_on_events(f, cp.cuda.Event(), cp.cuda.Event(), cp.cuda.get_elapsed_time)
-        record("cupy.fft", case, times, k)
+        times, k = time_on_events(f, cp.cuda.Event(), cp.cuda.Event(), cp.cuda.get_elapsed_time, args)
+        record(out, "cupy.fft", case, times, k)
         del x
         cp.get_default_memory_pool().free_all_blocks()
 except Exception as e:  # noqa: BLE001 (a peer that cannot run is reported, not fatal)
@@ -83,8 +67,8 @@ try:
         else:
             f = (lambda x=x, axes=axes: torch.fft.fftn(x, dim=axes))
         event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
-        times, k = time_on_events(f, event(), event(), lambda a, b: a.elapsed_time(b))
-        record("torch.fft", case, times, k)
+        times, k = time_on_events(f, event(), event(), lambda a, b: a.elapsed_time(b), args)
+        record(out, "torch.fft", case, times, k)
         del x
         torch.cuda.empty_cache()
 except Exception as e:  # noqa: BLE001
@@ -108,13 +92,7 @@ if args.cpu:
             g = call_of(lib, case, x)
             f = g if workers is None else (lambda lib=lib, workers=workers, g=g: _with_workers(lib, workers, g))
 
-            f()
-            times = []
-            for _ in range(max(args.cpu_runs, 1)):
-                t0 = time.perf_counter()
-                f()
-                times.append((time.perf_counter() - t0) * 1e3)
-            record(name, case, sorted(times), 1)
+            record(out, name, case, time_on_host(f, args.cpu_runs), 1)
 
 
 with open(args.json, "w") as fh:

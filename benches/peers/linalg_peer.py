@@ -11,9 +11,9 @@ CPU calls on the host clock. Inputs are the matrices kiln factors: random
 
 Writes a JSON list of {"peer", "case", "ms", "min_ms", "calls"} to --json;
 a peer that is not installed is reported as {"peer", "absent": reason}."""
-import argparse, json, time
+import argparse, json
 
-from peer_common import sample_windows
+from peer_common import record, time_on_events, time_on_host
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--cases", required=True, help="JSON list of {name, op, batch, n, dtype, cpu}")
@@ -55,28 +55,13 @@ def call_of(lib, case, a, rhs):
     raise ValueError(op)
 
 
-def time_on_events(f, start, stop, elapsed):
-    def window(k):
-        start.record()
-        for _ in range(k):
-            f()
-        stop.record()
-        stop.synchronize()
-        return elapsed(start, stop) / k
-    return sample_windows(window, args)
-
-
-def record(peer, case, times, k):
-    out.append({"peer": peer, "case": case["name"], "ms": times[len(times) // 2], "min_ms": times[0], "calls": k})
-
-
 try:
     import cupy as cp
     for case in cases:
         a, rhs = inputs(cp, case, lambda s, d: cp.random.standard_normal(s, dtype=d))
         f = call_of(cp.linalg, case, a, rhs)
-        times, k = time_on_events(f, cp.cuda.Event(), cp.cuda.Event(), cp.cuda.get_elapsed_time)
-        record("cupy.linalg", case, times, k)
+        times, k = time_on_events(f, cp.cuda.Event(), cp.cuda.Event(), cp.cuda.get_elapsed_time, args)
+        record(out, "cupy.linalg", case, times, k)
         del a, rhs
         cp.get_default_memory_pool().free_all_blocks()
 except Exception as e:  # noqa: BLE001 (a peer that cannot run is reported, not fatal)
@@ -102,8 +87,8 @@ try:
         a, rhs = inputs(TorchNs, case, lambda s, d: torch.randn(s, dtype=d, device="cuda"))
         f = call_of(torch.linalg, case, a, rhs)
         event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
-        times, k = time_on_events(f, event(), event(), lambda x, y: x.elapsed_time(y))
-        record("torch.linalg", case, times, k)
+        times, k = time_on_events(f, event(), event(), lambda x, y: x.elapsed_time(y), args)
+        record(out, "torch.linalg", case, times, k)
         del a, rhs
         torch.cuda.empty_cache()
 except Exception as e:  # noqa: BLE001
@@ -136,13 +121,7 @@ if args.cpu:
         a, rhs = inputs(np, case, lambda s, d: rng.standard_normal(s, dtype=d))
         for name, lib in libs:
             f = call_of(lib, case, a, rhs)
-            f()
-            times = []
-            for _ in range(max(args.cpu_runs, 1)):
-                t0 = time.perf_counter()
-                f()
-                times.append((time.perf_counter() - t0) * 1e3)
-            record(name, case, sorted(times), 1)
+            record(out, name, case, time_on_host(f, args.cpu_runs), 1)
 
 with open(args.json, "w") as fh:
     json.dump(out, fh, indent=1)

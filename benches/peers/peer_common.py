@@ -38,3 +38,32 @@ def sample_windows(window, args):
     while (time.perf_counter() - t0) * 1e3 < args.warmup_ms:
         launches = count(window(launches))
     return sorted(window(launches) for _ in range(max(args.runs, 1))), launches
+
+
+def time_on_events(f, start, stop, elapsed, args):
+    """kiln's sampling of f() between two CUDA events (`elapsed(start, stop)`
+    in ms): the sorted ms per call and the calls per window."""
+    def window(k):
+        start.record()
+        for _ in range(k):
+            f()
+        stop.record()
+        stop.synchronize()
+        return elapsed(start, stop) / k
+    return sample_windows(window, args)
+
+
+def record(out, peer, case, times, k):
+    """Append a peer's median and fastest ms of `case` to `out`."""
+    out.append({"peer": peer, "case": case["name"], "ms": times[len(times) // 2], "min_ms": times[0], "calls": k})
+
+
+def time_on_host(f, runs):
+    """f() once untimed, then `runs` calls on the host clock: the sorted ms."""
+    f()
+    times = []
+    for _ in range(max(runs, 1)):
+        t0 = time.perf_counter()
+        f()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return sorted(times)

@@ -17,7 +17,7 @@ use kiln_benches::{time_runs, utc_now, Sampling};
 use kiln_core::{Backend, Complex, Device, DeviceVisitor, Result};
 use serde::Serialize;
 
-use crate::peer_script::{run_peers, write_json, PeerSampling};
+use crate::peer_script::{open_devices, run_peers, versus, write_json, PeerSampling};
 
 /// The peers' script, written beside the report when it runs.
 const PEER_SCRIPT: &str = include_str!("../../benches/peers/fft_peer.py");
@@ -168,21 +168,10 @@ pub fn run(
     json: Option<&PathBuf>,
 ) -> kiln::Result<ExitCode> {
     let cases = cases();
-    let kinds = if backends.is_empty() {
-        vec![BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu]
-    } else {
-        backends.to_vec()
-    };
+    let opened = open_devices(backends);
     let mut rows = Vec::new();
     let mut devices = Vec::new();
-    for kind in &kinds {
-        let device = match kiln::Device::open(*kind, 0) {
-            Ok(d) => d,
-            Err(e) => {
-                println!("{kind}: absent ({e})");
-                continue;
-            }
-        };
+    for (kind, device) in &opened {
         devices.push(format!("{kind}: {}", device.name()));
         // The CPU's large transforms take up to a second each: three samples, as the CPU peers'.
         let runs = if *kind == BackendKind::Cpu { runs.min(3) } else { runs };
@@ -190,7 +179,7 @@ pub fn run(
         rows.extend(device.visit(Visitor { cases: &cases, sampling })?);
     }
     let mut absent = Vec::new();
-    let cpu = kinds.contains(&BackendKind::Cpu);
+    let cpu = opened.iter().any(|(k, _)| *k == BackendKind::Cpu);
     let peer_sampling = PeerSampling { runs, sample_ms, warmup_ms, cpu };
     match run_peers("fft_peer", PEER_SCRIPT, &serde_json::to_string(&cases).unwrap_or_default(), peer_sampling) {
         Ok((found, missing)) => {
@@ -229,24 +218,10 @@ fn table(cases: &[FftCase], rows: &[FftRow]) -> String {
         "case", "who", "ms", "GFLOP/s", "GB/s", "MHz", "vs peers (peer time / kiln time)"
     );
     for case in cases {
+        let of_case: Vec<(&str, f64)> =
+            rows.iter().filter(|r| r.case == case.name).map(|r| (r.who.as_str(), r.ms)).collect();
         for r in rows.iter().filter(|r| r.case == case.name) {
-            let peers_of = |names: &[&str]| -> String {
-                rows.iter()
-                    .filter(|p| p.case == case.name && names.iter().any(|n| p.who.starts_with(n)))
-                    .map(|p| format!("{} {:.2}", p.who, p.ms / r.ms))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let versus = match r.who.as_str() {
-                "cuda" => peers_of(&["cupy", "torch"]),
-                "wgpu" => rows
-                    .iter()
-                    .find(|c| c.case == case.name && c.who == "cuda")
-                    .map(|c| format!("cuda {:.2}", c.ms / r.ms))
-                    .unwrap_or_default(),
-                "cpu" => peers_of(&["numpy", "scipy"]),
-                _ => String::new(),
-            };
+            let versus = versus(&r.who, r.ms, &of_case, &["cupy", "torch"], &["numpy", "scipy"]);
             let mhz = r.sm_clock_mhz.map(|m| m.to_string()).unwrap_or_default();
             out += &format!(
                 "{:<24} {:<24} {:>10.4} {:>10.1} {:>9.1} {:>8}  {}\n",

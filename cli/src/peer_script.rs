@@ -6,6 +6,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use kiln::BackendKind;
+
 /// The sampling every Python peer shares, which the scripts import.
 const PEER_COMMON: &str = include_str!("../../benches/peers/peer_common.py");
 
@@ -73,4 +75,46 @@ pub fn run_peers(
 pub fn write_json(path: &PathBuf, report: &impl serde::Serialize, what: &str) -> kiln::Result<()> {
     let text = serde_json::to_string_pretty(report).map_err(|e| kiln::Error::invalid(what, e.to_string()))?;
     std::fs::write(path, text).map_err(|e| kiln::Error::invalid(what, format!("{}: {e}", path.display())))
+}
+
+/// The "vs peers" cell of a kiln row of backend `who` taking `ms`, among
+/// `rows` (who and ms of every row of the same case): each peer whose name
+/// starts with one of `gpu_peers` (for CUDA) or `cpu_peers` (for the CPU)
+/// as `peer time / kiln time`, and wgpu against CUDA.
+pub fn versus(who: &str, ms: f64, rows: &[(&str, f64)], gpu_peers: &[&str], cpu_peers: &[&str]) -> String {
+    let of = |names: &[&str]| -> String {
+        rows.iter()
+            .filter(|(p, _)| names.iter().any(|n| p.starts_with(n)))
+            .map(|(p, t)| format!("{p} {:.2}", t / ms))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match who {
+        "cuda" => of(gpu_peers),
+        "cpu" => of(cpu_peers),
+        "wgpu" => {
+            rows.iter().find(|(p, _)| *p == "cuda").map(|(_, t)| format!("cuda {:.2}", t / ms)).unwrap_or_default()
+        }
+        _ => String::new(),
+    }
+}
+
+/// The devices of `backends` (CUDA, wgpu and the CPU when empty) that
+/// open, each with its backend; those that do not are printed as absent.
+pub fn open_devices(backends: &[BackendKind]) -> Vec<(BackendKind, kiln::Device)> {
+    let kinds = if backends.is_empty() {
+        vec![BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu]
+    } else {
+        backends.to_vec()
+    };
+    kinds
+        .into_iter()
+        .filter_map(|kind| match kiln::Device::open(kind, 0) {
+            Ok(d) => Some((kind, d)),
+            Err(e) => {
+                println!("{kind}: absent ({e})");
+                None
+            }
+        })
+        .collect()
 }

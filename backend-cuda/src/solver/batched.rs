@@ -13,7 +13,7 @@ use cudarc::cusolver::sys::{self, cublasFillMode_t as Fill, cusolverEigMode_t as
 use cudarc::driver::sys::CUstream;
 use kiln_core::{BackendKind, Error, Result, SolverLayout, SolverOp};
 
-use super::imp::Addresses;
+use super::imp::{fill, jobz, Addresses};
 
 /// Whether `layout` runs as one batched call: a batch of more than one
 /// matrix small enough for the batched routine.
@@ -179,22 +179,6 @@ batched!(
     cusolverDnDsyevjBatched_bufferSize,
     cusolverDnDsyevjBatched
 );
-
-fn fill(lower: bool) -> Fill {
-    if lower {
-        Fill::CUBLAS_FILL_MODE_LOWER
-    } else {
-        Fill::CUBLAS_FILL_MODE_UPPER
-    }
-}
-
-fn jobz(vectors: bool) -> Eig {
-    if vectors {
-        Eig::CUSOLVER_EIG_MODE_VECTOR
-    } else {
-        Eig::CUSOLVER_EIG_MODE_NOVECTOR
-    }
-}
 
 /// The work length (elements) a batched `layout` asks for: `syevjBatched`'s
 /// for an eigh, none for the others.

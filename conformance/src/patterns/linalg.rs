@@ -28,6 +28,10 @@ const C: f64 = 16.0;
 /// Dimensions past this are cut to it in debug builds.
 const DEBUG_MAX_DIM: usize = 160;
 
+/// Batches past this are cut to it in debug builds (the batched paths are
+/// the same at 64 matrices as at 10^4).
+const DEBUG_MAX_BATCH: usize = 64;
+
 /// `(batch, n)` for a suite size.
 fn dims(size: usize) -> (usize, usize) {
     let (batch, n) = match size {
@@ -46,7 +50,7 @@ fn dims(size: usize) -> (usize, usize) {
         s if s > 100_003 => (1, 4096),
         s => (1, s.min(512)),
     };
-    if cfg!(debug_assertions) && n > DEBUG_MAX_DIM { (batch.min(4), DEBUG_MAX_DIM) } else { (batch, n) }
+    if cfg!(debug_assertions) { (batch.min(DEBUG_MAX_BATCH), n.min(DEBUG_MAX_DIM)) } else { (batch, n) }
 }
 
 /// The kinds of matrices a case draws from.

@@ -163,8 +163,8 @@ fn host<B: Backend, T: LinalgFloat>(
 /// let b = s.upload(&[9.0f64, 8.0])?;
 /// let mut x = s.alloc::<f64>(2)?;
 /// solve(&s, &a, &b, &mut x, MatrixShape::square(1, 2), 1)?;
-/// let x = x.to_vec()?;
-/// assert!((x[0] - 2.0).abs() < 1e-12 && (x[1] - 3.0).abs() < 1e-12);
+/// let got = x.to_vec()?;
+/// assert!((got[0] - 2.0).abs() < 1e-12 && (got[1] - 3.0).abs() < 1e-12);
 ///
 /// let singular = s.upload(&[1.0f64, 2.0, 2.0, 4.0])?;
 /// let e = solve(&s, &singular, &b, &mut x, MatrixShape::square(1, 2), 1).unwrap_err();

@@ -210,7 +210,7 @@ pub(super) fn cholesky<B: Backend, T: LinalgFloat>(
         // is not positive (or NaN) names the minor exactly.
         let diag = diagonal(stream, &f, shape)?;
         for (status, d) in info.iter_mut().zip(diag.chunks(shape.rows.max(1))) {
-            if let Some(j) = d.iter().position(|v| !(*v > 0.0)) {
+            if let Some(j) = d.iter().position(|v| v.is_nan() || *v <= 0.0) {
                 *status = if *status == 0 { 0 } else { (*status).min(j as i32 + 1) };
             }
         }
