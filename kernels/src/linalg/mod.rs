@@ -25,10 +25,11 @@
 //! Each backend computes in its own way:
 //! - **CUDA**: cuSOLVER ([`RawDevice::vendor_solver`]: `getrf`, `getrs`,
 //!   `potrf`, `geqrf`, `orgqr`, `syevd`), loaded at run time as cuBLAS is,
-//!   on kiln's streams, its work areas from kiln's pool; kiln's kernels
-//!   move matrices between NumPy's row-major order and LAPACK's
-//!   column-major one where the routine needs it, and kiln's matrix
-//!   product forms `Q^T b` in `lstsq`.
+//!   on kiln's streams, its work areas from kiln's pool; batches of small
+//!   matrices take one batched call (`getrfBatched`, `getrsBatched`,
+//!   `potrfBatched`, `syevjBatched`); kiln's kernels move matrices between
+//!   NumPy's row-major order and LAPACK's column-major one where the
+//!   routine needs it, and kiln's matrix product forms `Q^T b` in `lstsq`.
 //! - **CPU**: faer's factorisations, the batch in parallel.
 //! - **wgpu**: not yet: `Unsupported`, naming the missing kernels.
 //!
