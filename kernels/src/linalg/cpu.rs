@@ -9,32 +9,17 @@ use faer::{Mat, MatMut, MatRef, Side};
 use kiln_core::{Error, HostArgs, HostClosure, Program, Result};
 use rayon::prelude::*;
 
+use super::task::Task;
+
+/// The element types faer factors here.
+pub(super) trait Float: LinalgFloat + faer::traits::RealField {}
+
+impl Float for f32 {}
+impl Float for f64 {}
 use super::{LinalgFloat, MatrixShape, QrMode};
 
-/// A host routine over the batch: its inputs, then its outputs, the
-/// statuses last.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Task {
-    /// `x = a^-1 b` (`b`: `nrhs` columns).
-    Solve { nrhs: usize },
-    /// Packed `L\U` and 0-based pivots.
-    LuFactor,
-    /// `a^-1`.
-    Inv,
-    /// `(sign, log|det|)` per matrix.
-    Slogdet,
-    /// Lower `L` with `a = L L^T` (zeros above).
-    Cholesky,
-    /// `Q` and `R`.
-    Qr { mode: QrMode },
-    /// The least-squares (minimum-norm where underdetermined) `x` of `a x = b`.
-    Lstsq { nrhs: usize },
-    /// Ascending eigenvalues and, with `vectors`, the eigenvectors as columns.
-    Eigh { vectors: bool },
-}
-
 /// The host program running `task` over a batch of `shape` in `T`.
-pub(super) fn program<T: LinalgFloat>(task: Task, shape: MatrixShape) -> Program {
+pub(super) fn program<T: Float>(task: Task, shape: MatrixShape) -> Program {
     let key = format!("kiln_linalg_cpu_{}_{task:?}_{}x{}x{}", T::DTYPE, shape.batch, shape.rows, shape.cols);
     let run = move |args: &mut HostArgs<'_>| run::<T>(task, shape, args);
     Program::new(&key).host_closure(HostClosure::new(key.clone(), run))
@@ -66,7 +51,7 @@ fn chunks_mut<'a, T>(
     Ok(data[..each * shape.batch].chunks_mut(each.max(1)))
 }
 
-fn run<T: LinalgFloat>(task: Task, shape: MatrixShape, args: &mut HostArgs<'_>) -> Result<()> {
+fn run<T: Float>(task: Task, shape: MatrixShape, args: &mut HostArgs<'_>) -> Result<()> {
     let (m, n) = (shape.rows, shape.cols);
     let a: Vec<&[T]> = chunks(args.input::<T>(0)?, m * n, &shape, "a")?.collect();
     match task {
@@ -125,17 +110,17 @@ fn run<T: LinalgFloat>(task: Task, shape: MatrixShape, args: &mut HostArgs<'_>) 
 }
 
 /// `m` into the row-major `out`.
-fn store<T: LinalgFloat>(m: MatRef<'_, T>, out: &mut [T]) {
+fn store<T: Float>(m: MatRef<'_, T>, out: &mut [T]) {
     let mut view = MatMut::from_row_major_slice_mut(out, m.nrows(), m.ncols());
     view.copy_from(m);
 }
 
 /// 1 + the first column whose pivot in `u` is exactly zero, or 0.
-fn zero_pivot<T: LinalgFloat>(u: MatRef<'_, T>) -> i32 {
+fn zero_pivot<T: Float>(u: MatRef<'_, T>) -> i32 {
     (0..u.nrows().min(u.ncols())).find(|&i| u[(i, i)] == T::from_f64(0.0)).map_or(0, |i| i as i32 + 1)
 }
 
-fn solve<T: LinalgFloat>(a: &[T], b: &[T], x: &mut [T], _m: usize, n: usize, nrhs: usize) -> i32 {
+fn solve<T: Float>(a: &[T], b: &[T], x: &mut [T], _m: usize, n: usize, nrhs: usize) -> i32 {
     let lu = MatRef::from_row_major_slice(a, n, n).partial_piv_lu();
     let status = zero_pivot(lu.U());
     if status == 0 {
@@ -162,7 +147,7 @@ pub(super) fn swaps(fwd: &[usize], piv: &mut [i32]) {
     }
 }
 
-fn lu_factor<T: LinalgFloat>(a: &[T], out: &mut [T], piv: &mut [i32], n: usize) -> i32 {
+fn lu_factor<T: Float>(a: &[T], out: &mut [T], piv: &mut [i32], n: usize) -> i32 {
     let lu = MatRef::from_row_major_slice(a, n, n).partial_piv_lu();
     let (l, u) = (lu.L(), lu.U());
     let mut packed = MatMut::from_row_major_slice_mut(out, n, n);
@@ -175,7 +160,7 @@ fn lu_factor<T: LinalgFloat>(a: &[T], out: &mut [T], piv: &mut [i32], n: usize) 
     zero_pivot(u)
 }
 
-fn inv<T: LinalgFloat>(a: &[T], out: &mut [T], n: usize) -> i32 {
+fn inv<T: Float>(a: &[T], out: &mut [T], n: usize) -> i32 {
     let lu = MatRef::from_row_major_slice(a, n, n).partial_piv_lu();
     let status = zero_pivot(lu.U());
     if status == 0 {
@@ -204,7 +189,7 @@ fn parity(fwd: &[usize]) -> f64 {
 }
 
 /// NumPy's `slogdet`: `(sign, log|det|)`, `(0, -inf)` for a singular matrix.
-fn slogdet<T: LinalgFloat>(a: &[T], n: usize) -> (T, T) {
+fn slogdet<T: Float>(a: &[T], n: usize) -> (T, T) {
     let lu = MatRef::from_row_major_slice(a, n, n).partial_piv_lu();
     let u = lu.U();
     let mut sign = parity(lu.P().arrays().0);
@@ -220,7 +205,7 @@ fn slogdet<T: LinalgFloat>(a: &[T], n: usize) -> (T, T) {
     (T::from_f64(sign), T::from_f64(log))
 }
 
-fn cholesky<T: LinalgFloat>(a: &[T], out: &mut [T], n: usize) -> i32 {
+fn cholesky<T: Float>(a: &[T], out: &mut [T], n: usize) -> i32 {
     match MatRef::from_row_major_slice(a, n, n).llt(Side::Lower) {
         Ok(llt) => {
             let l = llt.L();
@@ -236,7 +221,7 @@ fn cholesky<T: LinalgFloat>(a: &[T], out: &mut [T], n: usize) -> i32 {
     }
 }
 
-fn qr<T: LinalgFloat>(a: &[T], q: &mut [T], r: &mut [T], m: usize, n: usize, mode: QrMode) -> i32 {
+fn qr<T: Float>(a: &[T], q: &mut [T], r: &mut [T], m: usize, n: usize, mode: QrMode) -> i32 {
     let f = MatRef::from_row_major_slice(a, m, n).qr();
     match mode {
         QrMode::Reduced => {
@@ -255,7 +240,7 @@ fn qr<T: LinalgFloat>(a: &[T], q: &mut [T], r: &mut [T], m: usize, n: usize, mod
 }
 
 /// 1 + the first diagonal entry of `r` at most `tol` times the largest, or 0.
-fn rank_deficient<T: LinalgFloat>(r: MatRef<'_, T>, tol: f64) -> i32 {
+fn rank_deficient<T: Float>(r: MatRef<'_, T>, tol: f64) -> i32 {
     let k = r.nrows().min(r.ncols());
     let big = (0..k).map(|i| r[(i, i)].to_f64().abs()).fold(0.0, f64::max);
     (0..k).find(|&i| r[(i, i)].to_f64().abs() <= tol * big).map_or(0, |i| i as i32 + 1)
@@ -265,7 +250,7 @@ fn rank_deficient<T: LinalgFloat>(r: MatRef<'_, T>, tol: f64) -> i32 {
 /// `a^T` where `m < n` (the minimum-norm `x = Q R^-T b`). A column (or
 /// row) whose `R` diagonal is at most `max(m, n) eps` times the largest is
 /// rank deficiency, status 1 + its index.
-fn lstsq<T: LinalgFloat>(a: &[T], b: &[T], x: &mut [T], m: usize, n: usize, nrhs: usize) -> i32 {
+fn lstsq<T: Float>(a: &[T], b: &[T], x: &mut [T], m: usize, n: usize, nrhs: usize) -> i32 {
     let tol = m.max(n) as f64 * T::EPSILON;
     let a = MatRef::from_row_major_slice(a, m, n);
     let b = MatRef::from_row_major_slice(b, m, nrhs);
@@ -291,7 +276,7 @@ fn lstsq<T: LinalgFloat>(a: &[T], b: &[T], x: &mut [T], m: usize, n: usize, nrhs
     }
 }
 
-fn eigh<T: LinalgFloat>(a: &[T], w: &mut [T], v: Option<&mut [T]>, n: usize) -> i32 {
+fn eigh<T: Float>(a: &[T], w: &mut [T], v: Option<&mut [T]>, n: usize) -> i32 {
     let a = MatRef::from_row_major_slice(a, n, n);
     match v {
         Some(v) => match a.self_adjoint_eigen(Side::Lower) {

@@ -30,33 +30,63 @@
 //!   `potrfBatched`, `syevjBatched`); kiln's kernels move matrices between
 //!   NumPy's row-major order and LAPACK's column-major one where the
 //!   routine needs it, and kiln's matrix product forms `Q^T b` in `lstsq`.
-//! - **CPU**: faer's factorisations, the batch in parallel.
+//! - **CPU**: faer's factorisations, the batch in parallel (the
+//!   `cpu-linalg` feature, default on; without it, `Unsupported`).
 //! - **wgpu**: not yet: `Unsupported`, naming the missing kernels.
 //!
 //! [`RawDevice::vendor_solver`]: kiln_core::RawDevice::vendor_solver
 
+#[cfg(feature = "cpu-linalg")]
 mod cpu;
 mod masked;
 mod shape;
 mod status;
+mod task;
 mod vendor;
 
 use kiln_core::{Args, Backend, Element, Error, Language, LaunchConfig, RawDevice, Result, Stream, View, ViewMut};
 
 pub use shape::{MatrixShape, QrMode};
 
-use cpu::Task;
+use task::Task;
 
 mod sealed {
-    pub trait Sealed {}
-    impl Sealed for f32 {}
-    impl Sealed for f64 {}
+    use super::{MatrixShape, task::Task};
+
+    /// Keeps [`LinalgFloat`](super::LinalgFloat) to `f32` and `f64`, and
+    /// gives the host program of a routine (faer's, with the `cpu-linalg`
+    /// feature; `None` without it).
+    pub trait Sealed {
+        fn host_program(task: Task, shape: MatrixShape) -> Option<kiln_core::Program>;
+    }
+
+    impl Sealed for f32 {
+        fn host_program(task: Task, shape: MatrixShape) -> Option<kiln_core::Program> {
+            #[cfg(feature = "cpu-linalg")]
+            return Some(super::cpu::program::<f32>(task, shape));
+            #[cfg(not(feature = "cpu-linalg"))]
+            return {
+                let _ = (task, shape);
+                None
+            };
+        }
+    }
+
+    impl Sealed for f64 {
+        fn host_program(task: Task, shape: MatrixShape) -> Option<kiln_core::Program> {
+            #[cfg(feature = "cpu-linalg")]
+            return Some(super::cpu::program::<f64>(task, shape));
+            #[cfg(not(feature = "cpu-linalg"))]
+            return {
+                let _ = (task, shape);
+                None
+            };
+        }
+    }
 }
 
 /// The element types kiln factors: `f32` and `f64`.
-pub trait LinalgFloat:
-    Element + faer::traits::RealField + crate::matmul::MatmulElement<Acc = Self> + sealed::Sealed
-{
+pub trait LinalgFloat: Element + crate::matmul::MatmulElement<Acc = Self> + sealed::Sealed {
     /// The type's machine epsilon, as `f64`.
     const EPSILON: f64;
     /// This value as `f64` (exact).
@@ -138,8 +168,15 @@ fn host<B: Backend, T: LinalgFloat>(
     shape: MatrixShape,
     args: Args<'_, B>,
 ) -> Result<Vec<i32>> {
+    let program = T::host_program(task, shape).ok_or_else(|| {
+        Error::unsupported(
+            B::KIND,
+            format!("linalg {task:?} on {shape}"),
+            "kiln-kernels was built without its `cpu-linalg` feature (faer)",
+        )
+    })?;
     let mut status = stream.alloc::<i32>(shape.batch)?;
-    let kernel = stream.device().kernel(&cpu::program::<T>(task, shape))?;
+    let kernel = stream.device().kernel(&program)?;
     let args = args.arg(&mut status);
     // SAFETY: the host program reads its inputs and writes its outputs
     // within the lengths checked by the caller (and checks them again);
