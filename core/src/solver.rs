@@ -257,7 +257,10 @@ impl<B: Backend> SolverCall<'_, B> {
     /// has exactly the operands its step uses.
     pub fn check(&self) -> Result<()> {
         self.layout.check()?;
-        let spans = self.layout.spans().expect("checked");
+        let spans = self
+            .layout
+            .spans()
+            .ok_or_else(|| Error::invalid(format!("solver {}", self.layout), "the batch's size overflows"))?;
         for (name, given, wanted) in [
             ("b", self.b.is_some(), spans.b > 0),
             ("pivots", self.pivots.is_some(), spans.pivots > 0),

@@ -34,8 +34,18 @@ pub(super) struct Handles {
     pub(super) syevj: Option<sys::syevjInfo_t>,
 }
 
-/// One precision's batched routines.
+/// One precision's batched routines, each a thin call of the library's.
+///
+/// The contract of every (unsafe) method: the handle is live, its context current and bound to the
+/// call's stream; each address (and each address in an array of them, which
+/// lies in device memory) holds what the routine reads and writes for `n`,
+/// `nrhs` and `batch` column-major matrices of leading dimension `n`; nothing
+/// else touches them until the call has run. A host `info` is a valid `int`.
 pub(super) trait Batched: Sized {
+    /// `getrfBatched`.
+    ///
+    /// # Safety
+    /// The trait's contract.
     unsafe fn getrf(
         h: blas::cublasHandle_t,
         n: c_int,
@@ -44,6 +54,10 @@ pub(super) trait Batched: Sized {
         info: *mut c_int,
         batch: c_int,
     ) -> BlasStatus;
+    /// `getrsBatched`.
+    ///
+    /// # Safety
+    /// The trait's contract.
     #[allow(clippy::too_many_arguments, reason = "cuBLAS's arguments")]
     unsafe fn getrs(
         h: blas::cublasHandle_t,
@@ -56,6 +70,10 @@ pub(super) trait Batched: Sized {
         info: *mut c_int,
         batch: c_int,
     ) -> BlasStatus;
+    /// `potrfBatched`.
+    ///
+    /// # Safety
+    /// The trait's contract.
     unsafe fn potrf(
         h: sys::cusolverDnHandle_t,
         fill: Fill,
@@ -64,6 +82,10 @@ pub(super) trait Batched: Sized {
         info: *mut c_int,
         batch: c_int,
     ) -> Status;
+    /// `syevjBatched_bufferSize`.
+    ///
+    /// # Safety
+    /// The trait's contract.
     #[allow(clippy::too_many_arguments, reason = "cuSOLVER's arguments")]
     unsafe fn syevj_size(
         h: sys::cusolverDnHandle_t,
@@ -74,6 +96,10 @@ pub(super) trait Batched: Sized {
         params: sys::syevjInfo_t,
         batch: c_int,
     ) -> Status;
+    /// `syevjBatched`.
+    ///
+    /// # Safety
+    /// The trait's contract.
     #[allow(clippy::too_many_arguments, reason = "cuSOLVER's arguments")]
     unsafe fn syevj(
         h: sys::cusolverDnHandle_t,

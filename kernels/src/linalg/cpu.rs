@@ -241,9 +241,8 @@ fn qr<T: Float>(a: &[T], q: &mut [T], r: &mut [T], m: usize, n: usize, mode: QrM
 
 /// 1 + the first diagonal entry of `r` at most `tol` times the largest, or 0.
 fn rank_deficient<T: Float>(r: MatRef<'_, T>, tol: f64) -> i32 {
-    let k = r.nrows().min(r.ncols());
-    let big = (0..k).map(|i| r[(i, i)].to_f64().abs()).fold(0.0, f64::max);
-    (0..k).find(|&i| r[(i, i)].to_f64().abs() <= tol * big).map_or(0, |i| i as i32 + 1)
+    let diag: Vec<f64> = (0..r.nrows().min(r.ncols())).map(|i| r[(i, i)].to_f64()).collect();
+    super::status::negligible_diagonal(&diag, tol)
 }
 
 /// Least squares through QR: of `a` where `m >= n` (`x = R^-1 Q^T b`), of

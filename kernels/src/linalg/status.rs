@@ -53,6 +53,14 @@ pub(super) fn rank_deficient(what: &str, status: &[i32]) -> Result<()> {
     }
 }
 
+/// The least-squares status of one matrix from the diagonal `d` of its
+/// `R`: 1 + the first entry at most `tol` times the largest in magnitude,
+/// or 0. The CPU's and the vendor path's rule.
+pub(super) fn negligible_diagonal(d: &[f64], tol: f64) -> i32 {
+    let big = d.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    d.iter().position(|v| v.abs() <= tol * big).map_or(0, |i| i as i32 + 1)
+}
+
 /// Eigenvalues: a positive status is an eigensolver that did not converge.
 pub(super) fn no_convergence(what: &str, status: &[i32]) -> Result<()> {
     match first(status) {
@@ -79,5 +87,12 @@ mod tests {
         assert!(e.to_string().contains("matrix 2 of the batch") && e.to_string().contains("order 5"), "{e}");
         assert!(rank_deficient("lstsq", &[2]).unwrap_err().to_string().contains("entry 1"));
         assert!(no_convergence("eigh", &[0, 7]).unwrap_err().to_string().contains("did not converge"));
+    }
+
+    #[test]
+    fn the_first_negligible_diagonal_entry_is_rank_deficiency() {
+        assert_eq!(negligible_diagonal(&[3.0, -2.0, 1.0], 1e-12), 0);
+        assert_eq!(negligible_diagonal(&[4.0, 1e-20, 2.0], 1e-12), 2);
+        assert_eq!(negligible_diagonal(&[0.0, 0.0], 1e-12), 1);
     }
 }

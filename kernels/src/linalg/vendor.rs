@@ -297,17 +297,6 @@ fn no_pivots<B: Backend>(stream: &Stream<B>, batch: usize, n: usize) -> Result<B
     stream.upload(&one.repeat(batch))
 }
 
-/// Statuses of least squares: 1 + the first diagonal entry of each
-/// matrix's `R` (in `d`, `k` per matrix) at most `tol` times the largest.
-fn rank_status(d: &[f64], k: usize, tol: f64) -> Vec<i32> {
-    d.chunks(k)
-        .map(|d| {
-            let big = d.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-            d.iter().position(|v| v.abs() <= tol * big).map_or(0, |i| i as i32 + 1)
-        })
-        .collect()
-}
-
 pub(super) fn lstsq<B: Backend, T: LinalgFloat>(
     stream: &Stream<B>,
     a: BufferView<'_, B, T>,
@@ -349,16 +338,5 @@ pub(super) fn lstsq<B: Backend, T: LinalgFloat>(
         let mut x = x;
         matmul(stream, &f, &z, &mut x, MatmulShape::new(n, nrhs, m).batch(batch).transpose_a())?;
     }
-    Ok(rank_status(&diag, q, tol))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rank_status_names_the_first_negligible_diagonal() {
-        assert_eq!(rank_status(&[3.0, -2.0, 1.0, /* second */ 4.0, 1e-20, 2.0], 3, 1e-12), [0, 2]);
-        assert_eq!(rank_status(&[0.0, 0.0], 2, 1e-12), [1]);
-    }
+    Ok(diag.chunks(q).map(|d| super::status::negligible_diagonal(d, tol)).collect())
 }
