@@ -112,7 +112,6 @@ pub const KNOWN: &[Divergence] = &[
     always(BackendKind::Wgpu, VENDOR, None, "the wgpu backend offers no vendor GEMM"),
     always(BackendKind::Cuda, VENDOR, Some(DType::I32), "cuBLAS has no 32-bit integer matrix product"),
     always(BackendKind::Cuda, VENDOR, Some(DType::U32), "cuBLAS has no 32-bit integer matrix product"),
-    always(BackendKind::Wgpu, &["linalg"], None, "kiln has no WGSL factorisation kernels yet"),
 ];
 
 /// matmul's patterns of the vendor strategy (`patterns/matmul.rs`): dense

@@ -32,7 +32,11 @@
 //!   routine needs it, and kiln's matrix product forms `Q^T b` in `lstsq`.
 //! - **CPU**: faer's factorisations, the batch in parallel (the
 //!   `cpu-linalg` feature, default on; without it, `Unsupported`).
-//! - **wgpu**: not yet: `Unsupported`, naming the missing kernels.
+//! - **wgpu**: kiln's own WGSL kernels of the same LAPACK steps, so the
+//!   CUDA path's orchestration runs unchanged: blocked LU with partial
+//!   pivoting and blocked Cholesky, their trailing updates kiln's matrix
+//!   product; Householder QR; the triangular solves; `eigh` by Jacobi
+//!   sweeps up to order 256 (larger ones are `Unsupported`).
 //!
 //! [`RawDevice::vendor_solver`]: kiln_core::RawDevice::vendor_solver
 
@@ -43,6 +47,7 @@ mod shape;
 mod status;
 mod task;
 mod vendor;
+mod wgsl;
 
 use kiln_core::{Args, Backend, Element, Error, Language, LaunchConfig, RawDevice, Result, Stream, View, ViewMut};
 
@@ -120,8 +125,9 @@ impl LinalgFloat for f64 {
 enum Path {
     /// faer on the host.
     Host,
-    /// The device's vendor solver.
-    Vendor,
+    /// LAPACK's steps on the device: the vendor solver's (cuSOLVER), or
+    /// kiln's WGSL kernels of the same steps.
+    Device,
 }
 
 /// The path `stream`'s device factors `T` on, or `Unsupported` saying what is missing.
@@ -130,13 +136,9 @@ fn path<B: Backend, T: LinalgFloat>(stream: &Stream<B>, what: &str) -> Result<Pa
     let device = stream.device();
     match B::LANGUAGE {
         Language::Host => Ok(Path::Host),
-        Language::Wgsl => Err(Error::unsupported(
-            B::KIND,
-            what,
-            "kiln has no WGSL factorisation kernels yet (blocked LU, Cholesky, Householder QR, Jacobi sweeps)",
-        )),
+        Language::Wgsl => Ok(Path::Device),
         _ => match device.raw().vendor_solver() {
-            Some(v) if v.supports(T::DTYPE) => Ok(Path::Vendor),
+            Some(v) if v.supports(T::DTYPE) => Ok(Path::Device),
             Some(v) => Err(Error::unsupported(B::KIND, what, format!("{} has no {} routines", v.name, T::DTYPE))),
             None => Err(Error::unsupported(
                 B::KIND,
@@ -235,7 +237,7 @@ pub fn solve<B: Backend, T: LinalgFloat>(
             shape,
             Args::new().arg(a.view()).arg(b.view()).arg(x.view_mut()),
         )?,
-        Path::Vendor => vendor::solve::<B, T>(stream, a.view(), b.view(), x.view_mut(), shape, nrhs)?,
+        Path::Device => vendor::solve::<B, T>(stream, a.view(), b.view(), x.view_mut(), shape, nrhs)?,
     };
     status::singular(&what, &status)
 }
@@ -282,7 +284,7 @@ pub fn lu_factor<B: Backend, T: LinalgFloat>(
             let args = Args::new().arg(a.view()).arg(lu.view_mut()).arg(pivots.view_mut());
             host::<B, T>(stream, Task::LuFactor, shape, args)?;
         }
-        Path::Vendor => vendor::lu_factor::<B, T>(stream, a.view(), lu.view_mut(), pivots.view_mut(), shape)?,
+        Path::Device => vendor::lu_factor::<B, T>(stream, a.view(), lu.view_mut(), pivots.view_mut(), shape)?,
     }
     Ok(())
 }
@@ -305,7 +307,7 @@ pub fn inv<B: Backend, T: LinalgFloat>(
     }
     let status = match path {
         Path::Host => host::<B, T>(stream, Task::Inv, shape, Args::new().arg(a.view()).arg(out.view_mut()))?,
-        Path::Vendor => vendor::inv::<B, T>(stream, a.view(), out.view_mut(), shape)?,
+        Path::Device => vendor::inv::<B, T>(stream, a.view(), out.view_mut(), shape)?,
     };
     status::singular(&what, &status)
 }
@@ -391,7 +393,7 @@ fn determinant<B: Backend, T: LinalgFloat>(
                 let wide = |v: Vec<T>| v.into_iter().map(T::to_f64).collect::<Vec<f64>>();
                 (wide(sign.to_vec()?), wide(log.to_vec()?))
             }
-            Path::Vendor => vendor::slogdet::<B, T>(stream, a.view(), shape)?,
+            Path::Device => vendor::slogdet::<B, T>(stream, a.view(), shape)?,
         }
     };
     let narrow = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
@@ -441,7 +443,7 @@ pub fn cholesky<B: Backend, T: LinalgFloat>(
     }
     let status = match path {
         Path::Host => host::<B, T>(stream, Task::Cholesky, shape, Args::new().arg(a.view()).arg(l.view_mut()))?,
-        Path::Vendor => vendor::cholesky::<B, T>(stream, a.view(), l.view_mut(), shape)?,
+        Path::Device => vendor::cholesky::<B, T>(stream, a.view(), l.view_mut(), shape)?,
     };
     status::not_positive_definite(&what, &status)
 }
@@ -494,7 +496,7 @@ pub fn qr<B: Backend, T: LinalgFloat>(
             let args = Args::new().arg(a.view()).arg(q.view_mut()).arg(r.view_mut());
             host::<B, T>(stream, Task::Qr { mode }, shape, args)?;
         }
-        Path::Vendor => vendor::qr::<B, T>(stream, a.view(), q.view_mut(), r.view_mut(), shape, mode)?,
+        Path::Device => vendor::qr::<B, T>(stream, a.view(), q.view_mut(), r.view_mut(), shape, mode)?,
     }
     Ok(())
 }
@@ -537,7 +539,7 @@ pub fn lstsq<B: Backend, T: LinalgFloat>(
             shape,
             Args::new().arg(a.view()).arg(b.view()).arg(x.view_mut()),
         )?,
-        Path::Vendor => vendor::lstsq::<B, T>(stream, a.view(), b.view(), x.view_mut(), shape, nrhs)?,
+        Path::Device => vendor::lstsq::<B, T>(stream, a.view(), b.view(), x.view_mut(), shape, nrhs)?,
     };
     status::rank_deficient(&what, &status)
 }
@@ -611,7 +613,7 @@ fn eigen<B: Backend, T: LinalgFloat>(
             }
             host::<B, T>(stream, Task::Eigh { vectors }, shape, args)?
         }
-        Path::Vendor => vendor::eigh::<B, T>(stream, a.view(), w.view_mut(), v, shape)?,
+        Path::Device => vendor::eigh::<B, T>(stream, a.view(), w.view_mut(), v, shape)?,
     };
     status::no_convergence(what, &status)
 }

@@ -1,5 +1,6 @@
-//! The factorisations through the device's vendor solver (cuSOLVER):
-//! LAPACK's routines on column-major matrices, with kiln's masked copies
+//! The factorisations through LAPACK's steps on the device: its vendor
+//! solver's (cuSOLVER), or on WGSL devices kiln's own kernels of the same
+//! steps (`wgsl/`), on column-major matrices, with kiln's masked copies
 //! (`masked.rs`) between them and NumPy's row-major order. A row-major
 //! `a` read as column-major is `a^T`, which several routines use as it is:
 //! `solve` and `inv` factor `a^T` and solve with its transpose, `det` does
@@ -7,7 +8,9 @@
 //! of `a^T` is the lower one of `a`. The factorisations never write the
 //! caller's input: each works on a copy.
 
-use kiln_core::{Backend, Buffer, BufferView, BufferViewMut, Result, SolverArgs, SolverLayout, SolverOp, Stream};
+use kiln_core::{
+    Backend, Buffer, BufferView, BufferViewMut, Language, Result, SolverArgs, SolverLayout, SolverOp, Stream,
+};
 
 use super::masked::{self, Mask, Strides};
 use super::{LinalgFloat, MatrixShape, QrMode};
@@ -23,6 +26,9 @@ fn run<B: Backend, T: LinalgFloat>(
     args: SolverArgs<'_, B, T>,
 ) -> Result<()> {
     let layout = SolverLayout { op, precision: T::DTYPE, rows, cols, batch };
+    if B::LANGUAGE == Language::Wgsl {
+        return super::wgsl::run(stream, &layout, args);
+    }
     stream.vendor_solver(&layout, args)
 }
 

@@ -1,0 +1,40 @@
+//! `potrf` (lower) on WGSL: see the [module docs](super).
+
+use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, ViewMut};
+
+use super::{NB, Product, block, grid, kernel, launch, trailing_update};
+use crate::linalg::LinalgFloat;
+
+/// Cholesky factorisation of the lower triangles of the `batch`
+/// column-major symmetric matrices of order `n` in `a`, in place (the
+/// upper triangles left as they are): into `info` 0, or the order of the
+/// first leading minor that is not positive definite.
+pub(super) fn potrf<B: Backend, T: LinalgFloat>(
+    stream: &Stream<B>,
+    mut a: BufferViewMut<'_, B, T>,
+    mut info: BufferViewMut<'_, B, i32>,
+    n: usize,
+    batch: usize,
+) -> Result<()> {
+    let what = || format!("potrf of {batch} x {n}x{n} {} with kiln's WGSL kernels", T::DTYPE);
+    stream.fill(&mut info, 0)?;
+    let panel = kernel::<T>("chol_panel", include_str!("chol_panel.wgsl"), &[("a", "T", true), ("info", "i32", true)]);
+    let mut prod = if n > NB { Some(stream.alloc::<T>(batch * (n - NB) * (n - NB))?) } else { None };
+    let matrices = grid(stream, batch, &what)?;
+    for k0 in (0..n).step_by(NB) {
+        let kb = NB.min(n - k0);
+        let args = Args::new()
+            .arg(a.view_mut())
+            .arg(info.view_mut())
+            .scalar(n as u32)
+            .scalar(k0 as u32)
+            .scalar(kb as u32)
+            .scalar(batch as u32)
+            .scalar(matrices.0);
+        launch(stream, &panel, matrices, block(n - k0), args)?;
+        if let Some(prod) = prod.as_mut() {
+            trailing_update(stream, &mut a, prod, n, k0, kb, batch, Product::Cholesky)?;
+        }
+    }
+    Ok(())
+}
