@@ -10,6 +10,7 @@ mod events;
 mod fft;
 mod fills;
 mod kernels;
+mod linalg;
 mod pool;
 mod scalars;
 mod threads;

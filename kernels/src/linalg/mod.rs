@@ -36,7 +36,7 @@
 //!   CUDA path's orchestration runs unchanged: blocked LU with partial
 //!   pivoting and blocked Cholesky, their trailing updates kiln's matrix
 //!   product; Householder QR; the triangular solves; `eigh` by Jacobi
-//!   sweeps up to order 256 (larger ones are `Unsupported`).
+//!   sweeps up to order 192 (larger ones are `Unsupported`).
 //!
 //! [`RawDevice::vendor_solver`]: kiln_core::RawDevice::vendor_solver
 

@@ -2,7 +2,7 @@
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, ViewMut};
 
-use super::{NB, Product, block, grid, kernel, launch, trailing_update};
+use super::{Product, block, grid, kernel, launch, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
 
 /// Cholesky factorisation of the lower triangles of the `batch`
@@ -19,10 +19,11 @@ pub(super) fn potrf<B: Backend, T: LinalgFloat>(
     let what = || format!("potrf of {batch} x {n}x{n} {} with kiln's WGSL kernels", T::DTYPE);
     stream.fill(&mut info, 0)?;
     let panel = kernel::<T>("chol_panel", include_str!("chol_panel.wgsl"), &[("a", "T", true), ("info", "i32", true)]);
-    let mut prod = if n > NB { Some(stream.alloc::<T>(batch * (n - NB) * (n - NB))?) } else { None };
+    let nb = panel_width(n);
+    let mut prod = if n > nb { Some(stream.alloc::<T>(batch * (n - nb) * (n - nb))?) } else { None };
     let matrices = grid(stream, batch, &what)?;
-    for k0 in (0..n).step_by(NB) {
-        let kb = NB.min(n - k0);
+    for k0 in (0..n).step_by(nb) {
+        let kb = nb.min(n - k0);
         let args = Args::new()
             .arg(a.view_mut())
             .arg(info.view_mut())

@@ -1,7 +1,12 @@
 // syevd's results by cyclic Jacobi sweeps, one workgroup per symmetric
-// matrix of order n <= 256: the matrix (its upper triangle, or the lower
-// with `lower`) copied whole into `work`, `a` set to the identity; each
-// sweep runs the n - 1 (n even) or n rounds of a round-robin tournament,
+// matrix, one stage per launch (so that no invocation walks too far in
+// one launch). Stage 0: the matrix (its upper triangle, or the lower with
+// `lower`) copied whole into `work`, `a` set to the identity, the
+// tolerance into `tol`, the status 1. Stage 1, launched once per sweep
+// allowed: a matrix whose status is 0 is done; one whose largest
+// off-diagonal element is within the tolerance gets status 0; the others
+// take one sweep. Stage 2: the status from the tolerance once more, then
+// the eigenpairs in order. Each sweep runs the n - 1 (n even) or n rounds of a round-robin tournament,
 // each round n / 2 disjoint rotations at once (Golub and Van Loan's
 // symmetric Schur rotation zeroing work[p, q]), applied to work's columns,
 // then its rows, and to the eigenvectors' columns in `a`. Sweeps stop once
@@ -14,9 +19,11 @@ struct Params {
     batch: u32,
     gx: u32,
     lower: u32,
-    sweeps: u32,
+    stage: u32,
     eps: T,
 }
+
+var<workgroup> done: u32;
 
 var<workgroup> cs: array<T, 128>;
 var<workgroup> sn: array<T, 128>;
@@ -40,109 +47,126 @@ fn KERNEL(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let n = params.n;
     let nn = n * n;
     let base = g * nn;
-    // The symmetric matrix from its triangle, and V = I.
-    var big = T(0.0);
-    for (var t = lid; t < nn; t = t + block_x) {
-        let i = t % n;
-        let j = t / n;
-        var at = t;
-        if ((params.lower != 0u) != (i >= j)) {
-            at = i * n + j;
-        }
-        let v = a[base + at];
-        work[base + t] = v;
-        big = max(big, abs(v));
-    }
-    let amax = wg_max(big, lid);
-    var ss = T(0.0);
-    if (amax > T(0.0)) {
+    if (params.stage == 0u) {
+        // The symmetric matrix from its triangle, and V = I.
+        var big = T(0.0);
         for (var t = lid; t < nn; t = t + block_x) {
-            let v = work[base + t] / amax;
-            ss = ss + v * v;
+            let i = t % n;
+            let j = t / n;
+            var at = t;
+            if ((params.lower != 0u) != (i >= j)) {
+                at = i * n + j;
+            }
+            let v = a[base + at];
+            work[base + t] = v;
+            big = max(big, abs(v));
         }
-    }
-    let tol = params.eps * amax * sqrt(wg_sum(ss, lid));
-    wg_sync();
-    for (var t = lid; t < nn; t = t + block_x) {
-        a[base + t] = select(T(0.0), T(1.0), t % n == t / n);
-    }
-    wg_sync();
-    let m = n + (n & 1u);
-    let pairs = m / 2u;
-    var converged = false;
-    for (var sweep = 0u; sweep <= params.sweeps; sweep = sweep + 1u) {
-        var off = T(0.0);
-        for (var t = lid; t < nn; t = t + block_x) {
-            if (t % n != t / n) {
-                off = max(off, abs(work[base + t]));
+        let amax = wg_max(big, lid);
+        var ss = T(0.0);
+        if (amax > T(0.0)) {
+            for (var t = lid; t < nn; t = t + block_x) {
+                let v = work[base + t] / amax;
+                ss = ss + v * v;
             }
         }
-        if (wg_max(off, lid) <= tol) {
-            converged = true;
-            break;
+        let norm = amax * sqrt(wg_sum(ss, lid));
+        wg_sync();
+        for (var t = lid; t < nn; t = t + block_x) {
+            a[base + t] = select(T(0.0), T(1.0), t % n == t / n);
         }
-        if (sweep == params.sweeps) {
-            break;
+        if (lid == 0u) {
+            tol[g] = params.eps * norm;
+            info[g] = 1;
         }
+        return;
+    }
+    if (lid == 0u) {
+        done = u32(info[g] == 0);
+    }
+    let was_done = workgroupUniformLoad(&done) != 0u;
+    if (was_done && params.stage == 1u) {
+        return;
+    }
+    var off = T(0.0);
+    for (var t = lid; t < nn; t = t + block_x) {
+        if (t % n != t / n) {
+            off = max(off, abs(work[base + t]));
+        }
+    }
+    let worst = wg_max(off, lid);
+    if (lid == 0u) {
+        done = u32(worst <= tol[g]);
+    }
+    let converged = workgroupUniformLoad(&done) != 0u;
+    if (params.stage == 1u) {
+        if (converged) {
+            if (lid == 0u) {
+                info[g] = 0;
+            }
+            return;
+        }
+        let m = n + (n & 1u);
+        let pairs = m / 2u;
         for (var round = 0u; round + 1u < m; round = round + 1u) {
-            for (var k = lid; k < pairs; k = k + block_x) {
-                let p = player(k, round, m);
-                let q = player(m - 1u - k, round, m);
-                var c = T(1.0);
-                var s = T(0.0);
-                if (p < n && q < n) {
-                    let apq = work[base + q * n + p];
-                    if (apq != T(0.0)) {
-                        let theta = (work[base + q * n + q] - work[base + p * n + p]) / (T(2.0) * apq);
-                        let r = sqrt(T(1.0) + theta * theta);
-                        let t = select(T(-1.0) / (r - theta), T(1.0) / (theta + r), theta >= T(0.0));
-                        c = T(1.0) / sqrt(T(1.0) + t * t);
-                        s = t * c;
+                for (var k = lid; k < pairs; k = k + block_x) {
+                    let p = player(k, round, m);
+                    let q = player(m - 1u - k, round, m);
+                    var c = T(1.0);
+                    var s = T(0.0);
+                    if (p < n && q < n) {
+                        let apq = work[base + q * n + p];
+                        if (apq != T(0.0)) {
+                            let theta = (work[base + q * n + q] - work[base + p * n + p]) / (T(2.0) * apq);
+                            let r = sqrt(T(1.0) + theta * theta);
+                            let t = select(T(-1.0) / (r - theta), T(1.0) / (theta + r), theta >= T(0.0));
+                            c = T(1.0) / sqrt(T(1.0) + t * t);
+                            s = t * c;
+                        }
+                    }
+                    cs[k] = c;
+                    sn[k] = s;
+                }
+                wg_sync();
+                // Columns p and q of work and of V: (x, y) -> (c x - s y, s x + c y).
+                for (var t = lid; t < pairs * n; t = t + block_x) {
+                    let k = t / n;
+                    let r = t % n;
+                    let p = player(k, round, m);
+                    let q = player(m - 1u - k, round, m);
+                    let s = sn[k];
+                    if (s != T(0.0)) {
+                        let c = cs[k];
+                        let x = work[base + p * n + r];
+                        let y = work[base + q * n + r];
+                        work[base + p * n + r] = c * x - s * y;
+                        work[base + q * n + r] = s * x + c * y;
+                        let vx = a[base + p * n + r];
+                        let vy = a[base + q * n + r];
+                        a[base + p * n + r] = c * vx - s * vy;
+                        a[base + q * n + r] = s * vx + c * vy;
                     }
                 }
-                cs[k] = c;
-                sn[k] = s;
-            }
-            wg_sync();
-            // Columns p and q of work and of V: (x, y) -> (c x - s y, s x + c y).
-            for (var t = lid; t < pairs * n; t = t + block_x) {
-                let k = t / n;
-                let r = t % n;
-                let p = player(k, round, m);
-                let q = player(m - 1u - k, round, m);
-                let s = sn[k];
-                if (s != T(0.0)) {
-                    let c = cs[k];
-                    let x = work[base + p * n + r];
-                    let y = work[base + q * n + r];
-                    work[base + p * n + r] = c * x - s * y;
-                    work[base + q * n + r] = s * x + c * y;
-                    let vx = a[base + p * n + r];
-                    let vy = a[base + q * n + r];
-                    a[base + p * n + r] = c * vx - s * vy;
-                    a[base + q * n + r] = s * vx + c * vy;
+                wg_sync();
+                // Rows p and q of work.
+                for (var t = lid; t < pairs * n; t = t + block_x) {
+                    let k = t / n;
+                    let r = t % n;
+                    let p = player(k, round, m);
+                    let q = player(m - 1u - k, round, m);
+                    let s = sn[k];
+                    if (s != T(0.0)) {
+                        let c = cs[k];
+                        let x = work[base + r * n + p];
+                        let y = work[base + r * n + q];
+                        // The pair's own off-diagonal elements are zero by
+                        // construction: set them so.
+                        work[base + r * n + p] = select(c * x - s * y, T(0.0), r == q);
+                        work[base + r * n + q] = select(s * x + c * y, T(0.0), r == p);
+                    }
                 }
+                wg_sync();
             }
-            wg_sync();
-            // Rows p and q of work.
-            for (var t = lid; t < pairs * n; t = t + block_x) {
-                let k = t / n;
-                let r = t % n;
-                let p = player(k, round, m);
-                let q = player(m - 1u - k, round, m);
-                let s = sn[k];
-                if (s != T(0.0)) {
-                    let c = cs[k];
-                    let x = work[base + r * n + p];
-                    let y = work[base + r * n + q];
-                    // The pair's own off-diagonal elements are zero by
-                    // construction: set them so.
-                    work[base + r * n + p] = select(c * x - s * y, T(0.0), r == q);
-                    work[base + r * n + q] = select(s * x + c * y, T(0.0), r == p);
-                }
-            }
-            wg_sync();
-        }
+        return;
     }
     // Ascending order: each eigenvalue's rank among them (ties by index),
     // its column of V moved there through work.
@@ -169,6 +193,6 @@ fn KERNEL(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         }
     }
     if (lid == 0u) {
-        info[g] = select(1, 0, converged);
+        info[g] = select(1, 0, converged || was_done);
     }
 }

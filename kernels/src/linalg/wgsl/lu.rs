@@ -2,7 +2,7 @@
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
-use super::{NB, Product, block, grid, kernel, launch, trailing_update};
+use super::{LOOP_BUDGET, Product, block, grid, kernel, launch, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
 
 /// LU with partial pivoting of the `batch` column-major matrices of order
@@ -24,10 +24,11 @@ pub(super) fn getrf<B: Backend, T: LinalgFloat>(
         &[("a", "T", true), ("piv", "i32", true), ("info", "i32", true)],
     );
     let rest = kernel::<T>("lu_rest", include_str!("lu_rest.wgsl"), &[("a", "T", true), ("piv", "i32", false)]);
-    let mut prod = if n > NB { Some(stream.alloc::<T>(batch * (n - NB) * (n - NB))?) } else { None };
+    let nb = panel_width(n);
+    let mut prod = if n > nb { Some(stream.alloc::<T>(batch * (n - nb) * (n - nb))?) } else { None };
     let matrices = grid(stream, batch, &what)?;
-    for k0 in (0..n).step_by(NB) {
-        let kb = NB.min(n - k0);
+    for k0 in (0..n).step_by(nb) {
+        let kb = nb.min(n - k0);
         let args = Args::new()
             .arg(a.view_mut())
             .arg(pivots.view_mut())
@@ -79,14 +80,30 @@ pub(super) fn getrs<B: Backend, T: LinalgFloat>(
         &[("a", "T", false), ("piv", "i32", false), ("b", "T", true)],
     );
     let rhs = grid(stream, total, &what)?;
-    let args = Args::new()
-        .arg(a.view())
-        .arg(pivots.view())
-        .arg(b)
-        .scalar(n as u32)
-        .scalar(nrhs as u32)
-        .scalar(total as u32)
-        .scalar(rhs.0)
-        .scalar(u32::from(transpose));
-    launch(stream, &solve, rhs, block(n), args)
+    let bs = block(n);
+    // Steps of a substitution per launch: each walks its rows once.
+    let width = (LOOP_BUDGET / (n.div_ceil(bs as usize) + 1)).max(1);
+    let phases: &[u32] = if transpose { &[3, 4, 5] } else { &[0, 1, 2] };
+    let mut b = b;
+    for &phase in phases {
+        let steps = if phase == 0 || phase == 5 { 1 } else { n };
+        let mut j0 = 0;
+        while j0 < steps {
+            let j1 = if steps == 1 { n } else { (j0 + width).min(n) };
+            let args = Args::new()
+                .arg(a.view())
+                .arg(pivots.view())
+                .arg(b.view_mut())
+                .scalar(n as u32)
+                .scalar(nrhs as u32)
+                .scalar(total as u32)
+                .scalar(rhs.0)
+                .scalar(phase)
+                .scalar(j0 as u32)
+                .scalar(j1 as u32);
+            launch(stream, &solve, rhs, bs, args)?;
+            j0 = if steps == 1 { steps } else { j1 };
+        }
+    }
+    Ok(())
 }

@@ -4,7 +4,7 @@
 //! unchanged on wgpu.
 //!
 //! - `getrf` ([`lu`]): blocked right-looking LU with partial pivoting.
-//!   Each panel of [`NB`] columns is factored by one workgroup per matrix
+//!   Each panel of 64 columns (fewer for the largest orders) is factored by one workgroup per matrix
 //!   (`lu_panel.wgsl`); its row swaps and the solve of U's panel rows
 //!   follow, one invocation per column (`lu_rest.wgsl`); the trailing
 //!   update is kiln's matrix product ([`matmul`]) subtracted from the
@@ -41,9 +41,20 @@ use kiln_core::{
 use super::LinalgFloat;
 use crate::launch::{program, wgsl_preamble};
 
-/// Columns per panel of the blocked factorisations: matrices of this
-/// order or less are one panel, one launch.
-pub(super) const NB: usize = 64;
+/// Columns per panel of the blocked factorisations of order `n`: 64
+/// (matrices of that order or less are one panel, one launch), or fewer
+/// where a panel's workgroup would walk past [`LOOP_BUDGET`] (per column,
+/// its rows once for the pivot and once per panel column to update).
+fn panel_width(n: usize) -> usize {
+    let walks = n.div_ceil(block(n) as usize);
+    [64, 32, 16, 8].into_iter().find(|&kb| kb * (walks * (kb + 2) + 20) <= LOOP_BUDGET).unwrap_or(4)
+}
+
+/// The most loop iterations a kernel here plans for one invocation:
+/// Mesa's software Vulkan driver (lavapipe, llvmpipe) ends every shader
+/// invocation's loops after 65535 iterations in all, silently, so a
+/// kernel that one workgroup would walk further is split into launches.
+const LOOP_BUDGET: usize = 40_000;
 
 /// What every kernel here starts with after its bindings.
 const COMMON: &str = include_str!("common.wgsl");

@@ -1,0 +1,70 @@
+// orgqr one reflector at a time, for matrices too large for one
+// workgroup's invocations to walk (orgqr.wgsl): one invocation per
+// (matrix, column c >= lo). With `apply`, reflector j = lo - 1 is applied
+// to column c; before that, a column past the reflectors starts as the
+// identity's (`init`), and column lo, if it holds a reflector (lo < k),
+// is first made H_lo e_lo (org2r's last step for it, which had to wait
+// until reflector lo had been applied to every column right of it). The
+// last launch (apply 0, lo 0) makes column 0.
+struct Params {
+    m: u32,
+    n: u32,
+    k: u32,
+    lo: u32,
+    batch: u32,
+    apply: u32,
+    init: u32,
+}
+
+fn reflect_column(col: u32, cc: u32, j: u32, t: T) {
+    var w = a[cc + j];
+    for (var i = j + 1u; i < params.m; i = i + 1u) {
+        w = w + a[col + i] * a[cc + i];
+    }
+    w = w * t;
+    a[cc + j] = a[cc + j] - w;
+    for (var i = j + 1u; i < params.m; i = i + 1u) {
+        a[cc + i] = a[cc + i] - w * a[col + i];
+    }
+}
+
+@compute @workgroup_size(block_x, block_y, block_z)
+fn KERNEL(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let m = params.m;
+    let q = params.n;
+    let k = params.k;
+    let lo = params.lo;
+    let cols = q - lo;
+    let t = gid.x + gid.y * nwg.x * block_x;
+    if (t >= params.batch * cols) {
+        return;
+    }
+    let g = t / cols;
+    let c = lo + t % cols;
+    let base = g * m * q;
+    let cc = base + c * m;
+    if (params.init != 0u && c >= k) {
+        for (var i = 0u; i < m; i = i + 1u) {
+            a[cc + i] = select(T(0.0), T(1.0), i == c);
+        }
+    }
+    if (c == lo && c < k) {
+        let tc = tau[g * k + c];
+        for (var i = 0u; i < m; i = i + 1u) {
+            if (i < c) {
+                a[cc + i] = T(0.0);
+            } else if (i == c) {
+                a[cc + i] = T(1.0) - tc;
+            } else {
+                a[cc + i] = -tc * a[cc + i];
+            }
+        }
+    }
+    if (params.apply != 0u) {
+        let j = lo - 1u;
+        let tj = tau[g * k + j];
+        if (tj != T(0.0)) {
+            reflect_column(base + j * m, cc, j, tj);
+        }
+    }
+}
