@@ -2,7 +2,7 @@
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, ViewMut};
 
-use super::{Product, block, grid, kernel, launch, panel_width, trailing_update};
+use super::{Panel, Product, block, grid, kernel, launch, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
 
 /// Cholesky factorisation of the lower triangles of the `batch`
@@ -34,7 +34,7 @@ pub(super) fn potrf<B: Backend, T: LinalgFloat>(
             .scalar(matrices.0);
         launch(stream, &panel, matrices, block(n - k0), args)?;
         if let Some(prod) = prod.as_mut() {
-            trailing_update(stream, &mut a, prod, n, k0, kb, batch, Product::Cholesky)?;
+            trailing_update(stream, &mut a, prod, Panel { n, k0, kb, batch }, Product::Cholesky)?;
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
-use super::{LOOP_BUDGET, Product, block, grid, kernel, launch, panel_width, trailing_update};
+use super::{LOOP_BUDGET, Panel, Product, block, grid, kernel, launch, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
 
 /// LU with partial pivoting of the `batch` column-major matrices of order
@@ -52,7 +52,7 @@ pub(super) fn getrf<B: Backend, T: LinalgFloat>(
             .scalar(total as u32);
         launch(stream, &rest, grid(stream, total.div_ceil(64), &what)?, 64, args)?;
         if let Some(prod) = prod.as_mut() {
-            trailing_update(stream, &mut a, prod, n, k0, kb, batch, Product::Lu)?;
+            trailing_update(stream, &mut a, prod, Panel { n, k0, kb, batch }, Product::Lu)?;
         }
     }
     Ok(())

@@ -200,20 +200,28 @@ enum Product {
     Cholesky,
 }
 
-/// The trailing update after the panel of columns `k0 .. k0 + kb` of the
-/// order-`n` matrices in `a`: the block from `(r0, r0)`, `r0 = k0 + kb`,
-/// less the product of the panel's blocks, formed by kiln's matrix product
-/// in `prod` (at least `batch (n - r0)^2` elements).
-fn trailing_update<B: Backend, T: LinalgFloat>(
-    stream: &Stream<B>,
-    a: &mut BufferViewMut<'_, B, T>,
-    prod: &mut Buffer<B, T>,
+/// One panel of a blocked factorisation: columns `k0 .. k0 + kb` of each
+/// of `batch` matrices of order `n`.
+#[derive(Debug, Clone, Copy)]
+struct Panel {
     n: usize,
     k0: usize,
     kb: usize,
     batch: usize,
+}
+
+/// The trailing update after `panel` of the matrices in `a`: the block
+/// from `(r0, r0)`, `r0 = k0 + kb`, less the product of the panel's
+/// blocks, formed by kiln's matrix product in `prod` (at least
+/// `batch (n - r0)^2` elements).
+fn trailing_update<B: Backend, T: LinalgFloat>(
+    stream: &Stream<B>,
+    a: &mut BufferViewMut<'_, B, T>,
+    prod: &mut Buffer<B, T>,
+    panel: Panel,
     product: Product,
 ) -> Result<()> {
+    let Panel { n, k0, kb, batch } = panel;
     let r0 = k0 + kb;
     let m = n - r0;
     if m == 0 {

@@ -12,17 +12,6 @@ struct Params {
     gx: u32,
 }
 
-fn reflect_column(col: u32, cc: u32, j: u32, t: T) {
-    var w = a[cc + j];
-    for (var i = j + 1u; i < params.m; i = i + 1u) {
-        w = w + a[col + i] * a[cc + i];
-    }
-    w = w * t;
-    a[cc + j] = a[cc + j] - w;
-    for (var i = j + 1u; i < params.m; i = i + 1u) {
-        a[cc + i] = a[cc + i] - w * a[col + i];
-    }
-}
 
 @compute @workgroup_size(block_x, block_y, block_z)
 fn KERNEL(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

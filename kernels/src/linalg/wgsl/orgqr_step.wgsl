@@ -16,17 +16,6 @@ struct Params {
     init: u32,
 }
 
-fn reflect_column(col: u32, cc: u32, j: u32, t: T) {
-    var w = a[cc + j];
-    for (var i = j + 1u; i < params.m; i = i + 1u) {
-        w = w + a[col + i] * a[cc + i];
-    }
-    w = w * t;
-    a[cc + j] = a[cc + j] - w;
-    for (var i = j + 1u; i < params.m; i = i + 1u) {
-        a[cc + i] = a[cc + i] - w * a[col + i];
-    }
-}
 
 @compute @workgroup_size(block_x, block_y, block_z)
 fn KERNEL(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

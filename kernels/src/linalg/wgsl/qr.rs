@@ -41,12 +41,20 @@ pub(super) fn geqrf<B: Backend, T: LinalgFloat>(
     let matrices = grid(stream, batch, &what)?;
     let bs = block(m.max(n));
     if geqrf_iterations(m, n, bs as usize) <= LOOP_BUDGET {
-        let k = kernel::<T>("qr", include_str!("qr.wgsl"), &[("a", "T", true), ("tau_out", "T", true)]);
+        let k = kernel::<T>(
+            "qr",
+            concat!(include_str!("householder.wgsl"), include_str!("qr.wgsl")),
+            &[("a", "T", true), ("tau_out", "T", true)],
+        );
         let args =
             Args::new().arg(a).arg(tau).scalar(m as u32).scalar(n as u32).scalar(batch as u32).scalar(matrices.0);
         return launch(stream, &k, matrices, bs, args);
     }
-    let step = kernel::<T>("qr_step", include_str!("qr_step.wgsl"), &[("a", "T", true), ("tau_out", "T", true)]);
+    let step = kernel::<T>(
+        "qr_step",
+        concat!(include_str!("householder.wgsl"), include_str!("qr_step.wgsl")),
+        &[("a", "T", true), ("tau_out", "T", true)],
+    );
     for j in 0..m.min(n) {
         let params = |house: bool, gx: u32| [m as u32, n as u32, j as u32, batch as u32, gx, u32::from(house)];
         let mut args = Args::new().arg(a.view_mut()).arg(tau.view_mut());
@@ -83,7 +91,11 @@ pub(super) fn orgqr<B: Backend, T: LinalgFloat>(
     let k = reflectors;
     let bs = block(m.max(n));
     if orgqr_iterations(m, n, k, bs as usize) <= LOOP_BUDGET {
-        let kern = kernel::<T>("orgqr", include_str!("orgqr.wgsl"), &[("a", "T", true), ("tau", "T", false)]);
+        let kern = kernel::<T>(
+            "orgqr",
+            concat!(include_str!("householder.wgsl"), include_str!("orgqr.wgsl")),
+            &[("a", "T", true), ("tau", "T", false)],
+        );
         let matrices = grid(stream, batch, &what)?;
         let args = Args::new()
             .arg(a)
@@ -95,7 +107,11 @@ pub(super) fn orgqr<B: Backend, T: LinalgFloat>(
             .scalar(matrices.0);
         return launch(stream, &kern, matrices, bs, args);
     }
-    let step = kernel::<T>("orgqr_step", include_str!("orgqr_step.wgsl"), &[("a", "T", true), ("tau", "T", false)]);
+    let step = kernel::<T>(
+        "orgqr_step",
+        concat!(include_str!("householder.wgsl"), include_str!("orgqr_step.wgsl")),
+        &[("a", "T", true), ("tau", "T", false)],
+    );
     // (lo, apply, init) of each launch, in order.
     let mut launches: Vec<(usize, bool, bool)> = (0..k).rev().map(|j| (j + 1, true, j + 1 == k)).collect();
     launches.push((0, false, k == 0));

@@ -12,19 +12,6 @@ struct Params {
     gx: u32,
 }
 
-// H = I - t v v^T applied to column `cc` of the matrix at `base`, where
-// v = [1; a[col + j + 1 .. col + m]].
-fn reflect_column(col: u32, cc: u32, j: u32, t: T) {
-    var w = a[cc + j];
-    for (var i = j + 1u; i < params.m; i = i + 1u) {
-        w = w + a[col + i] * a[cc + i];
-    }
-    w = w * t;
-    a[cc + j] = a[cc + j] - w;
-    for (var i = j + 1u; i < params.m; i = i + 1u) {
-        a[cc + i] = a[cc + i] - w * a[col + i];
-    }
-}
 
 @compute @workgroup_size(block_x, block_y, block_z)
 fn KERNEL(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -38,39 +25,8 @@ fn KERNEL(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     let base = g * m * n;
     for (var j = 0u; j < k; j = j + 1u) {
         let col = base + j * m;
-        let alpha = a[col + j];
-        var big = T(0.0);
-        for (var i = j + 1u + lid; i < m; i = i + block_x) {
-            big = max(big, abs(a[col + i]));
-        }
-        let amax = wg_max(big, lid);
-        var ss = T(0.0);
-        if (amax > T(0.0)) {
-            for (var i = j + 1u + lid; i < m; i = i + block_x) {
-                let v = a[col + i] / amax;
-                ss = ss + v * v;
-            }
-        }
-        let xnorm = amax * sqrt(wg_sum(ss, lid));
-        var tau = T(0.0);
-        var beta = alpha;
-        if (xnorm != T(0.0)) {
-            let big2 = max(abs(alpha), xnorm);
-            let ra = alpha / big2;
-            let rx = xnorm / big2;
-            let h = big2 * sqrt(ra * ra + rx * rx);
-            beta = select(h, -h, alpha >= T(0.0));
-            tau = (beta - alpha) / beta;
-        }
-        wg_sync();
-        if (tau != T(0.0)) {
-            let d = alpha - beta;
-            for (var i = j + 1u + lid; i < m; i = i + block_x) {
-                a[col + i] = a[col + i] / d;
-            }
-        }
+        let tau = householder(col, j, lid);
         if (lid == 0u) {
-            a[col + j] = beta;
             tau_out[g * k + j] = tau;
         }
         wg_sync();
