@@ -1,7 +1,8 @@
-// potrf's panel (lower): columns k0 .. k0 + kb of each symmetric matrix
-// of order n, rows k0 .. n, factored in place (unblocked, right-looking),
-// one workgroup per matrix: L11 on and below the panel's diagonal block,
-// L21 below it. Elements above the diagonal are not touched. A matrix
+// potrf's diagonal block (lower): rows and columns k0 .. k0 + kb of each
+// symmetric matrix of order n factored in place into L11 (unblocked,
+// right-looking), one workgroup per matrix; chol_trsm.wgsl then makes
+// L21 below it, one invocation per row. Elements above the diagonal are
+// not touched. A matrix
 // whose status is set (an earlier panel failed) is skipped; a diagonal
 // that is not positive (or NaN) sets the status to its 1-based order and
 // stops the matrix.
@@ -43,14 +44,14 @@ fn KERNEL(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         if (lid == 0u) {
             a[col + j] = l;
         }
-        for (var i = j + 1u + lid; i < n; i = i + block_x) {
+        for (var i = j + 1u + lid; i < end; i = i + block_x) {
             a[col + i] = a[col + i] / l;
         }
         wg_sync();
-        // The rank-1 update of the panel's lower triangle right of j.
-        for (var i = j + 1u + lid; i < n; i = i + block_x) {
+        // The rank-1 update of the block's lower triangle right of j.
+        for (var i = j + 1u + lid; i < end; i = i + block_x) {
             let lij = a[col + i];
-            let last = min(i + 1u, end);
+            let last = i + 1u;
             for (var c = j + 1u; c < last; c = c + 1u) {
                 a[base + c * n + i] = a[base + c * n + i] - lij * a[col + c];
             }

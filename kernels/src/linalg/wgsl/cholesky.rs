@@ -1,6 +1,6 @@
 //! `potrf` (lower) on WGSL: see the [module docs](super).
 
-use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, ViewMut};
+use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
 use super::{Panel, Product, block, grid, kernel, launch, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
@@ -19,6 +19,7 @@ pub(super) fn potrf<B: Backend, T: LinalgFloat>(
     let what = || format!("potrf of {batch} x {n}x{n} {} with kiln's WGSL kernels", T::DTYPE);
     stream.fill(&mut info, 0)?;
     let panel = kernel::<T>("chol_panel", include_str!("chol_panel.wgsl"), &[("a", "T", true), ("info", "i32", true)]);
+    let trsm = kernel::<T>("chol_trsm", include_str!("chol_trsm.wgsl"), &[("a", "T", true), ("info", "i32", false)]);
     let nb = panel_width(n);
     let mut prod = if n > nb { Some(stream.alloc::<T>(batch * (n - nb) * (n - nb))?) } else { None };
     let matrices = grid(stream, batch, &what)?;
@@ -32,7 +33,19 @@ pub(super) fn potrf<B: Backend, T: LinalgFloat>(
             .scalar(kb as u32)
             .scalar(batch as u32)
             .scalar(matrices.0);
-        launch(stream, &panel, matrices, block(n - k0), args)?;
+        launch(stream, &panel, matrices, block(kb), args)?;
+        let total = batch * (n - k0 - kb);
+        if total == 0 {
+            break;
+        }
+        let args = Args::new()
+            .arg(a.view_mut())
+            .arg(info.view())
+            .scalar(n as u32)
+            .scalar(k0 as u32)
+            .scalar(kb as u32)
+            .scalar(total as u32);
+        launch(stream, &trsm, grid(stream, total.div_ceil(64), &what)?, 64, args)?;
         if let Some(prod) = prod.as_mut() {
             trailing_update(stream, &mut a, prod, Panel { n, k0, kb, batch }, Product::Cholesky)?;
         }

@@ -11,8 +11,10 @@
 //!   trailing block (`subtract.wgsl`).
 //! - `getrs`: one workgroup per right-hand side, the triangular solves
 //!   column by column (`lu_solve.wgsl`).
-//! - `potrf` ([`cholesky`]): blocked the same way, the lower triangle
-//!   (`chol_panel.wgsl`, then the product `L21 L21^T`).
+//! - `potrf` ([`cholesky`]): blocked the same way, the lower triangle:
+//!   one workgroup per matrix factors the panel's diagonal block
+//!   (`chol_panel.wgsl`), one invocation per row below it solves for
+//!   `L21` (`chol_trsm.wgsl`), then the product `L21 L21^T`.
 //! - `geqrf` and `orgqr` ([`qr`]): Householder reflectors as LAPACK's
 //!   larfg makes them, one workgroup per matrix, one invocation per column
 //!   for their application (`qr.wgsl`, `orgqr.wgsl`).
