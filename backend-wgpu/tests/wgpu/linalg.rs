@@ -221,3 +221,28 @@ fn jacobi_eigenpairs_and_the_order_limit() {
         other => panic!("eigh of order 193 on wgpu returned {other:?}"),
     }
 }
+
+#[test]
+fn a_solve_longer_than_one_launch_per_substitution() {
+    // At 3200 in workgroups of 256 a step walks 13 rows per invocation,
+    // so a substitution's 3200 steps take two launches (2857 steps each at
+    // most, by the loop budget), and LU's panels narrow to 32 columns (100
+    // panels and trailing products).
+    let Some(dev) = device() else { return };
+    let s = stream(&dev);
+    let n = 3200;
+    let mut a = random(51, n * n);
+    for i in 0..n {
+        a[i * n + i] += 2.0 * (n as f64).sqrt();
+    }
+    let x_true = random(52, n);
+    let b = matmul(&a, &x_true, n, n, 1);
+    let (da, db) = (s.upload(&narrow(&a)).unwrap(), s.upload(&narrow(&b)).unwrap());
+    let mut dx = s.upload(&vec![POISON; n]).unwrap();
+    solve(&s, &da, &db, &mut dx, MatrixShape::square(1, n), 1).unwrap();
+    let x = wide(&dx.to_vec().unwrap());
+    let r: Vec<f64> = matmul(&a, &x, n, n, 1).iter().zip(&b).map(|(ax, b)| ax - b).collect();
+    let bound = 16.0 * n as f64 * f64::from(f32::EPSILON) * max_abs(&a) * n as f64 * max_abs(&x);
+    assert!(max_abs(&r) <= bound, "solve {n}x{n}: residual {:e} over {bound:e}", max_abs(&r));
+    assert_close("x against the x that made b", &x, &x_true, 1e-2);
+}

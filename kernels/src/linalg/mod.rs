@@ -547,7 +547,9 @@ pub fn lstsq<B: Backend, T: LinalgFloat>(
 /// The eigenvalues `w` (ascending, `n` per matrix) and orthonormal
 /// eigenvectors `v` (one per column, `v[:, i]` for `w[i]`) of each
 /// symmetric matrix of `a`, from its lower triangle (NumPy's `eigh`). An
-/// eigensolver that does not converge is [`Error::LinAlg`].
+/// eigensolver that does not converge is [`Error::LinAlg`]. On wgpu,
+/// kiln's Jacobi kernel takes orders up to 192; larger ones are
+/// `Unsupported`.
 ///
 /// # Examples
 /// ```
