@@ -72,7 +72,7 @@ impl<B: Backend> Stream<B> {
         }
         let spans = layout.spans().ok_or_else(|| Error::invalid(call(), "the layout overflows"))?;
         let SolverArgs { a, b, pivots, info } = args;
-        let a = self.solver_operand(a, "a", spans.a, true, &call)?.expect("a is always used");
+        let a = self.solver_operand(a, "a", spans.a, true, &call)?;
         let b = self.solver_operand_opt(b, "b", spans.b, &call)?;
         let pivots = self.solver_operand_opt(pivots, "pivots", spans.pivots, &call)?;
         let info = self.solver_operand_opt(info, "info", spans.info, &call)?;
@@ -106,8 +106,8 @@ impl<B: Backend> Stream<B> {
     }
 
     /// `view` as a call operand, after checking that it holds `span`
-    /// elements and is this device's; `None` when the step does not use it
-    /// (`span` 0) and `used` is false.
+    /// elements and is this device's; an error when the step does not use
+    /// it (`span` 0) unless `used` says it always does.
     fn solver_operand<'v, T: Element>(
         &self,
         view: BufferViewMut<'v, B, T>,
@@ -115,7 +115,7 @@ impl<B: Backend> Stream<B> {
         span: usize,
         used: bool,
         call: &dyn Fn() -> String,
-    ) -> Result<Option<GemmOperand<'v, B>>> {
+    ) -> Result<GemmOperand<'v, B>> {
         if !used && span == 0 {
             return Err(Error::invalid(call(), format!("{} takes no `{name}`", call())));
         }
@@ -124,7 +124,7 @@ impl<B: Backend> Stream<B> {
             return Err(Error::invalid(call(), format!("`{name}` holds {len} elements; the layout spans {span}")));
         }
         self.same_device(buffer.device(), &format!("{}: {name}", call()))?;
-        Ok(Some(GemmOperand { buffer: buffer.raw(), offset: offset * T::DTYPE.size() }))
+        Ok(GemmOperand { buffer: buffer.raw(), offset: offset * T::DTYPE.size() })
     }
 
     /// [`solver_operand`](Self::solver_operand) for an operand the step may
@@ -139,7 +139,7 @@ impl<B: Backend> Stream<B> {
         match (view, span) {
             (None, 0) => Ok(None),
             (None, _) => Err(Error::invalid(call(), format!("the step needs `{name}` ({span} elements)"))),
-            (Some(v), span) => self.solver_operand(v, name, span, false, call),
+            (Some(v), span) => self.solver_operand(v, name, span, false, call).map(Some),
         }
     }
 }

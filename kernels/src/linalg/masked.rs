@@ -134,15 +134,42 @@ pub(super) fn copy<B: Backend, T: LinalgFloat>(
     kernel()?.launch(stream, args)
 }
 
-/// Identity matrices (their leading `shape.cols` columns) into `dst`.
+/// Identity matrices (their leading `shape.cols` columns) into `dst`,
+/// made on the device (nothing uploaded).
 pub(super) fn identity<B: Backend, T: LinalgFloat>(
     stream: &Stream<B>,
-    dst: BufferViewMut<'_, B, T>,
+    mut dst: BufferViewMut<'_, B, T>,
     shape: MatrixShape,
 ) -> Result<()> {
-    let one = stream.upload(&[T::from_f64(1.0)])?;
-    let strides = Strides { batch: 0, row: 0, col: 0 };
-    copy(stream, one.view(), dst, shape, strides, Mask { lo: 0, hi: 0, ..Mask::ALL })
+    static K: OnceLock<Result<ElementwiseKernel>> = OnceLock::new();
+    if shape.is_empty() {
+        return Ok(());
+    }
+    if dst.len() < shape.len() {
+        return Err(Error::invalid("linalg identity", format!("{} elements for {shape}", dst.len())));
+    }
+    let k = K
+        .get_or_init(|| {
+            let t = Ty::param("T");
+            let u32t = kiln_core::DType::U32;
+            let j: Expr = index() % var("cols");
+            let i: Expr = (index() / var("cols")) % var("rows");
+            let one = Expr::constant(1i32).cast(t.clone());
+            let zero = Expr::constant(0i32).cast(t.clone());
+            Elementwise::new("kiln_linalg_identity")
+                .output("dst", t)
+                .scalar("rows", u32t)
+                .scalar("cols", u32t)
+                .set("dst", select(i.eq(j), one, zero))
+                .build()
+        })
+        .as_ref()
+        .map_err(Clone::clone)?;
+    let args = Args::new()
+        .arg(dst.slice_mut(..shape.len())?)
+        .scalar(narrow::<u32>(shape.rows, "rows")?)
+        .scalar(narrow::<u32>(shape.cols, "cols")?);
+    k.launch(stream, args)
 }
 
 /// `src`'s matrices transposed: `src` holds `shape.batch` matrices of
