@@ -163,7 +163,7 @@ fn many_small_systems_in_one_batch() {
 }
 
 #[test]
-fn tall_qr_is_orthonormal_and_reproduces_a() {
+fn tall_qr_in_both_modes_is_orthonormal_and_reproduces_a() {
     let Some(dev) = device() else { return };
     let s = stream(&dev);
     // 300 x 200 is past one workgroup's walk: one launch per reflector.
@@ -181,6 +181,18 @@ fn tall_qr_is_orthonormal_and_reproduces_a() {
     let qt: Vec<f64> = (0..n * m).map(|ji| q[(ji % m) * n + ji / m]).collect();
     let eye: Vec<f64> = (0..n * n).map(|ij| f64::from(u8::from(ij / n == ij % n))).collect();
     assert_close("Q^T Q against I", &matmul(&qt, &q, n, m, n), &eye, tol);
+
+    // Complete: Q is m x m, its last m - n columns made from the identity's
+    // (past one workgroup's walk too), R is m x n with zero rows below n.
+    let mut dq = s.upload(&vec![POISON; m * m]).unwrap();
+    let mut dr = s.upload(&vec![POISON; m * n]).unwrap();
+    qr(&s, &da, &mut dq, &mut dr, shape, QrMode::Complete).unwrap();
+    let (q, r) = (wide(&dq.to_vec().unwrap()), wide(&dr.to_vec().unwrap()));
+    assert!(r[n * n..].iter().all(|&v| v == 0.0), "R's rows past n are zero");
+    assert_close("complete Q R against A", &matmul(&q, &r, m, m, n), &a, tol);
+    let qt: Vec<f64> = (0..m * m).map(|ji| q[(ji % m) * m + ji / m]).collect();
+    let eye: Vec<f64> = (0..m * m).map(|ij| f64::from(u8::from(ij / m == ij % m))).collect();
+    assert_close("complete Q^T Q against I", &matmul(&qt, &q, m, m, m), &eye, tol);
 }
 
 #[test]
