@@ -4,24 +4,31 @@
 //! unchanged on wgpu.
 //!
 //! - `getrf` ([`lu`]): blocked right-looking LU with partial pivoting.
-//!   Each panel of 64 columns (fewer for the largest orders) is factored by one workgroup per matrix
-//!   (`lu_panel.wgsl`); its row swaps and the solve of U's panel rows
-//!   follow, one invocation per column (`lu_rest.wgsl`); the trailing
-//!   update is kiln's matrix product ([`matmul`]) subtracted from the
-//!   trailing block (`subtract.wgsl`).
+//!   Each panel of 64 columns (fewer for the largest orders) is factored
+//!   by one workgroup per matrix (`lu_panel.wgsl`); its row swaps and the
+//!   solve of U's panel rows follow, one invocation per column
+//!   (`lu_rest.wgsl`); the trailing update is kiln's matrix product
+//!   ([`matmul`]) subtracted from the trailing block (`subtract.wgsl`).
 //! - `getrs`: one workgroup per right-hand side, the triangular solves
-//!   column by column (`lu_solve.wgsl`).
+//!   one unknown per step (`lu_solve.wgsl`), a launch per phase or per
+//!   run of steps.
 //! - `potrf` ([`cholesky`]): blocked the same way, the lower triangle:
 //!   one workgroup per matrix factors the panel's diagonal block
 //!   (`chol_panel.wgsl`), one invocation per row below it solves for
 //!   `L21` (`chol_trsm.wgsl`), then the product `L21 L21^T`.
 //! - `geqrf` and `orgqr` ([`qr`]): Householder reflectors as LAPACK's
-//!   larfg makes them, one workgroup per matrix, one invocation per column
-//!   for their application (`qr.wgsl`, `orgqr.wgsl`).
+//!   larfg makes them (`householder.wgsl`): one workgroup per matrix and
+//!   one launch for small matrices (`qr.wgsl`, `orgqr.wgsl`), one or two
+//!   launches per reflector for large ones, each column's update its own
+//!   invocation (`qr_step.wgsl`, `orgqr_step.wgsl`).
 //! - `syevd`'s results ([`eigh`]) by cyclic Jacobi sweeps, one workgroup
-//!   per matrix, rounds of disjoint rotations at once, for orders up to
-//!   [`eigh::MAX_ORDER`] (`eigh_jacobi.wgsl`); larger orders are
-//!   `Unsupported`, naming the tridiagonal reduction they would need.
+//!   per matrix and one launch per sweep, rounds of disjoint rotations at
+//!   once, for orders up to [`eigh::MAX_ORDER`] (`eigh_jacobi.wgsl`);
+//!   larger orders are `Unsupported`, naming the tridiagonal reduction
+//!   they would need.
+//!
+//! No invocation plans more than [`LOOP_BUDGET`] loop iterations in one
+//! launch (see there).
 //!
 //! Every index is 32 bits, as WGSL's are: a batch past 2^32 elements is
 //! `Unsupported`.
