@@ -135,7 +135,8 @@ pub(crate) fn run<B: Backend, T: LinalgFloat>(
 }
 
 /// `view`, checked to hold the `span` elements the step uses; `None`
-/// where the step does not use it.
+/// where the step does not use it, an error where it does and `view` is
+/// missing.
 fn operand<'a, B: Backend, T: kiln_core::Element>(
     view: Option<BufferViewMut<'a, B, T>>,
     name: &str,
@@ -144,7 +145,7 @@ fn operand<'a, B: Backend, T: kiln_core::Element>(
 ) -> Result<Option<BufferViewMut<'a, B, T>>> {
     match view {
         _ if span == 0 => Ok(None),
-        None => Ok(None),
+        None => Err(Error::invalid(what(), format!("the step needs `{name}` ({span} elements)"))),
         Some(v) if v.len() < span => {
             Err(Error::LengthMismatch { what: format!("{}: {name}", what()), expected: span, actual: v.len() })
         }
