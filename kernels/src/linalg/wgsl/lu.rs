@@ -5,6 +5,12 @@ use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 use super::{LOOP_BUDGET, Panel, Product, block, grid, kernel, launch, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
 
+/// Invocations per workgroup for an LU panel of `rows` rows: a power of
+/// two from 32 to `widest`.
+fn panel_block(rows: usize, widest: u32) -> u32 {
+    rows.next_power_of_two().clamp(32, widest as usize) as u32
+}
+
 /// LU with partial pivoting of the `batch` column-major matrices of order
 /// `n` in `a`, in place: LAPACK's 1-based pivots into `pivots`, and into
 /// `info` 0 or the 1-based column of the first exactly zero pivot.
@@ -18,9 +24,15 @@ pub(super) fn getrf<B: Backend, T: LinalgFloat>(
 ) -> Result<()> {
     let what = || format!("getrf of {batch} x {n}x{n} {} with kiln's WGSL kernels", T::DTYPE);
     stream.fill(&mut info, 0)?;
+    // The panel's workgroups: as wide as its rows ask, up to 1024 where
+    // the device allows.
+    let limits = &stream.device().info().limits;
+    let widest = [1024, limits.max_threads_per_block, limits.max_block[0]].into_iter().min().unwrap_or(256).max(32);
+    let widest = 1u32 << (31 - widest.leading_zeros());
+    let source = include_str!("lu_panel.wgsl").replace("PANEL_BLOCK", &widest.to_string());
     let panel = kernel::<T>(
-        "lu_panel",
-        include_str!("lu_panel.wgsl"),
+        &format!("lu_panel_{widest}"),
+        &source,
         &[("a", "T", true), ("piv", "i32", true), ("info", "i32", true)],
     );
     let rest = kernel::<T>("lu_rest", include_str!("lu_rest.wgsl"), &[("a", "T", true), ("piv", "i32", false)]);
@@ -38,7 +50,7 @@ pub(super) fn getrf<B: Backend, T: LinalgFloat>(
             .scalar(kb as u32)
             .scalar(batch as u32)
             .scalar(matrices.0);
-        launch(stream, &panel, matrices, block(n - k0), args)?;
+        launch(stream, &panel, matrices, panel_block(n - k0, widest), args)?;
         if kb == n {
             break;
         }

@@ -3,7 +3,10 @@
 // right-looking), one workgroup per matrix. Row swaps touch the panel's
 // columns only (lu_rest.wgsl applies them to the others). Pivots are
 // LAPACK's, 1-based; a matrix's status becomes the 1-based column of its
-// first exactly zero pivot, unless an earlier panel set one.
+// first exactly zero pivot, unless an earlier panel set one. Workgroups
+// of up to PANEL_BLOCK invocations (more than the other kernels' 256 where
+// the device allows: a tall panel is one workgroup's walk, and more
+// invocations keep more of its loads in flight).
 struct Params {
     n: u32,
     k0: u32,
@@ -12,8 +15,8 @@ struct Params {
     gx: u32,
 }
 
-var<workgroup> best_v: array<T, 256>;
-var<workgroup> best_i: array<u32, 256>;
+var<workgroup> best_v: array<T, PANEL_BLOCK>;
+var<workgroup> best_i: array<u32, PANEL_BLOCK>;
 var<workgroup> zero_at: u32;
 
 @compute @workgroup_size(block_x, block_y, block_z)
