@@ -2,7 +2,7 @@
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
-use super::{Panel, Product, block, grid, kernel, launch, panel_width, trailing_update};
+use super::{Panel, Product, block, grid, kernel, launch, launch_items, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
 
 /// Cholesky factorisation of the lower triangles of the `batch`
@@ -45,7 +45,7 @@ pub(super) fn potrf<B: Backend, T: LinalgFloat>(
             .scalar(k0 as u32)
             .scalar(kb as u32)
             .scalar(total as u32);
-        launch(stream, &trsm, grid(stream, total.div_ceil(64), &what)?, 64, args)?;
+        launch_items(stream, &trsm, total, args, &what)?;
         if let Some(prod) = prod.as_mut() {
             trailing_update(stream, &mut a, prod, Panel { n, k0, kb, batch }, Product::Cholesky)?;
         }

@@ -2,7 +2,7 @@
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
-use super::{LOOP_BUDGET, Panel, Product, block, grid, kernel, launch, panel_width, trailing_update};
+use super::{LOOP_BUDGET, Panel, Product, block, grid, kernel, launch, launch_items, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
 
 /// Invocations per workgroup for an LU panel of `rows` rows: a power of
@@ -62,7 +62,7 @@ pub(super) fn getrf<B: Backend, T: LinalgFloat>(
             .scalar(k0 as u32)
             .scalar(kb as u32)
             .scalar(total as u32);
-        launch(stream, &rest, grid(stream, total.div_ceil(64), &what)?, 64, args)?;
+        launch_items(stream, &rest, total, args, &what)?;
         if let Some(prod) = prod.as_mut() {
             trailing_update(stream, &mut a, prod, Panel { n, k0, kb, batch }, Product::Lu)?;
         }

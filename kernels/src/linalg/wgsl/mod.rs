@@ -180,6 +180,24 @@ fn grid<B: Backend>(stream: &Stream<B>, items: usize, what: &dyn Fn() -> String)
     Ok((gx as u32, gy as u32))
 }
 
+/// Invocations per workgroup of the kernels with one invocation per item
+/// (a column or row of each matrix of the batch).
+const ITEMS_BLOCK: u32 = 64;
+
+/// Enqueue `kernel` with one invocation per item, `total` of them, in
+/// workgroups of [`ITEMS_BLOCK`]: the kernel forms its item from its
+/// global invocation id and returns past `total`.
+fn launch_items<B: Backend>(
+    stream: &Stream<B>,
+    kernel: &Arc<Program>,
+    total: usize,
+    args: Args<'_, B>,
+    what: &dyn Fn() -> String,
+) -> Result<()> {
+    let groups = grid(stream, total.div_ceil(ITEMS_BLOCK as usize), what)?;
+    launch(stream, kernel, groups, ITEMS_BLOCK, args)
+}
+
 /// Enqueue `kernel` over `grid` workgroups of `block` invocations.
 fn launch<B: Backend>(
     stream: &Stream<B>,
@@ -192,12 +210,14 @@ fn launch<B: Backend>(
     // SAFETY: each kernel here indexes matrix `g < batch` (or right-hand
     // side `w < batch * nrhs`) of its bindings at offsets below
     // `batch * rows * cols` (`batch * nrhs * n` for right-hand sides,
-    // `batch * n` for pivots, `batch` for statuses), which the operands
-    // span (`run` cut them to `SolverLayout::spans`, the products' buffers
-    // are allocated to that size), every offset below 2^32 (checked by
-    // `run`); workgroups past the batch return at once; pivots read back
-    // are the kernels' own, in `1..=n`. Bindings are distinct buffers or
-    // one read-only.
+    // `batch * n` for pivots, `batch` for statuses and tolerances), which
+    // the operands hold (`run` checked them against `SolverLayout::spans`)
+    // and the scratch buffers (the products', Jacobi's matrices and
+    // tolerances) are allocated to; every offset is below 2^32 (checked by
+    // `run`); workgroups and invocations past the batch return at once.
+    // Pivots are read only where getrf's panels wrote them, or where the
+    // caller (`vendor.rs`) passes getrf's or the identity's, in `1..=n`.
+    // Bindings are distinct buffers, or views of one buffer all read-only.
     unsafe { stream.launch(&kernel, LaunchConfig::new(grid, block), args) }
 }
 

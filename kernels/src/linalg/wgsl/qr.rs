@@ -7,11 +7,8 @@
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
-use super::{LOOP_BUDGET, block, grid, kernel, launch};
+use super::{LOOP_BUDGET, block, grid, kernel, launch, launch_items};
 use crate::linalg::LinalgFloat;
-
-/// Invocations per workgroup of the per-column kernels.
-const COLUMNS: u32 = 64;
 
 /// The loop iterations one invocation of `qr.wgsl` runs on an `m` x `n`
 /// matrix with workgroups of `bs`: per column, its reductions and, for
@@ -56,20 +53,20 @@ pub(super) fn geqrf<B: Backend, T: LinalgFloat>(
         &[("a", "T", true), ("tau_out", "T", true)],
     );
     for j in 0..m.min(n) {
-        let params = |house: bool, gx: u32| [m as u32, n as u32, j as u32, batch as u32, gx, u32::from(house)];
-        let mut args = Args::new().arg(a.view_mut()).arg(tau.view_mut());
-        for p in params(true, matrices.0) {
-            args = args.scalar(p);
-        }
-        launch(stream, &step, matrices, block(m - j), args)?;
-        let total = batch * (n - j - 1);
-        if total > 0 {
-            let columns = grid(stream, total.div_ceil(COLUMNS as usize), &what)?;
+        // Column j's reflector, one workgroup per matrix, then its
+        // application, one invocation per column right of it (which reads
+        // no `gx`: it finds its column from its global id).
+        for house in [true, false] {
             let mut args = Args::new().arg(a.view_mut()).arg(tau.view_mut());
-            for p in params(false, columns.0) {
+            for p in [m as u32, n as u32, j as u32, batch as u32, matrices.0, u32::from(house)] {
                 args = args.scalar(p);
             }
-            launch(stream, &step, columns, COLUMNS, args)?;
+            let columns = batch * (n - j - 1);
+            if house {
+                launch(stream, &step, matrices, block(m - j), args)?;
+            } else if columns > 0 {
+                launch_items(stream, &step, columns, args, &what)?;
+            }
         }
     }
     Ok(())
@@ -120,7 +117,6 @@ pub(super) fn orgqr<B: Backend, T: LinalgFloat>(
         if total == 0 {
             continue;
         }
-        let columns = grid(stream, total.div_ceil(COLUMNS as usize), &what)?;
         let args = Args::new()
             .arg(a.view_mut())
             .arg(tau.view())
@@ -131,7 +127,7 @@ pub(super) fn orgqr<B: Backend, T: LinalgFloat>(
             .scalar(batch as u32)
             .scalar(u32::from(apply))
             .scalar(u32::from(init));
-        launch(stream, &step, columns, COLUMNS, args)?;
+        launch_items(stream, &step, total, args, &what)?;
     }
     Ok(())
 }
