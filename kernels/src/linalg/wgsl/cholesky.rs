@@ -2,8 +2,13 @@
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
-use super::{Panel, Product, block, grid, kernel, launch, launch_items, panel_width, trailing_update};
+use super::{Panel, Product, block, grid, kernel, launch, launch_items, trailing_update};
 use crate::linalg::LinalgFloat;
+
+/// Columns per panel: `chol_panel.wgsl` holds an `NB` x `NB` diagonal block's
+/// lower triangle in workgroup memory, and `chol_trsm.wgsl` walks `NB^2 / 2`
+/// steps per row, within [`LOOP_BUDGET`](super::LOOP_BUDGET) at every order.
+const NB: usize = 64;
 
 /// Cholesky factorisation of the lower triangles of the `batch`
 /// column-major symmetric matrices of order `n` in `a`, in place (the
@@ -20,7 +25,7 @@ pub(super) fn potrf<B: Backend, T: LinalgFloat>(
     stream.fill(&mut info, 0)?;
     let panel = kernel::<T>("chol_panel", include_str!("chol_panel.wgsl"), &[("a", "T", true), ("info", "i32", true)]);
     let trsm = kernel::<T>("chol_trsm", include_str!("chol_trsm.wgsl"), &[("a", "T", true), ("info", "i32", false)]);
-    let nb = panel_width(n);
+    let nb = NB;
     let mut prod = if n > nb { Some(stream.alloc::<T>(batch * (n - nb) * (n - nb))?) } else { None };
     let matrices = grid(stream, batch, &what)?;
     for k0 in (0..n).step_by(nb) {
@@ -33,7 +38,9 @@ pub(super) fn potrf<B: Backend, T: LinalgFloat>(
             .scalar(kb as u32)
             .scalar(batch as u32)
             .scalar(matrices.0);
-        launch(stream, &panel, matrices, block(kb), args)?;
+        // Invocations to spread a step's rank-1 update over: one per pair of
+        // the block's lower-triangle elements, up to 256.
+        launch(stream, &panel, matrices, block((kb * kb).div_ceil(2)), args)?;
         let total = batch * (n - k0 - kb);
         if total == 0 {
             break;

@@ -59,3 +59,23 @@ fn reflect_column(col: u32, cc: u32, j: u32, t: T) {
         a[cc + i] = a[cc + i] - w * a[col + i];
     }
 }
+
+// The same by the whole workgroup, which calls it in uniform control
+// flow: the product with v summed over the workgroup (rows j on, row j by
+// invocation 0), then each invocation updates the rows it read, so no
+// element is read by one invocation and written by another.
+fn reflect_column_wg(col: u32, cc: u32, j: u32, t: T, lid: u32) {
+    var part = select(T(0.0), a[cc + j], lid == 0u);
+    for (var i = j + 1u + lid; i < params.m; i = i + block_x) {
+        part = part + a[col + i] * a[cc + i];
+    }
+    let w = wg_sum(part, lid) * t;
+    if (t != T(0.0)) {
+        if (lid == 0u) {
+            a[cc + j] = a[cc + j] - w;
+        }
+        for (var i = j + 1u + lid; i < params.m; i = i + block_x) {
+            a[cc + i] = a[cc + i] - w * a[col + i];
+        }
+    }
+}

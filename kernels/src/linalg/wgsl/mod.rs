@@ -13,14 +13,14 @@
 //!   one unknown per step (`lu_solve.wgsl`), a launch per phase or per
 //!   run of steps.
 //! - `potrf` ([`cholesky`]): blocked the same way, the lower triangle:
-//!   one workgroup per matrix factors the panel's diagonal block
-//!   (`chol_panel.wgsl`), one invocation per row below it solves for
-//!   `L21` (`chol_trsm.wgsl`), then the product `L21 L21^T`.
+//!   one workgroup per matrix factors the panel's 64 x 64 diagonal block
+//!   in workgroup memory (`chol_panel.wgsl`), one invocation per row below
+//!   it solves for `L21` (`chol_trsm.wgsl`), then the product `L21 L21^T`.
 //! - `geqrf` and `orgqr` ([`qr`]): Householder reflectors as LAPACK's
 //!   larfg makes them (`householder.wgsl`): one workgroup per matrix and
 //!   one launch for small matrices (`qr.wgsl`, `orgqr.wgsl`), one or two
 //!   launches per reflector for large ones, each column's update its own
-//!   invocation (`qr_step.wgsl`, `orgqr_step.wgsl`).
+//!   workgroup (`qr_step.wgsl`, `orgqr_step.wgsl`).
 //! - `syevd`'s results ([`eigh`]) by cyclic Jacobi sweeps, one workgroup
 //!   per matrix and one launch per sweep, rounds of disjoint rotations at
 //!   once, for orders up to [`eigh::MAX_ORDER`] (`eigh_jacobi.wgsl`);

@@ -3,11 +3,11 @@
 //! A batch whose matrices one workgroup walks within [`LOOP_BUDGET`]
 //! iterations per invocation takes one launch (`qr.wgsl`, `orgqr.wgsl`);
 //! larger matrices take one or two launches per reflector, each column's
-//! update its own invocation (`qr_step.wgsl`, `orgqr_step.wgsl`).
+//! update its own workgroup (`qr_step.wgsl`, `orgqr_step.wgsl`).
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
-use super::{LOOP_BUDGET, block, grid, kernel, launch, launch_items};
+use super::{LOOP_BUDGET, block, grid, kernel, launch};
 use crate::linalg::LinalgFloat;
 
 /// The loop iterations one invocation of `qr.wgsl` runs on an `m` x `n`
@@ -54,8 +54,8 @@ pub(super) fn geqrf<B: Backend, T: LinalgFloat>(
     );
     for j in 0..m.min(n) {
         // Column j's reflector, one workgroup per matrix, then its
-        // application, one invocation per column right of it (which reads
-        // no `gx`: it finds its column from its global id).
+        // application, one workgroup per column right of it (which reads
+        // no `gx`: it finds its column from the grid's width).
         for house in [true, false] {
             let mut args = Args::new().arg(a.view_mut()).arg(tau.view_mut());
             for p in [m as u32, n as u32, j as u32, batch as u32, matrices.0, u32::from(house)] {
@@ -65,7 +65,7 @@ pub(super) fn geqrf<B: Backend, T: LinalgFloat>(
             if house {
                 launch(stream, &step, matrices, block(m - j), args)?;
             } else if columns > 0 {
-                launch_items(stream, &step, columns, args, &what)?;
+                launch(stream, &step, grid(stream, columns, &what)?, block(m - j), args)?;
             }
         }
     }
@@ -127,7 +127,7 @@ pub(super) fn orgqr<B: Backend, T: LinalgFloat>(
             .scalar(batch as u32)
             .scalar(u32::from(apply))
             .scalar(u32::from(init));
-        launch_items(stream, &step, total, args, &what)?;
+        launch(stream, &step, grid(stream, total, &what)?, bs, args)?;
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 // geqrf one column at a time, for matrices too large for one workgroup's
 // invocations to walk (qr.wgsl): with `house` 1, one workgroup per matrix
-// makes column j's reflector as qr.wgsl does; with 0, one invocation per
-// (matrix, column c > j) applies it to column c.
+// makes column j's reflector as qr.wgsl does; with 0, one workgroup per
+// (matrix, column c > j) applies it to column c, its rows spread over the
+// workgroup so that neighbouring invocations read neighbouring rows.
 struct Params {
     m: u32,
     n: u32,
@@ -16,7 +17,6 @@ struct Params {
 fn KERNEL(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
-    @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
     let m = params.m;
@@ -25,17 +25,14 @@ fn KERNEL(
     let j = params.j;
     if (params.house == 0u) {
         let cols = n - j - 1u;
-        let t = gid.x + gid.y * nwg.x * block_x;
-        if (t >= params.batch * cols) {
+        let w = item(wid, nwg.x);
+        if (w >= params.batch * cols) {
             return;
         }
-        let g = t / cols;
-        let c = j + 1u + t % cols;
+        let g = w / cols;
+        let c = j + 1u + w % cols;
         let base = g * m * n;
-        let tau = tau_out[g * k + j];
-        if (tau != T(0.0)) {
-            reflect_column(base + j * m, base + c * m, j, tau);
-        }
+        reflect_column_wg(base + j * m, base + c * m, j, tau_out[g * k + j], lid);
         return;
     }
     let g = item(wid, params.gx);
