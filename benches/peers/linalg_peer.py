@@ -6,8 +6,9 @@ same run.
 GPU calls are timed between CUDA events around windows of back-to-back
 calls (kiln's sampling: warm-up, then --runs windows, the median kept);
 CPU calls on the host clock. Inputs are the matrices kiln factors: random
-(`solve`, `qr`), symmetric positive definite (`cholesky`), symmetric
-(`eigh`).
+(`solve`, `lu`, `qr`), symmetric positive definite (`cholesky`), symmetric
+(`eigh`). `lu` is `lu_factor` (getrf): torch.linalg's, cupyx.scipy.linalg's
+and scipy.linalg's, the last two for single matrices only; NumPy has none.
 
 Writes a JSON list of {"peer", "case", "ms", "min_ms", "calls"} to --json;
 a peer that is not installed is reported as {"peer", "absent": reason}."""
@@ -42,8 +43,12 @@ def inputs(xp, case, rng_normal):
     return a, rhs
 
 
-def call_of(lib, case, a, rhs):
+def call_of(lib, case, a, rhs, lu=None):
+    """The peer's call of `case` (`lu` its lu_factor, if it has one for a's
+    rank), or None where it has none."""
     op = case["op"]
+    if op == "lu":
+        return None if lu is None else (lambda: lu(a))
     if op == "solve":
         return lambda: lib.solve(a, rhs[..., None] if a.ndim == 3 else rhs)
     if op == "cholesky":
@@ -57,11 +62,16 @@ def call_of(lib, case, a, rhs):
 
 try:
     import cupy as cp
+    try:
+        from cupyx.scipy.linalg import lu_factor as cupy_lu
+    except Exception:  # noqa: BLE001 (cupyx.scipy needs SciPy's interfaces)
+        cupy_lu = None
     for case in cases:
         a, rhs = inputs(cp, case, lambda s, d: cp.random.standard_normal(s, dtype=d))
-        f = call_of(cp.linalg, case, a, rhs)
-        times, k = time_on_events(f, cp.cuda.Event(), cp.cuda.Event(), cp.cuda.get_elapsed_time, args)
-        record(out, "cupy.linalg", case, times, k)
+        f = call_of(cp.linalg, case, a, rhs, cupy_lu if a.ndim == 2 else None)
+        if f is not None:
+            times, k = time_on_events(f, cp.cuda.Event(), cp.cuda.Event(), cp.cuda.get_elapsed_time, args)
+            record(out, "cupy.linalg", case, times, k)
         del a, rhs
         cp.get_default_memory_pool().free_all_blocks()
 except Exception as e:  # noqa: BLE001 (a peer that cannot run is reported, not fatal)
@@ -85,7 +95,7 @@ try:
 
     for case in cases:
         a, rhs = inputs(TorchNs, case, lambda s, d: torch.randn(s, dtype=d, device="cuda"))
-        f = call_of(torch.linalg, case, a, rhs)
+        f = call_of(torch.linalg, case, a, rhs, torch.linalg.lu_factor)
         event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
         times, k = time_on_events(f, event(), event(), lambda x, y: x.elapsed_time(y), args)
         record(out, "torch.linalg", case, times, k)
@@ -111,6 +121,7 @@ if args.cpu:
             cholesky = staticmethod(lambda a: sla.cholesky(a, lower=True, check_finite=False) if a.ndim == 2 else np.linalg.cholesky(a))
             qr = staticmethod(lambda a: sla.qr(a, mode="economic", check_finite=False) if a.ndim == 2 else np.linalg.qr(a))
             eigh = staticmethod(lambda a: sla.eigh(a, check_finite=False, driver="evd") if a.ndim == 2 else np.linalg.eigh(a))
+            lu_factor = staticmethod(lambda a: sla.lu_factor(a, check_finite=False))
         libs.append(("scipy.linalg", Scipy))
     except Exception as e:  # noqa: BLE001
         out.append({"peer": "scipy.linalg", "absent": f"{type(e).__name__}: {e}"})
@@ -120,8 +131,10 @@ if args.cpu:
             continue
         a, rhs = inputs(np, case, lambda s, d: rng.standard_normal(s, dtype=d))
         for name, lib in libs:
-            f = call_of(lib, case, a, rhs)
-            record(out, name, case, time_on_host(f, args.cpu_runs), 1)
+            lu = getattr(lib, "lu_factor", None) if a.ndim == 2 else None
+            f = call_of(lib, case, a, rhs, lu)
+            if f is not None:
+                record(out, name, case, time_on_host(f, args.cpu_runs), 1)
 
 with open(args.json, "w") as fh:
     json.dump(out, fh, indent=1)

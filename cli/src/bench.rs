@@ -51,7 +51,7 @@ pub struct BenchArgs {
     /// real), with cupy.fft, torch.fft, numpy.fft and scipy.fft beside them.
     #[arg(long)]
     fft: bool,
-    /// Time the linear-algebra cases instead (solve, cholesky, qr and eigh
+    /// Time the linear-algebra cases instead (solve, lu, cholesky, qr and eigh
     /// of 1024 to 8192 and of 10^4 matrices of 32, f32 and f64), with
     /// cupy.linalg, torch.linalg, numpy.linalg and scipy.linalg beside them;
     /// --pattern picks operations and --size matrix orders.

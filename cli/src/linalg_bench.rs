@@ -3,8 +3,9 @@
 //! numpy.linalg and scipy.linalg (LAPACK) beside the CPU rows, in the same
 //! run.
 //!
-//! Cases: `solve` (one right-hand side), `cholesky`, `qr` (reduced, Q
-//! formed) and `eigh` (with vectors) of one matrix of 1024, 4096 and 8192
+//! Cases: `solve` (one right-hand side), `lu` (`lu_factor`: the
+//! factorisation alone), `cholesky`, `qr` (reduced, Q formed) and `eigh`
+//! (with vectors) of one matrix of 1024, 4096 and 8192
 //! and of a batch of 10^4 matrices of 32, in f32 and f64. Rates are GFLOP/s
 //! by LAPACK's counts: `2/3 n^3` for LU (plus `2 n^2` for the solve),
 //! `1/3 n^3` for Cholesky, `8/3 n^3` for QR with Q formed (`geqrf` and
@@ -16,7 +17,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kiln::typed::kernels::linalg::{cholesky, eigh, qr, solve, MatrixShape, QrMode};
+use kiln::typed::kernels::linalg::{cholesky, eigh, lu_factor, qr, solve, MatrixShape, QrMode};
 use kiln::BackendKind;
 use kiln_benches::{time_runs, utc_now, Sampling};
 use kiln_core::{Backend, Device, DeviceVisitor, Result};
@@ -28,10 +29,10 @@ use crate::peer_script::{open_devices, run_peers, versus, write_json, PeerSampli
 const PEER_SCRIPT: &str = include_str!("../../benches/peers/linalg_peer.py");
 
 /// Whether the CPU rows (kiln's and the peers') time `case`: every case
-/// up to 1024, and solve and Cholesky up to 4096 (the larger QR and eigh
+/// up to 1024, and solve, LU and Cholesky up to 4096 (the larger QR and eigh
 /// cases take minutes on the CPU).
 fn on_cpu(case: &LinalgCase) -> bool {
-    case.n <= 1024 || (case.n <= 4096 && matches!(case.op, "solve" | "cholesky"))
+    case.n <= 1024 || (case.n <= 4096 && matches!(case.op, "solve" | "lu" | "cholesky"))
 }
 
 /// One factorisation the bench times.
@@ -39,7 +40,7 @@ fn on_cpu(case: &LinalgCase) -> bool {
 pub struct LinalgCase {
     /// Its name in the table ("solve_f32_4096x1").
     pub name: String,
-    /// "solve", "cholesky", "qr" or "eigh".
+    /// "solve", "lu", "cholesky", "qr" or "eigh".
     pub op: &'static str,
     /// Matrices.
     pub batch: usize,
@@ -63,6 +64,7 @@ impl LinalgCase {
         let n = self.n as f64;
         let per = match self.op {
             "solve" => 2.0 / 3.0 * n * n * n + 2.0 * n * n,
+            "lu" => 2.0 / 3.0 * n * n * n,
             "cholesky" => n * n * n / 3.0,
             "qr" => 8.0 / 3.0 * n * n * n,
             _ => 9.0 * n * n * n,
@@ -74,7 +76,7 @@ impl LinalgCase {
 /// The cases, in table order.
 pub fn cases() -> Vec<LinalgCase> {
     let mut all = Vec::new();
-    for op in ["solve", "cholesky", "qr", "eigh"] {
+    for op in ["solve", "lu", "cholesky", "qr", "eigh"] {
         for dtype in ["f32", "f64"] {
             for n in [1024, 4096, 8192] {
                 all.push(LinalgCase::new(op, dtype, 1, n));
@@ -169,6 +171,10 @@ impl Visitor<'_> {
         }
         let t = match case.op {
             "solve" => time_runs(&s, &sampling, |_| solve(&s, &a, &b, &mut vec, shape, 1))?,
+            "lu" => {
+                let mut pivots = s.alloc::<i32>(case.batch * case.n)?;
+                time_runs(&s, &sampling, |_| lu_factor(&s, &a, &mut out, &mut pivots, shape))?
+            }
             "cholesky" => time_runs(&s, &sampling, |_| cholesky(&s, &a, &mut out, shape))?,
             "qr" => {
                 let mut r = s.alloc::<T>(len)?;
@@ -304,7 +310,8 @@ mod tests {
         assert_eq!(c.name, "cholesky_f64_3x1");
         assert_eq!(c.flops(), 9.0);
         assert_eq!(LinalgCase::new("solve", "f32", 2, 3).flops(), 2.0 * (18.0 + 18.0));
-        assert_eq!(cases().len(), 32);
+        assert_eq!(LinalgCase::new("lu", "f32", 1, 3).flops(), 18.0);
+        assert_eq!(cases().len(), 40);
         let (a, _) = inputs(&LinalgCase::new("eigh", "f32", 2, 5));
         assert!((0..5).all(|i| (0..5).all(|j| a[25 + i * 5 + j] == a[25 + j * 5 + i])), "symmetric");
     }
