@@ -235,11 +235,11 @@ fn jacobi_eigenpairs_and_the_order_limit() {
 }
 
 #[test]
-fn a_solve_longer_than_one_launch_per_substitution() {
-    // At 3200 in workgroups of 256 a step walks 13 rows per invocation,
-    // so a substitution's 3200 steps take two launches (2857 steps each at
-    // most, by the loop budget), and LU's panels narrow to 32 columns (100
-    // panels and trailing products).
+fn a_solve_of_an_order_whose_panels_narrow() {
+    // At 3200 in workgroups of 256 an LU panel's workgroup walks 13 rows
+    // per invocation and column, so the panels narrow to 32 columns by the
+    // loop budget (100 panels and trailing products); the substitutions
+    // take 50 blocks of 64 unknowns each way.
     let Some(dev) = device() else { return };
     let s = stream(&dev);
     let n = 3200;

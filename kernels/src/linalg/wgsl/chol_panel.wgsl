@@ -17,10 +17,12 @@ struct Params {
     gx: u32,
 }
 
-const NB: u32 = 64u;
+// The widest block (64, or 32 for matrices of 32 or less, so that their
+// workgroups hold less).
+const NB: u32 = PANEL_NBu;
 
 // The lower triangle of an NB x NB block, column by column.
-var<workgroup> blk: array<T, 2080>;
+var<workgroup> blk: array<T, PANEL_TRI>;
 var<workgroup> failed: u32;
 
 // Where element (i, c), i >= c, of the block lies in `blk`.
@@ -65,14 +67,12 @@ fn KERNEL(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
             blk[tri(i, j)] = blk[tri(i, j)] / l;
         }
         workgroupBarrier();
-        // The rank-1 update of the lower triangle right of column j: the
-        // (kb - j - 1)^2 square's elements on or below the diagonal.
-        let r = kb - j - 1u;
-        for (var t = lid; t < r * r; t = t + block_x) {
-            let i = j + 1u + t % r;
-            let c = j + 1u + t / r;
-            if (i >= c) {
-                blk[tri(i, c)] = blk[tri(i, c)] - blk[tri(i, j)] * blk[tri(c, j)];
+        // The rank-1 update of the lower triangle right of column j: rows
+        // of 16 invocations down each column, block_x / 16 columns at once.
+        for (var c = j + 1u + lid / 16u; c < kb; c = c + block_x / 16u) {
+            let lc = blk[tri(c, j)];
+            for (var i = c + lid % 16u; i < kb; i = i + 16u) {
+                blk[tri(i, c)] = blk[tri(i, c)] - blk[tri(i, j)] * lc;
             }
         }
         if (lid == 0u) {

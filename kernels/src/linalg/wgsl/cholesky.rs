@@ -23,7 +23,13 @@ pub(super) fn potrf<B: Backend, T: LinalgFloat>(
 ) -> Result<()> {
     let what = || format!("potrf of {batch} x {n}x{n} {} with kiln's WGSL kernels", T::DTYPE);
     stream.fill(&mut info, 0)?;
-    let panel = kernel::<T>("chol_panel", include_str!("chol_panel.wgsl"), &[("a", "T", true), ("info", "i32", true)]);
+    // The panel kernel's block: 32 x 32 for matrices that fit, so that
+    // their workgroups hold a quarter of the memory.
+    let widest = if n <= 32 { 32 } else { NB };
+    let source = include_str!("chol_panel.wgsl")
+        .replace("PANEL_NB", &widest.to_string())
+        .replace("PANEL_TRI", &(widest * (widest + 1) / 2).to_string());
+    let panel = kernel::<T>(&format!("chol_panel_{widest}"), &source, &[("a", "T", true), ("info", "i32", true)]);
     let trsm = kernel::<T>("chol_trsm", include_str!("chol_trsm.wgsl"), &[("a", "T", true), ("info", "i32", false)]);
     let nb = NB;
     let mut prod = if n > nb { Some(stream.alloc::<T>(batch * (n - nb) * (n - nb))?) } else { None };
@@ -38,9 +44,9 @@ pub(super) fn potrf<B: Backend, T: LinalgFloat>(
             .scalar(kb as u32)
             .scalar(batch as u32)
             .scalar(matrices.0);
-        // Invocations to spread a step's rank-1 update over: one per pair of
-        // the block's lower-triangle elements, up to 256.
-        launch(stream, &panel, matrices, block((kb * kb).div_ceil(2)), args)?;
+        // Invocations to spread a step's rank-1 update over: 256 for a
+        // block of 64, fewer for smaller ones (at least 32, columns of 16).
+        launch(stream, &panel, matrices, block(kb * kb / 16), args)?;
         let total = batch * (n - k0 - kb);
         if total == 0 {
             break;

@@ -2,7 +2,7 @@
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
-use super::{LOOP_BUDGET, Panel, Product, block, grid, kernel, launch, launch_items, panel_width, trailing_update};
+use super::{Panel, Product, grid, kernel, launch, launch_items, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
 
 /// Invocations per workgroup for an LU panel of `rows` rows: a power of
@@ -70,6 +70,9 @@ pub(super) fn getrf<B: Backend, T: LinalgFloat>(
     Ok(())
 }
 
+/// Unknowns per block of a substitution (`lu_solve.wgsl`'s workgroup).
+const SOLVE_BLOCK: usize = 64;
+
 /// Solve with `getrf`'s factors in `a` and `pivots` the `nrhs` column-major
 /// right-hand sides of each matrix in `b` (`n` x `nrhs` per matrix), in
 /// place: `A X = B`, or `A^T X = B` with `transpose`.
@@ -88,33 +91,46 @@ pub(super) fn getrs<B: Backend, T: LinalgFloat>(
     let what = || format!("getrs of {batch} x {n}x{n} {} with {nrhs} right-hand sides", T::DTYPE);
     let solve = kernel::<T>(
         "lu_solve",
-        include_str!("lu_solve.wgsl"),
+        concat!(include_str!("lu_tri.wgsl"), include_str!("lu_solve.wgsl")),
         &[("a", "T", false), ("piv", "i32", false), ("b", "T", true)],
     );
+    let update = kernel::<T>(
+        "lu_solve_update",
+        concat!(include_str!("lu_tri.wgsl"), include_str!("lu_solve_update.wgsl")),
+        &[("a", "T", false), ("b", "T", true)],
+    );
     let rhs = grid(stream, total, &what)?;
-    let bs = block(n);
-    // Steps of a substitution per launch: each walks its rows once.
-    let width = (LOOP_BUDGET / (n.div_ceil(bs as usize) + 1)).max(1);
-    let phases: &[u32] = if transpose { &[3, 4, 5] } else { &[0, 1, 2] };
     let mut b = b;
+    let phases: &[u32] = if transpose { &[3, 4, 5] } else { &[0, 1, 2] };
     for &phase in phases {
-        let steps = if phase == 0 || phase == 5 { 1 } else { n };
-        let mut j0 = 0;
-        while j0 < steps {
-            let j1 = if steps == 1 { n } else { (j0 + width).min(n) };
-            let args = Args::new()
-                .arg(a.view())
-                .arg(pivots.view())
-                .arg(b.view_mut())
-                .scalar(n as u32)
-                .scalar(nrhs as u32)
-                .scalar(total as u32)
-                .scalar(rhs.0)
-                .scalar(phase)
-                .scalar(j0 as u32)
-                .scalar(j1 as u32);
-            launch(stream, &solve, rhs, bs, args)?;
-            j0 = if steps == 1 { steps } else { j1 };
+        // The swaps' one launch, or a substitution's blocks in its order.
+        let mut blocks: Vec<usize> =
+            if phase == 0 || phase == 5 { vec![0] } else { (0..n).step_by(SOLVE_BLOCK).collect() };
+        if phase == 2 || phase == 4 {
+            blocks.reverse();
+        }
+        for j0 in blocks {
+            let kb = SOLVE_BLOCK.min(n - j0);
+            let scalars = [n, nrhs, total, rhs.0 as usize, phase as usize, j0, kb].map(|v| v as u32);
+            let mut args = Args::new().arg(a.view()).arg(pivots.view()).arg(b.view_mut());
+            for v in scalars {
+                args = args.scalar(v);
+            }
+            launch(stream, &solve, rhs, SOLVE_BLOCK as u32, args)?;
+            let rows = if phase == 0 || phase == 5 {
+                0
+            } else if phase == 1 || phase == 3 {
+                n - j0 - kb
+            } else {
+                j0
+            };
+            if rows > 0 {
+                let mut args = Args::new().arg(a.view()).arg(b.view_mut());
+                for v in scalars {
+                    args = args.scalar(v);
+                }
+                launch_items(stream, &update, total * rows, args, &what)?;
+            }
         }
     }
     Ok(())

@@ -1,21 +1,12 @@
-// getrs: one right-hand side per workgroup (column r of matrix g's n x
-// nrhs block of b), solved in place with getrf's factors, one phase per
-// launch: A x = b as P L U x = b (phase 0 the swaps, 1 L, 2 U), and
-// A^T x = b as U^T L^T P^T x = b (3 U^T, 4 L^T, 5 the swaps backward).
-// A substitution's launch takes steps j0 .. j1 of it (so that no
-// invocation walks too far in one launch); each step finishes one
-// unknown, then every invocation updates its own rows. A non-unit step's
-// finished value is written back one step later, once no invocation reads
-// it any more, and the last one as the launch ends.
-struct Params {
-    n: u32,
-    nrhs: u32,
-    total: u32,
-    gx: u32,
-    phase: u32,
-    j0: u32,
-    j1: u32,
-}
+// getrs, one right-hand side per workgroup (column r of matrix g's
+// n x nrhs block of b), in place with getrf's factors: phases 0 and 5
+// apply the pivots' swaps (one invocation walks them); a substitution
+// phase solves its block j0 .. j0 + kb (lu_tri.wgsl), invocation t
+// holding row j0 + t's value and coefficients in registers, one unknown
+// finished per step and shared through workgroup memory.
+// lu_solve_update.wgsl then takes the block's unknowns out of the rows
+// still to come.
+var<workgroup> xs: array<T, 64>;
 
 fn swap_rows(g: u32, rb: u32, forward: bool) {
     let n = params.n;
@@ -48,59 +39,36 @@ fn KERNEL(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
         if (lid == 0u) {
             swap_rows(g, rb, phase == 0u);
         }
-    } else if (phase == 1u) {
-        // L y = b, L unit lower: column j of L is a[ab + j n + i], i > j.
-        for (var j = params.j0; j < params.j1; j = j + 1u) {
-            let x = b[rb + j];
-            for (var i = j + 1u + lid; i < n; i = i + block_x) {
-                b[rb + i] = b[rb + i] - a[ab + j * n + i] * x;
+        return;
+    }
+    let kb = params.kb;
+    let j0 = params.j0;
+    let fwd = forward();
+    let i = j0 + lid;
+    var c: array<T, 64>;
+    var v = T(0.0);
+    var d = T(1.0);
+    if (lid < kb) {
+        v = b[rb + i];
+        for (var s = 0u; s < kb; s = s + 1u) {
+            if ((fwd && s < lid) || (!fwd && s > lid)) {
+                c[s] = coef(ab, i, j0 + s);
             }
-            wg_sync();
         }
-    } else if (phase == 2u) {
-        // U x = y, backward: step s finishes unknown n - 1 - s.
-        var prev = T(0.0);
-        for (var s = params.j0; s < params.j1; s = s + 1u) {
-            let j = n - 1u - s;
-            let x = b[rb + j] / a[ab + j * n + j];
-            for (var i = lid; i < j; i = i + block_x) {
-                b[rb + i] = b[rb + i] - a[ab + j * n + i] * x;
-            }
-            if (lid == 0u && s > params.j0) {
-                b[rb + j + 1u] = prev;
-            }
-            prev = x;
-            wg_sync();
+        if (!unit()) {
+            d = coef(ab, i, i);
         }
-        if (lid == 0u) {
-            b[rb + n - params.j1] = prev;
+    }
+    for (var k = 0u; k < kb; k = k + 1u) {
+        let s = select(kb - 1u - k, k, fwd);
+        if (lid == s) {
+            let x = v / d;
+            xs[s] = x;
+            b[rb + i] = x;
         }
-    } else if (phase == 3u) {
-        // U^T z = b, forward: U^T's (i, j) is U's (j, i) at a[ab + i n + j].
-        var prev = T(0.0);
-        for (var j = params.j0; j < params.j1; j = j + 1u) {
-            let x = b[rb + j] / a[ab + j * n + j];
-            for (var i = j + 1u + lid; i < n; i = i + block_x) {
-                b[rb + i] = b[rb + i] - a[ab + i * n + j] * x;
-            }
-            if (lid == 0u && j > params.j0) {
-                b[rb + j - 1u] = prev;
-            }
-            prev = x;
-            wg_sync();
-        }
-        if (lid == 0u) {
-            b[rb + params.j1 - 1u] = prev;
-        }
-    } else {
-        // L^T y = z, backward, unit: L^T's (i, j) is L's (j, i), i < j.
-        for (var s = params.j0; s < params.j1; s = s + 1u) {
-            let j = n - 1u - s;
-            let x = b[rb + j];
-            for (var i = lid; i < j; i = i + block_x) {
-                b[rb + i] = b[rb + i] - a[ab + i * n + j] * x;
-            }
-            wg_sync();
+        workgroupBarrier();
+        if (lid < kb && ((fwd && lid > s) || (!fwd && lid < s))) {
+            v = v - c[s] * xs[s];
         }
     }
 }

@@ -9,9 +9,10 @@
 //!   solve of U's panel rows follow, one invocation per column
 //!   (`lu_rest.wgsl`); the trailing update is kiln's matrix product
 //!   ([`matmul`]) subtracted from the trailing block (`subtract.wgsl`).
-//! - `getrs`: one workgroup per right-hand side, the triangular solves
-//!   one unknown per step (`lu_solve.wgsl`), a launch per phase or per
-//!   run of steps.
+//! - `getrs`: the triangular solves in blocks of 64 unknowns, each block
+//!   solved by one workgroup per right-hand side, its values and
+//!   coefficients in registers (`lu_solve.wgsl`), then taken out of the
+//!   rows still to come, one invocation per row (`lu_solve_update.wgsl`).
 //! - `potrf` ([`cholesky`]): blocked the same way, the lower triangle:
 //!   one workgroup per matrix factors the panel's 64 x 64 diagonal block
 //!   in workgroup memory (`chol_panel.wgsl`), one invocation per row below
