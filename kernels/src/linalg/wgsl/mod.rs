@@ -182,8 +182,10 @@ fn grid<B: Backend>(stream: &Stream<B>, items: usize, what: &dyn Fn() -> String)
 }
 
 /// Invocations per workgroup of the kernels with one invocation per item
-/// (a column or row of each matrix of the batch).
-const ITEMS_BLOCK: u32 = 64;
+/// (a column or row of each matrix of the batch): 32, so that the few
+/// thousand long-running items of one large matrix (L21's rows, U12's
+/// columns) spread over twice the compute units that 64 would reach.
+const ITEMS_BLOCK: u32 = 32;
 
 /// Enqueue `kernel` with one invocation per item, `total` of them, in
 /// workgroups of [`ITEMS_BLOCK`]: the kernel forms its item from its
