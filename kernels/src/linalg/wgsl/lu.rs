@@ -5,6 +5,10 @@ use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 use super::{Panel, Product, grid, kernel, launch, launch_items, panel_width, trailing_update};
 use crate::linalg::LinalgFloat;
 
+/// The largest order `lu_small.wgsl` factors whole in workgroup memory,
+/// and its workgroups' width.
+const SMALL: usize = 32;
+
 /// Invocations per workgroup for an LU panel of `rows` rows: a power of
 /// two from 32 to `widest`.
 fn panel_block(rows: usize, widest: u32) -> u32 {
@@ -35,8 +39,19 @@ pub(super) fn getrf<B: Backend, T: LinalgFloat>(
         &source,
         &[("a", "T", true), ("piv", "i32", true), ("info", "i32", true)],
     );
+    // Matrices of SMALL or less: whole in workgroup memory, one launch.
+    let small = n <= SMALL;
+    let panel = if small {
+        kernel::<T>(
+            "lu_small",
+            include_str!("lu_small.wgsl"),
+            &[("a", "T", true), ("piv", "i32", true), ("info", "i32", true)],
+        )
+    } else {
+        panel
+    };
     let rest = kernel::<T>("lu_rest", include_str!("lu_rest.wgsl"), &[("a", "T", true), ("piv", "i32", false)]);
-    let nb = panel_width(n);
+    let nb = if small { SMALL } else { panel_width(n) };
     let mut prod = if n > nb { Some(stream.alloc::<T>(batch * (n - nb) * (n - nb))?) } else { None };
     let matrices = grid(stream, batch, &what)?;
     for k0 in (0..n).step_by(nb) {
@@ -50,7 +65,8 @@ pub(super) fn getrf<B: Backend, T: LinalgFloat>(
             .scalar(kb as u32)
             .scalar(batch as u32)
             .scalar(matrices.0);
-        launch(stream, &panel, matrices, panel_block(n - k0, widest), args)?;
+        let block = if small { SMALL as u32 } else { panel_block(n - k0, widest) };
+        launch(stream, &panel, matrices, block, args)?;
         if kb == n {
             break;
         }

@@ -4,7 +4,8 @@
 //! unchanged on wgpu.
 //!
 //! - `getrf` ([`lu`]): blocked right-looking LU with partial pivoting.
-//!   Each panel of 64 columns (fewer for the largest orders) is factored
+//!   Matrices of order 32 or less are factored whole in workgroup memory,
+//!   one workgroup each (`lu_small.wgsl`). Each panel of 64 columns (fewer for the largest orders) is factored
 //!   by one workgroup per matrix (`lu_panel.wgsl`); its row swaps and the
 //!   solve of U's panel rows follow, one invocation per column
 //!   (`lu_rest.wgsl`); the trailing update is kiln's matrix product
