@@ -1,6 +1,7 @@
 //! The factorisations through LAPACK's steps on the device: its vendor
-//! solver's (cuSOLVER), or on WGSL devices kiln's own kernels of the same
-//! steps (`wgsl/`), on column-major matrices, with kiln's masked copies
+//! solver's (cuSOLVER), or on WGSL devices (and on CUDA for the QR of
+//! batches of small matrices) kiln's own kernels of the same steps
+//! (`wgsl/`), on column-major matrices, with kiln's masked copies
 //! (`masked.rs`) between them and NumPy's row-major order. A row-major
 //! `a` read as column-major is `a^T`, which several routines use as it is:
 //! `solve` and `inv` factor `a^T` and solve with its transpose, `det` does
@@ -26,7 +27,7 @@ fn run<B: Backend, T: LinalgFloat>(
     args: SolverArgs<'_, B, T>,
 ) -> Result<()> {
     let layout = SolverLayout { op, precision: T::DTYPE, rows, cols, batch };
-    if B::LANGUAGE == Language::Wgsl {
+    if B::LANGUAGE == Language::Wgsl || (B::LANGUAGE == Language::Cuda && super::wgsl::on_cuda(&layout)) {
         return super::wgsl::run(stream, &layout, args);
     }
     stream.vendor_solver(&layout, args)

@@ -1,7 +1,9 @@
 //! kiln's own factorisation kernels in WGSL: the LAPACK steps the vendor
 //! path asks of cuSOLVER ([`SolverOp`]), on the same column-major batches
 //! with the same pivots, scalars and statuses, so that `vendor.rs` runs
-//! unchanged on wgpu.
+//! unchanged on wgpu. CUDA devices take the one-launch QR kernels' CUDA
+//! twins for batches of small matrices ([`on_cuda`]), where cuSOLVER has
+//! no batched orgqr.
 //!
 //! - `getrf` ([`lu`]): blocked right-looking LU with partial pivoting.
 //!   Matrices of order 32 or less are factored whole in workgroup memory,
@@ -50,7 +52,7 @@ use kiln_core::{
 };
 
 use super::LinalgFloat;
-use crate::launch::{program, wgsl_preamble};
+use crate::launch::{cuda_source, program, wgsl_preamble};
 
 /// Columns per panel of the blocked factorisations of order `n`: 64
 /// (matrices of that order or less are one panel, one launch), or fewer
@@ -77,7 +79,7 @@ pub(crate) fn run<B: Backend, T: LinalgFloat>(
     layout: &SolverLayout,
     args: SolverArgs<'_, B, T>,
 ) -> Result<()> {
-    let what = || format!("linalg {layout} with kiln's WGSL kernels");
+    let what = || format!("linalg {layout} with kiln's own kernels");
     layout.check()?;
     if T::DTYPE != layout.precision {
         return Err(Error::invalid(
@@ -163,6 +165,32 @@ fn kernel<T: LinalgFloat>(file: &str, body: &str, buffers: &[(&str, &str, bool)]
         let source = format!("{}{COMMON}\n{body}", wgsl_preamble(T::DTYPE, buffers));
         Program::new(&name).wgsl(source).define("KERNEL", &name)
     })
+}
+
+/// [`kernel`] with a CUDA twin (`cuda`, after kiln's CUDA prelude), for
+/// the steps CUDA devices take here too ([`on_cuda`]).
+fn kernel_twin<T: LinalgFloat>(file: &str, body: &str, buffers: &[(&str, &str, bool)], cuda: &str) -> Arc<Program> {
+    let name = format!("kiln_linalg_{file}_{}", T::DTYPE);
+    program(&name, || {
+        let source = format!("{}{COMMON}\n{body}", wgsl_preamble(T::DTYPE, buffers));
+        Program::new(&name).wgsl(source).cuda(cuda_source(T::DTYPE, cuda)).define("KERNEL", &name)
+    })
+}
+
+/// The largest order whose QR a CUDA device takes with kiln's kernels
+/// ([`on_cuda`]): one block per matrix, one launch each for geqrf and
+/// orgqr (within [`LOOP_BUDGET`], so never the per-reflector steps).
+const CUDA_QR_ORDER: usize = 64;
+
+/// Whether a CUDA device takes `layout`'s step with kiln's own kernels
+/// instead of its vendor solver: QR (geqrf and orgqr) of a batch of
+/// matrices of order at most [`CUDA_QR_ORDER`]. cuSOLVER has no batched
+/// orgqr, and one call per matrix costs about 0.1 ms (1.2 s for 10^4
+/// matrices of 32, on the H200).
+pub(crate) fn on_cuda(layout: &SolverLayout) -> bool {
+    let small = layout.batch > 1 && layout.rows <= CUDA_QR_ORDER && layout.cols <= CUDA_QR_ORDER;
+    let indexed = layout.spans().is_some_and(|s| s.a <= u32::MAX as usize && s.b <= u32::MAX as usize);
+    matches!(layout.op, SolverOp::Qr | SolverOp::QrQ { .. }) && small && indexed
 }
 
 /// Invocations per workgroup for a kernel whose workgroup walks `len`

@@ -3,11 +3,13 @@
 //! A batch whose matrices one workgroup walks within [`LOOP_BUDGET`]
 //! iterations per invocation takes one launch (`qr.wgsl`, `orgqr.wgsl`);
 //! larger matrices take one or two launches per reflector, each column's
-//! update its own workgroup (`qr_step.wgsl`, `orgqr_step.wgsl`).
+//! update its own workgroup (`qr_step.wgsl`, `orgqr_step.wgsl`). The
+//! one-launch kernels have CUDA twins (`qr.cu`, `orgqr.cu`), which CUDA
+//! devices take for batches of small matrices ([`on_cuda`](super::on_cuda)).
 
 use kiln_core::{Args, Backend, BufferViewMut, Result, Stream, View, ViewMut};
 
-use super::{LOOP_BUDGET, block, grid, kernel, launch};
+use super::{LOOP_BUDGET, block, grid, kernel, kernel_twin, launch};
 use crate::linalg::LinalgFloat;
 
 /// The loop iterations one invocation of `qr.wgsl` runs on an `m` x `n`
@@ -38,10 +40,11 @@ pub(super) fn geqrf<B: Backend, T: LinalgFloat>(
     let matrices = grid(stream, batch, &what)?;
     let bs = block(m.max(n));
     if geqrf_iterations(m, n, bs as usize) <= LOOP_BUDGET {
-        let k = kernel::<T>(
+        let k = kernel_twin::<T>(
             "qr",
             concat!(include_str!("householder.wgsl"), include_str!("qr.wgsl")),
             &[("a", "T", true), ("tau_out", "T", true)],
+            concat!(include_str!("householder.cu"), include_str!("qr.cu")),
         );
         let args =
             Args::new().arg(a).arg(tau).scalar(m as u32).scalar(n as u32).scalar(batch as u32).scalar(matrices.0);
@@ -88,10 +91,11 @@ pub(super) fn orgqr<B: Backend, T: LinalgFloat>(
     let k = reflectors;
     let bs = block(m.max(n));
     if orgqr_iterations(m, n, k, bs as usize) <= LOOP_BUDGET {
-        let kern = kernel::<T>(
+        let kern = kernel_twin::<T>(
             "orgqr",
             concat!(include_str!("householder.wgsl"), include_str!("orgqr.wgsl")),
             &[("a", "T", true), ("tau", "T", false)],
+            concat!(include_str!("householder.cu"), include_str!("orgqr.cu")),
         );
         let matrices = grid(stream, batch, &what)?;
         let args = Args::new()
