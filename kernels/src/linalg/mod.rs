@@ -27,7 +27,9 @@
 //!   `potrf`, `geqrf`, `orgqr`, `syevd`), loaded at run time as cuBLAS is,
 //!   on kiln's streams, its work areas from kiln's pool; batches of small
 //!   matrices take one batched call (`getrfBatched`, `getrsBatched`,
-//!   `potrfBatched`, `syevjBatched`); kiln's kernels move matrices between
+//!   `potrfBatched`, `syevjBatched`), and QR of batches of matrices of
+//!   order 64 or less runs kiln's own kernels, one block per matrix
+//!   (cuSOLVER has no batched `orgqr`); kiln's kernels move matrices between
 //!   NumPy's row-major order and LAPACK's column-major one where the
 //!   routine needs it, and kiln's matrix product forms `Q^T b` in `lstsq`.
 //! - **CPU**: faer's factorisations, the batch in parallel (the
