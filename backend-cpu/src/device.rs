@@ -76,6 +76,7 @@ pub(crate) fn host_info() -> DeviceInfo {
             bf16: true,
             float_atomics: true,
             int64: true,
+            wide_multiply: true,
             subgroups: false,
             timestamps: true,
             // Host fns run the whole launch on threads the OS schedules preemptively.

@@ -94,6 +94,7 @@ pub(crate) fn query(ordinal: usize) -> Result<DeviceInfo> {
             bf16: true,
             float_atomics: true,
             int64: true,
+            wide_multiply: true,
             subgroups: true,
             timestamps: true,
             // Resident blocks keep running while others spin (decoupled look-back).

@@ -112,13 +112,16 @@ pub(crate) fn has_timestamps(f: wgpu::Features) -> bool {
     f.contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
 }
 
-/// kiln's view of an adapter with the given (device) limits and features.
+/// kiln's view of an adapter with the given (device) limits and features,
+/// `wide_multiply` where kiln writes the SPIR-V of `kiln_mul_wide`
+/// kernels itself.
 pub(crate) fn device_info(
     ordinal: usize,
     info: &wgpu::AdapterInfo,
     limits: &wgpu::Limits,
     features: wgpu::Features,
     memory_bytes: u64,
+    wide_multiply: bool,
 ) -> DeviceInfo {
     let api = match info.backend {
         wgpu::Backend::Vulkan => "Vulkan",
@@ -163,6 +166,8 @@ pub(crate) fn device_info(
             f16: features.contains(wgpu::Features::SHADER_F16),
             float_atomics: features.contains(wgpu::Features::SHADER_FLOAT32_ATOMIC),
             int64: features.contains(wgpu::Features::SHADER_INT64),
+            // Where kiln writes SPIR-V itself (`spirv.rs`).
+            wide_multiply,
             // WGSL has no bfloat16 type.
             bf16: false,
             subgroups,
@@ -210,7 +215,7 @@ mod tests {
         assert_eq!(device_kind(wgpu::DeviceType::Cpu), DeviceKind::Software);
         assert_eq!(device_kind(wgpu::DeviceType::DiscreteGpu), DeviceKind::DiscreteGpu);
         let infos = [info("llvmpipe", wgpu::DeviceType::Cpu, wgpu::Backend::Vulkan)];
-        let d = device_info(0, &infos[0], &wgpu::Limits::default(), wgpu::Features::empty(), 0);
+        let d = device_info(0, &infos[0], &wgpu::Limits::default(), wgpu::Features::empty(), 0, false);
         assert!(d.kind.is_software(), "{d}");
         assert!(d.to_string().contains("software GPU"), "{d}");
     }

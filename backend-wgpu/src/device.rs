@@ -76,8 +76,10 @@ impl WgpuDevice {
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))
             .map_err(|e| Error::driver(BackendKind::Wgpu, format!("request_device on {}", info.name), e))?;
         let memory = crate::vulkan::device_memory(adapter).unwrap_or(0);
-        let info = device_info(ordinal, &info, &limits, features, memory);
-        Ok(WgpuDevice { ctx: Arc::new(Context::new(device, queue, info, limits)), adapter: adapter.clone() })
+        let spirv = crate::spirv::target(adapter, features);
+        let info = device_info(ordinal, &info, &limits, features, memory, spirv.is_some());
+        let ctx = Context::new(device, queue, info, limits, spirv);
+        Ok(WgpuDevice { ctx: Arc::new(ctx), adapter: adapter.clone() })
     }
 
     /// The wgpu instance the device was found through (one per process),

@@ -37,6 +37,9 @@ pub(crate) struct Pipeline {
 pub struct WgpuKernel {
     name: String,
     module: wgpu::ShaderModule,
+    /// The naga module and its info, where kiln writes this kernel's SPIR-V
+    /// itself, once per block shape (`spirv.rs`), and `module` is not run.
+    native: Option<(naga::Module, naga::valid::ModuleInfo)>,
     pub(crate) reflection: Reflection,
     pipelines: Mutex<HashMap<PipelineKey, Arc<Pipeline>>>,
 }
@@ -112,11 +115,48 @@ impl WgpuKernel {
         // or loop forever if the kernel does; it runs only through
         // `RawStream::launch`, whose caller promises that it stays inside its
         // arguments' ranges.
-        let (module, error) = scoped(&ctx.device, || unsafe { ctx.device.create_shader_module_trusted(desc, checks) });
+        let (shader, error) = scoped(&ctx.device, || unsafe { ctx.device.create_shader_module_trusted(desc, checks) });
         if let Some(e) = error {
             return Err(fail(describe(&e)));
         }
-        Ok(WgpuKernel { name, module, reflection, pipelines: Mutex::new(HashMap::new()) })
+        let native = ctx.spirv.is_some() && crate::spirv::has_mul_wide(&module);
+        let native = native.then_some((module, info));
+        Ok(WgpuKernel { name, module: shader, native, reflection, pipelines: Mutex::new(HashMap::new()) })
+    }
+
+    /// This kernel's SPIR-V with the overrides `constants` set, as a module
+    /// of its own (`spirv.rs`), where kiln writes it; `None` where the WGSL
+    /// module runs.
+    fn native_module(
+        &self,
+        ctx: &Context,
+        constants: &[(&str, f64)],
+        block: [u32; 3],
+    ) -> std::result::Result<Option<wgpu::ShaderModule>, String> {
+        let (Some((module, info)), Some(target)) = (&self.native, ctx.spirv) else {
+            return Ok(None);
+        };
+        let constants = constants.iter().map(|&(k, v)| (k.to_string(), v)).collect();
+        let words = crate::spirv::compile(module, info, &self.name, &constants, target, runtime_checks())
+            .map_err(|e| format!("kiln's SPIR-V of it failed, {e}"))?;
+        let entry = wgpu::PassthroughShaderEntryPoint {
+            name: self.name.as_str().into(),
+            workgroup_size: (block[0], block[1], block[2]),
+        };
+        let desc = wgpu::ShaderModuleDescriptorPassthrough {
+            label: Some(&self.name),
+            entry_points: vec![entry].into(),
+            spirv: Some(words.into()),
+            ..Default::default()
+        };
+        // SAFETY: the words are naga's SPIR-V of a module that naga
+        // validated and wgpu accepted as WGSL for this device (`compile`),
+        // written as wgpu writes it, with its bindings where the WGSL puts
+        // them (the layouts `pipeline` makes from its reflection), and with
+        // calls of `kiln_mul_wide` replaced by `OpUMulExtended`, which
+        // gives the same two words (`spirv.rs`). It runs only through
+        // `RawStream::launch`, as the WGSL module would.
+        Ok(Some(unsafe { ctx.device.create_shader_module_passthrough(desc) }))
     }
 
     /// The pipeline for `key`, created on first use.
@@ -146,14 +186,19 @@ impl WgpuKernel {
                 bind_group_layouts: &groups,
                 immediate_size: 0,
             });
-            let constants: Vec<(&str, f64)> = (0..3)
+            let mut constants: Vec<(&str, f64)> = (0..3)
                 .filter(|&axis| self.reflection.overrides[axis])
                 .map(|axis| (BLOCK_OVERRIDES[axis], f64::from(key.block[axis])))
                 .collect();
+            let native = self.native_module(ctx, &constants, key.block)?;
+            if native.is_some() {
+                // Set in the SPIR-V already.
+                constants.clear();
+            }
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label,
                 layout: Some(&layout),
-                module: &self.module,
+                module: native.as_ref().unwrap_or(&self.module),
                 entry_point: Some(&self.name),
                 // Like CUDA's shared memory, workgroup memory starts undefined:
                 // zeroing it costs every launch of a kernel that uses it.
@@ -163,15 +208,16 @@ impl WgpuKernel {
                 },
                 cache: None,
             });
-            Pipeline { pipeline, buffers, params: key.params }
+            Ok(Pipeline { pipeline, buffers, params: key.params })
         };
         match scoped(device, build) {
-            (p, None) => {
+            (Err(reason), _) => Err(invalid(reason)),
+            (Ok(p), None) => {
                 let p = Arc::new(p);
                 cache.insert(key.clone(), p.clone());
                 Ok(p)
             }
-            (_, Some(e)) => {
+            (Ok(_), Some(e)) => {
                 Err(invalid(format!("creating its pipeline for block {:?} failed: {}", key.block, describe(&e))))
             }
         }

@@ -13,11 +13,22 @@
 //! keeps only those whose name contains it (case-insensitive). A device is opened with the
 //! adapter's own limits (largest workgroups, storage bindings and buffers)
 //! and the optional features kiln uses that it has (f64, f16, subgroups,
-//! f32 atomics, timestamps), all reported in its
-//! [`DeviceInfo`]; `KILN_WGPU_HIDE=subgroups,f64` ([`HIDE_ENV`]) leaves
-//! those named off, to run kiln as on an adapter without them, and
-//! `KILN_WGPU_COOPERATIVE_MATRIX=1` ([`COOP_ENV`]) opts in to cooperative
-//! matrices for f16 products where the adapter has them.
+//! f32 atomics, 64-bit integers, timestamps, SPIR-V passthrough), all
+//! reported in its [`DeviceInfo`]; `KILN_WGPU_HIDE=subgroups,f64`
+//! ([`HIDE_ENV`]) leaves those named off, to run kiln as on an adapter
+//! without them, and `KILN_WGPU_COOPERATIVE_MATRIX=1` ([`COOP_ENV`]) opts
+//! in to cooperative matrices for f16 products where the adapter has them.
+//!
+//! # Wide products
+//! WGSL has no high word of a 32-bit product. A kernel that defines
+//! `fn kiln_mul_wide(a: u32, b: u32) -> vec2<u32>` (the low word, then the
+//! high word) gets, on Vulkan, SPIR-V that kiln writes itself with naga's
+//! writer as wgpu would, each call of the function one `OpUMulExtended`
+//! (one instruction on NVIDIA), passed through to the driver per block
+//! shape; elsewhere, or with `KILN_WGPU_HIDE=spirv`, the function's WGSL
+//! body runs. The Philox fills and the histogram's exact bins use it, and
+//! [`Features::wide_multiply`](kiln_core::Features::wide_multiply) says
+//! which a device does.
 //!
 //! # Streams, events and the single queue
 //! | kiln | wgpu |
@@ -126,6 +137,7 @@ mod params;
 mod pool;
 mod reflect;
 mod resources;
+mod spirv;
 mod staging;
 mod stream;
 mod transfer;
@@ -166,7 +178,8 @@ impl Backend for Wgpu {
             .map(|(i, a)| {
                 let features = optional::wanted_features(a.features(), &[]);
                 let memory = vulkan::device_memory(a).unwrap_or(0);
-                adapter::device_info(i, &a.get_info(), &a.limits(), features, memory)
+                let wide = spirv::target(a, features).is_some();
+                adapter::device_info(i, &a.get_info(), &a.limits(), features, memory, wide)
             })
             .collect())
     }

@@ -17,8 +17,8 @@ pub(crate) fn coop_asked(value: Option<&str>) -> bool {
 
 /// Environment variable naming optional features to leave off on every
 /// device opened (comma-separated [`Optional::name`]s: `subgroups`, `f64`,
-/// `f16`, `float-atomics`, `int64`, `timestamps`, `coop-matrix`). Unknown names are
-/// ignored.
+/// `f16`, `float-atomics`, `int64`, `timestamps`, `coop-matrix`, `spirv`).
+/// Unknown names are ignored.
 pub const HIDE_ENV: &str = "KILN_WGPU_HIDE";
 
 /// An optional feature kiln uses where the adapter has it, which a device
@@ -48,11 +48,17 @@ pub enum Optional {
     /// [`COOP_ENV`] asks for them (off by default: slower than the SIMT
     /// kernel so far).
     CooperativeMatrix,
+    /// SPIR-V modules passed to the driver as they are (wgpu's passthrough
+    /// shaders, on Vulkan): kiln then writes the SPIR-V of kernels that
+    /// take wide products from `kiln_mul_wide` itself, each product one
+    /// `OpUMulExtended` (the Philox fills); without it their WGSL builds
+    /// the high word from 16-bit halves.
+    Spirv,
 }
 
 impl Optional {
     /// Every optional feature.
-    pub const ALL: [Optional; 7] = [
+    pub const ALL: [Optional; 8] = [
         Optional::Subgroups,
         Optional::F64,
         Optional::F16,
@@ -60,6 +66,7 @@ impl Optional {
         Optional::Int64,
         Optional::Timestamps,
         Optional::CooperativeMatrix,
+        Optional::Spirv,
     ];
 
     /// The name [`HIDE_ENV`] knows the feature by.
@@ -79,6 +86,7 @@ impl Optional {
             Optional::Int64 => "int64",
             Optional::Timestamps => "timestamps",
             Optional::CooperativeMatrix => "coop-matrix",
+            Optional::Spirv => "spirv",
         }
     }
 
@@ -97,6 +105,7 @@ impl Optional {
             Optional::Int64 => wgpu::Features::SHADER_INT64,
             Optional::Timestamps => wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
             Optional::CooperativeMatrix => wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+            Optional::Spirv => wgpu::Features::PASSTHROUGH_SHADERS,
         }
     }
 }

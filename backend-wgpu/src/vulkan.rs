@@ -1,7 +1,8 @@
 //! The one place kiln reaches below wgpu, into its Vulkan layer: the size
-//! of device memory, which wgpu's portable API does not report, and keeping
-//! Mesa's device-selection layer from printing Wayland errors on machines
-//! with no display.
+//! of device memory and the Vulkan version (which sets the SPIR-V version
+//! of the kernels kiln writes itself), which wgpu's portable API does not
+//! report; and keeping Mesa's device-selection layer from printing Wayland
+//! errors on machines with no display.
 //!
 //! # "error: XDG_RUNTIME_DIR is invalid or not set in the environment."
 //! wgpu enables every window-system instance extension the loader offers
@@ -77,6 +78,26 @@ pub(crate) fn memory_budget(adapter: &wgpu::Adapter) -> Option<(u64, u64)> {
         .filter(|&i| heaps[i].flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
         .max_by_key(|&i| heaps[i].size)?;
     Some((budget.heap_budget[largest].saturating_sub(budget.heap_usage[largest]), heaps[largest].size))
+}
+
+/// The Vulkan version (major, minor) of `adapter`'s physical device, when
+/// it is a Vulkan adapter (on Linux); `None` otherwise.
+#[cfg(target_os = "linux")]
+pub(crate) fn api_version(adapter: &wgpu::Adapter) -> Option<(u32, u32)> {
+    use ash::vk;
+    use wgpu::hal::api::Vulkan;
+    // SAFETY: as in `device_memory`.
+    let hal = unsafe { adapter.as_hal::<Vulkan>() }?;
+    let instance = hal.shared_instance().raw_instance();
+    // SAFETY: the physical device belongs to this instance, which outlives the call.
+    let version = unsafe { instance.get_physical_device_properties(hal.raw_physical_device()) }.api_version;
+    Some((vk::api_version_major(version), vk::api_version_minor(version)))
+}
+
+/// The Vulkan version: none off Linux.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn api_version(_adapter: &wgpu::Adapter) -> Option<(u32, u32)> {
+    None
 }
 
 /// Free bytes of device memory: not known off Linux.

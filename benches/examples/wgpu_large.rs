@@ -3,7 +3,8 @@
 //! bytes moved three other ways: views into one larger allocation, the
 //! work split over four buffer pairs of a quarter each, and each op alone
 //! between its own events. Prints every window's time, so the spread shows
-//! beside the median.
+//! beside the median. With `--lab`, only the Philox and blur labs: the
+//! library's kernel beside variants of it.
 //!
 //! ```text
 //! cargo run --release -p kiln-benches --features cubecl --example wgpu_large
@@ -168,7 +169,7 @@ const PHILOX: &str = include_str!("../../kernels/src/random/philox.wgsl");
 const MULS: [(&str, &str); 3] = [
     ("mul16", MUL_FOUR_PRODUCTS),
     ("mul64", include_str!("../../kernels/src/random/mul_wide64.wgsl")),
-    ("mulcarry", include_str!("../../kernels/src/random/mul_wide16.wgsl")),
+    ("mulcarry", include_str!("../../kernels/src/mul_wide16.wgsl")),
 ];
 
 /// The loop bodies: `w` is block b's words.
@@ -251,10 +252,274 @@ fn random_variants(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()
     Ok(())
 }
 
+/// The 3 x 3 blur's tile kernel (the library's `conv_tiled.wgsl`, f32,
+/// clamped border) with its interior tiles staged each lab way (`STAGE`)
+/// and its taps in registers, and `src4`, the image again as `vec4`s.
+const BLUR_LAB: &str = r#"
+const RX: u32 = u32(FILTER_W) / 2u;
+const RY: u32 = u32(FILTER_H) / 2u;
+const TW: u32 = 128u;
+const TH: u32 = 32u;
+const SW: u32 = TW + 2u * RX;
+const SH: u32 = TH + 2u * RY;
+const ROWS: u32 = (SH + 7u) / 8u;
+var<workgroup> tile: array<f32, SW * SH>;
+@group(0) @binding(3) var<storage, read> src4: array<vec4<f32>>;
+
+@compute @workgroup_size(block_x, block_y, block_z)
+fn lab(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let tx = lid.x;
+    let ty = lid.y;
+    var w: array<f32, FW * FH>;
+    for (var k = 0u; k < u32(FILTER_W * FILTER_H); k += 1u) {
+        w[k] = weights[k];
+    }
+    let width = params.width;
+    let height = params.height;
+    let wi = i32(width);
+    let h = i32(height);
+    let tiles_x = (width + TW - 1u) / TW;
+    let tiles_y = (height + TH - 1u) / TH;
+    for (var by = wid.y; by < tiles_y; by += groups.y) {
+        for (var bx = wid.x; bx < tiles_x; bx += groups.x) {
+            let x0 = i32(bx * TW) - i32(RX);
+            let y0 = i32(by * TH) - i32(RY);
+            if (x0 >= 0 && y0 >= 0 && x0 + i32(SW) <= wi && y0 + i32(SH) <= h) {
+                let corner = u32(y0) * width + u32(x0);
+                STAGE
+            } else {
+                for (var sy = ty; sy < SH; sy += 8u) {
+                    let gy = border_index(y0 + i32(sy), h);
+                    for (var sx = tx; sx < SW; sx += 32u) {
+                        let gx = border_index(x0 + i32(sx), wi);
+                        var p = 0.0;
+                        if (gy >= 0 && gx >= 0) {
+                            p = pixel(u32(gy) * width + u32(gx));
+                        }
+                        tile[sy * SW + sx] = p;
+                    }
+                }
+            }
+            workgroupBarrier();
+            let ox = bx * TW + tx;
+            for (var r = 0u; r < 4u; r += 1u) {
+                let ly = ty + 8u * r;
+                var a0 = 0.0;
+                var a1 = 0.0;
+                var a2 = 0.0;
+                var a3 = 0.0;
+                for (var i = 0u; i < u32(FILTER_H); i += 1u) {
+                    let row = (ly + i) * SW + tx;
+                    for (var j = 0u; j < u32(FILTER_W); j += 1u) {
+                        let t = w[i * u32(FILTER_W) + j];
+                        a0 += t * tile[row + j];
+                        a1 += t * tile[row + 32u + j];
+                        a2 += t * tile[row + 64u + j];
+                        a3 += t * tile[row + 96u + j];
+                    }
+                }
+                let oy = by * TH + ly;
+                if (oy < height) {
+                    let o = oy * width + ox;
+                    if (ox < width) { dst[o] = a0 / params.divisor; }
+                    if (ox + 32u < width) { dst[o + 32u] = a1 / params.divisor; }
+                    if (ox + 64u < width) { dst[o + 64u] = a2 / params.divisor; }
+                    if (ox + 96u < width) { dst[o + 96u] = a3 / params.divisor; }
+                }
+            }
+            workgroupBarrier();
+        }
+    }
+}
+"#;
+
+/// The ways to stage an interior tile (`corner` is its first pixel).
+const BLUR_STAGES: [(&str, &str); 4] = [
+    (
+        "five loads a row, then stores",
+        "
+                let hx = tx + TW;
+                for (var sy = ty; sy < SH; sy += 8u) {
+                    let row = corner + sy * width;
+                    let v0 = pixel(row + tx);
+                    let v1 = pixel(row + tx + 32u);
+                    let v2 = pixel(row + tx + 64u);
+                    let v3 = pixel(row + tx + 96u);
+                    var v4 = 0.0;
+                    if (hx < SW) { v4 = pixel(row + hx); }
+                    let at = sy * SW + tx;
+                    tile[at] = v0; tile[at + 32u] = v1; tile[at + 64u] = v2; tile[at + 96u] = v3;
+                    if (hx < SW) { tile[at + TW] = v4; }
+                }",
+    ),
+    (
+        "every row's loads first",
+        "
+                let hx = tx + TW;
+                var v: array<f32, ROWS * 5u>;
+                for (var r = 0u; r < ROWS; r += 1u) {
+                    let sy = ty + 8u * r;
+                    if (sy < SH) {
+                        let row = corner + sy * width;
+                        v[5u * r] = pixel(row + tx);
+                        v[5u * r + 1u] = pixel(row + tx + 32u);
+                        v[5u * r + 2u] = pixel(row + tx + 64u);
+                        v[5u * r + 3u] = pixel(row + tx + 96u);
+                        if (hx < SW) { v[5u * r + 4u] = pixel(row + hx); }
+                    }
+                }
+                for (var r = 0u; r < ROWS; r += 1u) {
+                    let sy = ty + 8u * r;
+                    if (sy < SH) {
+                        let at = sy * SW + tx;
+                        tile[at] = v[5u * r]; tile[at + 32u] = v[5u * r + 1u];
+                        tile[at + 64u] = v[5u * r + 2u]; tile[at + 96u] = v[5u * r + 3u];
+                        if (hx < SW) { tile[at + TW] = v[5u * r + 4u]; }
+                    }
+                }",
+    ),
+    (
+        "vec4 core, a row at a time",
+        "
+                let hx = select(tx, TW + tx, tx >= RX);
+                for (var sy = ty; sy < SH; sy += 8u) {
+                    let g = corner + sy * width;
+                    let v = src4[(g + RX) / 4u + tx];
+                    var e = 0.0;
+                    if (tx < 2u * RX) { e = pixel(g + hx); }
+                    let at = sy * SW + RX + 4u * tx;
+                    tile[at] = v.x; tile[at + 1u] = v.y; tile[at + 2u] = v.z; tile[at + 3u] = v.w;
+                    if (tx < 2u * RX) { tile[sy * SW + hx] = e; }
+                }",
+    ),
+    (
+        "vec4 core, every row's loads first",
+        "
+                let hx = select(tx, TW + tx, tx >= RX);
+                var v: array<vec4<f32>, ROWS>;
+                var e: array<f32, ROWS>;
+                for (var r = 0u; r < ROWS; r += 1u) {
+                    let sy = ty + 8u * r;
+                    if (sy < SH) {
+                        let g = corner + sy * width;
+                        v[r] = src4[(g + RX) / 4u + tx];
+                        if (tx < 2u * RX) { e[r] = pixel(g + hx); }
+                    }
+                }
+                for (var r = 0u; r < ROWS; r += 1u) {
+                    let sy = ty + 8u * r;
+                    if (sy < SH) {
+                        let at = sy * SW + RX + 4u * tx;
+                        tile[at] = v[r].x; tile[at + 1u] = v[r].y; tile[at + 2u] = v[r].z; tile[at + 3u] = v[r].w;
+                        if (tx < 2u * RX) { tile[sy * SW + hx] = e[r]; }
+                    }
+                }",
+    ),
+];
+
+/// The 3 x 3 box blur of an 8192 x 8192 f32 image (64 Mi pixels): the
+/// library's, then each lab staging, its output checked against the
+/// library's.
+fn blur_variants(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()> {
+    use kiln_kernels::image::{Border, Filter, convolve};
+    // 8192, or what one binding holds, or `--side N` (a multiple of 128).
+    let asked = std::env::args().skip_while(|a| a != "--side").nth(1).and_then(|v| v.parse::<usize>().ok());
+    let side =
+        asked.unwrap_or(8192).min(((dev.info().limits.max_binding_bytes / 4) as f64).sqrt() as usize / 128 * 128);
+    let n = side * side;
+    let host: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect();
+    let img: Buffer<Wgpu, f32> = s.upload(&host)?;
+    let filter = Filter::box_blur(3)?;
+    let device_filter = filter.upload(s)?;
+    let mut want = s.alloc::<f32>(n)?;
+    let gbs = |ms: f64| 8.0 * n as f64 / ms / 1e6;
+    let (t, _) = windows(s, 10, |_| convolve(s, &img, side, side, &device_filter, Border::Clamp, &mut want))?;
+    println!("blur {:<36} {side}^2: {:.4} ms ({:.0} GB/s)", "the library's", t[t.len() / 2], gbs(t[t.len() / 2]));
+    let want = want.to_vec()?;
+    let weights: Buffer<Wgpu, f32> = s.upload(&[1.0f32; 9])?;
+    let common = include_str!("../../kernels/src/image/conv_common.wgsl");
+    let abi = include_str!("../../kernels/src/abi.wgsl");
+    for (what, stage) in BLUR_STAGES {
+        let src = format!("{abi}{common}{}", BLUR_LAB.replace("STAGE", stage));
+        let prog = Program::new("lab")
+            .wgsl(src)
+            .define("FW", 3)
+            .define("FH", 3)
+            .define("PIX", "f32")
+            .define("PER_UNIT", "1u")
+            .define("PIXEL_LOAD", "src[i]")
+            .define("PACK_BODY", "return vals[0];");
+        let kernel = match dev.kernel(&prog) {
+            Ok(k) => k,
+            Err(e) => {
+                println!("blur {what:<36} does not build: {e}");
+                continue;
+            }
+        };
+        let mut out = s.alloc::<f32>(n)?;
+        let cfg = LaunchConfig::new(((side / 128) as u32, (side / 32) as u32), (32, 8));
+        let run = |out: &mut Buffer<Wgpu, f32>| {
+            let args = Args::new()
+                .arg(&img)
+                .arg(&weights)
+                .arg(out)
+                .arg(&img)
+                .scalar(side as u32)
+                .scalar(side as u32)
+                .scalar(3u32)
+                .scalar(3u32)
+                .scalar(0u32)
+                .scalar(9.0f32);
+            // SAFETY: the kernel reads the side x side image (twice bound)
+            // and 9 weights, and writes the side x side output.
+            unsafe { s.launch(&kernel, cfg, args) }
+        };
+        match windows(s, 10, |_| run(&mut out)) {
+            Ok((t, _)) => {
+                let got = out.to_vec()?;
+                let same = got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 1e-6 * b.abs().max(1.0));
+                let med = t[t.len() / 2];
+                println!(
+                    "blur {what:<36} {side}^2: {med:.4} ms ({:.0} GB/s), best {:.4}, output {}",
+                    gbs(med),
+                    t[0],
+                    if same { "matches" } else { "DIFFERS" }
+                );
+            }
+            Err(e) => println!("blur {what:<36} fails: {e}"),
+        }
+    }
+    Ok(())
+}
+
+/// Keep the GPU busy for 1.5 s, so the lab runs at its working clock
+/// (NVIDIA's Vulkan driver raises it slowly).
+fn warm(s: &Stream<Wgpu>) -> Result<()> {
+    let n = (64 * MI).min(s.device().info().limits.max_binding_bytes as usize / 4);
+    let x = s.alloc::<f32>(n)?;
+    let mut y = s.alloc::<f32>(n)?;
+    let t = Instant::now();
+    while t.elapsed().as_secs_f64() < 1.5 {
+        for _ in 0..20 {
+            map(s, MapOp::Square, &x, &mut y)?;
+        }
+        s.synchronize()?;
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let dev = kiln_core::Device::<Wgpu>::open(0)?;
     println!("{}", dev.name());
     let s = dev.stream();
+    if std::env::args().any(|a| a == "--lab") {
+        warm(&s)?;
+        if !std::env::args().any(|a| a == "--side") {
+            random_variants(&dev, &s)?;
+            warm(&s)?;
+        }
+        return blur_variants(&dev, &s);
+    }
     small(&dev, &s)?;
     random_variants(&dev, &s)?;
     if std::env::args().any(|a| a == "--small") {

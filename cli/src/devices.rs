@@ -45,6 +45,7 @@ fn describe(d: &DeviceInfo) -> String {
         (f.subgroups, "subgroups"),
         (f.float_atomics, "float-atomics"),
         (f.int64, "int64"),
+        (f.wide_multiply, "wide-multiply"),
         (f.timestamps, "timestamps"),
         (f.matrix_units.half, "matrix-units-f16"),
         (f.matrix_units.tf32, "matrix-units-tf32"),

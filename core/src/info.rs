@@ -145,6 +145,7 @@ pub struct Limits {
 /// | `f64` | yes | `SHADER_F64` | yes |
 /// | `f16` | sm_53 and later | `SHADER_F16` | yes |
 /// | `bf16` | yes | no | yes |
+/// | `wide_multiply` | yes | Vulkan | yes |
 /// | `forward_progress` | yes | no | yes |
 /// | `index_width` | `U64` | `U32` | `U64` |
 /// | `vector_bytes` | 16 | 4 | 16 |
@@ -173,8 +174,16 @@ pub struct Features {
     /// 64-bit integer arithmetic in kernels: always in CUDA C and on the
     /// CPU; in WGSL where the adapter has `SHADER_INT64` (naga's `u64` and
     /// `i64`), which kiln's kernels use for the high word of a 32-bit
-    /// product (one wide multiply in place of four 16-bit ones).
+    /// product where that is faster than its 16-bit halves.
     pub int64: bool,
+    /// The high word of a 32-bit product takes one instruction in kiln's
+    /// kernels: `__umulhi` in CUDA C; 64-bit products on the CPU; on wgpu
+    /// where kiln writes the SPIR-V of kernels that call the WGSL function
+    /// `kiln_mul_wide(a: u32, b: u32) -> vec2<u32>` itself, each call one
+    /// `OpUMulExtended` (Vulkan, with wgpu's passthrough shaders). Where it
+    /// is false, WGSL builds the high word from 16-bit halves or, where
+    /// `int64` is true, a 64-bit product.
+    pub wide_multiply: bool,
     /// Subgroup (warp) operations.
     pub subgroups: bool,
     /// Device-side timestamps, so events can measure elapsed time.
@@ -246,6 +255,7 @@ impl Default for Features {
             bf16: false,
             float_atomics: false,
             int64: false,
+            wide_multiply: false,
             subgroups: false,
             timestamps: false,
             forward_progress: false,

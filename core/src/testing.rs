@@ -90,6 +90,7 @@ fn info() -> DeviceInfo {
             bf16: true,
             float_atomics: true,
             int64: true,
+            wide_multiply: true,
             subgroups: false,
             timestamps: false,
             forward_progress: true,

@@ -228,10 +228,19 @@ pub(crate) struct Context {
     pub(crate) pool: Arc<crate::pool::Pool>,
     /// Staging buffers of transfers, kept for reuse.
     pub(crate) staging: Arc<crate::staging::Staging>,
+    /// Where kiln writes the SPIR-V of kernels with `kiln_mul_wide` itself
+    /// (`spirv.rs`): the device takes SPIR-V as it is.
+    pub(crate) spirv: Option<crate::spirv::Target>,
 }
 
 impl Context {
-    pub(crate) fn new(device: wgpu::Device, queue: wgpu::Queue, info: DeviceInfo, limits: wgpu::Limits) -> Self {
+    pub(crate) fn new(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        info: DeviceInfo,
+        limits: wgpu::Limits,
+        spirv: Option<crate::spirv::Target>,
+    ) -> Self {
         let faults = Faults::install(&device, &info.name);
         let completions = Completions::new();
         let batch = Batch {
@@ -261,6 +270,7 @@ impl Context {
             bindings,
             stamp_buffers: Arc::default(),
             staging: Arc::default(),
+            spirv,
         }
     }
 

@@ -13,4 +13,5 @@ mod kernels;
 mod linalg;
 mod pool;
 mod scalars;
+mod spirv;
 mod threads;

@@ -21,21 +21,8 @@ const NONE: u32 = 0xffffffffu;
 // resident with 16 KiB of workgroup memory each than with 1).
 var<workgroup> local_bins: array<atomic<u32>, BIN_SLOTS>;
 
-// The high and low words of the 64-bit product a * b.
-fn mul_wide(a: u32, b: u32) -> vec2<u32> {
-    let a0 = a & 0xffffu;
-    let a1 = a >> 16u;
-    let b0 = b & 0xffffu;
-    let b1 = b >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let mid = p01 + p10;
-    let mid_carry = select(0u, 0x10000u, mid < p01);
-    let lo = p00 + (mid << 16u);
-    let lo_carry = select(0u, 1u, lo < p00);
-    return vec2<u32>(a1 * b1 + (mid >> 16u) + mid_carry + lo_carry, lo);
-}
+// kiln_mul_wide(a, b), the low and high words of a * b, comes first
+// (mul_wide16.wgsl).
 
 // Whether the 64-bit (high, low) x is at most y.
 fn at_most(x: vec2<u32>, y: vec2<u32>) -> bool {
@@ -44,9 +31,9 @@ fn at_most(x: vec2<u32>, y: vec2<u32>) -> bool {
 
 // q * (b + 1) as 64 bits: q * b + q.
 fn times_range(q: u32) -> vec2<u32> {
-    let p = mul_wide(q, params.b);
-    let lo = p.y + q;
-    return vec2<u32>(p.x + select(0u, 1u, lo < q), lo);
+    let p = kiln_mul_wide(q, params.b);
+    let lo = p.x + q;
+    return vec2<u32>(p.y + select(0u, 1u, lo < q), lo);
 }
 
 // The bin of integer distance d = v - lo (modulo 2^32), or NONE.
@@ -59,7 +46,7 @@ fn int_bin(d: u32) -> u32 {
     }
     // floor(d * bins / (b + 1)): an f32 estimate within one, corrected exactly.
     var q = u32(f32(d) * params.scale);
-    let t = mul_wide(d, params.bins);
+    let t = kiln_mul_wide(d, params.bins).yx;
     if (!at_most(times_range(q), t)) {
         q -= 1u;
     } else if (at_most(times_range(q + 1u), t)) {

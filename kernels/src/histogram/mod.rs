@@ -227,7 +227,12 @@ fn histogram_program<T: HistogramInput>(slots: usize) -> Arc<Program> {
         };
         Program::new(&name)
             .cuda(cuda_source(T::DTYPE, include_str!("kernel.cu")))
-            .wgsl(format!("{}{}", wgsl_header(T::DTYPE), include_str!("kernel.wgsl")))
+            .wgsl(format!(
+                "{}{}{}",
+                wgsl_header(T::DTYPE),
+                include_str!("../mul_wide16.wgsl"),
+                include_str!("kernel.wgsl")
+            ))
             .host(host_fn!(cpu::histogram::<T>))
             .define("KERNEL", &name)
             .define("INPUT_TYPE", kind)

@@ -435,10 +435,12 @@ fn launch<B: Backend, T: Element, D: Draw<T>>(
     if n == 0 {
         return Ok(());
     }
-    // WGSL's high words of products: one 64-bit multiply where the draw
-    // gains by it and the adapter has them, 16-bit halves otherwise (the
-    // same bits either way).
-    let wide = B::LANGUAGE == Language::Wgsl && D::WIDE_MULTIPLY && stream.device().info().features.int64;
+    // WGSL's high words of products: one instruction where the device
+    // compiles `kiln_mul_wide` to one (`Features::wide_multiply`), else one
+    // 64-bit multiply where the draw gains by it and the adapter has them,
+    // else 16-bit halves (the same bits every way).
+    let features = stream.device().info().features;
+    let wide = B::LANGUAGE == Language::Wgsl && D::WIDE_MULTIPLY && features.int64 && !features.wide_multiply;
     let name = format!(
         "kiln_philox_{}_{}{}{}",
         D::NAME,
@@ -449,7 +451,7 @@ fn launch<B: Backend, T: Element, D: Draw<T>>(
     check_dtype(stream, T::DTYPE, &format!("Philox {} fill", D::NAME))?;
     let per = format!("{}u", D::PER_BLOCK);
     let prog = program(&name, || {
-        let mul = if wide { include_str!("mul_wide64.wgsl") } else { include_str!("mul_wide16.wgsl") };
+        let mul = if wide { include_str!("mul_wide64.wgsl") } else { include_str!("../mul_wide16.wgsl") };
         let philox = format!("{}\n{mul}\n{}", D::wgsl(), include_str!("philox.wgsl"));
         let prog = Program::new(&name).define("KERNEL", &name).define("PER", &per);
         if vec4 {

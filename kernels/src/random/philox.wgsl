@@ -1,7 +1,7 @@
 // Philox4x32-10 (Salmon, Moraes, Dror and Shaw, SC'11): block b of the
 // stream is the cipher of counter (ctr + b, 0, 0) under key (seed). The
 // scalars and the cipher, which kernel.wgsl and kernel_vec4.wgsl share;
-// `kiln_mul_wide` comes first (mul_wide64.wgsl or mul_wide16.wgsl).
+// `kiln_mul_wide` comes first (mul_wide64.wgsl or ../mul_wide16.wgsl).
 struct Params {
     seed_lo: u32,
     seed_hi: u32,
