@@ -175,27 +175,27 @@ const MULS: [(&str, &str); 3] = [
 /// The loop bodies: `w` is block b's words.
 const PHILOX_BODIES: [(&str, &str, &str, &str); 7] = [
     ("16-bit split (four products)", "mul16", "f32", "
-    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), keys);
     for (var k = 0u; k < 4u && k < n - b * 4u; k++) { dst[b * 4u + k] = unit(w[k]); }"),
     ("64-bit multiply", "mul64", "f32", "
-    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), keys);
     for (var k = 0u; k < 4u && k < n - b * 4u; k++) { dst[b * 4u + k] = unit(w[k]); }"),
     ("carry from the low word", "mulcarry", "f32", "
-    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), keys);
     for (var k = 0u; k < 4u && k < n - b * 4u; k++) { dst[b * 4u + k] = unit(w[k]); }"),
     ("16-bit split, unrolled stores", "mul16", "f32", "
-    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), keys);
     let at = b * 4u;
     if (at + 3u < n) { dst[at] = unit(w.x); dst[at + 1u] = unit(w.y); dst[at + 2u] = unit(w.z); dst[at + 3u] = unit(w.w); }
     else { for (var k = 0u; k < 4u && k < n - at; k++) { dst[at + k] = unit(w[k]); } }"),
     ("16-bit split, vec4 stores", "mul16", "vec4<f32>", "
-    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), keys);
     dst[b] = vec4<f32>(unit(w.x), unit(w.y), unit(w.z), unit(w.w));"),
     ("stores only (no Philox)", "mul16", "f32", "
     let at = b * 4u;
     for (var k = 0u; k < 4u && k < n - at; k++) { dst[at + k] = f32(at + k); }"),
     ("Philox only (no stores)", "mul16", "f32", "
-    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi));
+    let w = kiln_philox(vec4<u32>(params.ctr_lo + b, params.ctr_hi, 0u, 0u), keys);
     if (w.x == 0x12345678u && w.y == 0x9abcdef0u) { dst[b] = 1.0; }"),
 ];
 
@@ -210,7 +210,7 @@ fn random_variants(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()
         }
         let mul = MULS.iter().find(|(name, _)| *name == mul).map_or("", |(_, src)| src);
         let src = format!(
-            "{}{mul}{PHILOX}\n@compute @workgroup_size(block_x, block_y, block_z)\nfn lab(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>) {{\n    let n = params.n;\n    for (var b = gid.x; b < n / 4u; b += g.x * block_x) {{{body}\n    }}\n}}",
+            "{}{mul}{PHILOX}\n@compute @workgroup_size(block_x, block_y, block_z)\nfn lab(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>) {{\n    let n = params.n;\n    let keys = kiln_philox_keys(vec2<u32>(params.seed_lo, params.seed_hi));\n    for (var b = gid.x; b < n / 4u; b += g.x * block_x) {{{body}\n    }}\n}}",
             PHILOX_HEAD.replace("DST", dst)
         );
         let kernel = match dev.kernel(&Program::new("lab").wgsl(src)) {
@@ -220,7 +220,7 @@ fn random_variants(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()
                 continue;
             }
         };
-        let cfg = LaunchConfig::new(blocks.div_ceil(256).min(65535), 256);
+        let cfg = LaunchConfig::new(blocks.div_ceil(256).min(2048), 256);
         let run = |y: &mut Buffer<Wgpu, f32>| {
             let args = Args::new()
                 .arg(y)
@@ -254,12 +254,13 @@ fn random_variants(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()
 
 /// The 3 x 3 blur's tile kernel (the library's `conv_tiled.wgsl`, f32,
 /// clamped border) with its interior tiles staged each lab way (`STAGE`)
-/// and its taps in registers, and `src4`, the image again as `vec4`s.
+/// and its taps in registers, tiles `TILE_H` rows high; `src4` is the
+/// image again as `vec4`s.
 const BLUR_LAB: &str = r#"
 const RX: u32 = u32(FILTER_W) / 2u;
 const RY: u32 = u32(FILTER_H) / 2u;
 const TW: u32 = 128u;
-const TH: u32 = 32u;
+const TH: u32 = TILE_H;
 const SW: u32 = TW + 2u * RX;
 const SH: u32 = TH + 2u * RY;
 const ROWS: u32 = (SH + 7u) / 8u;
@@ -302,7 +303,7 @@ fn lab(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
             }
             workgroupBarrier();
             let ox = bx * TW + tx;
-            for (var r = 0u; r < 4u; r += 1u) {
+            for (var r = 0u; r < TH / 8u; r += 1u) {
                 let ly = ty + 8u * r;
                 var a0 = 0.0;
                 var a1 = 0.0;
@@ -333,11 +334,21 @@ fn lab(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid:
 }
 "#;
 
-/// The ways to stage an interior tile (`corner` is its first pixel).
-const BLUR_STAGES: [(&str, &str); 4] = [
-    (
-        "five loads a row, then stores",
-        "
+/// The ways to stage an interior tile (`corner` is its first pixel), and
+/// the tile's height (its width is 128). Measured before: a `vec4` binding
+/// of the image for the tile's core columns, a row at a time or every
+/// row's loads first, ran at 0.392 and 0.511 ms against 0.246
+/// (`h200-2026-12-03-a-wgpu-lab.txt`).
+const BLUR_STAGES: [(&str, u32, &str); 5] = [
+    ("five loads a row, then stores", 32, FIVE_LOADS),
+    ("every row's loads first", 32, LOADS_FIRST),
+    ("every row's loads first, 16 rows", 16, LOADS_FIRST),
+    ("every row's loads first, 8 rows", 8, LOADS_FIRST),
+    ("five loads a row, 16 rows", 16, FIVE_LOADS),
+];
+
+/// A row's five loads, then its stores, a row at a time.
+const FIVE_LOADS: &str = "
                 let hx = tx + TW;
                 for (var sy = ty; sy < SH; sy += 8u) {
                     let row = corner + sy * width;
@@ -350,11 +361,10 @@ const BLUR_STAGES: [(&str, &str); 4] = [
                     let at = sy * SW + tx;
                     tile[at] = v0; tile[at + 32u] = v1; tile[at + 64u] = v2; tile[at + 96u] = v3;
                     if (hx < SW) { tile[at + TW] = v4; }
-                }",
-    ),
-    (
-        "every row's loads first",
-        "
+                }";
+
+/// Every row's loads, then every row's stores.
+const LOADS_FIRST: &str = "
                 let hx = tx + TW;
                 var v: array<f32, ROWS * 5u>;
                 for (var r = 0u; r < ROWS; r += 1u) {
@@ -376,46 +386,7 @@ const BLUR_STAGES: [(&str, &str); 4] = [
                         tile[at + 64u] = v[5u * r + 2u]; tile[at + 96u] = v[5u * r + 3u];
                         if (hx < SW) { tile[at + TW] = v[5u * r + 4u]; }
                     }
-                }",
-    ),
-    (
-        "vec4 core, a row at a time",
-        "
-                let hx = select(tx, TW + tx, tx >= RX);
-                for (var sy = ty; sy < SH; sy += 8u) {
-                    let g = corner + sy * width;
-                    let v = src4[(g + RX) / 4u + tx];
-                    var e = 0.0;
-                    if (tx < 2u * RX) { e = pixel(g + hx); }
-                    let at = sy * SW + RX + 4u * tx;
-                    tile[at] = v.x; tile[at + 1u] = v.y; tile[at + 2u] = v.z; tile[at + 3u] = v.w;
-                    if (tx < 2u * RX) { tile[sy * SW + hx] = e; }
-                }",
-    ),
-    (
-        "vec4 core, every row's loads first",
-        "
-                let hx = select(tx, TW + tx, tx >= RX);
-                var v: array<vec4<f32>, ROWS>;
-                var e: array<f32, ROWS>;
-                for (var r = 0u; r < ROWS; r += 1u) {
-                    let sy = ty + 8u * r;
-                    if (sy < SH) {
-                        let g = corner + sy * width;
-                        v[r] = src4[(g + RX) / 4u + tx];
-                        if (tx < 2u * RX) { e[r] = pixel(g + hx); }
-                    }
-                }
-                for (var r = 0u; r < ROWS; r += 1u) {
-                    let sy = ty + 8u * r;
-                    if (sy < SH) {
-                        let at = sy * SW + RX + 4u * tx;
-                        tile[at] = v[r].x; tile[at + 1u] = v[r].y; tile[at + 2u] = v[r].z; tile[at + 3u] = v[r].w;
-                        if (tx < 2u * RX) { tile[sy * SW + hx] = e[r]; }
-                    }
-                }",
-    ),
-];
+                }";
 
 /// The 3 x 3 box blur of an 8192 x 8192 f32 image (64 Mi pixels): the
 /// library's, then each lab staging, its output checked against the
@@ -439,8 +410,9 @@ fn blur_variants(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()> 
     let weights: Buffer<Wgpu, f32> = s.upload(&[1.0f32; 9])?;
     let common = include_str!("../../kernels/src/image/conv_common.wgsl");
     let abi = include_str!("../../kernels/src/abi.wgsl");
-    for (what, stage) in BLUR_STAGES {
-        let src = format!("{abi}{common}{}", BLUR_LAB.replace("STAGE", stage));
+    for (what, th, stage) in BLUR_STAGES {
+        let lab = BLUR_LAB.replace("STAGE", stage).replace("TILE_H", &format!("{th}u"));
+        let src = format!("{abi}{common}{lab}");
         let prog = Program::new("lab")
             .wgsl(src)
             .define("FW", 3)
@@ -457,7 +429,7 @@ fn blur_variants(dev: &kiln_core::Device<Wgpu>, s: &Stream<Wgpu>) -> Result<()> 
             }
         };
         let mut out = s.alloc::<f32>(n)?;
-        let cfg = LaunchConfig::new(((side / 128) as u32, (side / 32) as u32), (32, 8));
+        let cfg = LaunchConfig::new(((side / 128) as u32, side.div_ceil(th as usize) as u32), (32, 8));
         let run = |out: &mut Buffer<Wgpu, f32>| {
             let args = Args::new()
                 .arg(&img)

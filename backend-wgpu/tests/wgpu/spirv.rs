@@ -98,15 +98,22 @@ fn wide_products_match_the_host_with_and_without_spirv() {
 }
 
 /// The Philox fills, whose WGSL calls `kiln_mul_wide`, give the CPU's bits
-/// on both devices.
+/// on both devices: at the suite's sizes, and at 5 Mi + 3 values, where
+/// each invocation of the fill strides over several blocks (its grid is
+/// capped at 2048 workgroups of 256, four 4-byte values a block).
 #[test]
 fn random_fills_match_the_cpu_with_and_without_spirv() {
     let Some(devices) = devices() else { return };
     for dev in &devices {
-        let options = Options { pattern: Some("random".to_string()), ..Options::default() };
-        let records = run(dev, &options, &mut |_| {});
-        let summary = Summary::of(&records);
-        assert!(!records.is_empty() && summary.ok(), "random on {}: {summary}\n{records:#?}", dev.info());
-        eprintln!("random on {} (wide multiply {}): {summary}", dev.info(), dev.info().features.wide_multiply);
+        for sizes in [None, Some(vec![(5 << 20) + 3])] {
+            let mut options = Options { pattern: Some("random".to_string()), ..Options::default() };
+            if let Some(sizes) = sizes {
+                options.sizes = sizes;
+            }
+            let records = run(dev, &options, &mut |_| {});
+            let summary = Summary::of(&records);
+            assert!(!records.is_empty() && summary.ok(), "random on {}: {summary}\n{records:#?}", dev.info());
+            eprintln!("random on {} (wide multiply {}): {summary}", dev.info(), dev.info().features.wide_multiply);
+        }
     }
 }

@@ -6,10 +6,11 @@
 fn KERNEL(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let stride = groups.x * block_x;
     let blocks = params.n / 4u;
+    let keys = kiln_philox_keys(vec2<u32>(params.seed_lo, params.seed_hi));
     for (var b = gid.x; b < blocks; b += stride) {
         let lo = params.ctr_lo + b;
         let hi = params.ctr_hi + select(0u, 1u, lo < b);
-        let v = kiln_values(kiln_philox(vec4<u32>(lo, hi, 0u, 0u), vec2<u32>(params.seed_lo, params.seed_hi)));
+        let v = kiln_values(kiln_philox(vec4<u32>(lo, hi, 0u, 0u), keys));
         dst[b] = vec4<T>(v[0], v[1], v[2], v[3]);
     }
 }

@@ -394,6 +394,11 @@ pub fn fill_normal<B: Backend, T: Normal>(
 /// Philox blocks with the round keys worked out once (kernel.cu).
 const CUDA_BLOCKS_PER_SM: u32 = 16;
 
+/// Most workgroups of a WGSL fill (wgpu reports no unit count): from 8 Mi
+/// values on, each invocation strides over several blocks with the round
+/// keys worked out once (philox.wgsl), as CUDA's threads do.
+const WGSL_GROUPS: u32 = 2048;
+
 /// Values of `T` drawn by `D` from the blocks of `seed` from `counter` into `dst`.
 ///
 /// In WGSL, four 4-byte values a block go out as one `vec4` store each
@@ -468,6 +473,9 @@ fn launch<B: Backend, T: Element, D: Draw<T>>(
     let mut grid = blocks(n.div_ceil(D::PER_BLOCK as usize), BLOCK as usize, info.limits.max_grid[0]);
     if B::LANGUAGE == Language::Cuda && info.compute_units > 0 {
         grid = grid.min(info.compute_units.saturating_mul(CUDA_BLOCKS_PER_SM));
+    }
+    if B::LANGUAGE == Language::Wgsl {
+        grid = grid.min(WGSL_GROUPS);
     }
     let cfg = LaunchConfig::new(grid, BLOCK);
     let args = Args::new()

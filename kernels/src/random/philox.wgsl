@@ -12,14 +12,24 @@ struct Params {
     zero: u32,
     n: u32,
 }
-fn kiln_philox(c0: vec4<u32>, k0: vec2<u32>) -> vec4<u32> {
-    var c = c0;
+// The ten round keys of key k0, worked out once per invocation: each
+// invocation strides over many blocks (the host caps the grid), as CUDA's
+// threads do (kernel.cu).
+fn kiln_philox_keys(k0: vec2<u32>) -> array<vec2<u32>, 10> {
+    var keys: array<vec2<u32>, 10>;
     var k = k0;
+    for (var r = 0; r < 10; r++) {
+        keys[r] = k;
+        k += vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
+    }
+    return keys;
+}
+fn kiln_philox(c0: vec4<u32>, keys: array<vec2<u32>, 10>) -> vec4<u32> {
+    var c = c0;
     for (var r = 0; r < 10; r++) {
         let p0 = kiln_mul_wide(0xD2511F53u, c.x);
         let p1 = kiln_mul_wide(0xCD9E8D57u, c.z);
-        c = vec4<u32>(p1.y ^ c.y ^ k.x, p1.x, p0.y ^ c.w ^ k.y, p0.x);
-        k += vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
+        c = vec4<u32>(p1.y ^ c.y ^ keys[r].x, p1.x, p0.y ^ c.w ^ keys[r].y, p0.x);
     }
     return c;
 }
