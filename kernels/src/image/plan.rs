@@ -20,21 +20,26 @@ pub(super) fn gray_config<B: Backend>(device: &Device<B>, n: usize, in_off: usiz
     LaunchConfig::new(blocks(n.div_ceil(per_thread), BLOCK as usize, info.limits.max_grid[0]), BLOCK)
 }
 
+/// Rows of the output tile of WGSL's workgroup-tile convolution
+/// (conv_tiled.wgsl says why 16); CUDA's tiles are 32 rows high.
+const WGSL_TILE_ROWS: usize = 16;
+
 /// Whether a WGSL convolution of `dtype` pixels with a `fw` x `fh` filter
 /// runs the workgroup-tile kernel: f32 pixels (u8 words may straddle rows)
-/// whose 128 x 32 tile, halo and taps fit the device's workgroup memory
-/// (every filter up to 15 x 15 needs at most 27 KiB; WebGPU promises 16).
+/// whose 128 x 16 tile, halo and taps fit the device's workgroup memory
+/// (every filter up to 15 x 15 needs at most 17 KiB; WebGPU promises 16,
+/// which every filter up to 13 x 13 fits).
 pub(super) fn wgsl_tiled<B: Backend>(device: &Device<B>, fw: usize, fh: usize, dtype: DType) -> bool {
-    let bytes = 4 * ((128 + fw - 1) * (32 + fh - 1) + fw * fh);
+    let bytes = 4 * ((128 + fw - 1) * (WGSL_TILE_ROWS + fh - 1) + fw * fh);
     B::LANGUAGE == Language::Wgsl
         && dtype == DType::F32
         && bytes <= device.info().limits.max_shared_mem_per_block as usize
 }
 
 /// The convolution launch over a `width` x `height` image of `dtype`
-/// pixels: CUDA's kernel, and WGSL's `tiled` one, cover 128 x 32 pixels
-/// per block of 32 x 8 threads; WGSL's other takes one pixel (one word of 4
-/// u8 pixels) per invocation in 1D; a host fn ignores the shape.
+/// pixels: CUDA's kernel covers 128 x 32 pixels per block of 32 x 8
+/// threads, WGSL's `tiled` one 128 x 16; WGSL's other takes one pixel (one
+/// word of 4 u8 pixels) per invocation in 1D; a host fn ignores the shape.
 pub(super) fn conv_config<B: Backend>(
     device: &Device<B>,
     width: usize,
@@ -43,8 +48,11 @@ pub(super) fn conv_config<B: Backend>(
     tiled: bool,
 ) -> LaunchConfig {
     let max = device.info().limits.max_grid;
-    if B::LANGUAGE == Language::Cuda || tiled {
+    if B::LANGUAGE == Language::Cuda {
         return LaunchConfig::new((blocks(width, 128, max[0]), blocks(height, 32, max[1])), (32, 8));
+    }
+    if tiled {
+        return LaunchConfig::new((blocks(width, 128, max[0]), blocks(height, WGSL_TILE_ROWS, max[1])), (32, 8));
     }
     let per_unit = if dtype == DType::U8 { 4 } else { 1 };
     LaunchConfig::new(blocks((width * height).div_ceil(per_unit), BLOCK as usize, max[0]), BLOCK)

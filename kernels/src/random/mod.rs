@@ -226,8 +226,16 @@ pub(crate) trait Draw<T: Element> {
     /// and hurts the other (64 Mi f32 on the H200's Vulkan driver: uniform
     /// 0.221 ms with the halves against 0.284 with 64-bit, normal 0.413
     /// against 0.289; the carry form of the halves, now in their place, ran
-    /// the uniform fill at 0.219 in the probe's lab).
+    /// the uniform fill at 0.219 in the probe's lab). Neither where the
+    /// device compiles `kiln_mul_wide` to one instruction
+    /// (`Features::wide_multiply`): uniform 0.0826 ms so, normal 0.2700.
     const WIDE_MULTIPLY: bool;
+    /// Whether the WGSL fill's grid is capped at [`WGSL_GROUPS`], so that
+    /// each invocation strides over several blocks with the round keys
+    /// worked out once: chosen by measurement (64 Mi f32 on the H200's
+    /// Vulkan driver: uniform 0.0739 ms capped against 0.0826 with a block
+    /// per invocation; normal 0.2783 against 0.2700).
+    const WGSL_STRIDE: bool;
     fn values(w: &[u32; 4]) -> [T; 4];
     fn cuda() -> String;
     fn wgsl() -> String;
@@ -242,6 +250,7 @@ impl<T: Uniform> Draw<T> for Uniforms {
     const NAME: &'static str = "uniform";
     const PER_BLOCK: u64 = T::PER_BLOCK;
     const WIDE_MULTIPLY: bool = false;
+    const WGSL_STRIDE: bool = true;
     fn values(w: &[u32; 4]) -> [T; 4] {
         std::array::from_fn(|k| if (k as u64) < T::PER_BLOCK { T::value(w, k) } else { T::default() })
     }
@@ -257,6 +266,7 @@ impl<T: Normal> Draw<T> for Normals {
     const NAME: &'static str = "normal";
     const PER_BLOCK: u64 = T::PER_BLOCK;
     const WIDE_MULTIPLY: bool = true;
+    const WGSL_STRIDE: bool = false;
     fn values(w: &[u32; 4]) -> [T; 4] {
         T::normals(w)
     }
@@ -394,9 +404,10 @@ pub fn fill_normal<B: Backend, T: Normal>(
 /// Philox blocks with the round keys worked out once (kernel.cu).
 const CUDA_BLOCKS_PER_SM: u32 = 16;
 
-/// Most workgroups of a WGSL fill (wgpu reports no unit count): from 8 Mi
-/// values on, each invocation strides over several blocks with the round
-/// keys worked out once (philox.wgsl), as CUDA's threads do.
+/// Most workgroups of a WGSL fill whose draw strides ([`Draw::WGSL_STRIDE`];
+/// wgpu reports no unit count): past 2 Mi 4-byte values, each invocation
+/// strides over several blocks with the round keys worked out once
+/// (philox.wgsl), as CUDA's threads do.
 const WGSL_GROUPS: u32 = 2048;
 
 /// Values of `T` drawn by `D` from the blocks of `seed` from `counter` into `dst`.
@@ -474,7 +485,7 @@ fn launch<B: Backend, T: Element, D: Draw<T>>(
     if B::LANGUAGE == Language::Cuda && info.compute_units > 0 {
         grid = grid.min(info.compute_units.saturating_mul(CUDA_BLOCKS_PER_SM));
     }
-    if B::LANGUAGE == Language::Wgsl {
+    if B::LANGUAGE == Language::Wgsl && D::WGSL_STRIDE {
         grid = grid.min(WGSL_GROUPS);
     }
     let cfg = LaunchConfig::new(grid, BLOCK);
