@@ -12,6 +12,13 @@ source benches/h100/gpu-prelude.sh
 conform_wgpu "X=default" image random histogram
 conform_wgpu "KILN_WGPU_HIDE=spirv" random
 clocks_start $R/clocks.csv 500
+# The scan's tile of 4096 against 2048 and 1024 (a measurement build's
+# KILN_SCAN_ITEMS), carried at 64 and 256 Mi.
+for items in 16 8 4; do
+  KILN_SCAN_ITEMS=$items timeout 60 gpu/kiln bench --backend wgpu --pattern scan_inclusive --pattern compact \
+    --size 64Mi --size 256Mi --no-system --json $R/bench-scan-items-$items.json > $R/bench-scan-items-$items.txt 2>&1
+  grep -E "^wgpu " $R/bench-scan-items-$items.txt | cut -c1-110 | sed "s/^/items $items: /"
+done
 P="--pattern copy_d2d --pattern map_square --pattern reduce_sum --pattern scan_inclusive --pattern user_scan"
 P="$P --pattern compact --pattern sort_u32 --pattern histogram_i32 --pattern blur3x3 --pattern random_"
 ( time timeout 220 gpu/kiln bench --backend cuda --backend wgpu $P --size 1Mi --size 64Mi --no-system \
