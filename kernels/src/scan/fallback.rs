@@ -289,10 +289,6 @@ fn items<B: Backend>(device: &Device<B>, bytes: usize, segmented: bool) -> usize
         let tile = 256 * items;
         (tile + tile / 32) * per_slot + 256 * (bytes + 4) + 64 * bytes + 32
     };
-    let asked = std::env::var("KILN_SCAN_ITEMS").ok().and_then(|v| v.parse::<usize>().ok());
-    if let Some(i) = asked.filter(|&i| [1, 2, 4, 8, 16].contains(&i) && need(i) <= limit) {
-        return i;
-    }
     [16, 8, 4, 2].into_iter().find(|&i| need(i) <= limit).unwrap_or(1)
 }
 
