@@ -1,7 +1,8 @@
 #!/bin/bash
 # Issue 45 (wgpu round two), the sweep the README's wgpu column comes from,
 # about seven minutes (`gpu/kiln.gz` from `cargo build --release -p kiln-cli
-# --features cubecl`): conformance on Vulkan of the changed kernels (image
+# --features cubecl` at commit 816701c, whose KILN_SCAN_ITEMS override the
+# next commit took out again): conformance on Vulkan of the changed kernels (image
 # with the blur's 16-row tiles, random with SPIR-V and without, histogram);
 # copy, map, reduce, scan, compaction, sort, histograms, blur and random
 # fills at 1, 64 and 256 Mi on CUDA and wgpu with the peers (CuPy, PyCUDA,
