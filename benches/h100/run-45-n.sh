@@ -6,8 +6,8 @@
 # with the blur's 16-row tiles, random with SPIR-V and without, histogram);
 # copy, map, reduce, scan, compaction, sort, histograms, blur and random
 # fills at 1, 64 and 256 Mi on CUDA and wgpu with the peers (CuPy, PyCUDA,
-# CUB, cuRAND, CubeCL), warm-ups waiting for the SM clock; the launch,
-# replay and latency rows. Clocks sampled throughout.
+# CUB, cuRAND, CubeCL), warm-ups waiting for the SM clock. Clocks sampled
+# throughout.
 set -u
 source benches/h100/gpu-prelude.sh
 conform_wgpu "X=default" image random histogram
@@ -26,8 +26,6 @@ P="$P --pattern compact --pattern sort_u32 --pattern histogram_i32 --pattern blu
     --json $R/bench-sweep.json ) > $R/bench-sweep.txt 2>&1
 ( time timeout 220 gpu/kiln bench --backend cuda --backend wgpu $P --size 256Mi --no-system \
     --json $R/bench-256mi.json ) > $R/bench-256mi.txt 2>&1
-( time timeout 60 gpu/kiln bench --backend cuda --backend wgpu --pattern launch_overhead --pattern graph_launch \
-    --pattern reduce_latency --no-system --json $R/bench-latency.json ) > $R/bench-latency.txt 2>&1
 clocks_stop
-grep -E "^(cuda|wgpu) |real" $R/bench-sweep.txt $R/bench-256mi.txt $R/bench-latency.txt | cut -c1-150
+grep -E "^(cuda|wgpu) |real" $R/bench-sweep.txt $R/bench-256mi.txt | cut -c1-150
 tar czf $OUT/out.tgz -C $OUT r
