@@ -20,6 +20,23 @@ pub fn device() -> Option<Device<Wgpu>> {
     }
 }
 
+/// Device 0 once with nothing hidden and once without `hidden`, or `None`
+/// (after printing why) when the machine has no Vulkan adapter.
+pub fn with_and_without(hidden: kiln_wgpu::Optional) -> Option<Vec<Device<Wgpu>>> {
+    let mut out = Vec::new();
+    for hide in [&[][..], &[hidden][..]] {
+        match Wgpu::open_without(0, hide) {
+            Ok(d) => out.push(d),
+            Err(e @ (Error::BackendUnavailable { .. } | Error::DeviceNotFound { .. })) => {
+                eprintln!("skipping: {e}");
+                return None;
+            }
+            Err(e) => panic!("opening wgpu device 0 without {hide:?} failed: {e}"),
+        }
+    }
+    Some(out)
+}
+
 /// A seeded generator; the seed is printed so a failure can be replayed.
 pub fn rng(seed: u64) -> ChaCha8Rng {
     eprintln!("seed {seed}");

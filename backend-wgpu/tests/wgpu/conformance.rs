@@ -43,17 +43,7 @@ fn scans_compaction_and_sort_pass_without_subgroups() {
 /// so those paths run here at 1 Mi + 1, with subgroups and without.
 #[test]
 fn long_scans_and_compactions_pass_carried() {
-    let mut devices = Vec::new();
-    for hidden in [&[][..], &[Optional::Subgroups][..]] {
-        match Wgpu::open_without(0, hidden) {
-            Ok(d) => devices.push(d),
-            Err(e @ (Error::BackendUnavailable { .. } | Error::DeviceNotFound { .. })) => {
-                eprintln!("skipping: {e}");
-                return;
-            }
-            Err(e) => panic!("opening wgpu device 0 without {hidden:?} failed: {e}"),
-        }
-    }
+    let Some(devices) = crate::common::with_and_without(Optional::Subgroups) else { return };
     for device in &devices {
         for pattern in ["scan/inclusive", "scan/exclusive", "copy_if/greaterthan", "copy_if/nonzero"] {
             let options =

@@ -4,11 +4,11 @@
 //! it hidden; and the Philox fills, which use it, against the CPU's bits.
 
 use kiln_conformance::{run, Options, Summary};
-use kiln_core::{Args, Device, Error, LaunchConfig, Program};
-use kiln_wgpu::{Optional, Wgpu};
+use kiln_core::{Args, LaunchConfig, Program};
+use kiln_wgpu::Optional;
 use rand::Rng;
 
-use crate::common::rng;
+use crate::common::{rng, with_and_without};
 
 /// out[3 i .. 3 i + 3] = the low and high words of a[i] * b[i], and the
 /// high word of (low word) * 0xD2511F53 (a call on a call's result, as
@@ -37,26 +37,9 @@ fn wide(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 "#;
 
-/// Device 0 with nothing hidden and with SPIR-V hidden, or `None` (with a
-/// note) where there is no Vulkan adapter.
-fn devices() -> Option<Vec<Device<Wgpu>>> {
-    let mut out = Vec::new();
-    for hidden in [&[][..], &[Optional::Spirv][..]] {
-        match Wgpu::open_without(0, hidden) {
-            Ok(d) => out.push(d),
-            Err(e @ (Error::BackendUnavailable { .. } | Error::DeviceNotFound { .. })) => {
-                eprintln!("skipping: {e}");
-                return None;
-            }
-            Err(e) => panic!("opening wgpu device 0 without {hidden:?} failed: {e}"),
-        }
-    }
-    Some(out)
-}
-
 #[test]
 fn wide_products_match_the_host_with_and_without_spirv() {
-    let Some(devices) = devices() else { return };
+    let Some(devices) = with_and_without(Optional::Spirv) else { return };
     assert!(!devices[1].info().features.wide_multiply, "SPIR-V hidden, yet {:?}", devices[1].info().features);
     let mut r = rng(45);
     let edges = [0u32, 1, 2, 0xffff, 0x1_0000, 0x1_0001, 0x7fff_ffff, 0x8000_0000, 0xffff_fffe, u32::MAX];
@@ -103,7 +86,7 @@ fn wide_products_match_the_host_with_and_without_spirv() {
 /// capped at 2048 workgroups of 256, four 4-byte values a block).
 #[test]
 fn random_fills_match_the_cpu_with_and_without_spirv() {
-    let Some(devices) = devices() else { return };
+    let Some(devices) = with_and_without(Optional::Spirv) else { return };
     for dev in &devices {
         for sizes in [None, Some(vec![(5 << 20) + 3])] {
             let mut options = Options { pattern: Some("random".to_string()), ..Options::default() };
