@@ -62,7 +62,8 @@ impl TileBuild {
         // workgroup (at most 64 of them: sg_totals).
         let subgroup_parts =
             subgroups && !segmented && bytes == 4 && info.limits.min_warp_size >= 4 && info.limits.warp_size <= 256;
-        let items = items(device, bytes, segmented);
+        let most = if prefix == Prefix::Carried { CARRIED_ITEMS } else { 16 };
+        let items = items(device, bytes, segmented, most);
         let prefix = if n <= 256 * items { Prefix::Alone } else { prefix };
         TileBuild { items, subgroups, subgroup_parts, prefix }
     }
@@ -277,19 +278,28 @@ fn tile_sum(items: usize) -> String {
     f
 }
 
+/// The most elements per invocation of a carried tile pass: tiles of 2048.
+/// Measured on an H200's Vulkan driver (f32, 64 Mi and 256 Mi, `benches/
+/// results/h200-2026-12-03-c-bench-scan-items-*`): the scan took 254 and
+/// 921 us with 8, 282 and 1063 with 16, 276 and 974 with 4; the compaction
+/// 282 and 1055 with 8, 303 and 1134 with 16. A smaller tile's workgroup
+/// arrays let more workgroups share a unit, whose loads and barriers then
+/// overlap.
+const CARRIED_ITEMS: usize = 8;
+
 /// Elements per invocation of a kernel on tile.wgsl (its LOOKBACK_ITEMS):
-/// the most of 16, 8, 4, 2, 1 whose workgroup arrays (the tile of
-/// `bytes`-byte values, padded one slot in 32, the segment flags beside
-/// them when `segmented`, the 256 invocation parts and the subgroup totals)
-/// fit the device's workgroup memory.
-fn items<B: Backend>(device: &Device<B>, bytes: usize, segmented: bool) -> usize {
+/// the most of 16, 8, 4, 2, 1, up to `most`, whose workgroup arrays (the
+/// tile of `bytes`-byte values, padded one slot in 32, the segment flags
+/// beside them when `segmented`, the 256 invocation parts and the subgroup
+/// totals) fit the device's workgroup memory.
+fn items<B: Backend>(device: &Device<B>, bytes: usize, segmented: bool, most: usize) -> usize {
     let limit = device.info().limits.max_shared_mem_per_block as usize;
     let per_slot = bytes + if segmented { 4 } else { 0 };
     let need = |items: usize| {
         let tile = 256 * items;
         (tile + tile / 32) * per_slot + 256 * (bytes + 4) + 64 * bytes + 32
     };
-    [16, 8, 4, 2].into_iter().find(|&i| need(i) <= limit).unwrap_or(1)
+    [16, 8, 4, 2].into_iter().find(|&i| i <= most && need(i) <= limit).unwrap_or(1)
 }
 
 /// Out-of-place scans of 4-byte values, and compactions, shorter than

@@ -1,0 +1,15 @@
+#!/bin/bash
+# Issue 45 (wgpu round two), about two minutes: conformance on Vulkan of
+# the scans and compaction with carried tiles of 2048, with subgroups and
+# without; then the histogram lab (`gpu/wgpu_histogram_lab.gz`,
+# benches/examples/wgpu_histogram_lab.rs): the library's call beside its
+# fills and its kernel alone, at 1 and 64 Mi.
+set -u
+source benches/h100/gpu-prelude.sh
+conform_wgpu "X=default" scan copy_if
+conform_wgpu "KILN_WGPU_HIDE=subgroups" scan copy_if
+clocks_start $R/clocks.csv 500
+timeout 60 gpu/wgpu_histogram_lab > $R/histogram-lab.txt 2>&1
+cat $R/histogram-lab.txt
+clocks_stop
+tar czf $OUT/out.tgz -C $OUT r
