@@ -1,10 +1,12 @@
 //! kiln's own kernels: byte-granular fills and copies (sources in `wgsl/`).
 //!
 //! wgpu's `clear_buffer` and `copy_buffer_to_buffer` take only offsets and
-//! sizes in whole 4-byte words, and only clear to zero. Everything else (u8
-//! and f16 ranges at any offset, non-zero patterns) runs through these two
-//! kernels, bound in chunks so that no binding passes the device's storage
-//! binding limit.
+//! sizes in whole 4-byte words, and only clear to zero. Every fill (zeros
+//! too: a launch stays in the launches' compute pass, see
+//! [`encode_fill`](crate::transfer::encode_fill)) and the copies those
+//! cannot do (u8 and f16 ranges at any offset) run through these kernels,
+//! bound in chunks so that no binding passes the device's storage binding
+//! limit.
 
 use kiln_core::{BackendKind, Error, Result};
 

@@ -1,5 +1,6 @@
-// Fill of any byte range with a pattern of 1, 2, 4 or 8 bytes, for what
-// `clear_buffer` cannot do (non-zero patterns, ranges not in whole words).
+// Fill of any byte range with a pattern of 1, 2, 4 or 8 bytes: the ends
+// of a range that fill_vec4.wgsl does not cover, and ranges not in whole
+// words.
 // One invocation owns one 32-bit word of the destination, so the bytes it
 // keeps at the edges of the range are written by nobody else: no atomics.
 // Grid-stride over words; memory-bound at 4 B written per word.
