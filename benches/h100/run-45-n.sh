@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 45 (wgpu round two), about five minutes: conformance on Vulkan of
+# Issue 45 (wgpu round two), about a minute and a half: conformance on Vulkan of
 # the changed kernels (image with the blur's 16-row tiles, random with
 # SPIR-V and without, histogram), then the scan's and the onesweep sort's
 # tile sizes on wgpu. `gpu/kiln.gz` is a measurement build: `cargo build

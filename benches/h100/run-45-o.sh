@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 45 (wgpu round two), the sweep the README's wgpu column comes from,
-# about eight minutes (`gpu/kiln.gz` from `cargo build --release -p kiln-cli
+# about five minutes (`gpu/kiln.gz` from `cargo build --release -p kiln-cli
 # --features cubecl` at commit 6949f05; the `-e-` results came from 705d494,
 # before zero fills ran as launches): copy, map, reduce, scan, compaction, sort (keys and
 # pairs), histograms, blur and random fills at 1, 64 and 256 Mi on CUDA and
