@@ -29,7 +29,7 @@
 //! memory-bound at one read and one write per element. WGSL promises no
 //! forward progress between workgroups (`Features::forward_progress`), so
 //! a workgroup must never wait on another without bound. Its scans run on
-//! tiles of up to 4096 elements, loaded and stored coalesced through
+//! tiles of up to 4096 elements (2048 carried), loaded and stored coalesced through
 //! workgroup memory, the invocations' parts scanned by subgroup operations
 //! where the adapter has them. A tile learns the sum of the tiles before
 //! it in one of two ways. Short 4-byte scans that do not write their input
