@@ -1,7 +1,8 @@
 //! Where the time of a wgpu histogram goes (256 bins over [0, 1024) of
 //! i32, as the bench's `histogram_i32`): the library's call (two fills and
-//! one launch) beside its parts, each timed alone between events and in
-//! windows of 20 back to back, at 1 Mi and 64 Mi values.
+//! one launch) beside its parts, each timed as the bench times (`time_runs`)
+//! alone between events and back to back in windows of 2 ms, at 1 Mi and
+//! 64 Mi values.
 //!
 //! - `library`: `histogram_into`;
 //! - `fills`: the two fills it starts with (the counts and the dropped count);
@@ -14,8 +15,7 @@
 //! cargo run --release -p kiln-benches --features cubecl --example wgpu_histogram_lab
 //! ```
 
-use std::time::Instant;
-
+use kiln_benches::{Sampling, time_runs};
 use kiln_core::{Args, Buffer, Device, LaunchConfig, Program, Result, Stream};
 use kiln_kernels::histogram::histogram_into;
 use kiln_kernels::map::{MapOp, map};
@@ -35,51 +35,19 @@ alias VALUE = i32;
 fn load(i: u32) -> i32 { return src[i]; }
 fn bin_of(v: i32) -> u32 { return int_bin(bitcast<u32>(v) - params.a); }
 ";
-const RUNS: usize = 15;
-const WINDOW: usize = 20;
+/// One operation between two events a sample, as the bench times a call
+/// alone.
+const ALONE: Sampling = Sampling { warmup: 2, warmup_ms: 200.0, runs: 15, sample_ms: 0.0 };
+/// Enough operations back to back between two events to cover 2 ms, as
+/// the bench samples.
+const WINDOW: Sampling = Sampling { sample_ms: 2.0, ..ALONE };
 
-/// Median ms of `op` alone between two events, and per op in windows of
-/// `WINDOW` back to back.
-fn time(s: &Stream<Wgpu>, mut op: impl FnMut() -> Result<()>) -> Result<(f64, f64)> {
-    let median = |mut t: Vec<f64>| {
-        t.sort_by(f64::total_cmp);
-        t[t.len() / 2]
-    };
-    let (mut alone, mut window) = (Vec::new(), Vec::new());
-    for i in 0..RUNS + 2 {
-        let start = s.record_event()?;
-        op()?;
-        let stop = s.record_event()?;
-        stop.synchronize()?;
-        let start_w = s.record_event()?;
-        for _ in 0..WINDOW {
-            op()?;
-        }
-        let stop_w = s.record_event()?;
-        stop_w.synchronize()?;
-        if i >= 2 {
-            alone.push(stop.elapsed_since(&start)?.as_secs_f64() * 1e3);
-            window.push(stop_w.elapsed_since(&start_w)?.as_secs_f64() * 1e3 / WINDOW as f64);
-        }
-    }
-    Ok((median(alone), median(window)))
-}
-
-fn show(what: &str, (alone, window): (f64, f64)) {
+/// `op`'s median us alone and in a window, each by [`time_runs`] (its
+/// warm-up waits for the SM clock).
+fn show(s: &Stream<Wgpu>, what: &str, mut op: impl FnMut() -> Result<()>) -> Result<()> {
+    let alone = time_runs(s, &ALONE, |_| op())?.median_ms;
+    let window = time_runs(s, &WINDOW, |_| op())?.median_ms;
     println!("{what:<52} alone {:8.2} us   in a window {:8.2} us", alone * 1e3, window * 1e3);
-}
-
-/// Keep the GPU busy for 1.5 s, so the lab runs at its working clock.
-fn warm(s: &Stream<Wgpu>) -> Result<()> {
-    let x = s.alloc::<f32>(16 << 20)?;
-    let mut y = s.alloc::<f32>(16 << 20)?;
-    let t = Instant::now();
-    while t.elapsed().as_secs_f64() < 1.5 {
-        for _ in 0..20 {
-            map(s, MapOp::Square, &x, &mut y)?;
-        }
-        s.synchronize()?;
-    }
     Ok(())
 }
 
@@ -96,7 +64,6 @@ fn main() -> Result<()> {
     let kernel = dev.kernel(&prog)?;
     let one = s.upload(&[2.0f32])?;
     let mut one_out = s.alloc::<f32>(1)?;
-    warm(&s)?;
     for mi in [1usize, 64] {
         let n = mi << 20;
         let mut x = 0x2545_f491_4f6c_dd1du64;
@@ -117,15 +84,12 @@ fn main() -> Result<()> {
         let mut dropped = s.alloc::<u64>(1)?;
         let mut copy_out = s.alloc::<i32>(n)?;
         println!("{mi} Mi i32:");
-        show("library", time(&s, || histogram_into(&s, &src, 256, 0, 1024, &mut counts, &mut dropped))?);
+        show(&s, "library", || histogram_into(&s, &src, 256, 0, 1024, &mut counts, &mut dropped))?;
         let library = counts.to_vec()?;
-        show(
-            "fills",
-            time(&s, || {
-                s.fill(&mut counts, 0u32)?;
-                s.fill(&mut dropped, 0u64)
-            })?,
-        );
+        show(&s, "fills", || {
+            s.fill(&mut counts, 0u32)?;
+            s.fill(&mut dropped, 0u64)
+        })?;
         let groups = n.div_ceil(2048 * 4).clamp(1, 1024) as u32;
         for (what, g) in [("kernel, the library's grid", groups), ("kernel, four times the workgroups", 4 * groups)] {
             s.fill(&mut counts, 0u32)?;
@@ -149,10 +113,10 @@ fn main() -> Result<()> {
             launch(&mut counts, &mut dropped)?;
             let once = counts.to_vec()?;
             let check = if once == want && library == want { "counts match" } else { "counts DIFFER" };
-            show(&format!("{what} ({g}), {check}"), time(&s, || launch(&mut counts, &mut dropped))?);
+            show(&s, &format!("{what} ({g}), {check}"), || launch(&mut counts, &mut dropped))?;
         }
-        show("one-element map", time(&s, || map(&s, MapOp::Square, &one, &mut one_out))?);
-        show("copy of the values", time(&s, || s.copy(&src, &mut copy_out))?);
+        show(&s, "one-element map", || map(&s, MapOp::Square, &one, &mut one_out))?;
+        show(&s, "copy of the values", || s.copy(&src, &mut copy_out))?;
     }
     Ok(())
 }

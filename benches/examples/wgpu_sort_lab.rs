@@ -15,10 +15,8 @@
 //! cargo run --release -p kiln-benches --features cubecl --example wgpu_sort_lab -- [--mi 64] [--items 16]
 //! ```
 
-use std::time::Instant;
-
+use kiln_benches::{Sampling, SmClock, clock_is_up, sample_windows_warmed};
 use kiln_core::{Args, Buffer, Device, Event, LaunchConfig, Program, Result, Stream};
-use kiln_kernels::map::{MapOp, map};
 use kiln_wgpu::Wgpu;
 
 const ABI: &str = include_str!("../../kernels/src/abi.wgsl");
@@ -89,36 +87,29 @@ fn program(items: u32, subs: u32, oracle: bool, narrow: bool) -> Program {
         .define("SORT_STORE_VALS", "")
 }
 
-/// Median and best ms of `op` between two events, `RUNS` times; `op`
-/// gets the stream's events to record around what it times.
+/// The bench's sampling, one operation a sample: warm-up until the SM
+/// clock is up, then `RUNS` samples.
+const SAMPLING: Sampling = Sampling { warmup: 2, warmup_ms: 500.0, runs: RUNS, sample_ms: 0.0 };
+
+/// Median and best ms of what `op` records between the two events it is
+/// given (it may enqueue untimed work before the first), sampled as the
+/// bench samples ([`sample_windows_warmed`]).
 fn time(
     s: &Stream<Wgpu>,
-    mut op: impl FnMut(&mut dyn FnMut() -> Result<Event<Wgpu>>) -> Result<(Event<Wgpu>, Event<Wgpu>)>,
+    clock: Option<&SmClock>,
+    mut op: impl FnMut(&Event<Wgpu>, &Event<Wgpu>) -> Result<()>,
 ) -> Result<(f64, f64)> {
-    let mut t = Vec::new();
-    for i in 0..RUNS + 2 {
-        let (start, stop) = op(&mut || s.record_event())?;
-        stop.synchronize()?;
-        if i >= 2 {
-            t.push(stop.elapsed_since(&start)?.as_secs_f64() * 1e3);
+    let (start, stop) = (s.device().create_event()?, s.device().create_event()?);
+    let (t, _) = sample_windows_warmed(&SAMPLING, clock_is_up(clock), |_, launches, _| {
+        let mut ms = 0.0;
+        for _ in 0..launches {
+            op(&start, &stop)?;
+            stop.synchronize()?;
+            ms += stop.elapsed_since(&start)?.as_secs_f64() * 1e3;
         }
-    }
-    t.sort_by(f64::total_cmp);
+        Ok(ms)
+    })?;
     Ok((t[t.len() / 2], t[0]))
-}
-
-/// Keep the GPU busy for 1.5 s, so the lab runs at its working clock.
-fn warm(s: &Stream<Wgpu>, n: usize) -> Result<()> {
-    let x = s.alloc::<f32>(n)?;
-    let mut y = s.alloc::<f32>(n)?;
-    let t = Instant::now();
-    while t.elapsed().as_secs_f64() < 1.5 {
-        for _ in 0..20 {
-            map(s, MapOp::Square, &x, &mut y)?;
-        }
-        s.synchronize()?;
-    }
-    Ok(())
 }
 
 fn main() -> Result<()> {
@@ -176,13 +167,13 @@ fn main() -> Result<()> {
     let mut status = s.alloc_zeroed::<u32>(4 * tiles * 256 + 4)?;
     let mut out = s.alloc::<u32>(n)?;
     let groups = (tiles as u32).min(info.limits.max_grid[0]);
-    warm(&s, n)?;
+    let clock = SmClock::find(&info.name);
     let gbs = |ms: f64| 8.0 * n as f64 / ms / 1e6;
 
-    let (med, best) = time(&s, |event| {
-        let start = event()?;
+    let (med, best) = time(&s, clock.as_ref(), |start, stop| {
+        s.record(start)?;
         s.copy(&keys_d, &mut out)?;
-        Ok((start, event()?))
+        s.record(stop)
     })?;
     println!("{:<32} {med:.4} ms (best {best:.4}), {:.0} GB/s", "copy of the keys", gbs(med));
     let narrow = info.limits.warp_size <= 32;
@@ -206,9 +197,9 @@ fn main() -> Result<()> {
             }
         };
         s.fill(&mut out, 0xdead_beef)?;
-        let (med, best) = time(&s, |event| {
+        let (med, best) = time(&s, clock.as_ref(), |start, stop| {
             s.fill(&mut status, 0u32)?;
-            let start = event()?;
+            s.record(start)?;
             let mut args =
                 Args::new().arg(&keys_d).arg(&vals).arg(&mut out).arg(&mut vals_out).arg(&counts_d).arg(&mut status);
             if oracle {
@@ -220,7 +211,7 @@ fn main() -> Result<()> {
             // status[0..4 * tiles * 256 + 4), all of those lengths; the
             // values are not moved (flag 4 unset).
             unsafe { s.launch(&kernel, LaunchConfig::new(groups, 256), args)? };
-            Ok((start, event()?))
+            s.record(stop)
         })?;
         let got = out.to_vec()?;
         let check = if flags & 16 != 0 {

@@ -8,7 +8,9 @@
 # sets the scan's elements per invocation) and the same override for the
 # onesweep pass in kernels/src/sort/plan.rs (KILN_SORT_ITEMS). Last, the
 # sort lab (`gpu/wgpu_sort_lab.gz`, benches/examples/wgpu_sort_lab.rs) at
-# each tile size.
+# each tile size. The `-c-` and `-d-` results came from the lab as of commit
+# 705d494, which warmed the GPU with 1.5 s of maps and then timed 15 runs;
+# it now samples as the bench does (a warm-up until the SM clock is up).
 set -u
 source benches/h100/gpu-prelude.sh
 conform_wgpu "X=default" image random histogram

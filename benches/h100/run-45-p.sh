@@ -4,6 +4,9 @@
 # without; then the histogram lab (`gpu/wgpu_histogram_lab.gz`,
 # benches/examples/wgpu_histogram_lab.rs): the library's call beside its
 # fills and its kernel alone, at 1 and 64 Mi.
+# The histogram lab's `-f-` and `-g-` results came from it as of commit
+# 705d494 (1.5 s of maps to warm the GPU, windows of 20 calls); it now
+# times as the bench does (`time_runs`, windows of 2 ms).
 set -u
 source benches/h100/gpu-prelude.sh
 conform_wgpu "X=default" scan copy_if

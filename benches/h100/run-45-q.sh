@@ -9,6 +9,9 @@
 # Conformance of fills (every group that fills) on Vulkan, then the
 # histogram lab and the patterns that zero buffers before their kernels,
 # at 1 and 64 Mi, each way.
+# The histogram lab's `-f-` and `-g-` results came from it as of commit
+# 705d494 (1.5 s of maps to warm the GPU, windows of 20 calls); it now
+# times as the bench does (`time_runs`, windows of 2 ms).
 set -u
 source benches/h100/gpu-prelude.sh
 conform_wgpu "X=default" fill histogram sort

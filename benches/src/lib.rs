@@ -73,8 +73,8 @@ pub use run::{run_case, skip_reason};
 pub use scaling::{Scaling, render_scaling, scaling_summary};
 pub use table::{render, render_peer_calls};
 pub use timing::{
-    MAX_CLOCK_WAIT_MS, MAX_LAUNCHES, Sampling, Timer, Timing, sample_windows, sample_windows_warmed, time_end_to_end,
-    time_runs,
+    MAX_CLOCK_WAIT_MS, MAX_LAUNCHES, Sampling, Timer, Timing, clock_is_up, sample_windows, sample_windows_warmed,
+    time_end_to_end, time_runs,
 };
 
 use kiln_core::DeviceVisitor;

@@ -171,7 +171,13 @@ pub fn sample_windows_warmed<E>(
 /// reads no clock. A clock that merely stops rising is not enough: NVIDIA's
 /// Vulkan driver held an H200 at 1005 MHz of 1980 for seconds of copies
 /// before raising it again.
-pub(crate) fn clock_is_up(clock: Option<&crate::clock::SmClock>) -> impl FnMut() -> bool + '_ {
+///
+/// # Examples
+/// ```
+/// let mut up = kiln_benches::clock_is_up(None);
+/// assert!(up(), "no clock to read: nothing to wait for");
+/// ```
+pub fn clock_is_up(clock: Option<&crate::clock::SmClock>) -> impl FnMut() -> bool + '_ {
     let max = clock.and_then(|c| c.max_sm_mhz()).map(u64::from);
     let mut first: Option<Instant> = None;
     move || {
